@@ -1,0 +1,33 @@
+// The HPCC flow.txt (hpcc-model.md §3) and trace.txt (§4).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wormhole/core/time.h"
+#include "wormhole/io/topology.h"
+
+namespace wh {
+
+/// One flow: an RDMA write of `size_bytes` from host `src` to host `dst` starting at `start`.
+struct FlowSpec {
+  uint32_t src = 0, dst = 0;
+  uint32_t pg = 3;          ///< priority group = switch queue class (1..7 in practice)
+  uint32_t dport = 100;     ///< label carried in the packets
+  uint64_t size_bytes = 0;  ///< bytes, < 2^32
+  Time start = 0;           ///< absolute start time, ps (the file gives seconds; truncated to ns)
+  int line = 0;             ///< line in the file (for messages); 0 for generated flows
+};
+
+/// Reads flow.txt: a count F, then F lines "src dst pg dport size start_s". Only the first F
+/// lines are read (the reference does the same; extra lines are ignored with a note to stderr).
+/// Throws InputError (file, line, fix) for: a malformed line, fewer lines than declared, an endpoint
+/// out of range or a switch, src == dst, size 0 or >= 2^32, pg > 7, a negative start time, or a
+/// start time earlier than the previous line's.
+std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo);
+
+/// Reads trace.txt: a count n then n node ids; ids >= num_nodes are skipped as the reference does.
+/// Throws InputError for a malformed file.
+std::vector<uint32_t> read_trace_nodes(const std::string& path, uint32_t num_nodes);
+
+}  // namespace wh

@@ -1,0 +1,105 @@
+// The HPCC ns-3 config.txt settings (hpcc-model.md §1) and their reader.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+/// ECN marking thresholds of one link rate (KMIN_MAP / KMAX_MAP / PMAX_MAP, hpcc-model.md §11.3).
+struct EcnThresholds {
+  uint64_t kmin_bytes = 0;  ///< K_min in bytes (the config gives units of 1000 B)
+  uint64_t kmax_bytes = 0;  ///< K_max in bytes
+  double pmax = 0;          ///< marking probability at K_max
+};
+
+/// Every setting of the reference's config.txt, with the reference program's defaults
+/// (hpcc-model.md §1; "broken" defaults are kept as the reference has them), plus wormhole's
+/// own extensions (marked "ours"). Units are in the member names.
+struct SimConfig {
+  // --- reference keys ---
+  bool enable_qcn = true;                  ///< ENABLE_QCN: ECN marking at switch dequeue
+  bool use_dynamic_pfc_threshold = true;   ///< USE_DYNAMIC_PFC_THRESHOLD (read, unused, as the reference)
+  double pause_time_us = 5;                ///< PAUSE_TIME: only non-zero matters
+  std::string data_rate, link_delay;       ///< DATA_RATE, LINK_DELAY: parsed and ignored
+  uint32_t packet_payload_size = 1000;     ///< PACKET_PAYLOAD_SIZE, bytes
+  uint32_t l2_chunk_size = 0;              ///< L2_CHUNK_SIZE, bytes
+  uint32_t l2_ack_interval = 0;            ///< L2_ACK_INTERVAL, bytes
+  bool l2_back_to_zero = false;            ///< L2_BACK_TO_ZERO
+  std::string topology_file, flow_file, trace_file;  ///< resolved paths
+  std::string trace_output_file;           ///< TRACE_OUTPUT_FILE (binary trace: not written, see README)
+  std::string fct_output_file = "fct.txt"; ///< FCT_OUTPUT_FILE
+  std::string pfc_output_file = "pfc.txt"; ///< PFC_OUTPUT_FILE
+  double simulator_stop_time_s = 3.01;     ///< SIMULATOR_STOP_TIME, seconds
+  int cc_mode = 1;                         ///< CC_MODE: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT
+  double alpha_resume_interval_us = 55;    ///< ALPHA_RESUME_INTERVAL, µs
+  double rate_decrease_interval_us = 4;    ///< RATE_DECREASE_INTERVAL, µs
+  bool clamp_target_rate = false;          ///< CLAMP_TARGET_RATE
+  double rp_timer_us = 0;                  ///< RP_TIMER, µs (the reference never initialises it)
+  double ewma_gain = 0;                    ///< EWMA_GAIN (g of DCQCN/DCTCP)
+  uint32_t fast_recovery_times = 5;        ///< FAST_RECOVERY_TIMES (F)
+  uint64_t rate_ai_bps = 0;                ///< RATE_AI, bit/s (must be set)
+  uint64_t rate_hai_bps = 0;               ///< RATE_HAI, bit/s (must be set)
+  uint64_t min_rate_bps = 100'000'000;     ///< MIN_RATE, bit/s
+  uint64_t dctcp_rate_ai_bps = 1'000'000'000;  ///< DCTCP_RATE_AI, bit/s
+  double error_rate_per_link = 0;          ///< ERROR_RATE_PER_LINK, drop probability
+  bool has_win = true;                     ///< HAS_WIN
+  bool global_t = true;                    ///< GLOBAL_T
+  bool var_win = false;                    ///< VAR_WIN
+  bool fast_react = true;                  ///< FAST_REACT (HPCC)
+  double u_target = 0.95;                  ///< U_TARGET (HPCC eta)
+  uint32_t mi_thresh = 5;                  ///< MI_THRESH (HPCC maxStage)
+  uint32_t int_multi = 1;                  ///< INT_MULTI
+  bool multi_rate = true;                  ///< MULTI_RATE (HPCC)
+  bool sample_feedback = false;            ///< SAMPLE_FEEDBACK (HPCC)
+  double pint_log_base = 1.05;             ///< PINT_LOG_BASE
+  double pint_prob = 1.0;                  ///< PINT_PROB
+  bool rate_bound = true;                  ///< RATE_BOUND: pace at the CC rate
+  bool ack_high_prio = false;              ///< ACK_HIGH_PRIO (host side only)
+  uint64_t link_down_us = 0;               ///< LINK_DOWN a: at 2 s + a µs (0 = none)
+  uint32_t link_down_a = 0, link_down_b = 0;  ///< LINK_DOWN b c: the link's end nodes
+  bool enable_trace = true;                ///< ENABLE_TRACE (binary trace: not written, see README)
+  std::map<uint64_t, EcnThresholds> ecn;   ///< KMIN/KMAX/PMAX maps keyed by link rate in bit/s
+  double buffer_size_mb = 16;              ///< BUFFER_SIZE, MiB per switch
+  std::string qlen_mon_file;               ///< QLEN_MON_FILE (queue monitor: not written, see README)
+  uint64_t qlen_mon_start_ns = 2'000'000'000, qlen_mon_end_ns = 2'100'000'000;
+
+  // --- ours ---
+  /// RTO_US: retransmission timeout in µs; a QP whose snd_una has not moved for this long
+  /// goes back to snd_una (a lost tail packet would stall it forever in the reference). 0 = off.
+  double rto_us = 10000;
+  /// NS_TRUNCATION: 1 truncates serialization and pacing delays to whole ns as the reference
+  /// (hpcc-model.md §6); 0 keeps picoseconds (exact at 800 Gb/s and above).
+  bool ns_truncation = true;
+  /// SEED: seed of the per-port random streams (ECN marking, link errors).
+  uint64_t seed = 1;
+
+  /// Keys seen in the file, in order (for the run metadata).
+  std::vector<std::pair<std::string, std::string>> raw;
+  std::string path;  ///< the config file itself
+
+  Time stop_time() const { return static_cast<Time>(simulator_stop_time_s * 1e12 + 0.5); }
+};
+
+/// Reads an HPCC config.txt. Relative paths in it are resolved against the config file's
+/// directory when TOPOLOGY_FILE exists there, else against the current directory (the reference's
+/// rule), and the same base is used for the outputs. `overrides` ("KEY", "VALUE") are applied
+/// after the file, as if appended to it.
+/// Throws InputError naming file and line for an unknown key (with the closest valid key),
+/// a malformed value, a missing value, or a required key left unset (RATE_AI/RATE_HAI with DCQCN,
+/// L2_ACK_INTERVAL 0, L2_CHUNK_SIZE 0).
+SimConfig read_hpcc_config(const std::string& path,
+                           const std::vector<std::pair<std::string, std::string>>& overrides = {});
+
+/// Parses an ns-3 DataRate string ("100Gbps", "20Mb/s", "1000Mb/s", "25GB/s", plain bit/s number)
+/// into bit/s. Throws std::invalid_argument with a message on a malformed string.
+uint64_t parse_data_rate(const std::string& s);
+
+/// Parses an ns-3 Time string ("0.001ms", "1000ns", "1us", "2s", plain number = seconds) into ps,
+/// rounded to the nearest ps. Throws std::invalid_argument on a malformed string.
+Time parse_time(const std::string& s);
+
+}  // namespace wh

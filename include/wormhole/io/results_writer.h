@@ -1,0 +1,58 @@
+// Result files: fct.txt / pfc.txt in the reference byte format, the HDF5 results file, the summary.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wormhole/net/results.h"
+
+namespace wh {
+
+/// Appends fct.txt lines as flows finish ("%08x %08x %u %u %lu %lu %lu %lu", hpcc-model.md §5.1)
+/// and pfc.txt lines ("%lu %u %u %u %u", §5.2). Files are opened at construction (so a missing
+/// directory fails before the simulation runs) and flushed every few hundred lines and at close,
+/// so a run that is stopped keeps what it wrote.
+class TextOutputs {
+ public:
+  /// Throws InputError(config_file, 0, ...) if a file cannot be created (e.g. missing directory).
+  TextOutputs(const std::string& fct_path, const std::string& pfc_path, const std::string& config_file);
+  ~TextOutputs();
+  TextOutputs(const TextOutputs&) = delete;
+  TextOutputs& operator=(const TextOutputs&) = delete;
+  void flow_finished(const FlowRecord& f);
+  void pfc(const PfcRecord& p);
+  void flush();
+
+ private:
+  FILE* fct_ = nullptr;
+  FILE* pfc_ = nullptr;
+  unsigned pending_ = 0;
+};
+
+/// The reference's IPv4 address of a node: 0x0b000001 + (id/256)·0x10000 + (id%256)·0x100.
+inline uint32_t node_ip(uint32_t node) { return 0x0b000001u + (node / 256) * 0x10000u + (node % 256) * 0x100u; }
+
+/// Metadata written with the results.
+struct RunMetadata {
+  std::string scenario;   ///< config / scenario path
+  std::string version;    ///< wormhole version
+  std::vector<std::pair<std::string, std::string>> settings;  ///< every setting, as text
+  RunStats stats;
+};
+
+/// Writes the HDF5 results file (layout in README.md, "HDF5 results"): /flows (one row per flow),
+/// /pfc (one row per PFC frame received), and attributes of /run. Throws InputError if the file
+/// cannot be created, std::runtime_error on an HDF5 failure.
+void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
+                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta);
+
+/// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json).
+struct SlowdownStats {
+  size_t finished = 0, total = 0;
+  double mean = 0, p50 = 0, p99 = 0, max = 0;
+  double fct_mean_us = 0, fct_p99_us = 0;
+};
+SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);
+
+}  // namespace wh

@@ -1,0 +1,1 @@
+// DCQCN (being written)
