@@ -1,1 +1,507 @@
-// (being written)
+// Reader of the HPCC config.txt (hpcc-model.md §1), the ns-3 DataRate / Time string parsers and
+// the lexer shared by the input readers.
+#include "wormhole/io/hpcc_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+
+#include "wormhole/io/input_error.h"
+
+namespace wh {
+namespace {
+
+using u128 = unsigned __int128;
+
+/// A decimal number as mant × 10^exp10, kept exact up to 20 significant digits (later digits of
+/// the fraction are dropped: they cannot move a result that fits in 64 bits).
+struct Decimal {
+  bool neg = false;
+  u128 mant = 0;
+  int exp10 = 0;
+};
+
+/// Scans `[sign] digits [. digits] [e [sign] digits]` at the start of s; returns its length, 0 if none.
+size_t scan_decimal(std::string_view s, bool allow_sign, bool allow_exp, Decimal& d) {
+  size_t i = 0;
+  if (allow_sign && i < s.size() && (s[i] == '+' || s[i] == '-')) d.neg = s[i++] == '-';
+  int sig = 0;
+  bool any = false;
+  auto digits = [&](bool frac) {
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+      any = true;
+      if (sig < 20) {
+        if (d.mant != 0 || s[i] != '0') d.mant = d.mant * 10 + (s[i] - '0'), ++sig;
+        if (frac) --d.exp10;
+      } else if (!frac) {
+        ++d.exp10;
+      }
+    }
+  };
+  digits(false);
+  if (i < s.size() && s[i] == '.') ++i, digits(true);
+  if (!any) return 0;
+  if (allow_exp && i + 1 < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t j = i + 1;
+    bool eneg = false;
+    if (s[j] == '+' || s[j] == '-') eneg = s[j++] == '-';
+    if (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) {
+      int e = 0;
+      for (; j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])); ++j) e = std::min(e * 10 + (s[j] - '0'), 10000);
+      d.exp10 += eneg ? -e : e;
+      i = j;
+    }
+  }
+  return i;
+}
+
+/// floor (or round half up) of |d| × mul × 10^extra; false if it does not fit in 64 bits.
+bool scale(const Decimal& d, u128 mul, int extra, bool round, uint64_t& out) {
+  constexpr u128 kMax = std::numeric_limits<uint64_t>::max();
+  u128 v = d.mant * mul;  // < 2^67 × 2^43
+  int k = d.exp10 + extra;
+  if (v == 0) return out = 0, true;
+  for (; k > 0; --k) {
+    if (v > kMax) return false;
+    v *= 10;
+  }
+  if (k < 0) {
+    if (-k > 38) {
+      v = 0;
+    } else {
+      u128 p = 1;
+      for (int j = 0; j < -k; ++j) p *= 10;
+      const u128 r = v % p;
+      v /= p;
+      if (round && r * 2 >= p) ++v;
+    }
+  }
+  if (v > kMax) return false;
+  out = static_cast<uint64_t>(v);
+  return true;
+}
+
+const char* const kKeys[] = {
+    "ENABLE_QCN", "USE_DYNAMIC_PFC_THRESHOLD", "PAUSE_TIME", "DATA_RATE", "LINK_DELAY",
+    "PACKET_PAYLOAD_SIZE", "L2_CHUNK_SIZE", "L2_ACK_INTERVAL", "L2_BACK_TO_ZERO", "TOPOLOGY_FILE",
+    "FLOW_FILE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE",
+    "SIMULATOR_STOP_TIME", "CC_MODE", "ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL",
+    "CLAMP_TARGET_RATE", "RP_TIMER", "EWMA_GAIN", "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI",
+    "MIN_RATE", "DCTCP_RATE_AI", "ERROR_RATE_PER_LINK", "HAS_WIN", "GLOBAL_T", "VAR_WIN",
+    "FAST_REACT", "U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK",
+    "PINT_LOG_BASE", "PINT_PROB", "RATE_BOUND", "ACK_HIGH_PRIO", "LINK_DOWN", "ENABLE_TRACE",
+    "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START",
+    "QLEN_MON_END", "RTO_US", "NS_TRUNCATION", "SEED"};
+
+bool is_key(std::string_view s) {
+  return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return s == k; });
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = std::toupper(static_cast<unsigned char>(a[i - 1])) ==
+                        std::toupper(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_key(std::string_view s) {
+  const char* best = kKeys[0];
+  size_t best_d = SIZE_MAX;
+  for (const char* k : kKeys)
+    if (size_t d = edit_distance(s, k); d < best_d) best_d = d, best = k;
+  return best;
+}
+
+void tokens_from(const std::string& s, std::vector<InputToken>& out, int line) {
+  std::istringstream in(s);
+  for (std::string t; in >> t;) out.push_back({t, line});
+}
+
+enum class MapKind { kMin, kMax, pMax };
+struct EcnMap {
+  std::map<uint64_t, double> values;
+  std::string file;
+  int line = 0;
+  bool given = false;
+};
+
+/// Consumes the tokens of one source (the file, or one command-line override) into a SimConfig.
+class ConfigParser {
+ public:
+  explicit ConfigParser(SimConfig& c) : c_(c) {}
+
+  /// Reads every KEY value... in `toks`; with `one_key` exactly one key and all its values.
+  void parse(const std::string& file, const std::vector<InputToken>& toks, bool one_key) {
+    file_ = &file;
+    toks_ = &toks;
+    pos_ = 0;
+    while (pos_ < toks.size()) {
+      key_ = &toks[pos_++];
+      const size_t first = pos_;
+      set(key_->text);
+      std::string value;
+      for (size_t j = first; j < pos_; ++j) value += (j > first ? " " : "") + toks[j].text;
+      c_.raw.emplace_back(key_->text, value);
+      where_[key_->text] = {file, key_->line};
+      if (one_key && pos_ < toks.size())
+        fail(toks[pos_], "extra value \"" + toks[pos_].text + "\"",
+             "give " + key_->text + " only the values it takes");
+    }
+  }
+
+  void finish();
+
+ private:
+  [[noreturn]] void fail(const InputToken& t, const std::string& problem, const std::string& fix) const {
+    throw InputError(*file_, t.line, key_->text + ": " + problem, fix);
+  }
+
+  const InputToken& next() {
+    if (pos_ >= toks_->size())
+      throw InputError(*file_, key_->line, "missing value for " + key_->text + " at the end of the input",
+                       "write the value after " + key_->text);
+    const InputToken& t = (*toks_)[pos_];
+    if (is_key(t.text))
+      throw InputError(*file_, key_->line, "missing value for " + key_->text + " (the next token is the key " + t.text + ")",
+                       "write the value after " + key_->text);
+    ++pos_;
+    return t;
+  }
+
+  uint64_t uint(uint64_t max = std::numeric_limits<uint64_t>::max(), uint64_t min = 0) {
+    const InputToken& t = next();
+    if (!t.text.empty() && t.text[0] == '-')
+      fail(t, "negative value " + t.text + " makes no sense", "give a non-negative whole number");
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == t.text.data() + t.text.size() && v > max))
+      fail(t, "value " + t.text + " is too large", "give at most " + std::to_string(max));
+    if (ec != std::errc() || p != t.text.data() + t.text.size())
+      fail(t, "\"" + t.text + "\" is not a whole number", "give a non-negative whole number");
+    if (v < min) fail(t, "value " + t.text + " must be at least " + std::to_string(min), "give at least " + std::to_string(min));
+    return v;
+  }
+
+  bool flag() {
+    const InputToken& t = next();
+    if (t.text != "0" && t.text != "1") fail(t, "\"" + t.text + "\" is not 0 or 1", "write 0 or 1");
+    return t.text == "1";
+  }
+
+  /// A real in [lo, hi] (hi excluded when `hi_open`).
+  double real(double lo = 0, double hi = std::numeric_limits<double>::infinity(), bool hi_open = false) {
+    const InputToken& t = next();
+    double v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || !std::isfinite(v))
+      fail(t, "\"" + t.text + "\" is not a number", "give a decimal number such as 0.5");
+    if (v < 0 && lo >= 0) fail(t, "negative value " + t.text + " makes no sense", "give a value >= 0");
+    if (v < lo || v > hi || (hi_open && v == hi)) {
+      std::ostringstream range;
+      range << "[" << lo << ", " << hi << (hi_open ? ")" : "]");
+      fail(t, "value " + t.text + " is outside " + range.str(), "give a value in " + range.str());
+    }
+    return v;
+  }
+
+  uint64_t rate() {
+    const InputToken& t = next();
+    try {
+      return parse_data_rate(t.text);
+    } catch (const std::invalid_argument& e) {
+      fail(t, e.what(), "write a rate such as 100Gbps, 20Mb/s or a plain number of bit/s");
+    }
+  }
+
+  std::string str() { return next().text; }
+
+  void ecn_map(MapKind kind) {
+    EcnMap& m = maps_[static_cast<int>(kind)];
+    m = EcnMap{{}, *file_, key_->line, true};
+    const uint64_t n = uint(1'000'000);
+    for (uint64_t j = 0; j < n; ++j) {
+      const uint64_t r = rate();
+      const InputToken& rt = (*toks_)[pos_ - 1];
+      if (r == 0) fail(rt, "rate 0 makes no sense", "key each entry by a link rate in bit/s");
+      if (m.values.count(r)) fail(rt, "rate " + rt.text + " appears twice", "list each rate once");
+      if (kind == MapKind::pMax) {
+        m.values[r] = real(0, 1);
+      } else {
+        const uint64_t k = uint(std::numeric_limits<uint64_t>::max() / 1000);
+        m.values[r] = static_cast<double>(k * 1000);
+      }
+    }
+  }
+
+  void set(const std::string& key);
+
+  SimConfig& c_;
+  const std::string* file_ = nullptr;
+  const std::vector<InputToken>* toks_ = nullptr;
+  size_t pos_ = 0;
+  const InputToken* key_ = nullptr;
+  std::map<std::string, std::pair<std::string, int>> where_;  // last place each key was set
+  EcnMap maps_[3];
+};
+
+void ConfigParser::set(const std::string& k) {
+  SimConfig& c = c_;
+  auto u32 = [&](uint32_t min = 0) { return static_cast<uint32_t>(uint(UINT32_MAX, min)); };
+  if (k == "ENABLE_QCN") c.enable_qcn = flag();
+  else if (k == "USE_DYNAMIC_PFC_THRESHOLD") c.use_dynamic_pfc_threshold = flag();
+  else if (k == "PAUSE_TIME") c.pause_time_us = real();
+  else if (k == "DATA_RATE") {
+    const size_t at = pos_;
+    rate();
+    c.data_rate = (*toks_)[at].text;
+  } else if (k == "LINK_DELAY") {
+    const InputToken& t = next();
+    try {
+      if (parse_time(t.text) < 0) fail(t, "negative delay " + t.text, "give a delay >= 0");
+    } catch (const std::invalid_argument& e) {
+      fail(t, e.what(), "write a time such as 0.001ms or 1000ns");
+    }
+    c.link_delay = t.text;
+  } else if (k == "PACKET_PAYLOAD_SIZE") c.packet_payload_size = u32(1);
+  else if (k == "L2_CHUNK_SIZE") c.l2_chunk_size = u32();
+  else if (k == "L2_ACK_INTERVAL") c.l2_ack_interval = u32();
+  else if (k == "L2_BACK_TO_ZERO") c.l2_back_to_zero = flag();
+  else if (k == "TOPOLOGY_FILE") c.topology_file = str();
+  else if (k == "FLOW_FILE") c.flow_file = str();
+  else if (k == "TRACE_FILE") c.trace_file = str();
+  else if (k == "TRACE_OUTPUT_FILE") c.trace_output_file = str();
+  else if (k == "FCT_OUTPUT_FILE") c.fct_output_file = str();
+  else if (k == "PFC_OUTPUT_FILE") c.pfc_output_file = str();
+  else if (k == "SIMULATOR_STOP_TIME") c.simulator_stop_time_s = real(0, 9.2e6);
+  else if (k == "CC_MODE") c.cc_mode = static_cast<int>(uint(INT32_MAX));
+  else if (k == "ALPHA_RESUME_INTERVAL") c.alpha_resume_interval_us = real();
+  else if (k == "RATE_DECREASE_INTERVAL") c.rate_decrease_interval_us = real();
+  else if (k == "CLAMP_TARGET_RATE") c.clamp_target_rate = flag();
+  else if (k == "RP_TIMER") c.rp_timer_us = real();
+  else if (k == "EWMA_GAIN") c.ewma_gain = real(0, 1);
+  else if (k == "FAST_RECOVERY_TIMES") c.fast_recovery_times = u32();
+  else if (k == "RATE_AI") c.rate_ai_bps = rate();
+  else if (k == "RATE_HAI") c.rate_hai_bps = rate();
+  else if (k == "MIN_RATE") c.min_rate_bps = rate();
+  else if (k == "DCTCP_RATE_AI") c.dctcp_rate_ai_bps = rate();
+  else if (k == "ERROR_RATE_PER_LINK") c.error_rate_per_link = real(0, 1, true);
+  else if (k == "HAS_WIN") c.has_win = flag();
+  else if (k == "GLOBAL_T") c.global_t = flag();
+  else if (k == "VAR_WIN") c.var_win = flag();
+  else if (k == "FAST_REACT") c.fast_react = flag();
+  else if (k == "U_TARGET") c.u_target = real();
+  else if (k == "MI_THRESH") c.mi_thresh = u32();
+  else if (k == "INT_MULTI") c.int_multi = u32(1);
+  else if (k == "MULTI_RATE") c.multi_rate = flag();
+  else if (k == "SAMPLE_FEEDBACK") c.sample_feedback = flag();
+  else if (k == "PINT_LOG_BASE") c.pint_log_base = real();
+  else if (k == "PINT_PROB") c.pint_prob = real(0, 1);
+  else if (k == "RATE_BOUND") c.rate_bound = flag();
+  else if (k == "ACK_HIGH_PRIO") c.ack_high_prio = flag();
+  else if (k == "LINK_DOWN") {
+    c.link_down_us = uint();
+    c.link_down_a = u32();
+    c.link_down_b = u32();
+  } else if (k == "ENABLE_TRACE") c.enable_trace = flag();
+  else if (k == "KMAX_MAP") ecn_map(MapKind::kMax);
+  else if (k == "KMIN_MAP") ecn_map(MapKind::kMin);
+  else if (k == "PMAX_MAP") ecn_map(MapKind::pMax);
+  else if (k == "BUFFER_SIZE") c.buffer_size_mb = real(0, 1e9);
+  else if (k == "QLEN_MON_FILE") c.qlen_mon_file = str();
+  else if (k == "QLEN_MON_START") c.qlen_mon_start_ns = uint();
+  else if (k == "QLEN_MON_END") c.qlen_mon_end_ns = uint();
+  else if (k == "RTO_US") c.rto_us = real();
+  else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
+  else if (k == "SEED") c.seed = uint();
+  else
+    throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", "did you mean " + closest_key(k) + "?");
+}
+
+void ConfigParser::finish() {
+  const std::string& path = c_.path;
+  auto at = [&](const char* key) -> std::pair<std::string, int> {
+    auto it = where_.find(key);
+    return it == where_.end() ? std::pair<std::string, int>{path, 0} : it->second;
+  };
+  static const char* const kMapName[] = {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"};
+  std::set<uint64_t> rates;
+  for (const EcnMap& m : maps_)
+    for (const auto& [r, v] : m.values) rates.insert(r);
+  for (uint64_t r : rates) {
+    for (int i = 0; i < 3; ++i) {
+      if (maps_[i].values.count(r)) continue;
+      const EcnMap& has = maps_[(i + 1) % 3].values.count(r) ? maps_[(i + 1) % 3] : maps_[(i + 2) % 3];
+      const EcnMap& loc = maps_[i].given ? maps_[i] : has;
+      throw InputError(loc.file, loc.line,
+                       "rate " + std::to_string(r) + " has ECN thresholds in " +
+                           kMapName[&has - maps_] + " but not in " + kMapName[i],
+                       "give every rate in all three of KMIN_MAP, KMAX_MAP and PMAX_MAP");
+    }
+    EcnThresholds e;
+    e.kmin_bytes = static_cast<uint64_t>(maps_[0].values[r]);
+    e.kmax_bytes = static_cast<uint64_t>(maps_[1].values[r]);
+    e.pmax = maps_[2].values[r];
+    if (e.kmin_bytes > e.kmax_bytes)
+      throw InputError(maps_[0].file, maps_[0].line,
+                       "rate " + std::to_string(r) + ": KMIN " + std::to_string(e.kmin_bytes / 1000) +
+                           " is above KMAX " + std::to_string(e.kmax_bytes / 1000),
+                       "make KMIN_MAP <= KMAX_MAP for every rate");
+    c_.ecn[r] = e;
+  }
+
+  if (c_.l2_ack_interval == 0) {
+    auto [f, l] = at("L2_ACK_INTERVAL");
+    throw InputError(f, l,
+                     std::string(where_.count("L2_ACK_INTERVAL") ? "L2_ACK_INTERVAL is 0"
+                                                                 : "L2_ACK_INTERVAL is not set (default 0)") +
+                         ": the reference's senders ignore every ACK and no flow ever finishes",
+                     "set L2_ACK_INTERVAL 1");
+  }
+  if (c_.l2_chunk_size == 0 && c_.l2_ack_interval > 1) {
+    auto [f, l] = at("L2_CHUNK_SIZE");
+    throw InputError(f, l,
+                     "L2_CHUNK_SIZE is 0 with L2_ACK_INTERVAL " + std::to_string(c_.l2_ack_interval) +
+                         ": the reference's receiver divides by zero",
+                     "set L2_CHUNK_SIZE (e.g. 4000) or L2_ACK_INTERVAL 1");
+  }
+  // The reference aborts on an empty RATE_AI / RATE_HAI whatever the mode; we only insist where
+  // DCQCN uses them.
+  if (c_.cc_mode == 1) {
+    for (const char* key : {"RATE_AI", "RATE_HAI"}) {
+      if (where_.count(key)) continue;
+      auto [f, l] = at("CC_MODE");
+      throw InputError(f, l, std::string(key) + " is not set but CC_MODE 1 (DCQCN) needs it",
+                       std::string("add ") + key + (std::string_view(key) == "RATE_AI" ? " 20Mb/s" : " 200Mb/s") +
+                           " (or the rate you want)");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<InputToken> read_input_tokens(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "cannot open the file", "check the path");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  if (in.bad()) throw InputError(path, 0, "cannot read the file", "check the file");
+  size_t i = s.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  std::vector<InputToken> out;
+  int line = 1;
+  while (i < s.size()) {
+    const char ch = s[i];
+    if (ch == '\n') {
+      ++line, ++i;
+    } else if (std::isspace(static_cast<unsigned char>(ch))) {
+      ++i;
+    } else {
+      const size_t b = i;
+      while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+      out.push_back({s.substr(b, i - b), line});
+    }
+  }
+  return out;
+}
+
+uint64_t parse_data_rate(const std::string& s) {
+  Decimal d;
+  const size_t n = scan_decimal(s, false, false, d);
+  if (n == 0) throw std::invalid_argument("\"" + s + "\" is not a data rate");
+  const std::string_view unit = std::string_view(s).substr(n);
+  struct Prefix { const char* p; u128 mul; };
+  static const Prefix kPrefixes[] = {{"Ki", 1024}, {"Mi", 1024 * 1024}, {"Gi", u128(1) << 30},
+                                     {"Ti", u128(1) << 40}, {"k", 1000}, {"K", 1000},
+                                     {"M", 1000000}, {"G", 1000000000}, {"T", 1000000000000}, {"", 1}};
+  u128 mul = 0;
+  if (unit.empty()) {
+    mul = 1;
+  } else {
+    for (const Prefix& p : kPrefixes) {
+      if (!unit.starts_with(p.p)) continue;
+      const std::string_view base = unit.substr(std::string_view(p.p).size());
+      if (base == "bps" || base == "b/s") mul = p.mul;
+      else if (base == "Bps" || base == "B/s") mul = p.mul * 8;
+      if (mul) break;
+    }
+  }
+  if (mul == 0)
+    throw std::invalid_argument("\"" + s + "\" has an unknown rate unit \"" + std::string(unit) +
+                                "\" (units: bps, b/s, Bps, B/s with k/K, M, G, T, Ki, Mi, Gi)");
+  uint64_t out = 0;
+  if (!scale(d, mul, 0, false, out)) throw std::invalid_argument("data rate \"" + s + "\" is too large");
+  return out;
+}
+
+Time parse_time(const std::string& s) {
+  Decimal d;
+  const size_t n = scan_decimal(s, true, true, d);
+  if (n == 0) throw std::invalid_argument("\"" + s + "\" is not a time");
+  const std::string_view unit = std::string_view(s).substr(n);
+  int e = 0;
+  if (unit.empty() || unit == "s") e = 12;
+  else if (unit == "ms") e = 9;
+  else if (unit == "us") e = 6;
+  else if (unit == "ns") e = 3;
+  else if (unit == "ps") e = 0;
+  else
+    throw std::invalid_argument("\"" + s + "\" has an unknown time unit \"" + std::string(unit) +
+                                "\" (units: s, ms, us, ns, ps)");
+  uint64_t ps = 0;
+  if (!scale(d, 1, e, true, ps) || ps > static_cast<uint64_t>(INT64_MAX))
+    throw std::invalid_argument("time \"" + s + "\" is too large");
+  return d.neg ? -static_cast<Time>(ps) : static_cast<Time>(ps);
+}
+
+SimConfig read_hpcc_config(const std::string& path,
+                           const std::vector<std::pair<std::string, std::string>>& overrides) {
+  SimConfig c;
+  c.path = path;
+  ConfigParser p(c);
+  p.parse(path, read_input_tokens(path), false);
+  const std::string cmdline = "command line";
+  for (const auto& [key, value] : overrides) {
+    std::vector<InputToken> toks;
+    tokens_from(key, toks, 0);
+    if (toks.size() != 1)
+      throw InputError(cmdline, 0, "override key \"" + key + "\" must be one word", "write KEY=VALUE");
+    tokens_from(value, toks, 0);
+    p.parse(cmdline, toks, true);
+  }
+  p.finish();
+
+  // The reference resolves paths against its working directory; we also accept a config that
+  // sits next to its inputs, decided once (by TOPOLOGY_FILE) so inputs and outputs share a base.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  const bool next_to_config = !dir.empty() && !c.topology_file.empty() &&
+                              fs::path(c.topology_file).is_relative() &&
+                              fs::exists(dir / c.topology_file, ec);
+  if (next_to_config) {
+    for (std::string* f : {&c.topology_file, &c.flow_file, &c.trace_file, &c.trace_output_file,
+                           &c.fct_output_file, &c.pfc_output_file, &c.qlen_mon_file})
+      if (!f->empty() && fs::path(*f).is_relative()) *f = (dir / *f).string();
+  }
+  return c;
+}
+
+}  // namespace wh

@@ -102,4 +102,14 @@ uint64_t parse_data_rate(const std::string& s);
 /// rounded to the nearest ps. Throws std::invalid_argument on a malformed string.
 Time parse_time(const std::string& s);
 
+/// One whitespace-separated token of an input file and the 1-based line it is on.
+struct InputToken {
+  std::string text;
+  int line = 0;
+};
+
+/// The lexer shared by the input readers: `path` as whitespace-separated tokens (CR, tabs and a
+/// UTF-8 byte-order mark count as whitespace). Throws InputError(path, 0, ...) if it cannot be read.
+std::vector<InputToken> read_input_tokens(const std::string& path);
+
 }  // namespace wh

@@ -30,6 +30,11 @@ class TextOutputs {
   unsigned pending_ = 0;
 };
 
+/// One fct.txt line including '\n', byte-exact with the reference (hpcc-model.md §5.1).
+std::string fct_line(const FlowRecord& f);
+/// One pfc.txt line including '\n' (hpcc-model.md §5.2).
+std::string pfc_line(const PfcRecord& p);
+
 /// The reference's IPv4 address of a node: 0x0b000001 + (id/256)·0x10000 + (id%256)·0x100.
 inline uint32_t node_ip(uint32_t node) { return 0x0b000001u + (node / 256) * 0x10000u + (node % 256) * 0x100u; }
 
@@ -41,7 +46,7 @@ struct RunMetadata {
   RunStats stats;
 };
 
-/// Writes the HDF5 results file (layout in README.md, "HDF5 results"): /flows (one row per flow),
+/// Writes the HDF5 results file (layout in docs/hdf5-layout.md): /flows (one row per flow),
 /// /pfc (one row per PFC frame received), and attributes of /run. Throws InputError if the file
 /// cannot be created, std::runtime_error on an HDF5 failure.
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,

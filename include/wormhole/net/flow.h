@@ -1,0 +1,59 @@
+// A flow and its queue pair: the sender QP state, the receiver state and the CC state.
+#pragma once
+#include <cstdint>
+
+#include "wormhole/cc/state.h"
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+/// One flow = one RDMA QP (hpcc-model.md §8–9). Sequence numbers are byte offsets.
+struct Flow {
+  // identity
+  uint32_t src = 0, dst = 0;      ///< hosts
+  uint16_t sport = 0, dport = 0;
+  uint8_t pg = 3;
+  uint64_t size = 0;              ///< bytes
+  Time start = 0;                 ///< ps
+  Time finish = -1;               ///< ps, -1 while running
+  uint64_t ideal_fct_ns = 0;      ///< standalone FCT (hpcc-model.md §5.1)
+  bool started = false;
+
+  // sender
+  uint32_t nic = UINT32_MAX;      ///< global port index of the NIC serving it (none: no route)
+  uint64_t snd_nxt = 0, snd_una = 0;
+  uint64_t rate_bps = 0;          ///< current sending (pacing) rate
+  uint64_t max_rate_bps = 0;      ///< NIC line rate
+  Time next_avail = 0;            ///< pacing: earliest time of the next packet, ps
+  uint32_t last_pkt_size = 0;     ///< wire bytes of the last packet sent
+  uint64_t win = 0;               ///< in-flight window W in bytes (0 = none)
+  bool var_win = false;
+  Time base_rtt = 0;              ///< T (ps): maxRtt (GLOBAL_T) or the pair's RTT
+  Time last_progress = 0;         ///< last time snd_una advanced (RTO)
+  uint32_t seq = 0;               ///< event tie-break counter
+  uint32_t timer_gen[4] = {};     ///< per timer slot: events with another gen are stale
+  CcState cc;
+
+  // receiver
+  uint64_t rcv_nxt = 0;           ///< ReceiverNextExpectedSeq
+  uint64_t milestone = 0;         ///< m_milestone_rx
+  Time nack_timer = 0;            ///< earliest time of the next NACK for the same expected seq
+  uint64_t last_nack = 0;
+  bool rx_seen = false;
+
+  bool finished() const { return finish >= 0; }
+  uint64_t bytes_left() const { return size - snd_nxt; }
+  /// The window in force (hpcc-model.md §8): W, or W·rate/line rate (>= 1 B) with VAR_WIN.
+  uint64_t window() const {
+    if (win == 0) return 0;
+    if (!var_win) return win;
+    const uint64_t w = static_cast<uint64_t>(static_cast<unsigned __int128>(win) * rate_bps / max_rate_bps);
+    return w == 0 ? 1 : w;
+  }
+  bool window_bound() const {
+    const uint64_t w = window();
+    return w != 0 && snd_nxt - snd_una >= w;
+  }
+};
+
+}  // namespace wh

@@ -1,0 +1,134 @@
+// The packet-level network model: hosts (NICs, QPs), switches (shared-buffer MMU, PFC, ECN),
+// links, routing and flows, driven by one kernel. Semantics: ../shared/reference/hpcc-model.md.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "wormhole/core/kernel.h"
+#include "wormhole/io/flows.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/topology.h"
+#include "wormhole/net/cc.h"
+#include "wormhole/net/flow.h"
+#include "wormhole/net/port.h"
+#include "wormhole/net/results.h"
+#include "wormhole/net/routing.h"
+
+namespace wh {
+
+/// Receives what the network reports while it runs.
+class NetObserver {
+ public:
+  virtual ~NetObserver() = default;
+  virtual void flow_finished(const FlowRecord& f) {}
+  virtual void pfc(const PfcRecord& p) {}
+  /// Called every 65,536 events (progress reporting).
+  virtual void tick(Time now, uint64_t events, uint64_t flows_finished) {}
+};
+
+/// Event kinds of the network model.
+enum EventKind : uint16_t {
+  kTxDone = 0,     ///< a port finished serializing its packet (owner: port)
+  kArrive = 1,     ///< the head of a port's wire reaches the peer (owner: port)
+  kWake = 2,       ///< host NIC pacing retry (owner: port; gen = wake_gen)
+  kFlowStart = 3,  ///< start the flows of one start time (owner: global)
+  kCcTimer = 4,    ///< CC timer slot `aux` of a flow (owner: flow; gen = timer_gen[aux])
+  kRto = 5,        ///< retransmission timeout check of a flow (owner: flow; gen = timer_gen[3])
+  kLinkDown = 6,   ///< LINK_DOWN (owner: global)
+};
+
+/// The whole simulated network of one process. Construction wires ports from the topology
+/// (interface i of a node is its i-th link in file order), configures every switch's MMU and
+/// ECN from the config, and computes routes. Flows are added with add_flows() (started at their
+/// start times) or start_flow() (now). run() advances the kernel.
+class Network final : public CcHost {
+ public:
+  /// Throws InputError (naming the config file) if a link rate has no entry in the ECN maps,
+  /// or LINK_DOWN names nodes that are not linked.
+  Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc);
+
+  /// Registers flows (sorted by start time) and schedules their starts. Returns the first id.
+  uint32_t add_flows(const std::vector<FlowSpec>& flows);
+  /// Runs until the queue is empty, `until` (ps) is passed, or stop() is called.
+  void run(Time until);
+  void set_observer(NetObserver* o) { observer_ = o; }
+  void stop() { stopped_ = true; }
+
+  // --- results and inspection ---
+  const std::vector<Flow>& flows() const { return flows_; }
+  FlowRecord record(uint32_t id) const;
+  RunStats stats() const;
+  Kernel& kernel() { return kernel_; }
+  const std::vector<Port>& ports() const { return ports_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  Routing& routing() { return routing_; }
+  uint64_t flows_finished() const { return flows_finished_; }
+
+  // --- CcHost ---
+  Time now() const override { return kernel_.now(); }
+  void set_timer(uint32_t id, Flow& f, int slot, Time at) override;
+  void cancel_timer(Flow& f, int slot) override { ++f.timer_gen[slot]; }
+  void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override;
+
+  // --- kernel handler interface ---
+  void handle(const Event& e);
+  void on_tick();
+  bool keep_running() const { return !stopped_; }
+
+  /// PFC threshold of switch ingress port `p` now (hpcc-model.md §11.1), bytes.
+  uint64_t pfc_threshold(uint32_t p) const;
+
+ private:
+  // wiring (network.cpp)
+  void build_ports(const Topology& topo);
+  void configure_switches();
+  void start_flow(uint32_t id);
+  void link_down();
+  // links (network.cpp)
+  void transmit(uint32_t port, uint32_t pkt);
+  void on_arrive(uint32_t port);
+  void receive(uint32_t port, uint32_t pkt);
+  void handle_pfc_frame(uint32_t port, const Packet& p);
+  void drop(uint32_t pkt) { pool_.release(pkt); ++dropped_; }
+  // switches (switch.cpp)
+  void switch_receive(uint32_t in_port, uint32_t pkt);
+  void switch_send(uint32_t port);
+  void switch_dequeued(uint32_t port, uint32_t cls, uint32_t pkt);
+  void send_pfc(uint32_t in_port, uint32_t cls, bool pause);
+  // hosts (host.cpp)
+  void nic_send(uint32_t port);
+  void host_receive(uint32_t port, uint32_t pkt);
+  void receive_data(uint32_t port, uint32_t pkt);
+  void receive_ack(uint32_t pkt);
+  void flow_done(uint32_t id);
+  uint32_t pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport) const;
+  void arm_rto(uint32_t id, Flow& f, Time at);
+  Time ser(uint32_t bytes, uint64_t rate) const { return serialization_time(bytes, rate, ns_trunc_); }
+
+  SimConfig cfg_;
+  Kernel kernel_;
+  std::unique_ptr<CongestionControl> cc_;
+  std::vector<Node> nodes_;
+  std::vector<Port> ports_;
+  Routing routing_;
+  PacketPool pool_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> start_order_;   // flow ids in start-time order (pending starts)
+  size_t next_start_ = 0;
+  bool start_pending_ = false;
+  NetObserver* observer_ = nullptr;
+  bool stopped_ = false;
+  bool ns_trunc_ = true;
+  uint8_t ack_class_ = 3;
+  uint32_t data_extra_ = 0, ack_bytes_ = kAckMinBytes;
+  uint64_t nic_rate_ = 0;
+  uint32_t global_seq_ = 0;
+  uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
+  Time rto_ = 0;
+  std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
+};
+
+}  // namespace wh

@@ -1,0 +1,62 @@
+// Packets and their pool: plain records addressed by 32-bit index, never heap-allocated one by one.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+enum class PktType : uint8_t { Data = 0, Ack = 1, Nack = 2, Pfc = 3 };
+
+/// Wire sizes of the reference model (hpcc-model.md §7), bytes.
+constexpr uint32_t kDataHeaderBytes = 48;  ///< 14 PPP + 20 IPv4 + 8 UDP + 6 (seq, pg)
+constexpr uint32_t kAckMinBytes = 60;      ///< ACK/NACK padded to at least this
+constexpr uint32_t kAckHeaderBytes = 46;   ///< 14 + 20 + 12 (sport, dport, flags, pg, seq)
+constexpr uint32_t kPfcBytes = 43;         ///< 14 + 20 + 9 (time, qlen, class)
+constexpr uint32_t kClasses = 8;           ///< priority classes per port; class 0 = control
+
+/// One packet in flight or in a queue.
+struct Packet {
+  uint64_t seq = 0;       ///< data: first payload byte offset; ACK/NACK: next expected byte
+  Time ts = 0;            ///< data: time it left the QP (ps), echoed in its ACK
+  uint32_t flow = 0;      ///< flow id (data/ACK/NACK)
+  uint32_t size = 0;      ///< wire bytes
+  uint32_t payload = 0;   ///< data payload bytes
+  uint32_t src = 0;       ///< sending host (data: flow source; ACK: flow destination)
+  uint32_t dst = 0;       ///< receiving host
+  uint32_t in_port = 0;   ///< ingress port (global index) at the switch holding it
+  uint16_t sport = 0, dport = 0;  ///< this packet's own ports (ACKs have them swapped)
+  PktType type = PktType::Data;
+  uint8_t pg = 3;         ///< priority class
+  uint8_t ecn = 0;        ///< CE mark (set by a switch at dequeue)
+  uint8_t cnp = 0;        ///< ACK/NACK: the ECN echo flag (the reference's CNP)
+  uint8_t pfc_class = 0;  ///< PFC: class to pause/resume
+  uint8_t pfc_pause = 0;  ///< PFC: 1 pause, 0 resume
+};
+
+/// Fixed-record pool with a free list; indices stay valid until release().
+class PacketPool {
+ public:
+  uint32_t alloc() {
+    if (free_.empty()) {
+      pkts_.emplace_back();
+      return static_cast<uint32_t>(pkts_.size() - 1);
+    }
+    const uint32_t i = free_.back();
+    free_.pop_back();
+    pkts_[i] = Packet{};
+    return i;
+  }
+  void release(uint32_t i) { free_.push_back(i); }
+  Packet& operator[](uint32_t i) { return pkts_[i]; }
+  const Packet& operator[](uint32_t i) const { return pkts_[i]; }
+  size_t live() const { return pkts_.size() - free_.size(); }
+  size_t capacity() const { return pkts_.size(); }
+
+ private:
+  std::vector<Packet> pkts_;
+  std::vector<uint32_t> free_;
+};
+
+}  // namespace wh

@@ -1,0 +1,73 @@
+// Ports (one per interface; a link is a pair of ports) and nodes.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "wormhole/core/ring.h"
+#include "wormhole/core/rng.h"
+#include "wormhole/core/time.h"
+#include "wormhole/net/packet.h"
+
+namespace wh {
+
+/// Switch MMU constants (hpcc-model.md §11.1), bytes.
+constexpr uint64_t kReserveBytes = 4096;  ///< per (ingress port, class)
+constexpr uint64_t kResumeOffset = 3072;
+
+/// A packet on the wire: it reaches the far end at `arrive` (ps).
+struct WireSlot {
+  Time arrive;
+  uint32_t pkt;
+};
+
+/// One interface of a node and the transmit direction of its link. It holds the egress queues
+/// (8 classes), the packets on the wire (a FIFO: one pending arrival event per port at a time),
+/// the PFC state received from the peer, and, on switches, the MMU's per-ingress counters of
+/// packets that arrived through this port.
+struct Port {
+  uint32_t node = 0;        ///< owning node
+  uint32_t if_index = 0;    ///< 1-based interface index on the node (file order)
+  uint32_t peer = 0;        ///< global index of the port at the other end of the link
+  uint64_t rate_bps = 0;    ///< link rate, bit/s
+  Time delay = 0;           ///< propagation delay, ps
+  double error_rate = 0;    ///< drop probability of packets received by this port
+  bool up = true;
+  bool busy = false;        ///< serializing a packet
+  bool paused[kClasses] = {};  ///< PFC pause received from the peer, per class
+  uint8_t rr_last = 0;      ///< switch: last class served (round robin)
+  uint32_t seq = 0;         ///< event tie-break counter (kernel owner sequence)
+
+  Ring<uint32_t> queue[kClasses];  ///< egress FIFOs; a host NIC keeps its ACK queue in class 0
+  uint64_t queue_bytes[kClasses] = {};
+  uint64_t bytes_total = 0;        ///< all classes
+  Ring<WireSlot> wire;             ///< transmitted, not yet arrived
+  uint64_t tx_bytes = 0;           ///< bytes sent (all packets), for INT
+
+  // Switch egress: ECN thresholds for this port's rate (bytes) and probability.
+  uint64_t kmin = 0, kmax = 0;
+  double pmax = 0;
+  // Switch ingress accounting (hpcc-model.md §11), for packets that arrived through this port.
+  uint64_t headroom = 0;
+  uint8_t pfc_shift = 3;
+  uint64_t ingress_bytes[kClasses] = {};
+  uint64_t hdrm_bytes[kClasses] = {};
+  bool pause_sent[kClasses] = {};
+
+  // Host NIC: the QPs it serves (round robin) and its pacing retry timer.
+  std::vector<uint32_t> qps;
+  uint32_t rr_qp = 0;
+  Time wake_at = -1;  ///< pending retry time, -1 = none (the reference's m_nextSend)
+  uint32_t wake_gen = 0;
+
+  Rng rng;  ///< ECN marking and receive errors
+};
+
+/// A host or a switch; its ports are ports[first_port .. first_port + num_ports).
+struct Node {
+  bool is_switch = false;
+  uint32_t first_port = 0, num_ports = 0;
+  // Switch shared buffer (hpcc-model.md §11.1), bytes.
+  uint64_t buffer_bytes = 0, total_hdrm = 0, total_rsrv = 0, shared_used = 0;
+};
+
+}  // namespace wh

@@ -1,0 +1,213 @@
+// Host NIC and queue pairs: QP creation, ACK-first then round-robin scheduling with pacing and
+// windows, the receiver's ACK/NACK generation and the sender's go-back-N (hpcc-model.md §8–§9).
+#include <algorithm>
+
+#include "wormhole/io/results_writer.h"
+#include "wormhole/net/hash.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+uint32_t Network::pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport,
+                           uint16_t dport) const {
+  const std::vector<uint32_t> nics = routing_.host_nics(src, dst);
+  if (nics.empty()) return UINT32_MAX;
+  if (nics.size() == 1) return nics[0];
+  return nics[qp_hash(sip, dip, sport, dport) % nics.size()];
+}
+
+void Network::start_flow(uint32_t id) {
+  Flow& f = flows_[id];
+  f.started = true;
+  f.nic = pick_nic(f.src, f.dst, node_ip(f.src), node_ip(f.dst), f.sport, f.dport);
+  const PathMetrics& m = routing_.pair(f.src, f.dst);
+  const uint64_t line = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
+  f.rate_bps = f.max_rate_bps = line;
+  f.var_win = cfg_.var_win;
+  f.win = cfg_.has_win ? (cfg_.global_t ? routing_.max_bdp_bytes() : m.bdp_bytes()) : 0;
+  f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
+  f.last_progress = kernel_.now();
+  cc_->on_start(id, f, *this);
+  if (rto_ > 0) arm_rto(id, f, kernel_.now() + rto_);
+  if (f.nic == UINT32_MAX) return;  // no path: reported as unfinished at the end
+  ports_[f.nic].qps.push_back(id);
+  f.next_avail = kernel_.now();
+  nic_send(f.nic);
+}
+
+void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
+  if (retime && f.nic != UINT32_MAX) {
+    // The reference's ChangeRate: move next_avail by the last packet's tx-time difference and
+    // pull the NIC's pending retry earlier if needed.
+    f.next_avail += ser(f.last_pkt_size, rate_bps) - ser(f.last_pkt_size, f.rate_bps);
+    Port& nic = ports_[f.nic];
+    if (nic.wake_at >= 0 && f.next_avail < nic.wake_at) {
+      const Time at = std::max(f.next_avail, kernel_.now());
+      nic.wake_at = at;
+      kernel_.schedule(at, OwnerClass::Port, f.nic, nic.seq, kWake, f.nic, 0, ++nic.wake_gen);
+    }
+  }
+  f.rate_bps = rate_bps;
+}
+
+void Network::nic_send(uint32_t port) {
+  Port& p = ports_[port];
+  if (!p.up || p.busy) return;
+  const Time now = kernel_.now();
+  // 1. ACK/NACK queue: strict priority unless its PFC class is paused.
+  if (!p.queue[0].empty() && !p.paused[ack_class_]) {
+    const uint32_t pkt = p.queue[0].pop();
+    p.queue_bytes[0] -= pool_[pkt].size;
+    p.bytes_total -= pool_[pkt].size;
+    return transmit(port, pkt);
+  }
+  // 2. Round robin over QPs after the last one served; finished QPs are compacted out as the
+  //    reference's GetNextQindex does (this shifts round-robin positions the same way).
+  auto& qps = p.qps;
+  const uint32_t n = static_cast<uint32_t>(qps.size());
+  int64_t res = -1;
+  uint32_t min_finished = UINT32_MAX;
+  for (uint32_t i = 1; i <= n; ++i) {
+    const uint32_t idx = (i + p.rr_qp) % n;
+    const Flow& f = flows_[qps[idx]];
+    if (!p.paused[f.pg] && f.bytes_left() > 0 && !f.window_bound()) {
+      if (f.next_avail > now) continue;
+      res = idx;
+      break;
+    } else if (f.finished()) {
+      min_finished = std::min(min_finished, idx);
+    }
+  }
+  if (min_finished != UINT32_MAX) {
+    uint32_t nxt = min_finished;
+    for (uint32_t i = min_finished + 1; i < n; ++i)
+      if (!flows_[qps[i]].finished()) {
+        if (static_cast<int64_t>(i) == res) res = nxt;
+        qps[nxt++] = qps[i];
+      }
+    qps.resize(nxt);
+  }
+  if (res >= 0) {
+    p.rr_qp = static_cast<uint32_t>(res);
+    const uint32_t id = qps[res];
+    Flow& f = flows_[id];
+    const uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(cfg_.packet_payload_size, f.bytes_left()));
+    const uint32_t pkt = pool_.alloc();
+    Packet& pk = pool_[pkt];
+    pk.type = PktType::Data;
+    pk.flow = id;
+    pk.seq = f.snd_nxt;
+    pk.payload = payload;
+    pk.size = payload + kDataHeaderBytes + data_extra_;
+    pk.src = f.src;
+    pk.dst = f.dst;
+    pk.sport = f.sport;
+    pk.dport = f.dport;
+    pk.pg = f.pg;
+    pk.ts = now;
+    f.snd_nxt += payload;
+    f.last_pkt_size = pk.size;
+    f.next_avail = now + ser(pk.size, cfg_.rate_bound ? f.rate_bps : f.max_rate_bps);
+    return transmit(port, pkt);
+  }
+  // 3. Nothing eligible: retry at the earliest next_avail among QPs with bytes left.
+  Time t = kTimeMax;
+  for (uint32_t id : qps)
+    if (flows_[id].bytes_left() > 0) t = std::min(t, flows_[id].next_avail);
+  if (p.wake_at < 0 && t != kTimeMax && t > now) {
+    p.wake_at = t;
+    kernel_.schedule(t, OwnerClass::Port, port, p.seq, kWake, port, 0, ++p.wake_gen);
+  }
+}
+
+void Network::host_receive(uint32_t port, uint32_t pkt) {
+  const PktType t = pool_[pkt].type;
+  if (t == PktType::Data) receive_data(port, pkt);
+  else receive_ack(pkt);
+}
+
+void Network::receive_data(uint32_t port, uint32_t pkt) {
+  const Packet pk = pool_[pkt];
+  pool_.release(pkt);
+  Flow& f = flows_[pk.flow];
+  if (f.finished()) return;  // the reference has deleted the receiver's state by then
+  f.rx_seen = true;
+  f.milestone = cfg_.l2_ack_interval;  // reset on every packet, as the reference does (§1)
+  int action;  // 1 ACK, 2 NACK, 0 nothing
+  if (pk.seq == f.rcv_nxt) {
+    f.rcv_nxt += pk.payload;
+    if (f.rcv_nxt >= f.milestone) {
+      f.milestone += cfg_.l2_ack_interval;
+      action = 1;
+    } else {
+      action = (cfg_.l2_chunk_size && f.rcv_nxt % cfg_.l2_chunk_size == 0) ? 1 : 0;
+    }
+  } else if (pk.seq > f.rcv_nxt) {
+    const Time now = kernel_.now();
+    if (now >= f.nack_timer || f.last_nack != f.rcv_nxt) {
+      f.nack_timer = now + 500 * kUs;
+      f.last_nack = f.rcv_nxt;
+      if (cfg_.l2_back_to_zero) f.rcv_nxt = f.rcv_nxt / cfg_.l2_chunk_size * cfg_.l2_chunk_size;
+      action = 2;
+    } else {
+      action = 0;
+    }
+  } else {
+    action = 0;  // duplicate
+  }
+  if (action == 0) return;
+  const uint32_t a = pool_.alloc();
+  Packet& ack = pool_[a];
+  ack.type = action == 1 ? PktType::Ack : PktType::Nack;
+  ack.flow = pk.flow;
+  ack.seq = f.rcv_nxt;
+  ack.size = ack_bytes_;
+  ack.src = pk.dst;
+  ack.dst = pk.src;
+  ack.sport = pk.dport;
+  ack.dport = pk.sport;
+  ack.pg = pk.pg;
+  ack.cnp = pk.ecn;
+  ack.ts = pk.ts;
+  // The ACK leaves through the receiver's NIC chosen by the hash of the reverse QP.
+  uint32_t nic = port;
+  if (nodes_[pk.dst].num_ports > 1) {
+    nic = pick_nic(pk.dst, pk.src, node_ip(pk.dst), node_ip(pk.src), pk.dport, pk.sport);
+    if (nic == UINT32_MAX) return drop(a);
+  }
+  Port& p = ports_[nic];
+  p.queue[0].push(a);
+  p.queue_bytes[0] += ack.size;
+  p.bytes_total += ack.size;
+  nic_send(nic);
+}
+
+void Network::receive_ack(uint32_t pkt) {
+  const Packet pk = pool_[pkt];
+  pool_.release(pkt);
+  const uint32_t id = pk.flow;
+  Flow& f = flows_[id];
+  if (f.finished()) return;  // the reference no longer finds the QP
+  const uint64_t acked = cfg_.l2_back_to_zero ? pk.seq / cfg_.l2_chunk_size * cfg_.l2_chunk_size : pk.seq;
+  if (acked > f.snd_una) {
+    f.snd_una = acked;
+    f.last_progress = kernel_.now();
+  }
+  if (f.snd_una >= f.size) {
+    flow_done(id);
+  } else {
+    if (pk.type == PktType::Nack) f.snd_nxt = f.snd_una;  // go-back-N
+    cc_->on_ack(id, f, pk, *this);
+  }
+  if (f.nic != UINT32_MAX) nic_send(f.nic);
+}
+
+void Network::flow_done(uint32_t id) {
+  Flow& f = flows_[id];
+  f.finish = kernel_.now();
+  for (uint32_t& g : f.timer_gen) ++g;  // cancels CC timers and the RTO
+  ++flows_finished_;
+  if (observer_) observer_->flow_finished(record(id));
+}
+
+}  // namespace wh

@@ -1,0 +1,317 @@
+// Network construction, links, flows and event dispatch (hpcc-model.md §2, §3, §6, §12).
+#include "wormhole/net/network.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "wormhole/io/input_error.h"
+#include "wormhole/io/results_writer.h"
+
+namespace wh {
+
+Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc)
+    : cfg_(cfg), cc_(std::move(cc)) {
+  ns_trunc_ = cfg.ns_truncation;
+  ack_class_ = cfg.ack_high_prio ? 0 : 3;
+  data_extra_ = cc_->data_extra_bytes();
+  ack_bytes_ = std::max(kAckMinBytes, kAckHeaderBytes + cc_->ack_extra_bytes());
+  rto_ = static_cast<Time>(cfg.rto_us * 1e6 + 0.5);
+  build_ports(topo);
+  configure_switches();
+  routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
+  if (cfg_.link_down_us > 0) {
+    bool linked = false;
+    for (const TopoLink& l : topo.links)
+      linked |= (l.a == cfg_.link_down_a && l.b == cfg_.link_down_b) ||
+                (l.a == cfg_.link_down_b && l.b == cfg_.link_down_a);
+    if (!linked)
+      throw InputError(cfg_.path, 0,
+                       "LINK_DOWN names nodes " + std::to_string(cfg_.link_down_a) + " and " +
+                           std::to_string(cfg_.link_down_b) + ", which no link of the topology joins",
+                       "give two nodes of one topology line, or LINK_DOWN 0 0 0");
+    kernel_.schedule(2 * kSec + static_cast<Time>(cfg_.link_down_us) * kUs, OwnerClass::Global, 0,
+                     global_seq_, kLinkDown, 0);
+  }
+}
+
+void Network::build_ports(const Topology& topo) {
+  const uint32_t n = topo.num_nodes;
+  std::vector<uint32_t> degree(n, 0);
+  for (const TopoLink& l : topo.links) ++degree[l.a], ++degree[l.b];
+  nodes_.resize(n);
+  uint32_t next = 0;
+  for (uint32_t v = 0; v < n; ++v) {
+    nodes_[v].is_switch = topo.is_switch[v];
+    nodes_[v].first_port = next;
+    next += degree[v];
+  }
+  ports_.resize(next);
+  std::vector<uint32_t> used(n, 0);
+  for (const TopoLink& l : topo.links) {
+    const uint32_t pa = nodes_[l.a].first_port + used[l.a]++;
+    const uint32_t pb = nodes_[l.b].first_port + used[l.b]++;
+    for (auto [p, node, peer] : {std::tuple{pa, l.a, pb}, std::tuple{pb, l.b, pa}}) {
+      Port& pt = ports_[p];
+      pt.node = node;
+      pt.if_index = used[node];
+      pt.peer = peer;
+      pt.rate_bps = l.rate_bps;
+      pt.delay = l.delay;
+      pt.error_rate = l.error_rate > 0 ? l.error_rate : cfg_.error_rate_per_link;
+      pt.rng = Rng(cfg_.seed, p);
+    }
+  }
+  for (uint32_t v = 0; v < n; ++v) nodes_[v].num_ports = used[v];
+  // The reference's "NIC rate" is the rate of the first host's first link (§11.1).
+  for (uint32_t v = 0; v < n; ++v)
+    if (!nodes_[v].is_switch && nodes_[v].num_ports > 0) {
+      nic_rate_ = ports_[nodes_[v].first_port].rate_bps;
+      break;
+    }
+}
+
+void Network::configure_switches() {
+  const uint64_t buffer = static_cast<uint64_t>(cfg_.buffer_size_mb * 1024 * 1024);
+  for (uint32_t v = 0; v < nodes_.size(); ++v) {
+    Node& nd = nodes_[v];
+    if (!nd.is_switch) continue;
+    nd.buffer_bytes = buffer;
+    for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
+      Port& pt = ports_[p];
+      auto it = cfg_.ecn.find(pt.rate_bps);
+      if (it == cfg_.ecn.end())
+        throw InputError(cfg_.path, 0,
+                         "link rate " + std::to_string(pt.rate_bps) + " bit/s (switch " + std::to_string(v) +
+                             " interface " + std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
+                         "add " + std::to_string(pt.rate_bps) + " with its thresholds to all three maps");
+      pt.kmin = it->second.kmin_bytes;
+      pt.kmax = it->second.kmax_bytes;
+      pt.pmax = it->second.pmax;
+      const uint64_t delay_ns = static_cast<uint64_t>(pt.delay / kNs);
+      pt.headroom = pt.rate_bps * delay_ns / 8 / 1000000000ull * 3;
+      pt.pfc_shift = 3;
+      uint64_t rate = pt.rate_bps;
+      while (rate > nic_rate_ && pt.pfc_shift > 0) --pt.pfc_shift, rate /= 2;
+      nd.total_hdrm += pt.headroom;
+      nd.total_rsrv += kReserveBytes;
+    }
+  }
+}
+
+uint32_t Network::add_flows(const std::vector<FlowSpec>& specs) {
+  const uint32_t first = static_cast<uint32_t>(flows_.size());
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (const FlowSpec& s : specs) {
+    Flow f;
+    f.src = s.src;
+    f.dst = s.dst;
+    f.pg = static_cast<uint8_t>(s.pg);
+    f.dport = static_cast<uint16_t>(s.dport);
+    f.size = s.size_bytes;
+    f.start = s.start;
+    uint32_t& sp = sport_next_.try_emplace((uint64_t(s.src) << 32) | s.dst, 10000).first->second;
+    f.sport = static_cast<uint16_t>(sp++);
+    flows_.push_back(f);
+    pairs.emplace_back(s.src, s.dst);
+  }
+  // Precompute the pairs' metrics in one routing pass, then fill in each flow's ideal FCT.
+  routing_.build(nodes_, ports_, cfg_.packet_payload_size, pairs);
+  const uint64_t hdr = kDataHeaderBytes;
+  for (uint32_t id = first; id < flows_.size(); ++id) {
+    Flow& f = flows_[id];
+    const PathMetrics& m = routing_.pair(f.src, f.dst);
+    const uint64_t pkts = (f.size - 1) / cfg_.packet_payload_size + 1;
+    const uint64_t total = f.size + pkts * hdr;
+    f.ideal_fct_ns = m.reachable ? m.rtt_ns() + total * 8000000000ull / m.bw_bps : 0;
+    start_order_.push_back(id);
+  }
+  // Pending starts stay in start-time order (stable: file order among equal times).
+  std::stable_sort(start_order_.begin() + static_cast<long>(next_start_), start_order_.end(),
+                   [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
+  if (!start_pending_ && next_start_ < start_order_.size()) {
+    start_pending_ = true;
+    kernel_.schedule(std::max(flows_[start_order_[next_start_]].start, kernel_.now()), OwnerClass::Global, 0,
+                     global_seq_, kFlowStart, 0);
+  }
+  return first;
+}
+
+void Network::run(Time until) { kernel_.run(until, *this); }
+
+void Network::handle(const Event& e) {
+  switch (e.kind) {
+    case kTxDone: {
+      Port& p = ports_[e.target];
+      p.busy = false;
+      if (nodes_[p.node].is_switch) switch_send(e.target);
+      else nic_send(e.target);
+      break;
+    }
+    case kArrive: on_arrive(e.target); break;
+    case kWake: {
+      Port& p = ports_[e.target];
+      if (e.gen != p.wake_gen) break;
+      p.wake_at = -1;
+      nic_send(e.target);
+      break;
+    }
+    case kFlowStart: {
+      const Time t = kernel_.now();
+      start_pending_ = false;
+      while (next_start_ < start_order_.size() && flows_[start_order_[next_start_]].start <= t)
+        start_flow(start_order_[next_start_++]);
+      if (next_start_ < start_order_.size()) {
+        start_pending_ = true;
+        kernel_.schedule(flows_[start_order_[next_start_]].start, OwnerClass::Global, 0, global_seq_, kFlowStart, 0);
+      }
+      break;
+    }
+    case kCcTimer: {
+      Flow& f = flows_[e.target];
+      if (e.gen != f.timer_gen[e.aux] || f.finished()) break;
+      cc_->on_timer(e.target, f, e.aux, *this);
+      break;
+    }
+    case kRto: {
+      Flow& f = flows_[e.target];
+      if (e.gen != f.timer_gen[3] || f.finished()) break;
+      const Time now = kernel_.now();
+      if (now - f.last_progress >= rto_) {
+        if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
+          ++rto_fired_;
+          f.snd_nxt = f.snd_una;
+          if (f.nic != UINT32_MAX) nic_send(f.nic);
+        }
+        f.last_progress = now;
+      }
+      arm_rto(e.target, f, f.last_progress + rto_);
+      break;
+    }
+    case kLinkDown: link_down(); break;
+  }
+}
+
+void Network::on_tick() {
+  if (observer_) observer_->tick(kernel_.now(), kernel_.events_executed(), flows_finished_);
+}
+
+void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
+  kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kCcTimer, id, static_cast<uint16_t>(slot), ++f.timer_gen[slot]);
+}
+
+void Network::arm_rto(uint32_t id, Flow& f, Time at) {
+  kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kRto, id, 0, ++f.timer_gen[3]);
+}
+
+void Network::transmit(uint32_t port, uint32_t pkt) {
+  Port& p = ports_[port];
+  const Time now = kernel_.now();
+  const Time tx = ser(pool_[pkt].size, p.rate_bps);
+  p.busy = true;
+  kernel_.schedule(now + tx, OwnerClass::Port, port, p.seq, kTxDone, port);
+  const bool idle_wire = p.wire.empty();
+  p.wire.push({now + tx + p.delay, pkt});
+  if (idle_wire) kernel_.schedule(now + tx + p.delay, OwnerClass::Port, port, p.seq, kArrive, port);
+}
+
+void Network::on_arrive(uint32_t port) {
+  Port& p = ports_[port];
+  const uint32_t pkt = p.wire.pop().pkt;
+  if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, OwnerClass::Port, port, p.seq, kArrive, port);
+  receive(p.peer, pkt);
+}
+
+void Network::receive(uint32_t port, uint32_t pkt) {
+  Port& p = ports_[port];
+  if (!p.up) return drop(pkt);
+  if (p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt);
+  const Packet& pk = pool_[pkt];
+  if (pk.type == PktType::Pfc) {
+    handle_pfc_frame(port, pk);
+    pool_.release(pkt);
+    return;
+  }
+  if (nodes_[p.node].is_switch) switch_receive(port, pkt);
+  else host_receive(port, pkt);
+}
+
+void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
+  Port& p = ports_[port];
+  if (observer_) {
+    PfcRecord r;
+    r.time = kernel_.now();
+    r.node = p.node;
+    r.node_type = nodes_[p.node].is_switch ? 1 : 0;
+    r.if_index = p.if_index;
+    r.type = pk.pfc_pause ? 1 : 0;
+    r.cls = pk.pfc_class;
+    observer_->pfc(r);
+  }
+  p.paused[pk.pfc_class] = pk.pfc_pause;
+  if (!pk.pfc_pause) {
+    if (nodes_[p.node].is_switch) switch_send(port);
+    else nic_send(port);
+  }
+}
+
+void Network::link_down() {
+  for (uint32_t p = 0; p < ports_.size(); ++p) {
+    Port& pt = ports_[p];
+    if (!((pt.node == cfg_.link_down_a && ports_[pt.peer].node == cfg_.link_down_b) ||
+          (pt.node == cfg_.link_down_b && ports_[pt.peer].node == cfg_.link_down_a)))
+      continue;
+    pt.up = false;
+    // Queued packets are dropped; on a switch their buffer accounting is released.
+    for (uint32_t c = 0; c < kClasses; ++c)
+      while (!pt.queue[c].empty()) {
+        const uint32_t pkt = pt.queue[c].pop();
+        pt.queue_bytes[c] -= pool_[pkt].size;
+        pt.bytes_total -= pool_[pkt].size;
+        if (nodes_[pt.node].is_switch && c != 0) switch_dequeued(p, c, pkt);
+        drop(pkt);
+      }
+  }
+  routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
+  // Reassign every running QP to a NIC (the reference's RedistributeQp).
+  for (uint32_t v = 0; v < nodes_.size(); ++v)
+    if (!nodes_[v].is_switch)
+      for (uint32_t p = nodes_[v].first_port; p < nodes_[v].first_port + nodes_[v].num_ports; ++p) ports_[p].qps.clear();
+  for (uint32_t id = 0; id < flows_.size(); ++id) {
+    Flow& f = flows_[id];
+    if (!f.started || f.finished()) continue;
+    f.nic = pick_nic(f.src, f.dst, node_ip(f.src), node_ip(f.dst), f.sport, f.dport);
+    if (f.nic != UINT32_MAX) ports_[f.nic].qps.push_back(id);
+  }
+  for (uint32_t p = 0; p < ports_.size(); ++p)
+    if (!nodes_[ports_[p].node].is_switch) nic_send(p);
+}
+
+FlowRecord Network::record(uint32_t id) const {
+  const Flow& f = flows_[id];
+  FlowRecord r;
+  r.id = id;
+  r.src = f.src;
+  r.dst = f.dst;
+  r.sport = f.sport;
+  r.dport = f.dport;
+  r.pg = f.pg;
+  r.size_bytes = f.size;
+  r.start = f.start;
+  r.finish = f.finish;
+  r.ideal_fct_ns = f.ideal_fct_ns;
+  return r;
+}
+
+RunStats Network::stats() const {
+  RunStats s;
+  s.events = kernel_.events_executed();
+  s.sim_end = kernel_.now();
+  s.packets_dropped = dropped_;
+  s.ecn_marks = ecn_marks_;
+  s.retransmit_timeouts = rto_fired_;
+  s.max_rtt_ns = routing_.max_rtt_ns();
+  s.max_bdp_bytes = routing_.max_bdp_bytes();
+  return s;
+}
+
+}  // namespace wh

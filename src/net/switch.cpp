@@ -1,0 +1,140 @@
+// Switch forwarding: ECMP, shared-buffer MMU with dynamic PFC thresholds, ECN marking at dequeue,
+// and round-robin service of the priority classes (hpcc-model.md §10–§12).
+#include <algorithm>
+
+#include "wormhole/io/results_writer.h"
+#include "wormhole/net/hash.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+uint64_t Network::pfc_threshold(uint32_t p) const {
+  const Port& pt = ports_[p];
+  const Node& nd = nodes_[pt.node];
+  // The reference computes this in unsigned 32-bit arithmetic: a buffer smaller than the sum of
+  // headrooms and reserves wraps around and effectively disables PFC (§11.1).
+  const uint32_t free = static_cast<uint32_t>(nd.buffer_bytes - nd.total_hdrm - nd.total_rsrv - nd.shared_used);
+  return free >> pt.pfc_shift;
+}
+
+static inline uint64_t shared_used(const Port& in, uint32_t c) {
+  return in.ingress_bytes[c] > kReserveBytes ? in.ingress_bytes[c] - kReserveBytes : 0;
+}
+
+void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
+  Packet& pk = pool_[pkt];
+  const uint32_t node = ports_[in_port].node;
+  auto hops = routing_.next_hops(node, pk.dst);
+  if (hops.empty()) return drop(pkt);
+  uint32_t out = hops[0];
+  if (hops.size() > 1)
+    out = hops[ecmp_hash(node_ip(pk.src), node_ip(pk.dst), pk.sport, pk.dport, node) % hops.size()];
+  if (!ports_[out].up) return drop(pkt);
+  const uint32_t c = pk.pg;
+  Port& in = ports_[in_port];
+  if (c != 0) {
+    // Ingress admission: drop only when both the headroom and the shared pool are exhausted.
+    const uint64_t s = pk.size;
+    const uint64_t thr = pfc_threshold(in_port);
+    if (s + in.hdrm_bytes[c] > in.headroom && s + shared_used(in, c) > thr) {
+      ++dropped_;
+      pool_.release(pkt);
+      return;
+    }
+    const uint64_t nb = in.ingress_bytes[c] + s;
+    if (nb <= kReserveBytes) {
+      in.ingress_bytes[c] += s;
+    } else if (nb - kReserveBytes > thr) {
+      in.hdrm_bytes[c] += s;
+    } else {
+      in.ingress_bytes[c] += s;
+      nodes_[node].shared_used += std::min(s, nb - kReserveBytes);
+    }
+    if (!in.pause_sent[c] && (in.hdrm_bytes[c] > 0 || shared_used(in, c) >= pfc_threshold(in_port))) {
+      send_pfc(in_port, c, true);
+      in.pause_sent[c] = true;
+    }
+  }
+  pk.in_port = in_port;
+  Port& o = ports_[out];
+  o.queue[c].push(pkt);
+  o.queue_bytes[c] += pk.size;
+  o.bytes_total += pk.size;
+  if (!o.busy) switch_send(out);
+}
+
+void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
+  const uint32_t pkt = pool_.alloc();
+  Packet& pk = pool_[pkt];
+  pk.type = PktType::Pfc;
+  pk.size = kPfcBytes;
+  pk.pg = 0;
+  pk.pfc_class = static_cast<uint8_t>(cls);
+  pk.pfc_pause = pause && cfg_.pause_time_us > 0 ? 1 : 0;
+  Port& p = ports_[in_port];
+  p.queue[0].push(pkt);
+  p.queue_bytes[0] += pk.size;
+  p.bytes_total += pk.size;
+  if (!p.busy) switch_send(in_port);
+}
+
+void Network::switch_send(uint32_t port) {
+  Port& p = ports_[port];
+  if (p.busy || !p.up || p.bytes_total == 0) return;
+  uint32_t c = 0;
+  if (p.queue[0].empty()) {
+    // Round robin over classes starting after the last one served, skipping paused or empty ones.
+    bool found = false;
+    for (uint32_t i = 1; i <= kClasses; ++i) {
+      const uint32_t q = (i + p.rr_last) % kClasses;
+      if (!p.paused[q] && !p.queue[q].empty()) {
+        c = q;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return;
+    p.rr_last = static_cast<uint8_t>(c);
+  }
+  const uint32_t pkt = p.queue[c].pop();
+  const uint32_t size = pool_[pkt].size;
+  p.queue_bytes[c] -= size;
+  p.bytes_total -= size;
+  if (c != 0) switch_dequeued(port, c, pkt);
+  p.tx_bytes += size;
+  transmit(port, pkt);
+}
+
+void Network::switch_dequeued(uint32_t port, uint32_t c, uint32_t pkt) {
+  Packet& pk = pool_[pkt];
+  Port& in = ports_[pk.in_port];
+  Node& nd = nodes_[in.node];
+  const uint64_t s = pk.size;
+  // Release: headroom first, then the ingress counter (and the shared part above the reserve).
+  const uint64_t from_hdrm = std::min(in.hdrm_bytes[c], s);
+  const uint64_t from_shared = std::min(s - from_hdrm, shared_used(in, c));
+  in.hdrm_bytes[c] -= from_hdrm;
+  in.ingress_bytes[c] -= s - from_hdrm;
+  nd.shared_used -= from_shared;
+  // ECN at dequeue on the class's remaining egress bytes (RED-like, §11.3).
+  Port& out = ports_[port];
+  if (cfg_.enable_qcn) {
+    const uint64_t q = out.queue_bytes[c];
+    bool mark = q > out.kmax;
+    if (!mark && q > out.kmin)
+      mark = out.rng.uniform() < out.pmax * double(q - out.kmin) / double(out.kmax - out.kmin);
+    if (mark) {
+      pk.ecn = 1;
+      ++ecn_marks_;
+    }
+  }
+  if (in.pause_sent[c] && in.hdrm_bytes[c] == 0) {
+    const uint64_t su = shared_used(in, c);
+    if (su == 0 || su + kResumeOffset <= pfc_threshold(pk.in_port)) {
+      send_pfc(pk.in_port, c, false);
+      in.pause_sent[c] = false;
+    }
+  }
+}
+
+}  // namespace wh
