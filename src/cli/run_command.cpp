@@ -68,6 +68,9 @@ int run_command(const RunOptions& o) {
     overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
+  for (auto [key, path] : {std::pair{"TOPOLOGY_FILE", &cfg.topology_file}, {"FLOW_FILE", &cfg.flow_file}})
+    if (path->empty())
+      throw InputError(cfg.path, 0, std::string(key) + " is not set", std::string("add ") + key + " <path>");
   const Topology topo = read_topology(cfg.topology_file);
   const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
   std::string warning;

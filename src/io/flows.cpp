@@ -115,7 +115,7 @@ std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo) 
     if (v[3] > 65535)
       throw InputError(path, t[3].line, "dport " + t[3].text + " does not fit in 16 bits", "give a port 0..65535");
     if (v[4] == 0 || v[4] >= (uint64_t(1) << 32))
-      throw InputError(path, t[4].line, "size " + t[4].text + (v[4] ? " does not fit the reference's 32-bit size" : " is 0"),
+      throw InputError(path, t[4].line, (v[4] ? "size " + t[4].text + " does not fit the reference's 32-bit size" : std::string("size 0: a flow needs at least 1 byte")),
                        "give a size in bytes from 1 to 4294967295");
     uint64_t ns = 0;
     switch (start_ns(t[5].text, ns)) {

@@ -1,4 +1,4 @@
-// The HDF5 results file (docs/hdf5-layout.md): /flows, /pfc and /run, written with the HDF5 C API.
+// The HDF5 results file (README.md, "HDF5 results"): /flows, /pfc and /run, written with the HDF5 C API.
 // Serial file driver on one process; the parallel (Open MPI) HDF5 library that is linked handles
 // that fine. Everything is kept to plain compound tables, scalar attributes and variable-length
 // UTF-8 strings so h5py / pandas read it without custom types.

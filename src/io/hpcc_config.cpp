@@ -382,6 +382,11 @@ void ConfigParser::finish() {
                          ": the reference's receiver divides by zero",
                      "set L2_CHUNK_SIZE (e.g. 4000) or L2_ACK_INTERVAL 1");
   }
+  if (c_.l2_back_to_zero && c_.l2_chunk_size == 0) {
+    auto [f, l] = at("L2_BACK_TO_ZERO");
+    throw InputError(f, l, "L2_BACK_TO_ZERO 1 with L2_CHUNK_SIZE 0: go-back-to-zero rounds to a chunk of 0 bytes",
+                     "set L2_CHUNK_SIZE (e.g. 4000) or L2_BACK_TO_ZERO 0");
+  }
   // The reference aborts on an empty RATE_AI / RATE_HAI whatever the mode; we only insist where
   // DCQCN uses them.
   if (c_.cc_mode == 1) {

@@ -96,10 +96,10 @@ TEST(HpccConfig, RingDcqcn) {
   EXPECT_EQ(c.flow_file, (fs::path(kRing) / "flow.txt").string());
   EXPECT_EQ(c.fct_output_file, (fs::path(kRing) / "out/dcqcn/fct.txt").string());
   EXPECT_EQ(c.qlen_mon_file, (fs::path(kRing) / "out/dcqcn/qlen.txt").string());
-  ASSERT_EQ(c.raw.size(), 51u);
+  ASSERT_EQ(c.raw.size(), 47u);
   EXPECT_EQ(c.raw.front(), (std::pair<std::string, std::string>{"ENABLE_QCN", "1"}));
-  EXPECT_EQ(c.raw[42], (std::pair<std::string, std::string>{"LINK_DOWN", "0 0 0"}));
-  EXPECT_EQ(c.raw[44].second, "2 100000000000 1600 400000000000 6400");
+  EXPECT_EQ(c.raw[38], (std::pair<std::string, std::string>{"LINK_DOWN", "0 0 0"}));
+  EXPECT_EQ(c.raw[40].second, "2 100000000000 1600 400000000000 6400");
   EXPECT_EQ(c.path, kRing + "/config_dcqcn.txt");
 }
 

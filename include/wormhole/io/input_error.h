@@ -18,9 +18,17 @@ class InputError : public std::runtime_error {
   static std::string format(const std::string& file, int line, const std::string& problem,
                             const std::string& fix) {
     std::string s = file;
-    if (line > 0) s += ":" + std::to_string(line);
-    s += ": " + problem;
-    if (!fix.empty()) s += " (fix: " + fix + ")";
+    if (line > 0) {
+      s += ':';
+      s += std::to_string(line);
+    }
+    s += ": ";
+    s += problem;
+    if (!fix.empty()) {
+      s += " (fix: ";
+      s += fix;
+      s += ')';
+    }
     return s;
   }
   std::string file_;

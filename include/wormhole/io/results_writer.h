@@ -46,7 +46,7 @@ struct RunMetadata {
   RunStats stats;
 };
 
-/// Writes the HDF5 results file (layout in docs/hdf5-layout.md): /flows (one row per flow),
+/// Writes the HDF5 results file (layout in README.md, "HDF5 results"): /flows (one row per flow),
 /// /pfc (one row per PFC frame received), and attributes of /run. Throws InputError if the file
 /// cannot be created, std::runtime_error on an HDF5 failure.
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the packages, builds wormhole and runs the main job on a shipped scenario
+# (default: the 16-to-1 incast on a 64-host leaf-spine, DCQCN). Usage: scripts/run.sh [CONFIG] [wormhole run options]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$root/build" -j"$(nproc)" >/dev/null
+config="${1:-$root/inputs/hpcc-incast16to1-leafspine64-1MB/config_dcqcn.txt}"
+shift || true
+# The shipped configs write to out/<cc>/ beside them; the reference does not create directories.
+mkdir -p "$(dirname "$config")/out/dcqcn" "$(dirname "$config")/out/hpcc"
+exec "$root/build/wormhole" run "$config" "$@"
