@@ -127,8 +127,8 @@ int run_command(const RunOptions& o) {
     const RunStats& s = meta.stats;
     fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us\n",
                st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us);
-    fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); sim time {:.6f} s; PFC frames {}; ECN marks {}; drops {}\n",
-               s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, double(s.sim_end) / kSec, obs.pfc_.size(),
+    fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); last flow finished at {:.6f} s; PFC frames {}; ECN marks {}; drops {}\n",
+               s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, double(s.last_finish) / kSec, obs.pfc_.size(),
                s.ecn_marks, s.packets_dropped);
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }

@@ -237,6 +237,7 @@ void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetada
   attr_f64(run, "wall_s", st.wall_s);
   attr_f64(run, "events_per_s", st.wall_s > 0 ? double(st.events) / st.wall_s : 0.0);
   attr_i64(run, "sim_end_ns", st.sim_end / kNs);
+  attr_i64(run, "last_finish_ns", st.last_finish < 0 ? -1 : st.last_finish / kNs);
   attr_u64(run, "packets_dropped", st.packets_dropped);
   attr_u64(run, "ecn_marks", st.ecn_marks);
   attr_u64(run, "retransmit_timeouts", st.retransmit_timeouts);

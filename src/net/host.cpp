@@ -205,6 +205,7 @@ void Network::receive_ack(uint32_t pkt) {
 void Network::flow_done(uint32_t id) {
   Flow& f = flows_[id];
   f.finish = kernel_.now();
+  last_finish_ = f.finish;
   for (uint32_t& g : f.timer_gen) ++g;  // cancels CC timers and the RTO
   ++flows_finished_;
   if (observer_) observer_->flow_finished(record(id));

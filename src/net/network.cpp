@@ -306,6 +306,7 @@ RunStats Network::stats() const {
   RunStats s;
   s.events = kernel_.events_executed();
   s.sim_end = kernel_.now();
+  s.last_finish = last_finish_;
   s.packets_dropped = dropped_;
   s.ecn_marks = ecn_marks_;
   s.retransmit_timeouts = rto_fired_;

@@ -128,6 +128,7 @@ class Network final : public CcHost {
   uint32_t global_seq_ = 0;
   uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
   Time rto_ = 0;
+  Time last_finish_ = -1;
   std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
 };
 

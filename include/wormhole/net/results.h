@@ -39,7 +39,8 @@ struct PfcRecord {
 struct RunStats {
   uint64_t events = 0;          ///< events executed
   double wall_s = 0;            ///< wall-clock seconds of the simulation loop
-  Time sim_end = 0;             ///< ps, time of the last event executed
+  Time sim_end = 0;             ///< ps, time of the last event executed (cancelled timers included)
+  Time last_finish = -1;        ///< ps, when the last flow finished (-1: none)
   uint64_t packets_dropped = 0; ///< headroom-exhausted, link-error and link-down drops
   uint64_t ecn_marks = 0;
   uint64_t retransmit_timeouts = 0;
