@@ -52,7 +52,7 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
 
 void Network::nic_send(uint32_t port) {
   Port& p = ports_[port];
-  if (!p.up || p.busy) return;
+  if (!p.up || p.busy_until > kernel_.now()) return;
   const Time now = kernel_.now();
   // 1. ACK/NACK queue: strict priority unless its PFC class is paused.
   if (!p.queue[0].empty() && !p.paused[ack_class_]) {

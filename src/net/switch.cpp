@@ -60,7 +60,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   o.queue[c].push(pkt);
   o.queue_bytes[c] += pk.size;
   o.bytes_total += pk.size;
-  if (!o.busy) switch_send(out);
+  kick(out);
 }
 
 void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
@@ -75,12 +75,21 @@ void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
   p.queue[0].push(pkt);
   p.queue_bytes[0] += pk.size;
   p.bytes_total += pk.size;
-  if (!p.busy) switch_send(in_port);
+  kick(in_port);
+}
+
+void Network::kick(uint32_t port) {
+  Port& p = ports_[port];
+  if (p.busy_until <= kernel_.now()) return switch_send(port);
+  if (!p.txdone_pending) {
+    p.txdone_pending = true;
+    kernel_.schedule(p.busy_until, OwnerClass::Port, port, p.seq, kTxDone, port);
+  }
 }
 
 void Network::switch_send(uint32_t port) {
   Port& p = ports_[port];
-  if (p.busy || !p.up || p.bytes_total == 0) return;
+  if (p.busy_until > kernel_.now() || !p.up || p.bytes_total == 0) return;
   uint32_t c = 0;
   if (p.queue[0].empty()) {
     // Round robin over classes starting after the last one served, skipping paused or empty ones.

@@ -96,6 +96,8 @@ class Network final : public CcHost {
   // switches (switch.cpp)
   void switch_receive(uint32_t in_port, uint32_t pkt);
   void switch_send(uint32_t port);
+  /// A packet was queued on switch port `port`: send now if idle, else make sure it is woken.
+  void kick(uint32_t port);
   void switch_dequeued(uint32_t port, uint32_t cls, uint32_t pkt);
   void send_pfc(uint32_t in_port, uint32_t cls, bool pause);
   // hosts (host.cpp)

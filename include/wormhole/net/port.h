@@ -32,7 +32,8 @@ struct Port {
   Time delay = 0;           ///< propagation delay, ps
   double error_rate = 0;    ///< drop probability of packets received by this port
   bool up = true;
-  bool busy = false;        ///< serializing a packet
+  Time busy_until = 0;      ///< ps: serializing a packet until then
+  bool txdone_pending = false;  ///< a kTxDone event is scheduled at busy_until
   bool paused[kClasses] = {};  ///< PFC pause received from the peer, per class
   uint8_t rr_last = 0;      ///< switch: last class served (round robin)
   uint32_t seq = 0;         ///< event tie-break counter (kernel owner sequence)

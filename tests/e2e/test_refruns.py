@@ -1,0 +1,340 @@
+#!/usr/bin/python3
+"""End-to-end tests: wormhole against the HPCC ns-3 reference runs, its HDF5 results and its input errors.
+
+ctest runs this file with the environment variables
+  WORMHOLE        the wormhole binary
+  WH_SHARED_DATA  the shared data folder (reference runs in refruns/<scenario>/)
+  WH_SOURCE_DIR   the repository
+Every run works on a temporary copy of its scenario and has a subprocess timeout. Only DCQCN (CC_MODE 1)
+is asserted against the reference; HPCC (CC_MODE 3) is not implemented yet.
+"""
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+SHARED_DATA = Path(os.environ.get("WH_SHARED_DATA", SOURCE_DIR.parent / "shared" / "data"))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
+REFRUNS = SHARED_DATA / "refruns"
+
+RING_1MB = "hpcc-ring16-fattree-k4-1MB"
+RING_16MB = "hpcc-ring16-fattree-k4-16MB"
+INCAST = "hpcc-incast16to1-leafspine64-1MB"
+RUN_TIMEOUT_S = 120
+LINK_DOWN_TIMEOUT_S = 60
+
+# Signatures of a crash rather than a clean error report.
+CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "AddressSanitizer",
+                 "std::bad_alloc", "what():")
+
+
+def read_fct(path):
+    """fct.txt -> {(sip, dip, sport, dport): (start_ns, fct_ns, ideal_ns)}."""
+    flows = {}
+    for line in Path(path).read_text().splitlines():
+        t = line.split()
+        if t:
+            flows[(t[0], t[1], int(t[2]), int(t[3]))] = (int(t[5]), int(t[6]), int(t[7]))
+    return flows
+
+
+def nearest_rank(values, p):
+    s = sorted(values)
+    return s[max(1, math.ceil(p * len(s))) - 1]
+
+
+def makespan_ns(flows):
+    return max(s + f for s, f, _ in flows.values()) - min(s for s, _, _ in flows.values())
+
+
+def mean_fct_us(flows):
+    return sum(f for _, f, _ in flows.values()) / len(flows) / 1000.0
+
+
+def copy_scenario(name, dest):
+    """Copies the scenario's inputs (not its reference outputs) to dest and creates out/dcqcn, out/hpcc."""
+    src = REFRUNS / name
+    for p in src.iterdir():
+        if p.is_file():
+            shutil.copy2(p, dest / p.name)
+    (dest / "out" / "dcqcn").mkdir(parents=True)
+    (dest / "out" / "hpcc").mkdir(parents=True)
+    return dest
+
+
+def run(cwd, config, *extra, timeout=RUN_TIMEOUT_S):
+    return subprocess.run([str(WORMHOLE), "run", str(config), *extra], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def line_of_key(config_path, key):
+    """1-based line number of the first line starting with key in a config file."""
+    for i, line in enumerate(Path(config_path).read_text().splitlines(), 1):
+        if line.split()[:1] == [key]:
+            return i
+    raise AssertionError(f"{key} not in {config_path}")
+
+
+class WormholeTestCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not WORMHOLE.is_file():
+            raise AssertionError(f"wormhole binary not found: {WORMHOLE} (set WORMHOLE)")
+        if not (REFRUNS / RING_1MB).is_dir():
+            raise AssertionError(f"reference runs not found in {REFRUNS} (set WH_SHARED_DATA)")
+        cls._tmp = tempfile.TemporaryDirectory(prefix="wh-e2e-")
+        cls.tmp = Path(cls._tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def assertNoCrash(self, proc):
+        self.assertGreaterEqual(proc.returncode, 0, f"killed by signal {-proc.returncode}:\n{proc.stderr}")
+        self.assertLess(proc.returncode, 128, f"exit status {proc.returncode} looks like a crash:\n{proc.stderr}")
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, proc.stderr, f"crash marker {m!r} in stderr:\n{proc.stderr}")
+
+
+class DcqcnAgainstReference(WormholeTestCase):
+    """(a) ring DCQCN: exact per-flow match; (b) incast DCQCN: distribution-level match."""
+
+    _runs = {}
+
+    def run_dcqcn(self, scenario):
+        if scenario not in self._runs:
+            work = copy_scenario(scenario, Path(tempfile.mkdtemp(dir=self.tmp)))
+            proc = run(work, "config_dcqcn.txt")
+            self.assertEqual(proc.returncode, 0, f"{scenario}: wormhole failed:\n{proc.stderr}")
+            self._runs[scenario] = (work, proc)
+        return self._runs[scenario]
+
+    def check_ring(self, scenario):
+        work, _ = self.run_dcqcn(scenario)
+        ours_path = work / "out" / "dcqcn" / "fct.txt"
+        ref_path = REFRUNS / scenario / "out_dcqcn" / "fct.txt"
+        ours, ref = read_fct(ours_path), read_fct(ref_path)
+        self.assertEqual(len(ref), 16)
+        self.assertEqual(set(ours), set(ref), "the set of (sip, dip, sport, dport) differs from the reference")
+        errs = []
+        for k in sorted(ref):
+            err = abs(ours[k][1] - ref[k][1]) / ref[k][1]
+            self.assertLessEqual(err, 0.005, f"flow {k}: FCT {ours[k][1]} ns vs reference {ref[k][1]} ns")
+            self.assertEqual(ours[k][2], ref[k][2], f"flow {k}: standalone FCT differs")
+            errs.append(err)
+        self.assertLessEqual(sum(errs) / len(errs), 0.02)
+        self.assertLessEqual(nearest_rank(errs, 0.99), 0.05)
+        # The ring has no congestion and no random marking: fct.txt equals the reference's byte for byte,
+        # up to the completion order of simultaneous finishes.
+        self.assertEqual(sorted(ours_path.read_bytes().splitlines(keepends=True)),
+                         sorted(ref_path.read_bytes().splitlines(keepends=True)))
+        self.assertEqual((work / "out" / "dcqcn" / "pfc.txt").read_bytes(), b"")
+
+    def test_a_ring_1mb_dcqcn_matches_reference_exactly(self):
+        self.check_ring(RING_1MB)
+
+    def test_a_ring_16mb_dcqcn_matches_reference_exactly(self):
+        self.check_ring(RING_16MB)
+
+    def test_b_incast_dcqcn_matches_reference_distribution(self):
+        # DCQCN's ECN marking is random (RED between KMIN and KMAX) and our RNG is not ns-3's, so the
+        # marks land on different packets and per-flow FCTs cannot match the reference; only the
+        # aggregate behaviour (all finish, no PFC, mean FCT and makespan) is compared.
+        work, _ = self.run_dcqcn(INCAST)
+        ours = read_fct(work / "out" / "dcqcn" / "fct.txt")
+        ref = read_fct(REFRUNS / INCAST / "out_dcqcn" / "fct.txt")
+        self.assertEqual(len(ours), 16, "all 16 incast flows must finish")
+        self.assertEqual(set(ours), set(ref))
+        self.assertEqual((REFRUNS / INCAST / "out_dcqcn" / "pfc.txt").read_bytes(), b"")
+        self.assertEqual((work / "out" / "dcqcn" / "pfc.txt").read_bytes(), b"", "no PFC, as the reference")
+        ref_mean, ref_span = mean_fct_us(ref), makespan_ns(ref) / 1000.0
+        self.assertAlmostEqual(ref_mean, 1321.1, delta=0.05)
+        self.assertAlmostEqual(ref_span, 1683.1, delta=0.05)
+        self.assertLessEqual(abs(mean_fct_us(ours) - ref_mean) / ref_mean, 0.10,
+                             f"mean FCT {mean_fct_us(ours):.1f} us vs reference {ref_mean:.1f} us")
+        self.assertLessEqual(abs(makespan_ns(ours) / 1000.0 - ref_span) / ref_span, 0.15,
+                             f"makespan {makespan_ns(ours) / 1000.0:.1f} us vs reference {ref_span:.1f} us")
+
+
+class Hdf5Results(WormholeTestCase):
+    """(c) the HDF5 results file of ring 1MB DCQCN, as docs/hdf5-layout.md describes it."""
+
+    FLOW_FIELDS = {"id": "u4", "src": "u4", "dst": "u4", "sport": "u4", "dport": "u4", "pg": "u4",
+                   "size_bytes": "u8", "start_ns": "i8", "finish_ns": "i8", "fct_ns": "i8",
+                   "ideal_fct_ns": "u8", "slowdown": "f8", "finished": "u1"}
+    PFC_FIELDS = {"time_ns": "i8", "node": "u4", "node_type": "u1", "if_index": "u4", "type": "u1", "cls": "u1"}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.work = copy_scenario(RING_1MB, cls.tmp)
+        cls.h5 = cls.work / "res" / "ring.h5"
+        (cls.work / "res").mkdir()
+        cls.proc = run(cls.work, "config_dcqcn.txt", "--results", str(cls.h5))
+
+    def test_c_hdf5_flows_run_and_pfc(self):
+        import h5py  # /usr/bin/python3 has it; imported here so the other tests run without it
+        import numpy as np
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertTrue(self.h5.is_file(), f"{self.h5} not written")
+        with h5py.File(self.h5, "r") as f:
+            self.assertEqual(int(f.attrs["layout_version"]), 1)
+            flows = f["flows"][:]
+            self.assertEqual(flows.shape, (16,))
+            self.assertEqual(set(flows.dtype.names), set(self.FLOW_FIELDS))
+            for name, t in self.FLOW_FIELDS.items():
+                self.assertEqual(flows.dtype[name], np.dtype(t), f"/flows field {name}")
+            for ds in ("flows", "pfc"):
+                self.assertIn("units", f[ds].attrs)
+                self.assertIn("description", f[ds].attrs)
+            self.assertTrue((flows["id"] == np.arange(16)).all())
+            self.assertTrue((flows["finished"] == 1).all())
+            self.assertTrue((flows["fct_ns"] == flows["finish_ns"] - flows["start_ns"]).all())
+            # Agrees with fct.txt row for row.
+            txt = read_fct(self.work / "out" / "dcqcn" / "fct.txt")
+            for r in flows:
+                key = (f"{0x0b000001 + (int(r['src']) // 256) * 0x10000 + (int(r['src']) % 256) * 0x100:08x}",
+                       f"{0x0b000001 + (int(r['dst']) // 256) * 0x10000 + (int(r['dst']) % 256) * 0x100:08x}",
+                       int(r["sport"]), int(r["dport"]))
+                self.assertEqual(txt[key], (int(r["start_ns"]), int(r["fct_ns"]), int(r["ideal_fct_ns"])))
+            # The 8 two-hop flows (same edge switch): fct 90900 ns, standalone 88000 ns.
+            two_hop = flows[flows["ideal_fct_ns"] == 88000]
+            self.assertEqual(len(two_hop), 8)
+            for r in two_hop:
+                self.assertEqual(int(r["fct_ns"]), 90900)
+                self.assertEqual(float(r["slowdown"]), 90900 / 88000)
+            self.assertEqual(f["pfc"].shape, (0,))
+            self.assertEqual(set(f["pfc"].dtype.names), set(self.PFC_FIELDS))
+            run_attrs = f["run"].attrs
+            self.assertGreater(int(run_attrs["events"]), 0)
+            m = re.search(r"events (\d+) in", self.proc.stdout)
+            self.assertIsNotNone(m, f"no summary line in stdout:\n{self.proc.stdout}")
+            self.assertEqual(int(run_attrs["events"]), int(m.group(1)))
+            self.assertEqual(int(run_attrs["flows_total"]), 16)
+            self.assertEqual(int(run_attrs["flows_finished"]), 16)
+            self.assertEqual(int(run_attrs["max_rtt_ns"]), 12480)
+            self.assertEqual(int(run_attrs["max_bdp_bytes"]), 156000)
+            self.assertAlmostEqual(float(run_attrs["slowdown_mean"]), float(flows["slowdown"].mean()), places=12)
+            settings = dict(f["run/settings"].asstr()[:].tolist())
+            self.assertEqual(settings.get("CC_MODE"), "1")
+
+
+class BadInput(WormholeTestCase):
+    """(d) invalid inputs end to end: non-zero exit, a precise message on stderr, no crash."""
+
+    def setUp(self):
+        self.work = copy_scenario(RING_1MB, Path(tempfile.mkdtemp(dir=self.tmp)))
+        self.config = self.work / "config_dcqcn.txt"
+
+    def edit(self, path, fn):
+        path.write_text(fn(path.read_text()))
+
+    def test_d_misspelled_key(self):
+        line = line_of_key(self.config, "CC_MODE")
+        self.edit(self.config, lambda s: re.sub(r"(?m)^CC_MODE 1$", "CC_MOD 1", s))
+        proc = run(self.work, self.config)  # absolute path: the message must still name the file
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertNoCrash(proc)
+        self.assertIn("config_dcqcn.txt", proc.stderr)
+        self.assertRegex(proc.stderr, rf"config_dcqcn\.txt(:|,? line ){line}\b")
+        self.assertIn("CC_MOD", proc.stderr)
+        self.assertIn("CC_MODE", proc.stderr)
+
+    def test_d_output_in_missing_directory(self):
+        self.edit(self.config, lambda s: s.replace("FCT_OUTPUT_FILE out/dcqcn/fct.txt",
+                                                   "FCT_OUTPUT_FILE no_such_dir/sub/fct.txt"))
+        proc = run(self.work, "config_dcqcn.txt")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertNoCrash(proc)
+        self.assertIn("no_such_dir/sub/fct.txt", proc.stderr)
+        self.assertFalse((self.work / "no_such_dir").exists(), "must not create the directory silently")
+
+    def test_d_flow_with_src_equal_dst(self):
+        flow = self.work / "flow.txt"
+        lines = flow.read_text().splitlines()
+        bad = 4  # file line 4 = the third flow (line 1 is the count)
+        t = lines[bad - 1].split()
+        t[1] = t[0]
+        lines[bad - 1] = " ".join(t)
+        flow.write_text("\n".join(lines) + "\n")
+        proc = run(self.work, "config_dcqcn.txt")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertNoCrash(proc)
+        self.assertRegex(proc.stderr, rf"flow\.txt(:|,? line ){bad}\b")
+
+    def test_d_link_rate_missing_from_k_maps(self):
+        topo = self.work / "topology.txt"
+        lines = topo.read_text().splitlines()
+        # Third line = first link; 25 Gbps is not in the 100G/400G KMIN/KMAX/PMAX maps.
+        lines[2] = lines[2].replace("100Gbps", "25Gbps")
+        self.assertIn("25Gbps", lines[2])
+        topo.write_text("\n".join(lines) + "\n")
+        proc = run(self.work, "config_dcqcn.txt")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertNoCrash(proc)
+        self.assertTrue(any(s in proc.stderr for s in ("25000000000", "25Gbps", "25 Gbps", "25G")),
+                        f"stderr does not name the 25 Gbps rate:\n{proc.stderr}")
+        self.assertRegex(proc.stderr, r"KMIN_MAP|KMAX_MAP|PMAX_MAP")
+
+
+class UnfinishableFlow(WormholeTestCase):
+    """(e) a flow whose only path goes down: the run ends at the stop time and reports it."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        w = cls.tmp
+        # hosts 0 and 1, switch 2; links 0-2 and 1-2; flow 0 -> 1 (1 MB, 88 us standalone) at 2 s;
+        # LINK_DOWN 1 2 1: at 2 s + 1 us take link 2-1 down (hpcc-model.md §1), in the middle of the flow.
+        (w / "topology.txt").write_text("3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n")
+        (w / "flow.txt").write_text("1\n0 1 3 100 1000000 2.000000000\n")
+        (w / "trace.txt").write_text("0\n")
+        base = (REFRUNS / RING_1MB / "config_dcqcn.txt").read_text()
+        cfg = base.replace("out/dcqcn/", "out/")
+        cfg, n = re.subn(r"(?m)^LINK_DOWN .*$", "LINK_DOWN 1 2 1", cfg)
+        assert n == 1
+        (w / "config.txt").write_text(cfg)
+        (w / "out").mkdir()
+        cls.proc = run(w, "config.txt", "--results", "out/results.h5", timeout=LINK_DOWN_TIMEOUT_S)
+
+    def test_e_unfinished_flow_is_reported(self):
+        proc = self.proc
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        fct = (self.tmp / "out" / "fct.txt").read_text()
+        self.assertNotIn("0b000001 0b000101", fct, "the flow cannot have finished")
+        self.assertEqual(fct.strip(), "")
+        self.assertRegex(proc.stderr, r"did not finish|not finished|unfinished")
+        self.assertRegex(proc.stderr, r"0 -> 1|0->1|flow 0\b")
+        import h5py
+        with h5py.File(self.tmp / "out" / "results.h5", "r") as f:
+            r = f["flows"][0]
+            self.assertEqual(int(r["finished"]), 0)
+            self.assertEqual(int(r["fct_ns"]), -1)
+            self.assertTrue(math.isnan(float(r["slowdown"])))
+            self.assertEqual(int(f["run"].attrs["flows_finished"]), 0)
+
+    # BUG (simulator, not fixed here): LINK_DOWN rebuilds the routing tables with Routing::build(), which
+    # resets and recomputes maxRtt / maxBdp from the degraded topology (src/net/routing.cpp, max_rtt_ns_ =
+    # max_bdp_ = 0, then the BFS maxima). The HDF5 /run attrs max_rtt_ns / max_bdp_bytes are documented as
+    # "maxRtt as the reference prints it", but here stdout prints maxRtt=4160 maxBdp=52000 and the file holds
+    # 0 and 0 (no host pair is connected after the link goes down). The same recomputed values would also
+    # become base_rtt / window of any flow started after the link-down under GLOBAL_T 1 (start_flow in
+    # src/net/host.cpp), while the reference computes maxRtt / maxBdp once at setup.
+    @unittest.expectedFailure
+    def test_e_hdf5_max_rtt_is_the_printed_one_after_link_down(self):
+        m = re.search(r"maxRtt=(\d+) maxBdp=(\d+)", self.proc.stdout)
+        self.assertIsNotNone(m, self.proc.stdout)
+        self.assertEqual((int(m.group(1)), int(m.group(2))), (4160, 52000))
+        import h5py
+        with h5py.File(self.tmp / "out" / "results.h5", "r") as f:
+            self.assertEqual(int(f["run"].attrs["max_rtt_ns"]), 4160)
+            self.assertEqual(int(f["run"].attrs["max_bdp_bytes"]), 52000)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,383 @@
+// Core kernel pieces: the event heap's (time, key) order, Kernel::run's stop rules, serialization
+// times (hpcc-model.md §6), the Ring FIFO and the per-stream random generator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "wormhole/core/event.h"
+#include "wormhole/core/event_queue.h"
+#include "wormhole/core/kernel.h"
+#include "wormhole/core/ring.h"
+#include "wormhole/core/rng.h"
+#include "wormhole/core/time.h"
+
+using namespace wh;
+
+namespace {
+
+bool less_tk(const Event& a, const Event& b) { return a.time < b.time || (a.time == b.time && a.key < b.key); }
+
+/// A kernel handler that records the events it sees and can ask the kernel to stop.
+struct Recorder {
+  std::vector<Event> seen;
+  std::vector<Time> now_at_handle;
+  Kernel* k = nullptr;
+  int ticks = 0;
+  bool running = true;
+  bool stop_on_tick = false;
+  void handle(const Event& e) {
+    seen.push_back(e);
+    if (k) now_at_handle.push_back(k->now());
+  }
+  void on_tick() {
+    ++ticks;
+    if (stop_on_tick) running = false;
+  }
+  bool keep_running() const { return running; }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// EventQueue
+// ---------------------------------------------------------------------------------------------
+
+TEST(EventQueue, PopsTenThousandRandomEventsInTimeKeyOrder) {
+  // 10,000 events with times drawn from a small range (many ties) and random keys; the pop
+  // sequence must equal std::sort of the same records by (time, key).
+  std::mt19937_64 gen(12345);
+  std::uniform_int_distribution<Time> tdist(0, 2000);  // ~5 events per distinct time: plenty of ties
+  std::vector<Event> evs;
+  EventQueue q;
+  for (uint32_t i = 0; i < 10000; ++i) {
+    Event e;
+    e.time = tdist(gen) * kNs;
+    e.key = Event::make_key(static_cast<OwnerClass>(gen() % 3), static_cast<uint32_t>(gen() % 64), i);
+    e.target = i;  // unique: identifies the record
+    evs.push_back(e);
+    q.push(e);
+  }
+  ASSERT_EQ(q.size(), 10000u);
+  std::vector<Event> want = evs;
+  std::sort(want.begin(), want.end(), less_tk);  // keys are unique (seq = i), so the order is total
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_FALSE(q.empty());
+    EXPECT_EQ(q.top().target, want[i].target) << "top() at pop " << i;
+    const Event e = q.pop();
+    ASSERT_EQ(e.time, want[i].time) << "pop " << i;
+    ASSERT_EQ(e.key, want[i].key) << "pop " << i;
+    ASSERT_EQ(e.target, want[i].target) << "pop " << i;
+  }
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, InterleavedPushPopKeepsOrder) {
+  // Random mix of pushes and pops (never pushing earlier than the last popped time, as a
+  // simulation does): every pop returns the minimum of what is in the queue.
+  std::mt19937_64 gen(7);
+  EventQueue q;
+  std::multiset<std::pair<Time, uint64_t>> ref;
+  Time now = 0;
+  uint32_t seq = 0;
+  for (int step = 0; step < 50000; ++step) {
+    if (ref.empty() || gen() % 3 != 0) {
+      Event e;
+      e.time = now + static_cast<Time>(gen() % 100);
+      e.key = Event::make_key(OwnerClass::Port, static_cast<uint32_t>(gen() % 8), seq++);
+      q.push(e);
+      ref.insert({e.time, e.key});
+    } else {
+      const Event e = q.pop();
+      ASSERT_EQ(std::make_pair(e.time, e.key), *ref.begin()) << "step " << step;
+      ref.erase(ref.begin());
+      now = e.time;
+    }
+  }
+  EXPECT_EQ(q.size(), ref.size());
+}
+
+TEST(EventQueue, EqualTimesPopInKeyOrder) {
+  // Same time, keys pushed in descending order: they come out ascending. The key packs
+  // (owner class, owner id, owner seq), so Global < Port < Flow, then id, then seq.
+  EventQueue q;
+  const uint64_t k_flow = Event::make_key(OwnerClass::Flow, 0, 0);
+  const uint64_t k_port9 = Event::make_key(OwnerClass::Port, 9, 0);
+  const uint64_t k_port2b = Event::make_key(OwnerClass::Port, 2, 5);
+  const uint64_t k_port2a = Event::make_key(OwnerClass::Port, 2, 4);
+  const uint64_t k_glob = Event::make_key(OwnerClass::Global, 1000, 0);
+  for (uint64_t k : {k_flow, k_port9, k_port2b, k_port2a, k_glob}) {
+    Event e;
+    e.time = 42 * kNs;
+    e.key = k;
+    q.push(e);
+  }
+  // An earlier event with the largest key still comes first.
+  Event early;
+  early.time = 41 * kNs;
+  early.key = UINT64_MAX;
+  q.push(early);
+  EXPECT_EQ(q.pop().key, UINT64_MAX);
+  EXPECT_EQ(q.pop().key, k_glob);    // class 0
+  EXPECT_EQ(q.pop().key, k_port2a);  // class 1, owner 2, seq 4
+  EXPECT_EQ(q.pop().key, k_port2b);  // class 1, owner 2, seq 5
+  EXPECT_EQ(q.pop().key, k_port9);   // class 1, owner 9
+  EXPECT_EQ(q.pop().key, k_flow);    // class 2
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, MakeKeyLayout) {
+  // class in bits 62-63, owner (30 bits) in 32-61, seq in 0-31.
+  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0), 0u);
+  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0, 0), 1ull << 62);
+  EXPECT_EQ(Event::make_key(OwnerClass::Flow, 3, 7), (2ull << 62) | (3ull << 32) | 7u);
+  // Owner ids are masked to 30 bits: 0x40000001 -> 1.
+  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0x40000001u, 0), (1ull << 62) | (1ull << 32));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel
+// ---------------------------------------------------------------------------------------------
+
+TEST(Kernel, RunStopsAtUntilInclusive) {
+  Kernel k;
+  uint32_t seq = 0;
+  for (Time t : {30 * kNs, 10 * kNs, 20 * kNs, 21 * kNs}) k.schedule(t, OwnerClass::Global, 0, seq, 0, static_cast<uint32_t>(t / kNs));
+  EXPECT_EQ(seq, 4u);  // the owner counter advanced once per schedule
+  Recorder r;
+  r.k = &k;
+  // Events at 10 and 20 ns are <= until = 20 ns (inclusive); 21 and 30 stay pending.
+  EXPECT_EQ(k.run(20 * kNs, r), 2u);
+  ASSERT_EQ(r.seen.size(), 2u);
+  EXPECT_EQ(r.seen[0].target, 10u);
+  EXPECT_EQ(r.seen[1].target, 20u);
+  EXPECT_EQ(r.now_at_handle, (std::vector<Time>{10 * kNs, 20 * kNs}));  // now() = event time in handle
+  EXPECT_EQ(k.now(), 20 * kNs);  // the clock stays at the last executed event, not at `until`
+  EXPECT_EQ(k.pending(), 2u);
+  EXPECT_EQ(k.events_executed(), 2u);
+  // Running on executes the rest; an empty queue ends the run before `until`.
+  EXPECT_EQ(k.run(kTimeMax, r), 2u);
+  EXPECT_EQ(r.seen.back().target, 30u);
+  EXPECT_EQ(k.now(), 30 * kNs);
+  EXPECT_EQ(k.pending(), 0u);
+  EXPECT_EQ(k.events_executed(), 4u);
+}
+
+TEST(Kernel, EqualTimeEventsRunInOwnerOrder) {
+  Kernel k;
+  uint32_t s_flow = 0, s_port = 0, s_glob = 0;
+  k.schedule(5, OwnerClass::Flow, 1, s_flow, 0, 3);
+  k.schedule(5, OwnerClass::Port, 7, s_port, 0, 2);
+  k.schedule(5, OwnerClass::Port, 7, s_port, 0, 22);  // same owner: its counter orders it after
+  k.schedule(5, OwnerClass::Global, 0, s_glob, 0, 1);
+  Recorder r;
+  k.run(5, r);
+  ASSERT_EQ(r.seen.size(), 4u);
+  EXPECT_EQ(r.seen[0].target, 1u);   // Global
+  EXPECT_EQ(r.seen[1].target, 2u);   // Port 7, seq 0
+  EXPECT_EQ(r.seen[2].target, 22u);  // Port 7, seq 1
+  EXPECT_EQ(r.seen[3].target, 3u);   // Flow
+}
+
+TEST(Kernel, TickEvery65536EventsAndStopRequest) {
+  // 70,000 events; the handler is ticked after event 65,536 and asks to stop there.
+  Kernel k;
+  uint32_t seq = 0;
+  for (int i = 0; i < 70000; ++i) k.schedule(i, OwnerClass::Global, 0, seq, 0, 0);
+  Recorder r;
+  r.stop_on_tick = true;
+  EXPECT_EQ(k.run(kTimeMax, r), 65536u);  // 2^16 events, then on_tick -> keep_running() false
+  EXPECT_EQ(r.ticks, 1);
+  EXPECT_EQ(k.pending(), 70000u - 65536u);
+  EXPECT_EQ(k.now(), 65535);  // times 0..65535 ps executed
+  // Without a stop request the rest runs; no second tick (131,072 is not reached).
+  r.running = true;
+  r.stop_on_tick = false;
+  EXPECT_EQ(k.run(kTimeMax, r), 70000u - 65536u);
+  EXPECT_EQ(r.ticks, 1);
+  EXPECT_EQ(k.events_executed(), 70000u);
+}
+
+TEST(Kernel, EventsScheduledDuringRunAreExecuted) {
+  // A handler that schedules a follow-up event 1 ns later, 10 times, then stops scheduling.
+  struct Chain {
+    Kernel* k;
+    uint32_t seq = 0;
+    int n = 0;
+    void handle(const Event& e) {
+      if (++n < 10) k->schedule(k->now() + kNs, OwnerClass::Global, 0, seq, 0, 0);
+    }
+    void on_tick() {}
+    bool keep_running() const { return true; }
+  } c{nullptr};
+  Kernel k;
+  c.k = &k;
+  k.schedule(0, OwnerClass::Global, 0, c.seq, 0, 0);
+  // until = 5 ns: events at 0..5 ns run (6 events); the one at 6 ns stays pending.
+  EXPECT_EQ(k.run(5 * kNs, c), 6u);
+  EXPECT_EQ(k.pending(), 1u);
+  EXPECT_EQ(k.queue().top().time, 6 * kNs);
+  EXPECT_EQ(k.run(kTimeMax, c), 4u);  // 6..9 ns
+  EXPECT_EQ(k.now(), 9 * kNs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// serialization_time (hpcc-model.md §6)
+// ---------------------------------------------------------------------------------------------
+
+TEST(SerializationTime, KnownAnswersWithNsTruncation) {
+  const uint64_t G100 = 100'000'000'000ull;
+  // 1048 B * 8 = 8384 bit / 100 Gb/s = 83.84 ns -> truncated to 83 ns.
+  EXPECT_EQ(serialization_time(1048, G100, true), 83 * kNs);
+  // 1090 B (HPCC data) = 8720 bit -> 87.2 ns -> 87 ns.
+  EXPECT_EQ(serialization_time(1090, G100, true), 87 * kNs);
+  // 60 B ACK = 480 bit -> 4.8 ns -> 4 ns.
+  EXPECT_EQ(serialization_time(60, G100, true), 4 * kNs);
+  // 88 B HPCC ACK = 704 bit -> 7.04 ns -> 7 ns.
+  EXPECT_EQ(serialization_time(88, G100, true), 7 * kNs);
+  // 1250 B = 10,000 bit -> exactly 100 ns (no truncation loss).
+  EXPECT_EQ(serialization_time(1250, G100, true), 100 * kNs);
+  // 43 B PFC frame = 344 bit -> 3.44 ns -> 3 ns.
+  EXPECT_EQ(serialization_time(43, G100, true), 3 * kNs);
+  // 400 Gb/s: 1048 B -> 20.96 ns -> 20 ns; 25 Gb/s: 1048 B -> 335.36 ns -> 335 ns.
+  EXPECT_EQ(serialization_time(1048, 4 * G100, true), 20 * kNs);
+  EXPECT_EQ(serialization_time(1048, 25'000'000'000ull, true), 335 * kNs);
+  // DCQCN minimum rate 1 Gb/s: 1048 B -> 8384 ns exactly.
+  EXPECT_EQ(serialization_time(1048, 1'000'000'000ull, true), 8384 * kNs);
+  EXPECT_EQ(serialization_time(0, G100, true), 0);
+}
+
+TEST(SerializationTime, PicosecondsWithoutTruncation) {
+  const uint64_t G100 = 100'000'000'000ull;
+  // 8384 bit / 100 Gb/s = 83.84 ns = 83,840 ps exactly.
+  EXPECT_EQ(serialization_time(1048, G100, false), 83840);
+  // 480 bit -> 4.8 ns = 4800 ps.
+  EXPECT_EQ(serialization_time(60, G100, false), 4800);
+  // 1250 B -> 100,000 ps.
+  EXPECT_EQ(serialization_time(1250, G100, false), 100000);
+  // 800 Gb/s: 1048 B -> 10.48 ns = 10,480 ps (ns truncation would give 10 ns).
+  EXPECT_EQ(serialization_time(1048, 8 * G100, false), 10480);
+  EXPECT_EQ(serialization_time(1048, 8 * G100, true), 10 * kNs);
+  // Truncation to whole ps: 1 B at 3 Gb/s = 8/3 ns = 2666.67 ps -> 2666 ps.
+  EXPECT_EQ(serialization_time(1, 3'000'000'000ull, false), 2666);
+  // Large sizes stay exact (128-bit intermediate): (2^31 - 1) B = 17,179,869,176 bit at 100 Gb/s
+  // = 171,798,691.76 ns -> 171,798,691 ns; in ps 171,798,691,760.
+  EXPECT_EQ(serialization_time(2147483647ull, G100, true), 171798691 * kNs);
+  EXPECT_EQ(serialization_time(2147483647ull, G100, false), 171798691760);
+}
+
+TEST(SerializationTime, ToNsTruncates) {
+  EXPECT_EQ(to_ns(83840), 83u);
+  EXPECT_EQ(to_ns(999), 0u);
+  EXPECT_EQ(to_ns(2 * kSec + 1), 2'000'000'000u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ring
+// ---------------------------------------------------------------------------------------------
+
+TEST(Ring, FifoAcrossGrowthWhileWrapped) {
+  Ring<uint32_t> r;
+  EXPECT_TRUE(r.empty());
+  uint32_t next_in = 0, next_out = 0;
+  // Fill 3 of the initial 4 slots, pop 2, so head moves to 2; then push 9 more: the buffer grows
+  // 4 -> 8 -> 16 while the contents wrap around the end.
+  for (int i = 0; i < 3; ++i) r.push(next_in++);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(r.pop(), next_out++);
+  for (int i = 0; i < 9; ++i) r.push(next_in++);
+  EXPECT_EQ(r.size(), 10u);
+  EXPECT_EQ(r.front(), next_out);
+  for (uint32_t i = 0; i < r.size(); ++i) EXPECT_EQ(r.at(i), next_out + i);
+  // Long random interleaving: FIFO order is kept through many growths and wraps.
+  std::mt19937 gen(3);
+  for (int step = 0; step < 100000; ++step) {
+    if (r.empty() || gen() % 5 < 3) {
+      r.push(next_in++);
+    } else {
+      ASSERT_EQ(r.pop(), next_out++);
+    }
+    ASSERT_EQ(r.size(), next_in - next_out);
+  }
+  while (!r.empty()) ASSERT_EQ(r.pop(), next_out++);
+  EXPECT_EQ(next_out, next_in);
+  r.push(7);
+  r.clear();
+  EXPECT_TRUE(r.empty());
+  EXPECT_EQ(r.size(), 0u);
+}
+
+TEST(Ring, HoldsStructs) {
+  struct S {
+    Time t;
+    uint32_t v;
+  };
+  Ring<S> r;
+  for (uint32_t i = 0; i < 100; ++i) r.push({Time(i) * 10, i});
+  for (uint32_t i = 0; i < 100; ++i) {
+    const S s = r.pop();
+    EXPECT_EQ(s.t, Time(i) * 10);
+    EXPECT_EQ(s.v, i);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rng
+// ---------------------------------------------------------------------------------------------
+
+TEST(Rng, UniformInUnitIntervalWithSaneMoments) {
+  Rng r(1, 0);
+  const int n = 200000;
+  double sum = 0, sum2 = 0, lo = 1, hi = 0;
+  int below_tenth = 0;
+  for (int i = 0; i < n; ++i) {
+    const double u = r.uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    sum += u;
+    sum2 += u * u;
+    lo = std::min(lo, u);
+    hi = std::max(hi, u);
+    below_tenth += u < 0.1;
+  }
+  // Mean 1/2 (sd of the mean = sqrt(1/12/n) = 0.00065), E[u^2] = 1/3, P(u < 0.1) = 0.1
+  // (sd = sqrt(0.09/n) = 0.00067): 8-sigma bounds.
+  EXPECT_NEAR(sum / n, 0.5, 0.006);
+  EXPECT_NEAR(sum2 / n, 1.0 / 3, 0.006);
+  EXPECT_NEAR(double(below_tenth) / n, 0.1, 0.006);
+  EXPECT_LT(lo, 0.001);
+  EXPECT_GT(hi, 0.999);
+}
+
+TEST(Rng, DeterministicPerSeedAndStream) {
+  Rng a(42, 7), b(42, 7), c(42, 8), d(43, 7);
+  std::vector<uint64_t> va, vb, vc, vd;
+  for (int i = 0; i < 100; ++i) {
+    va.push_back(a.next());
+    vb.push_back(b.next());
+    vc.push_back(c.next());
+    vd.push_back(d.next());
+  }
+  EXPECT_EQ(va, vb);  // same (seed, stream): identical sequence
+  EXPECT_NE(va, vc);  // another stream differs
+  EXPECT_NE(va, vd);  // another seed differs
+  // Streams of one seed are not shifted copies of each other: no common value in 100 draws.
+  std::set<uint64_t> sa(va.begin(), va.end());
+  for (uint64_t x : vc) EXPECT_EQ(sa.count(x), 0u);
+  // Copying a generator copies its position.
+  Rng e(42, 7);
+  e.next();
+  Rng f = e;
+  EXPECT_EQ(e.next(), f.next());
+  EXPECT_EQ(e.uniform(), f.uniform());
+}
+
+TEST(Rng, SplitmixKnownAnswer) {
+  // splitmix64 reference values (Vigna's splitmix64.c) from state 0: first output
+  // 0xe220a8397b1dcdaf, second 0x6e789e6aa1b965f4.
+  uint64_t x = 0;
+  EXPECT_EQ(splitmix64(x), 0xe220a8397b1dcdafull);
+  EXPECT_EQ(splitmix64(x), 0x6e789e6aa1b965f4ull);
+  EXPECT_EQ(x, 2 * 0x9e3779b97f4a7c15ull);
+}
