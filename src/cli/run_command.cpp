@@ -125,8 +125,11 @@ int run_command(const RunOptions& o) {
   if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);
   if (!o.quiet) {
     const RunStats& s = meta.stats;
-    fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us\n",
-               st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us);
+    if (st.finished == 0)
+      fmt::print("flows finished 0/{}\n", st.total);
+    else
+      fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us\n",
+                 st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us);
     fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); last flow finished at {:.6f} s; PFC frames {}; ECN marks {}; drops {}\n",
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, double(s.last_finish) / kSec, obs.pfc_.size(),
                s.ecn_marks, s.packets_dropped);

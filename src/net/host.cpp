@@ -28,7 +28,7 @@ void Network::start_flow(uint32_t id) {
   f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
   f.last_progress = kernel_.now();
   cc_->on_start(id, f, *this);
-  if (rto_ > 0) arm_rto(id, f, kernel_.now() + rto_);
+  if (rto_ > 0) set_timer(id, f, kRtoSlot, kernel_.now() + rto_);
   if (f.nic == UINT32_MAX) return;  // no path: reported as unfinished at the end
   ports_[f.nic].qps.push_back(id);
   f.next_avail = kernel_.now();
@@ -206,7 +206,7 @@ void Network::flow_done(uint32_t id) {
   Flow& f = flows_[id];
   f.finish = kernel_.now();
   last_finish_ = f.finish;
-  for (uint32_t& g : f.timer_gen) ++g;  // cancels CC timers and the RTO
+  for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO
   ++flows_finished_;
   if (observer_) observer_->flow_finished(record(id));
 }

@@ -114,8 +114,8 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs) {
     flows_.push_back(f);
     pairs.emplace_back(s.src, s.dst);
   }
-  // Precompute the pairs' metrics in one routing pass, then fill in each flow's ideal FCT.
-  routing_.build(nodes_, ports_, cfg_.packet_payload_size, pairs);
+  // Precompute the pairs' metrics (one BFS per distinct destination), then each flow's ideal FCT.
+  routing_.precompute_pairs(pairs);
   const uint64_t hdr = kDataHeaderBytes;
   for (uint32_t id = first; id < flows_.size(); ++id) {
     Flow& f = flows_[id];
@@ -166,27 +166,7 @@ void Network::handle(const Event& e) {
       }
       break;
     }
-    case kCcTimer: {
-      Flow& f = flows_[e.target];
-      if (e.gen != f.timer_gen[e.aux] || f.finished()) break;
-      cc_->on_timer(e.target, f, e.aux, *this);
-      break;
-    }
-    case kRto: {
-      Flow& f = flows_[e.target];
-      if (e.gen != f.timer_gen[3] || f.finished()) break;
-      const Time now = kernel_.now();
-      if (now - f.last_progress >= rto_) {
-        if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
-          ++rto_fired_;
-          f.snd_nxt = f.snd_una;
-          if (f.nic != UINT32_MAX) nic_send(f.nic);
-        }
-        f.last_progress = now;
-      }
-      arm_rto(e.target, f, f.last_progress + rto_);
-      break;
-    }
+    case kTimer: on_timer(e.target, e.aux); break;
     case kLinkDown: link_down(); break;
   }
 }
@@ -196,11 +176,41 @@ void Network::on_tick() {
 }
 
 void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
-  kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kCcTimer, id, static_cast<uint16_t>(slot), ++f.timer_gen[slot]);
+  f.timer_at[slot] = at;
+  if (f.timer_ev[slot] < 0 || at < f.timer_ev[slot]) {
+    f.timer_ev[slot] = at;
+    kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot));
+  }
 }
 
-void Network::arm_rto(uint32_t id, Flow& f, Time at) {
-  kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kRto, id, 0, ++f.timer_gen[3]);
+void Network::on_timer(uint32_t id, int slot) {
+  Flow& f = flows_[id];
+  const Time now = kernel_.now();
+  if (now != f.timer_ev[slot]) return;  // superseded by an earlier event for this slot
+  f.timer_ev[slot] = -1;
+  if (f.timer_at[slot] < 0) return;     // cancelled
+  if (f.timer_at[slot] > now) {         // moved later: wait for the new deadline
+    f.timer_ev[slot] = f.timer_at[slot];
+    kernel_.schedule(f.timer_at[slot], OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot));
+    return;
+  }
+  f.timer_at[slot] = -1;
+  if (slot == kRtoSlot) on_rto(id);
+  else cc_->on_timer(id, f, slot, *this);
+}
+
+void Network::on_rto(uint32_t id) {
+  Flow& f = flows_[id];
+  const Time now = kernel_.now();
+  if (now - f.last_progress >= rto_) {
+    if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
+      ++rto_fired_;
+      f.snd_nxt = f.snd_una;
+      if (f.nic != UINT32_MAX) nic_send(f.nic);
+    }
+    f.last_progress = now;
+  }
+  set_timer(id, f, kRtoSlot, f.last_progress + rto_);
 }
 
 void Network::transmit(uint32_t port, uint32_t pkt) {

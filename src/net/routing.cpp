@@ -48,6 +48,10 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
   wanted_.clear();
   for (auto [s, d] : pairs) wanted_[d].push_back(s);
   for (auto& [d, srcs] : wanted_) std::sort(srcs.begin(), srcs.end());
+  // maxRtt/maxBdp are fixed at the first build, as the reference computes them once at set-up
+  // (a LINK_DOWN rebuild changes routes and pair metrics, not the QPs' global T and W).
+  const bool first = !built_;
+  const uint64_t keep_rtt = max_rtt_ns_, keep_bdp = max_bdp_;
   max_rtt_ns_ = max_bdp_ = 0;
   dist_.assign(n, -1);
   delay_.assign(n, 0);
@@ -57,6 +61,8 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
   for (uint32_t h = 0; h < n; ++h)
     if (!nodes[h].is_switch) bfs(h, true);
   wanted_.clear();
+  if (!first) max_rtt_ns_ = keep_rtt, max_bdp_ = keep_bdp;
+  built_ = true;
 }
 
 uint32_t Routing::intern(const std::vector<uint32_t>& l) {
@@ -128,12 +134,32 @@ std::vector<uint32_t> Routing::host_nics(uint32_t h, uint32_t dst) const {
   return {};
 }
 
+void Routing::precompute_pairs(const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+  wanted_.clear();
+  for (auto [s, d] : pairs)
+    if (!pairs_.count(pair_key(s, d))) wanted_[d].push_back(s);
+  std::vector<uint32_t> dsts;
+  for (auto& [d, srcs] : wanted_) {
+    std::sort(srcs.begin(), srcs.end());
+    dsts.push_back(d);
+  }
+  std::sort(dsts.begin(), dsts.end());  // deterministic BFS order (max values are order-free anyway)
+  const uint64_t keep_rtt = max_rtt_ns_, keep_bdp = max_bdp_;
+  for (uint32_t d : dsts) bfs(d, false);
+  max_rtt_ns_ = keep_rtt;  // maxima are defined by build() over all pairs; a partial pass must not change them
+  max_bdp_ = keep_bdp;
+  wanted_.clear();
+}
+
 const PathMetrics& Routing::pair(uint32_t src, uint32_t dst) {
   auto it = pairs_.find(pair_key(src, dst));
   if (it != pairs_.end()) return it->second;
+  const uint64_t keep_rtt = max_rtt_ns_, keep_bdp = max_bdp_;
   wanted_[dst] = {src};
   bfs(dst, false);
   wanted_.clear();
+  max_rtt_ns_ = keep_rtt;
+  max_bdp_ = keep_bdp;
   return pairs_[pair_key(src, dst)];  // default (unreachable) if the BFS did not reach src
 }
 

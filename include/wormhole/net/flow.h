@@ -7,6 +7,9 @@
 
 namespace wh {
 
+/// Timer slot of the retransmission timeout (slots 0-2 belong to the CC).
+constexpr int kRtoSlot = 3;
+
 /// One flow = one RDMA QP (hpcc-model.md §8–9). Sequence numbers are byte offsets.
 struct Flow {
   // identity
@@ -31,7 +34,11 @@ struct Flow {
   Time base_rtt = 0;              ///< T (ps): maxRtt (GLOBAL_T) or the pair's RTT
   Time last_progress = 0;         ///< last time snd_una advanced (RTO)
   uint32_t seq = 0;               ///< event tie-break counter
-  uint32_t timer_gen[4] = {};     ///< per timer slot: events with another gen are stale
+  /// Timers (slots 0-2: CC, 3: RTO). timer_at = deadline (ps, -1 = not armed); timer_ev = time of
+  /// the one pending kernel event for the slot (-1 = none). Re-arming later only moves the
+  /// deadline; the pending event then re-schedules itself, so stale events do not pile up.
+  Time timer_at[4] = {-1, -1, -1, -1};
+  Time timer_ev[4] = {-1, -1, -1, -1};
   CcState cc;
 
   // receiver

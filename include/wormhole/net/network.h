@@ -35,9 +35,8 @@ enum EventKind : uint16_t {
   kArrive = 1,     ///< the head of a port's wire reaches the peer (owner: port)
   kWake = 2,       ///< host NIC pacing retry (owner: port; gen = wake_gen)
   kFlowStart = 3,  ///< start the flows of one start time (owner: global)
-  kCcTimer = 4,    ///< CC timer slot `aux` of a flow (owner: flow; gen = timer_gen[aux])
-  kRto = 5,        ///< retransmission timeout check of a flow (owner: flow; gen = timer_gen[3])
-  kLinkDown = 6,   ///< LINK_DOWN (owner: global)
+  kTimer = 4,      ///< timer slot `aux` of a flow: 0-2 CC, 3 RTO (owner: flow)
+  kLinkDown = 5,   ///< LINK_DOWN (owner: global)
 };
 
 /// The whole simulated network of one process. Construction wires ports from the topology
@@ -70,7 +69,7 @@ class Network final : public CcHost {
   // --- CcHost ---
   Time now() const override { return kernel_.now(); }
   void set_timer(uint32_t id, Flow& f, int slot, Time at) override;
-  void cancel_timer(Flow& f, int slot) override { ++f.timer_gen[slot]; }
+  void cancel_timer(Flow& f, int slot) override { f.timer_at[slot] = -1; }
   void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override;
 
   // --- kernel handler interface ---
@@ -107,7 +106,8 @@ class Network final : public CcHost {
   void receive_ack(uint32_t pkt);
   void flow_done(uint32_t id);
   uint32_t pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport) const;
-  void arm_rto(uint32_t id, Flow& f, Time at);
+  void on_timer(uint32_t id, int slot);
+  void on_rto(uint32_t id);
   Time ser(uint32_t bytes, uint64_t rate) const { return serialization_time(bytes, rate, ns_trunc_); }
 
   SimConfig cfg_;

@@ -32,7 +32,7 @@ struct PathMetrics {
 /// Tables are stored for switches and multi-NIC hosts only; identical lists are shared.
 class Routing {
  public:
-  /// (Re)builds all tables over the ports that are up. `payload` is PACKET_PAYLOAD_SIZE (bytes,
+  /// (Re)builds all tables over the ports that are up; maxRtt/maxBdp are set by the first build only. `payload` is PACKET_PAYLOAD_SIZE (bytes,
   /// for the per-hop transmission delay of the base RTT). `pairs` lists (src, dst) host pairs whose
   /// metrics are precomputed; others are computed on first use.
   void build(const std::vector<Node>& nodes, const std::vector<Port>& ports, uint32_t payload,
@@ -49,6 +49,8 @@ class Routing {
   /// The NICs host `h` may use towards host `dst` (empty if unreachable).
   std::vector<uint32_t> host_nics(uint32_t h, uint32_t dst) const;
 
+  /// Computes and caches the metrics of many (src, dst) pairs with one BFS per distinct dst.
+  void precompute_pairs(const std::vector<std::pair<uint32_t, uint32_t>>& pairs);
   /// Metrics of the path from host `src` to host `dst` (cached).
   const PathMetrics& pair(uint32_t src, uint32_t dst);
   uint64_t max_rtt_ns() const { return max_rtt_ns_; }
@@ -75,6 +77,7 @@ class Routing {
   std::unordered_map<uint64_t, PathMetrics> pairs_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> wanted_;  // dst -> srcs to record
   uint64_t max_rtt_ns_ = 0, max_bdp_ = 0;
+  bool built_ = false;
   // BFS scratch
   std::vector<int32_t> dist_;
   std::vector<uint64_t> delay_, tx_, bw_;
