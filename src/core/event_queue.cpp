@@ -4,7 +4,7 @@
 namespace wh {
 
 namespace {
-// (time, key) as one unsigned 128-bit number: one compare instead of two (time is never negative).
+// (time, key) as one unsigned 128-bit number: one branch-free compare (times are never negative).
 inline unsigned __int128 order(const Event& e) {
   return (static_cast<unsigned __int128>(static_cast<uint64_t>(e.time)) << 64) | e.key;
 }

@@ -150,7 +150,7 @@ void Network::handle(const Event& e) {
     case kArrive: on_arrive(e.target); break;
     case kWake: {
       Port& p = ports_[e.target];
-      if (e.gen != p.wake_gen) break;
+      if (e.time != p.wake_at) break;  // superseded by an earlier retry
       p.wake_at = -1;
       nic_send(e.target);
       break;
@@ -177,6 +177,7 @@ void Network::on_tick() {
 
 void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
   f.timer_at[slot] = at;
+  f.timer_set[slot] = kernel_.now();
   if (f.timer_ev[slot] < 0 || at < f.timer_ev[slot]) {
     f.timer_ev[slot] = at;
     kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot));
@@ -191,7 +192,8 @@ void Network::on_timer(uint32_t id, int slot) {
   if (f.timer_at[slot] < 0) return;     // cancelled
   if (f.timer_at[slot] > now) {         // moved later: wait for the new deadline
     f.timer_ev[slot] = f.timer_at[slot];
-    kernel_.schedule(f.timer_at[slot], OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot));
+    kernel_.schedule(f.timer_at[slot], OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot),
+                     f.timer_set[slot]);
     return;
   }
   f.timer_at[slot] = -1;
@@ -218,6 +220,7 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   const Time now = kernel_.now();
   const Time tx = ser(pool_[pkt].size, p.rate_bps);
   p.busy_until = now + tx;
+  p.tx_start = now;
   // A switch port needs its end-of-transmission event only if a packet is waiting; otherwise the
   // next arrival finds it idle and sends at once, which is the same instant the reference would
   // (this halves the events of uncongested switch hops). A host NIC may have paced QPs: always.
@@ -226,14 +229,15 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
     kernel_.schedule(p.busy_until, OwnerClass::Port, port, p.seq, kTxDone, port);
   }
   const bool idle_wire = p.wire.empty();
-  p.wire.push({now + tx + p.delay, pkt});
+  p.wire.push({now + tx + p.delay, now, pkt});
   if (idle_wire) kernel_.schedule(now + tx + p.delay, OwnerClass::Port, port, p.seq, kArrive, port);
 }
 
 void Network::on_arrive(uint32_t port) {
   Port& p = ports_[port];
   const uint32_t pkt = p.wire.pop().pkt;
-  if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, OwnerClass::Port, port, p.seq, kArrive, port);
+  if (!p.wire.empty())
+    kernel_.schedule(p.wire.front().arrive, OwnerClass::Port, port, p.seq, kArrive, port, 0, p.wire.front().sent);
   receive(p.peer, pkt);
 }
 

@@ -80,10 +80,13 @@ void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
 
 void Network::kick(uint32_t port) {
   Port& p = ports_[port];
-  if (p.busy_until <= kernel_.now()) return switch_send(port);
+  if (p.busy_until < kernel_.now()) return switch_send(port);
+  // Busy, or finishing exactly now: the end-of-transmission event decides, ordered as if it had
+  // been scheduled when the transmission started, so arrivals caused earlier are queued first
+  // (the reference's order: they were scheduled before its TransmitComplete).
   if (!p.txdone_pending) {
     p.txdone_pending = true;
-    kernel_.schedule(p.busy_until, OwnerClass::Port, port, p.seq, kTxDone, port);
+    kernel_.schedule(p.busy_until, OwnerClass::Port, port, p.seq, kTxDone, port, 0, p.tx_start);
   }
 }
 

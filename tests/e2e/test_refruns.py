@@ -143,22 +143,29 @@ class DcqcnAgainstReference(WormholeTestCase):
 
     def test_b_incast_dcqcn_matches_reference_distribution(self):
         # DCQCN's ECN marking is random (RED between KMIN and KMAX) and our RNG is not ns-3's, so the
-        # marks land on different packets and per-flow FCTs cannot match the reference; only the
-        # aggregate behaviour (all finish, no PFC, mean FCT and makespan) is compared.
-        work, _ = self.run_dcqcn(INCAST)
-        ours = read_fct(work / "out" / "dcqcn" / "fct.txt")
+        # marks land on different packets and per-flow FCTs cannot match the reference: one seed's
+        # mean FCT ranges over about +-6 % (16 seeds: 1316-1479 us). The reference is one sample of
+        # that distribution, so it is compared with our average over 8 seeds.
         ref = read_fct(REFRUNS / INCAST / "out_dcqcn" / "fct.txt")
-        self.assertEqual(len(ours), 16, "all 16 incast flows must finish")
-        self.assertEqual(set(ours), set(ref))
         self.assertEqual((REFRUNS / INCAST / "out_dcqcn" / "pfc.txt").read_bytes(), b"")
-        self.assertEqual((work / "out" / "dcqcn" / "pfc.txt").read_bytes(), b"", "no PFC, as the reference")
         ref_mean, ref_span = mean_fct_us(ref), makespan_ns(ref) / 1000.0
         self.assertAlmostEqual(ref_mean, 1321.1, delta=0.05)
         self.assertAlmostEqual(ref_span, 1683.1, delta=0.05)
-        self.assertLessEqual(abs(mean_fct_us(ours) - ref_mean) / ref_mean, 0.10,
-                             f"mean FCT {mean_fct_us(ours):.1f} us vs reference {ref_mean:.1f} us")
-        self.assertLessEqual(abs(makespan_ns(ours) / 1000.0 - ref_span) / ref_span, 0.15,
-                             f"makespan {makespan_ns(ours) / 1000.0:.1f} us vs reference {ref_span:.1f} us")
+        means, spans = [], []
+        for seed in range(1, 9):
+            work = copy_scenario(INCAST, Path(tempfile.mkdtemp(dir=self.tmp)))
+            proc = run(work, "config_dcqcn.txt", "--set", f"SEED={seed}")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            ours = read_fct(work / "out" / "dcqcn" / "fct.txt")
+            self.assertEqual(set(ours), set(ref), f"seed {seed}: all 16 incast flows must finish")
+            self.assertEqual((work / "out" / "dcqcn" / "pfc.txt").read_bytes(), b"", "no PFC, as the reference")
+            means.append(mean_fct_us(ours))
+            spans.append(makespan_ns(ours) / 1000.0)
+        avg_mean, avg_span = sum(means) / len(means), sum(spans) / len(spans)
+        self.assertLessEqual(abs(avg_mean - ref_mean) / ref_mean, 0.10,
+                             f"mean FCT over seeds {avg_mean:.1f} us vs reference {ref_mean:.1f} us ({means})")
+        self.assertLessEqual(abs(avg_span - ref_span) / ref_span, 0.10,
+                             f"makespan over seeds {avg_span:.1f} us vs reference {ref_span:.1f} us ({spans})")
 
 
 class Hdf5Results(WormholeTestCase):

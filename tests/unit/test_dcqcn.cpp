@@ -191,7 +191,7 @@ TEST(Dcqcn, AlphaTimerEwma) {
   cc.on_timer(0, f, kAlpha, h);
   EXPECT_EQ(s.alpha, 65025.0 / 65536);
   // With a CNP since: α = (1 − g)·65025/65536 + g = (255·65025 + 65536)/(256·65536)
-  //   = (16,581,375 + 65,536)/16,777,216 = 16,646,911/16,777,216 = 0.99223166704177856...
+  //   = (16,581,375 + 65,536)/16,777,216 = 16,646,911/16,777,216 = 0.99223321676254272...
   cc.on_ack(0, f, ack(true), h);
   EXPECT_TRUE(s.alpha_cnp);
   h.t = 13 * kUs;
@@ -444,9 +444,9 @@ TEST(Dcqcn, TargetOnDecreaseDependsOnStageAndClamp) {
 }
 
 TEST(Dcqcn, DecreaseUsesCurrentAlphaAndTruncates) {
-  // α = 16,646,911/16,777,216 (from the EWMA test): Rc = 100e9 × (1 − α/2)
-  //   = 100e9 × (1 − 0.49611583352088928) = 100e9 × 0.50388416647911072 = 50,388,416,647.911...
-  //   -> truncated to 50,388,416,647 bit/s.
+  // α = 16,646,911/16,777,216 = 0.99223321676254272 (from the EWMA test): Rc = 100e9 × (1 − α/2)
+  //   = 100e9 × (1 − 16,646,911/33,554,432) = 100e9 × 16,907,521/33,554,432
+  //   = 100e9 × 0.50388339161872864 = 50,388,339,161.87... -> truncated to 50,388,339,161 bit/s.
   Dcqcn cc(run_py_params());
   FakeHost h;
   Flow f = line_rate_flow();
@@ -456,5 +456,5 @@ TEST(Dcqcn, DecreaseUsesCurrentAlphaAndTruncates) {
   s.alpha = 16646911.0 / 16777216;
   s.decrease_cnp = true;
   cc.on_timer(0, f, kDecrease, h);
-  EXPECT_EQ(f.rate_bps, 50'388'416'647u);
+  EXPECT_EQ(f.rate_bps, 50'388'339'161u);
 }

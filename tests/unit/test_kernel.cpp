@@ -129,12 +129,17 @@ TEST(EventQueue, EqualTimesPopInKeyOrder) {
 }
 
 TEST(EventQueue, MakeKeyLayout) {
-  // class in bits 62-63, owner (30 bits) in 32-61, seq in 0-31.
-  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0), 0u);
-  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0, 0), 1ull << 62);
-  EXPECT_EQ(Event::make_key(OwnerClass::Flow, 3, 7), (2ull << 62) | (3ull << 32) | 7u);
-  // Owner ids are masked to 30 bits: 0x40000001 -> 1.
-  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0x40000001u, 0), (1ull << 62) | (1ull << 32));
+  // inverse delay in ns (16 bits, capped) | class (2) | owner (22) | seq (24).
+  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0), 0xffffull << 48);
+  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0, 0), (0xffffull << 48) | (1ull << 46));
+  EXPECT_EQ(Event::make_key(OwnerClass::Flow, 3, 7), (0xffffull << 48) | (2ull << 46) | (3ull << 24) | 7u);
+  // Owner ids wrap at 22 bits and sequences at 24 bits.
+  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0x400001u, 0x1000002u), (0xffffull << 48) | (1ull << 46) | (1ull << 24) | 2u);
+  // A delay of 1 us (1000 ns) makes the key smaller, so the event runs before a same-time event
+  // caused later; delays beyond 65,535 ns are all equal.
+  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0, 1000 * kNs), (0xffffull - 1000) << 48);
+  EXPECT_LT(Event::make_key(OwnerClass::Flow, 9, 9, 1000 * kNs), Event::make_key(OwnerClass::Global, 0, 0, 83 * kNs));
+  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0, kSec), 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

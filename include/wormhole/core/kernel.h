@@ -17,16 +17,16 @@ class Kernel {
   EventQueue& queue() { return queue_; }
 
   /// Schedules an event at absolute time `at` (ps, >= now) owned by (cls, owner), whose
-  /// per-owner counter `owner_seq` gives the tie-break and is advanced.
+  /// per-owner counter `owner_seq` gives the tie-break and is advanced. `origin` (ps) is the
+  /// time of its cause if that was earlier than now (see Event), else now.
   void schedule(Time at, OwnerClass cls, uint32_t owner, uint32_t& owner_seq, uint16_t kind,
-                uint32_t target, uint16_t aux = 0, uint32_t gen = 0) {
+                uint32_t target, uint16_t aux = 0, Time origin = -1) {
     Event e;
     e.time = at;
-    e.key = Event::make_key(cls, owner, owner_seq++);
+    e.key = Event::make_key(cls, owner, owner_seq++, at - (origin < 0 ? now_ : origin));
     e.target = target;
     e.kind = kind;
     e.aux = aux;
-    e.gen = gen;
     queue_.push(e);
   }
 

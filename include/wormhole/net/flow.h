@@ -39,6 +39,7 @@ struct Flow {
   /// deadline; the pending event then re-schedules itself, so stale events do not pile up.
   Time timer_at[4] = {-1, -1, -1, -1};
   Time timer_ev[4] = {-1, -1, -1, -1};
+  Time timer_set[4] = {};         ///< when the deadline was set (origin of a deferred event)
   CcState cc;
 
   // receiver

@@ -33,7 +33,7 @@ class NetObserver {
 enum EventKind : uint16_t {
   kTxDone = 0,     ///< a port finished serializing its packet (owner: port)
   kArrive = 1,     ///< the head of a port's wire reaches the peer (owner: port)
-  kWake = 2,       ///< host NIC pacing retry (owner: port; gen = wake_gen)
+  kWake = 2,       ///< host NIC pacing retry (owner: port; valid if its time is wake_at)
   kFlowStart = 3,  ///< start the flows of one start time (owner: global)
   kTimer = 4,      ///< timer slot `aux` of a flow: 0-2 CC, 3 RTO (owner: flow)
   kLinkDown = 5,   ///< LINK_DOWN (owner: global)

@@ -17,6 +17,7 @@ constexpr uint64_t kResumeOffset = 3072;
 /// A packet on the wire: it reaches the far end at `arrive` (ps).
 struct WireSlot {
   Time arrive;
+  Time sent;  ///< when its transmission started (the arrival event's origin)
   uint32_t pkt;
 };
 
@@ -33,6 +34,7 @@ struct Port {
   double error_rate = 0;    ///< drop probability of packets received by this port
   bool up = true;
   Time busy_until = 0;      ///< ps: serializing a packet until then
+  Time tx_start = 0;        ///< ps: when that packet started
   bool txdone_pending = false;  ///< a kTxDone event is scheduled at busy_until
   bool paused[kClasses] = {};  ///< PFC pause received from the peer, per class
   uint8_t rr_last = 0;      ///< switch: last class served (round robin)
@@ -58,7 +60,6 @@ struct Port {
   std::vector<uint32_t> qps;
   uint32_t rr_qp = 0;
   Time wake_at = -1;  ///< pending retry time, -1 = none (the reference's m_nextSend)
-  uint32_t wake_gen = 0;
 
   Rng rng;  ///< ECN marking and receive errors
 };
