@@ -105,6 +105,7 @@ void Network::nic_send(uint32_t port) {
     pk.dport = f.dport;
     pk.pg = f.pg;
     pk.ts = now;
+    pk.retx = f.rto_recovery;
     f.snd_nxt += payload;
     f.last_pkt_size = pk.size;
     f.next_avail = now + ser(pk.size, cfg_.rate_bound ? f.rate_bps : f.max_rate_bps);
@@ -153,7 +154,9 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
       action = 0;
     }
   } else {
-    action = 0;  // duplicate
+    // A duplicate is dropped silently, as the reference does, unless it was resent by a
+    // retransmission timeout: then the ACK covering it was lost, and only a new one ends the stall.
+    action = pk.retx ? 1 : 0;
   }
   if (action == 0) return;
   const uint32_t a = pool_.alloc();
@@ -192,6 +195,7 @@ void Network::receive_ack(uint32_t pkt) {
   if (acked > f.snd_una) {
     f.snd_una = acked;
     f.last_progress = kernel_.now();
+    f.rto_recovery = false;
   }
   if (f.snd_una >= f.size) {
     flow_done(id);

@@ -208,6 +208,7 @@ void Network::on_rto(uint32_t id) {
     if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
       ++rto_fired_;
       f.snd_nxt = f.snd_una;
+      f.rto_recovery = true;
       if (f.nic != UINT32_MAX) nic_send(f.nic);
     }
     f.last_progress = now;

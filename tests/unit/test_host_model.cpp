@@ -271,18 +271,12 @@ TEST(HostModel, LossyLinkGoBackNFinishes) {
   EXPECT_GT(net.record(0).fct_ns(), 87'091u);
 }
 
-// LIMITATION of the RTO extension (ours, RTO_US; src/net/network.cpp Network::on_rto and
-// src/net/host.cpp Network::receive_data): when the ACK of the last packet is lost, the receiver
-// already has rcv_nxt = size; the RTO goes back to snd_una and resends the tail, but the receiver
-// drops duplicates (seq < rcv_nxt) silently, as the reference does, so no ACK is ever sent again:
-// the flow never finishes and the RTO re-fires every RTO_US until the stop time. The reference
-// stalls in the same way (it has no RTO), so this matches its outcome, but it defeats the purpose
-// stated for RTO_US in hpcc_config.h ("a lost tail packet would stall it forever in the
-// reference"). Expected here: every run with 1 % loss per link and a 1 ms RTO finishes.
-// Actual: with 1 % loss on both links the final ACK (2 lossy hops) is lost in ~2 % of runs;
-// seed 112 of 1..200 ends with snd_una = 999,000, rcv_nxt = 1,000,000 and 999 RTOs in 1 s.
-// A fix would be to re-ACK (cumulative, rcv_nxt) a duplicate that arrives after an RTO went back.
-TEST(HostModel, DISABLED_RtoRecoversALostFinalAck) {
+// Regression: when the ACK of the last packet was lost, the RTO resent the tail but the receiver
+// dropped the duplicates silently (as the reference does), so no ACK was ever sent again and the
+// flow stalled (seed 112 of 1..200 ended with snd_una = 999,000, rcv_nxt = 1,000,000, 999 RTOs).
+// Duplicates resent after an RTO are now ACKed. Every run with 1 % loss per link and a 1 ms RTO
+// must finish.
+TEST(HostModel, RtoRecoversALostFinalAck) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     SimConfig cfg = ring_dcqcn_config();
     cfg.rto_us = 1000;

@@ -33,6 +33,7 @@ struct Packet {
   uint8_t cnp = 0;        ///< ACK/NACK: the ECN echo flag (the reference's CNP)
   uint8_t pfc_class = 0;  ///< PFC: class to pause/resume
   uint8_t pfc_pause = 0;  ///< PFC: 1 pause, 0 resume
+  uint8_t retx = 0;       ///< data sent after a retransmission timeout (ours, see RTO_US)
 };
 
 /// Fixed-record pool with a free list; indices stay valid until release().
