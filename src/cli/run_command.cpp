@@ -133,6 +133,7 @@ int run_command(const RunOptions& o) {
     fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); last flow finished at {:.6f} s; PFC frames {}; ECN marks {}; drops {}\n",
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, double(s.last_finish) / kSec, obs.pfc_.size(),
                s.ecn_marks, s.packets_dropped);
+    fmt::print("peak switch queue {} B (node {} interface {})\n", s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }
   return 0;

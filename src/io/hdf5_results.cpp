@@ -240,6 +240,7 @@ void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetada
   attr_i64(run, "last_finish_ns", st.last_finish < 0 ? -1 : st.last_finish / kNs);
   attr_u64(run, "packets_dropped", st.packets_dropped);
   attr_u64(run, "ecn_marks", st.ecn_marks);
+  attr_u64(run, "max_queue_bytes", st.max_queue_bytes);
   attr_u64(run, "retransmit_timeouts", st.retransmit_timeouts);
   attr_u64(run, "max_rtt_ns", st.max_rtt_ns);
   attr_u64(run, "max_bdp_bytes", st.max_bdp_bytes);

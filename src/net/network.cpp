@@ -330,6 +330,11 @@ RunStats Network::stats() const {
   s.last_finish = last_finish_;
   s.packets_dropped = dropped_;
   s.ecn_marks = ecn_marks_;
+  s.max_queue_bytes = max_queue_;
+  if (!ports_.empty()) {
+    s.max_queue_node = ports_[max_queue_port_].node;
+    s.max_queue_if = ports_[max_queue_port_].if_index;
+  }
   s.retransmit_timeouts = rto_fired_;
   s.max_rtt_ns = routing_.max_rtt_ns();
   s.max_bdp_bytes = routing_.max_bdp_bytes();

@@ -60,6 +60,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   o.queue[c].push(pkt);
   o.queue_bytes[c] += pk.size;
   o.bytes_total += pk.size;
+  if (o.bytes_total > max_queue_) max_queue_ = o.bytes_total, max_queue_port_ = out;
   kick(out);
 }
 

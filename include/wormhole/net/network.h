@@ -131,6 +131,8 @@ class Network final : public CcHost {
   uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
   Time rto_ = 0;
   Time last_finish_ = -1;
+  uint64_t max_queue_ = 0;
+  uint32_t max_queue_port_ = 0;
   std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
 };
 

@@ -43,6 +43,8 @@ struct RunStats {
   Time last_finish = -1;        ///< ps, when the last flow finished (-1: none)
   uint64_t packets_dropped = 0; ///< headroom-exhausted, link-error and link-down drops
   uint64_t ecn_marks = 0;
+  uint64_t max_queue_bytes = 0;  ///< peak egress queue of any switch port (all classes), bytes
+  uint32_t max_queue_node = 0, max_queue_if = 0;  ///< where it was
   uint64_t retransmit_timeouts = 0;
   uint64_t max_rtt_ns = 0, max_bdp_bytes = 0;  ///< maxRtt / maxBdp as the reference prints
 };
