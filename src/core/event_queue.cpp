@@ -1,4 +1,4 @@
-// 4-ary heap of events (see event_queue.h).
+// Event heap and calendar queue (see event_queue.h).
 #include "wormhole/core/event_queue.h"
 
 namespace wh {
@@ -10,7 +10,7 @@ inline unsigned __int128 order(const Event& e) {
 }
 }  // namespace
 
-void EventQueue::push(const Event& e) {
+void EventHeap::push(const Event& e) {
   size_t i = heap_.size();
   heap_.push_back(e);
   const unsigned __int128 k = order(e);
@@ -23,15 +23,14 @@ void EventQueue::push(const Event& e) {
   heap_[i] = e;
 }
 
-Event EventQueue::pop() {
+Event EventHeap::pop() {
   const Event top = heap_[0];
   const Event last = heap_.back();
   heap_.pop_back();
   const size_t n = heap_.size();
   if (n == 0) return top;
   // Floyd's bottom-up variant: walk the hole down along the smallest children to a leaf, then
-  // sift the former last element up from there. The last element usually belongs near the
-  // bottom, so this saves the comparison against it on every level.
+  // sift the former last element up from there (it usually belongs near the bottom).
   size_t i = 0;
   for (;;) {
     const size_t c = 4 * i + 1;
@@ -55,6 +54,51 @@ Event EventQueue::pop() {
   }
   heap_[i] = last;
   return top;
+}
+
+void EventQueue::put_in_window(const Event& e, uint64_t b) {
+  const uint64_t slot = b & (kBuckets - 1);
+  buckets_[slot].push_back(e);
+  bits_[slot >> 6] |= 1ull << (slot & 63);
+}
+
+void EventQueue::push(const Event& e) {
+  ++size_;
+  const uint64_t b = bucket_of(e.time);
+  if (b <= cur_) current_.push(e);
+  else if (b < cur_ + kBuckets) put_in_window(e, b);
+  else far_.push(e);
+}
+
+void EventQueue::advance() {
+  // Precondition: size_ > 0 and the current bucket is drained. Find the next non-empty bucket
+  // of the window (circular scan of the bitmap from cur_ + 1), or jump to the far heap's first.
+  uint64_t next = UINT64_MAX;
+  const uint64_t start = (cur_ + 1) & (kBuckets - 1);
+  for (uint64_t scanned = 0; scanned < kBuckets;) {
+    const uint64_t slot = (start + scanned) & (kBuckets - 1);
+    const uint64_t word = bits_[slot >> 6] >> (slot & 63);
+    if (word) {
+      const uint64_t off = static_cast<uint64_t>(__builtin_ctzll(word));
+      if (scanned + off < kBuckets - 1) next = cur_ + 1 + scanned + off;
+      break;
+    }
+    scanned += 64 - (slot & 63);
+  }
+  cur_ = next != UINT64_MAX ? next : bucket_of(far_.top().time);
+  const uint64_t slot = cur_ & (kBuckets - 1);
+  if (bits_[slot >> 6] & (1ull << (slot & 63))) {
+    for (const Event& e : buckets_[slot]) current_.push(e);
+    buckets_[slot].clear();
+    bits_[slot >> 6] &= ~(1ull << (slot & 63));
+  }
+  // The window moved: far events that now fall inside it join their buckets.
+  while (!far_.empty() && bucket_of(far_.top().time) < cur_ + kBuckets) {
+    const Event e = far_.pop();
+    const uint64_t b = bucket_of(e.time);
+    if (b <= cur_) current_.push(e);
+    else put_in_window(e, b);
+  }
 }
 
 }  // namespace wh
