@@ -2,6 +2,8 @@
 #include "wormhole/cc/factory.h"
 
 #include "wormhole/cc/dcqcn.h"
+#include "wormhole/cc/hpcc.h"
+#include "wormhole/cc/timely.h"
 #include "wormhole/io/input_error.h"
 
 namespace wh {
@@ -39,12 +41,43 @@ std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* wa
       p.clamp_target_rate = cfg.clamp_target_rate;
       return std::make_unique<Dcqcn>(p);
     }
+    case 3:
+    case 10: {
+      HpccParams p;
+      p.eta = cfg.u_target;
+      p.max_stage = cfg.mi_thresh;
+      p.rate_ai_bps = cfg.rate_ai_bps;
+      p.min_rate_bps = cfg.min_rate_bps;
+      p.fast_react = cfg.fast_react;
+      p.multi_rate = cfg.multi_rate;
+      p.sample_feedback = cfg.sample_feedback;
+      p.int_multi = cfg.int_multi;
+      p.pint_log_base = cfg.pint_log_base;
+      p.pint_prob = cfg.pint_prob;
+      p.seed = cfg.seed;
+      if (cfg.cc_mode == 3) return std::make_unique<Hpcc>(p);
+      return std::make_unique<HpccPint>(p);
+    }
+    case 7: {
+      TimelyParams p;
+      p.rate_ai_bps = cfg.rate_ai_bps;
+      p.rate_hai_bps = cfg.rate_hai_bps;
+      p.min_rate_bps = cfg.min_rate_bps;
+      return std::make_unique<Timely>(p);
+    }
+    case 8: {
+      DctcpParams p;
+      p.g = cfg.ewma_gain;
+      p.rate_ai_bps = cfg.dctcp_rate_ai_bps;
+      p.min_rate_bps = cfg.min_rate_bps;
+      p.mtu = cfg.packet_payload_size;
+      return std::make_unique<Dctcp>(p);
+    }
     default:
       if (warning)
         *warning = "CC_MODE " + std::to_string(cfg.cc_mode) +
-                   (cfg.cc_mode == 3 || cfg.cc_mode == 7 || cfg.cc_mode == 8 || cfg.cc_mode == 10
-                        ? " is not implemented yet: running without congestion control (line rate)"
-                        : " is not a CC of the reference: running without congestion control (line rate), as the reference does");
+                   " is not a CC of the reference (1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT): running "
+                   "without congestion control at line rate, as the reference does";
       return std::make_unique<NoCc>();
   }
 }

@@ -172,6 +172,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   ack.pg = pk.pg;
   ack.cnp = pk.ecn;
   ack.ts = pk.ts;
+  ack.ih = pk.ih;
   // The ACK leaves through the receiver's NIC chosen by the hash of the reverse QP.
   uint32_t nic = port;
   if (nodes_[pk.dst].num_ports > 1) {

@@ -13,8 +13,10 @@ Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<Con
     : cfg_(cfg), cc_(std::move(cc)) {
   ns_trunc_ = cfg.ns_truncation;
   ack_class_ = cfg.ack_high_prio ? 0 : 3;
-  data_extra_ = cc_->data_extra_bytes();
-  ack_bytes_ = std::max(kAckMinBytes, kAckHeaderBytes + cc_->ack_extra_bytes());
+  int_mode_ = cc_->int_mode();
+  pint_.log_base = cfg.pint_log_base;
+  data_extra_ = cc_->int_bytes();
+  ack_bytes_ = std::max(kAckMinBytes, kAckHeaderBytes + cc_->int_bytes());
   rto_ = static_cast<Time>(cfg.rto_us * 1e6 + 0.5);
   build_ports(topo);
   configure_switches();

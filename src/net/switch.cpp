@@ -1,6 +1,7 @@
 // Switch forwarding: ECMP, shared-buffer MMU with dynamic PFC thresholds, ECN marking at dequeue,
 // and round-robin service of the priority classes (hpcc-model.md §10–§12).
 #include <algorithm>
+#include <cmath>
 
 #include "wormhole/io/results_writer.h"
 #include "wormhole/net/hash.h"
@@ -114,8 +115,62 @@ void Network::switch_send(uint32_t port) {
   p.queue_bytes[c] -= size;
   p.bytes_total -= size;
   if (c != 0) switch_dequeued(port, c, pkt);
+  Packet& pk = pool_[pkt];
+  if (pk.type == PktType::Data) {
+    if (int_mode_ == IntMode::Hpcc)
+      pk.ih.push(to_ns(kernel_.now()), p.tx_bytes, p.bytes_total, p.rate_bps, cfg_.int_multi);
+    else if (int_mode_ == IntMode::Pint)
+      pint_stamp(port, pk);
+  }
   p.tx_bytes += size;
+  p.last_pkt_size = size;
+  p.last_pkt_time = kernel_.now();
   transmit(port, pkt);
+}
+
+namespace {
+// The reference's fixed-point log2 approximation for PINT (switch-node.cc, log2apprx with
+// b = 20, m = 9, l = 20): keep the m most significant bits with randomised rounding.
+constexpr int kPintB = 20, kPintM = 9, kPintL = 20;
+int logres_shift(int b, int l) {
+  static const int data[] = {0, 0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
+                             5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
+  return l - data[b];
+}
+int log2apprx(int64_t x, Rng& rng) {
+  const int64_t x0 = x;
+  const int msb = static_cast<int>(std::log2(double(x))) + 1;
+  if (msb > kPintM) {
+    x = (x >> (msb - kPintM)) << (msb - kPintM);
+    const int64_t mask = (int64_t(1) << (msb - kPintM)) - 1;
+    if ((x0 & mask) > static_cast<int64_t>(rng.next() & static_cast<uint64_t>(mask))) x += int64_t(1) << (msb - kPintM);
+  }
+  return static_cast<int>(std::log2(double(x)) * (1 << logres_shift(kPintB, kPintL)));
+}
+}  // namespace
+
+void Network::pint_stamp(uint32_t port, Packet& pk) {
+  // The port's utilisation u = qlen·dt/(B·T²) + last_pkt/(B·T) + (T−dt)/T·u_prev in the log
+  // domain, as the reference's "approximate calc"; the packet keeps the maximum over its hops.
+  Port& p = ports_[port];
+  const double T = static_cast<double>(routing_.max_rtt_ns());
+  uint64_t dt = to_ns(kernel_.now()) - to_ns(p.last_pkt_time);
+  if (dt > routing_.max_rtt_ns()) dt = routing_.max_rtt_ns();
+  const double B = static_cast<double>(p.rate_bps / 8);
+  const double fct = double(1 << logres_shift(kPintB, kPintL));
+  const double log_T = std::log2(T) * fct, log_B = std::log2(B) * fct, log_1e9 = std::log2(1e9) * fct;
+  double qterm = 0, byte_term = 0, u_term = 0;
+  const uint64_t qlen = p.bytes_total;
+  if ((qlen >> 8) > 0 && dt > 0)
+    qterm = std::pow(2, (log2apprx(int64_t(dt), p.rng) + log2apprx(int64_t(qlen >> 8), p.rng) + log_1e9 - log_B - 2 * log_T) / fct) * 256;
+  if (p.last_pkt_size > 0)
+    byte_term = std::pow(2, (log2apprx(p.last_pkt_size, p.rng) + log_1e9 - log_B - log_T) / fct);
+  if (routing_.max_rtt_ns() > dt && p.pint_u > 0)
+    u_term = std::pow(2, (log2apprx(int64_t(routing_.max_rtt_ns() - dt), p.rng) +
+                          log2apprx(std::llround(p.pint_u * 8192), p.rng) - log_T) / fct) / 8192;
+  p.pint_u = qterm + byte_term + u_term;
+  const uint16_t power = pint_.encode(p.pint_u, p.rng);
+  if (power > pk.ih.pint_power) pk.ih.pint_power = power;
 }
 
 void Network::switch_dequeued(uint32_t port, uint32_t c, uint32_t pkt) {

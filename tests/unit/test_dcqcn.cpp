@@ -95,7 +95,7 @@ TEST(Dcqcn, FactoryReadsRunPyParametersFromTheRingConfig) {
   auto* d = dynamic_cast<Dcqcn*>(cc.get());
   ASSERT_NE(d, nullptr);
   EXPECT_STREQ(d->name(), "dcqcn");
-  EXPECT_EQ(d->data_extra_bytes(), 0u);  // no INT: 1048-B data packets
+  EXPECT_EQ(d->int_bytes(), 0u);  // no INT: 1048-B data packets
   const DcqcnParams& p = d->params();
   EXPECT_EQ(p.alpha_interval, 1'000'000);       // ALPHA_RESUME_INTERVAL 1 µs = 10^6 ps
   EXPECT_EQ(p.decrease_interval, 4'000'000);    // RATE_DECREASE_INTERVAL 4 µs

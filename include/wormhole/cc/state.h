@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <variant>
 
+#include "wormhole/core/rng.h"
+#include "wormhole/net/int_header.h"
+
 namespace wh {
 
 /// DCQCN, Mellanox flavour (hpcc-model.md §13.1).
@@ -15,10 +18,54 @@ struct DcqcnState {
   bool first_cnp = true;     ///< no CNP seen yet (timers not started)
 };
 
+/// HPCC per-hop state used with MULTI_RATE 1.
+struct HpccHopState {
+  double u = 1;              ///< per-hop utilisation estimate
+  uint64_t rc_bps = 0;       ///< committed per-hop rate
+  uint32_t inc_stage = 0;
+};
+
+/// HPCC (hpcc-model.md §13.2).
+struct HpccState {
+  uint64_t cur_rate_bps = 0;     ///< Rc, committed once per RTT
+  uint32_t inc_stage = 0;
+  double u = 1;                  ///< U (single-rate)
+  uint64_t last_update_seq = 0;  ///< snd_nxt at the last full update (0 = first RTT)
+  IntHop hop[IntHeader::kMaxHops];          ///< last INT records seen
+  HpccHopState hops[IntHeader::kMaxHops];   ///< MULTI_RATE 1
+};
+
+/// TIMELY (hpcc-model.md §13.3).
+struct TimelyState {
+  uint64_t cur_rate_bps = 0;
+  uint32_t inc_stage = 0;        ///< consecutive increases
+  double rtt_diff = 0;           ///< EWMA of RTT differences, ns
+  uint64_t last_rtt_ns = 0;
+  uint64_t last_update_seq = 0;
+};
+
+/// DCTCP, rate-based hardware style (hpcc-model.md §13.4).
+struct DctcpState {
+  double alpha = 1;
+  uint64_t last_update_seq = 0;
+  uint32_t ecn_count = 0;        ///< marked ACKs in the current batch
+  uint32_t batch_size = 0;       ///< packets in the batch the α update divides by
+  bool cwr = false;              ///< in congestion window reduction
+  uint64_t high_seq = 0;         ///< CWR ends when an ACK passes this
+};
+
+/// HPCC-PINT (hpcc-model.md §13.5).
+struct HpccPintState {
+  uint64_t cur_rate_bps = 0;
+  uint32_t inc_stage = 0;
+  uint64_t last_update_seq = 0;
+  Rng rng;                       ///< ACK sampling with PINT_PROB
+};
+
 /// No congestion control: line rate.
 struct NoCcState {};
 
 /// The CC state a QP carries; one alternative per algorithm.
-using CcState = std::variant<NoCcState, DcqcnState>;
+using CcState = std::variant<NoCcState, DcqcnState, HpccState, TimelyState, DctcpState, HpccPintState>;
 
 }  // namespace wh

@@ -31,10 +31,18 @@ class CongestionControl {
  public:
   virtual ~CongestionControl() = default;
   virtual const char* name() const = 0;
-  /// Bytes added to every data packet (INT, timestamp), hpcc-model.md §7.
-  virtual uint32_t data_extra_bytes() const { return 0; }
-  /// Bytes of the ACK before padding to 60 B (INT copied from the data packet).
-  virtual uint32_t ack_extra_bytes() const { return 0; }
+  /// What switches write into data packets (hpcc-model.md §10).
+  virtual IntMode int_mode() const { return IntMode::None; }
+  /// Bytes the INT header adds to every data packet and to its ACK before the ACK is padded to
+  /// 60 B (hpcc-model.md §7): 42 for HPCC, 8 for TIMELY's timestamp, 2 for PINT.
+  uint32_t int_bytes() const {
+    switch (int_mode()) {
+      case IntMode::Hpcc: return 42;
+      case IntMode::Timestamp: return 8;
+      case IntMode::Pint: return 2;
+      default: return 0;
+    }
+  }
   /// Initialises f.cc when the QP is created (the rate is already line rate).
   virtual void on_start(uint32_t id, Flow& f, CcHost& host) = 0;
   /// An ACK or NACK (after snd_una moved); `cnp` is the ECN-echo flag.

@@ -99,6 +99,7 @@ class Network final : public CcHost {
   void kick(uint32_t port);
   void switch_dequeued(uint32_t port, uint32_t cls, uint32_t pkt);
   void send_pfc(uint32_t in_port, uint32_t cls, bool pause);
+  void pint_stamp(uint32_t port, Packet& pk);
   // hosts (host.cpp)
   void nic_send(uint32_t port);
   void host_receive(uint32_t port, uint32_t pkt);
@@ -125,6 +126,8 @@ class Network final : public CcHost {
   bool stopped_ = false;
   bool ns_trunc_ = true;
   uint8_t ack_class_ = 3;
+  IntMode int_mode_ = IntMode::None;
+  PintCodec pint_;
   uint32_t data_extra_ = 0, ack_bytes_ = kAckMinBytes;
   uint64_t nic_rate_ = 0;
   uint32_t global_seq_ = 0;

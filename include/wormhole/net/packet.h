@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "wormhole/core/time.h"
+#include "wormhole/net/int_header.h"
 
 namespace wh {
 
@@ -34,6 +35,7 @@ struct Packet {
   uint8_t pfc_class = 0;  ///< PFC: class to pause/resume
   uint8_t pfc_pause = 0;  ///< PFC: 1 pause, 0 resume
   uint8_t retx = 0;       ///< data sent after a retransmission timeout (ours, see RTO_US)
+  IntHeader ih;           ///< INT written by switches into data packets, copied into their ACK
 };
 
 /// Fixed-record pool with a free list; indices stay valid until release().

@@ -45,6 +45,9 @@ struct Port {
   uint64_t bytes_total = 0;        ///< all classes
   Ring<WireSlot> wire;             ///< transmitted, not yet arrived
   uint64_t tx_bytes = 0;           ///< bytes sent (all packets), for INT
+  uint32_t last_pkt_size = 0;      ///< HPCC-PINT: the previous packet sent, bytes
+  Time last_pkt_time = 0;          ///< HPCC-PINT: when it was sent, ps
+  double pint_u = 0;               ///< HPCC-PINT: the port's utilisation estimate
 
   // Switch egress: ECN thresholds for this port's rate (bytes) and probability.
   uint64_t kmin = 0, kmax = 0;
