@@ -4,8 +4,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/setup.sh"
+echo "run.sh: building wormhole (first time: about a minute)" >&2
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$root/build" -j"$(nproc)" >/dev/null
+cmake --build "$root/build" -j"$(nproc)" >"$root/build/build.log" 2>&1 ||
+  { tail -n 30 "$root/build/build.log" >&2; echo "run.sh: build failed (full log: build/build.log)" >&2; exit 1; }
 config="${1:-$root/inputs/hpcc-incast16to1-leafspine64-1MB/config_dcqcn.txt}"
 shift || true
 # The shipped configs write to out/<cc>/ beside them; the reference does not create directories.

@@ -25,10 +25,13 @@ std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* wa
       // A zero period would re-arm a timer at the same instant forever (the reference hangs).
       for (auto [key, v] : {std::pair{"RP_TIMER", cfg.rp_timer_us}, {"ALPHA_RESUME_INTERVAL", cfg.alpha_resume_interval_us},
                             {"RATE_DECREASE_INTERVAL", cfg.rate_decrease_interval_us}})
-        if (!(v > 0))
-          throw InputError(cfg.path, 0, std::string(key) + " is " + std::to_string(v) + " with CC_MODE 1 (DCQCN)",
-                           std::string("set ") + key + " to a period in µs > 0 (run.py uses RP_TIMER 300, "
+        if (!(v > 0)) {
+          const auto [file, line] = cfg.origin_of(key);
+          throw InputError(file, line, std::string(key) + " is " + (cfg.key_origin.count(key) ? "0" : "not set (default 0)") +
+                                           " with CC_MODE 1 (DCQCN): its timer would fire forever at one instant",
+                           std::string("set ") + key + " to a period in us > 0 (run.py uses RP_TIMER 300, "
                            "ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4)");
+        }
       DcqcnParams p;
       p.alpha_interval = us(cfg.alpha_resume_interval_us);
       p.decrease_interval = us(cfg.rate_decrease_interval_us);

@@ -14,7 +14,18 @@ int main(int argc, char** argv) {
   wh::RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario (an HPCC config.txt)");
   wh::add_run_options(*run_cmd, run);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "wormhole: error: %s (fix: see wormhole --help)\n", e.what());
+    return 2;
+  }
   try {
     if (run_cmd->parsed()) return wh::run_command(run);
   } catch (const wh::InputError& e) {

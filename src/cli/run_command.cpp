@@ -24,6 +24,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
       ->check(CLI::ExistingFile);
   cmd.add_option("-s,--set", o.sets, "override one setting, KEY=VALUE (repeatable), e.g. --set CC_MODE=1");
   cmd.add_option("--results", o.results, "HDF5 results file (default: results.h5 beside FCT_OUTPUT_FILE)");
+  cmd.add_option("-o,--output-dir", o.output_dir,
+                 "write fct.txt, pfc.txt and results.h5 into DIR (created if missing) instead of the config's paths");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line and no summary");
 }
 
@@ -59,6 +61,18 @@ class RunObserver final : public NetObserver {
 
 }  // namespace
 
+namespace {
+// Fails before anything is written if an output's directory is missing, so a bad run never
+// truncates the files of a previous one.
+void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what) {
+  const auto dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (dir.empty() || std::filesystem::is_directory(dir, ec)) return;
+  throw InputError(origin.first, origin.second, what + " " + path + ": directory " + dir.string() + " does not exist",
+                   "create it (mkdir -p " + dir.string() + "), or use --output-dir DIR");
+}
+}  // namespace
+
 int run_command(const RunOptions& o) {
   std::vector<std::pair<std::string, std::string>> overrides;
   for (const std::string& s : o.sets) {
@@ -67,10 +81,20 @@ int run_command(const RunOptions& o) {
       throw InputError("command line", 0, "--set \"" + s + "\" is not KEY=VALUE", "write e.g. --set CC_MODE=1");
     overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
+  std::string results = o.results;
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output_dir, ec);
+    if (ec)
+      throw InputError("command line", 0, "--output-dir " + o.output_dir + ": " + ec.message(), "choose a writable folder");
+    const std::filesystem::path d(o.output_dir);
+    overrides.emplace_back("FCT_OUTPUT_FILE", (d / "fct.txt").string());
+    overrides.emplace_back("PFC_OUTPUT_FILE", (d / "pfc.txt").string());
+    if (results.empty()) results = (d / "results.h5").string();
+  }
   const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
-  for (auto [key, path] : {std::pair{"TOPOLOGY_FILE", &cfg.topology_file}, {"FLOW_FILE", &cfg.flow_file}})
-    if (path->empty())
-      throw InputError(cfg.path, 0, std::string(key) + " is not set", std::string("add ") + key + " <path>");
+  for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+  check_input_files(cfg);
   const Topology topo = read_topology(cfg.topology_file);
   const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
   std::string warning;
@@ -78,20 +102,20 @@ int run_command(const RunOptions& o) {
   if (!warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", warning.c_str());
   if (cfg.enable_trace && !o.quiet)
     std::fprintf(stderr, "wormhole: note: ENABLE_TRACE 1: the binary packet trace (mix.tr) is not written\n");
-
-  std::string results = o.results;
-  if (results.empty())
-    results = (std::filesystem::path(cfg.fct_output_file).parent_path() / "results.h5").string();
-  TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
-  {  // fail on an unwritable results path before simulating, not after
-    const auto dir = std::filesystem::path(results).parent_path();
-    if (!dir.empty() && !std::filesystem::is_directory(dir))
-      throw InputError(cfg.path, 0, "results directory " + dir.string() + " does not exist",
-                       "create it or pass --results PATH");
-  }
+  if (!specs.empty() && specs.front().start > cfg.stop_time())
+    std::fprintf(stderr, "wormhole: warning: every flow starts after SIMULATOR_STOP_TIME %g s; nothing will run\n",
+                 cfg.simulator_stop_time_s);
 
   Network net(cfg, topo, std::move(cc));
   net.add_flows(specs);
+
+  // Outputs last: every input has been checked by now.
+  if (results.empty())
+    results = (std::filesystem::path(cfg.fct_output_file).parent_path() / "results.h5").string();
+  check_output_dir(cfg.fct_output_file, cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
+  check_output_dir(cfg.pfc_output_file, cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");
+  check_output_dir(results, {"command line", 0}, "results file");
+  TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
   if (!o.quiet)
@@ -108,7 +132,7 @@ int run_command(const RunOptions& o) {
   RunMetadata meta;
   meta.scenario = cfg.path;
   meta.version = WORMHOLE_VERSION;
-  meta.settings = cfg.raw;
+  meta.settings = effective_settings(cfg);
   meta.stats = net.stats();
   meta.stats.wall_s = wall;
   write_hdf5_results(results, records, obs.pfc_, meta);
@@ -118,7 +142,7 @@ int run_command(const RunOptions& o) {
   for (const FlowRecord& r : records)
     if (!r.finished()) {
       if (unfinished++ < 10)
-        std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %.3f s\n", r.id, r.src,
+        std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %g s\n", r.id, r.src,
                      r.dst, static_cast<unsigned long>(r.size_bytes), specs[r.id].line, cfg.flow_file.c_str(),
                      cfg.simulator_stop_time_s);
     }
@@ -128,12 +152,14 @@ int run_command(const RunOptions& o) {
     if (st.finished == 0)
       fmt::print("flows finished 0/{}\n", st.total);
     else
-      fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us\n",
-                 st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us);
-    fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); last flow finished at {:.6f} s; PFC frames {}; ECN marks {}; drops {}\n",
-               s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, double(s.last_finish) / kSec, obs.pfc_.size(),
-               s.ecn_marks, s.packets_dropped);
-    fmt::print("peak switch queue {} B (node {} interface {})\n", s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+      fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us; "
+                 "last flow finished at {:.6f} s\n",
+                 st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us,
+                 double(s.last_finish) / kSec);
+    fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; drops {}; "
+               "peak switch queue {} B (node {} if {})\n",
+               s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
+               s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }
   return 0;

@@ -11,6 +11,7 @@ struct RunOptions {
   std::string scenario;                 ///< HPCC config.txt
   std::vector<std::string> sets;        ///< KEY=VALUE overrides
   std::string results;                  ///< HDF5 path ("" = results.h5 beside FCT_OUTPUT_FILE)
+  std::string output_dir;               ///< if set: fct.txt, pfc.txt, results.h5 go there (created)
   bool quiet = false;
 };
 

@@ -147,7 +147,7 @@ std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo) 
   for (size_t j = i; j < toks.size(); ++j)
     if (toks[j].line > last_line) extra_lines.insert(toks[j].line);
   if (!extra_lines.empty())
-    std::fprintf(stderr, "%s: header says %llu flows, %zu more lines ignored (as the reference)\n", path.c_str(),
+    std::fprintf(stderr, "wormhole: note: %s: header says %llu flows, %zu more lines ignored (as the reference)\n", path.c_str(),
                  static_cast<unsigned long long>(f), extra_lines.size());
   return flows;
 }

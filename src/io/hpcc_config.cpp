@@ -160,6 +160,10 @@ class ConfigParser {
       std::string value;
       for (size_t j = first; j < pos_; ++j) value += (j > first ? " " : "") + toks[j].text;
       c_.raw.emplace_back(key_->text, value);
+      auto prev = where_.find(key_->text);
+      if (prev != where_.end() && prev->second.first == file)
+        c_.warnings.push_back(file + ":" + std::to_string(key_->line) + ": " + key_->text + " is also set on line " +
+                              std::to_string(prev->second.second) + "; the last value is used, as by the reference");
       where_[key_->text] = {file, key_->line};
       if (one_key && pos_ < toks.size())
         fail(toks[pos_], "extra value \"" + toks[pos_].text + "\"",
@@ -168,6 +172,7 @@ class ConfigParser {
   }
 
   void finish();
+  const std::map<std::string, std::pair<std::string, int>>& where() const { return where_; }
 
  private:
   [[noreturn]] void fail(const InputToken& t, const std::string& problem, const std::string& fix) const {
@@ -481,7 +486,10 @@ SimConfig read_hpcc_config(const std::string& path,
   SimConfig c;
   c.path = path;
   ConfigParser p(c);
-  p.parse(path, read_input_tokens(path), false);
+  const std::vector<InputToken> toks = read_input_tokens(path);
+  if (toks.empty())
+    throw InputError(path, 0, "the file is empty", "give the settings as KEY value lines (see the reference's config.txt)");
+  p.parse(path, toks, false);
   const std::string cmdline = "command line";
   for (const auto& [key, value] : overrides) {
     std::vector<InputToken> toks;
@@ -492,6 +500,7 @@ SimConfig read_hpcc_config(const std::string& path,
     p.parse(cmdline, toks, true);
   }
   p.finish();
+  c.key_origin = p.where();
 
   // The reference resolves paths against its working directory; we also accept a config that
   // sits next to its inputs, decided once (by TOPOLOGY_FILE) so inputs and outputs share a base.
@@ -507,6 +516,23 @@ SimConfig read_hpcc_config(const std::string& path,
       if (!f->empty() && fs::path(*f).is_relative()) *f = (dir / *f).string();
   }
   return c;
+}
+
+void check_input_files(const SimConfig& c) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::path(c.path).parent_path();
+  for (auto [key, file] : {std::pair{"TOPOLOGY_FILE", &c.topology_file}, {"FLOW_FILE", &c.flow_file}}) {
+    const auto [f, l] = c.origin_of(key);
+    if (file->empty()) throw InputError(f, l, std::string(key) + " is not set", std::string("add ") + key + " <path>");
+    if (fs::exists(*file, ec)) continue;
+    const std::string where = fs::path(*file).is_relative()
+                                  ? (fs::current_path(ec) / *file).string() +
+                                        (dir.empty() ? "" : " (and not beside the config in " + dir.string() + ")")
+                                  : *file;
+    throw InputError(f, l, std::string(key) + " " + *file + " not found: " + where,
+                     "give a path relative to the config's folder or to the current directory");
+  }
 }
 
 }  // namespace wh

@@ -24,8 +24,15 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
   const int err = errno;
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  throw InputError(config_file, 0, "cannot create output file " + path + ": " + std::strerror(err),
-                   "create the directory " + dir + " first or change " + key);
+  std::string problem = "cannot create output file ";
+  problem += path;
+  problem += ": ";
+  problem += std::strerror(err);
+  std::string fix = "create the directory ";
+  fix += dir;
+  fix += " first or change ";
+  fix += key;
+  throw InputError(config_file, 0, problem, fix);
 }
 
 // Nearest-rank percentile (1-based rank = ceil(pct/100 · n)) of sorted values. Integer

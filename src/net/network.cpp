@@ -19,15 +19,16 @@ Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<Con
   ack_bytes_ = std::max(kAckMinBytes, kAckHeaderBytes + cc_->int_bytes());
   rto_ = static_cast<Time>(cfg.rto_us * 1e6 + 0.5);
   build_ports(topo);
-  configure_switches();
+  configure_switches(topo);
   routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
   if (cfg_.link_down_us > 0) {
     bool linked = false;
     for (const TopoLink& l : topo.links)
       linked |= (l.a == cfg_.link_down_a && l.b == cfg_.link_down_b) ||
                 (l.a == cfg_.link_down_b && l.b == cfg_.link_down_a);
+    const auto [file, line] = cfg_.origin_of("LINK_DOWN");
     if (!linked)
-      throw InputError(cfg_.path, 0,
+      throw InputError(file, line,
                        "LINK_DOWN names nodes " + std::to_string(cfg_.link_down_a) + " and " +
                            std::to_string(cfg_.link_down_b) + ", which no link of the topology joins",
                        "give two nodes of one topology line, or LINK_DOWN 0 0 0");
@@ -72,7 +73,7 @@ void Network::build_ports(const Topology& topo) {
     }
 }
 
-void Network::configure_switches() {
+void Network::configure_switches(const Topology& topo) {
   const uint64_t buffer = static_cast<uint64_t>(cfg_.buffer_size_mb * 1024 * 1024);
   for (uint32_t v = 0; v < nodes_.size(); ++v) {
     Node& nd = nodes_[v];
@@ -81,11 +82,19 @@ void Network::configure_switches() {
     for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
       Port& pt = ports_[p];
       auto it = cfg_.ecn.find(pt.rate_bps);
-      if (it == cfg_.ecn.end())
-        throw InputError(cfg_.path, 0,
-                         "link rate " + std::to_string(pt.rate_bps) + " bit/s (switch " + std::to_string(v) +
-                             " interface " + std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
+      if (it == cfg_.ecn.end()) {
+        // Name the topology line of the link and the config line of the maps.
+        int link_line = 0;
+        uint32_t seen = 0;
+        for (const TopoLink& l : topo.links)
+          if ((l.a == v || l.b == v) && ++seen == pt.if_index) link_line = l.line;
+        const auto [file, line] = cfg_.origin_of("KMAX_MAP");
+        throw InputError(file, line,
+                         "link rate " + std::to_string(pt.rate_bps) + " bit/s (" + topo.file + " line " +
+                             std::to_string(link_line) + ", switch " + std::to_string(v) + " interface " +
+                             std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
                          "add " + std::to_string(pt.rate_bps) + " with its thresholds to all three maps");
+      }
       pt.kmin = it->second.kmin_bytes;
       pt.kmax = it->second.kmax_bytes;
       pt.pmax = it->second.pmax;

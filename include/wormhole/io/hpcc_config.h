@@ -79,6 +79,16 @@ struct SimConfig {
 
   /// Keys seen in the file, in order (for the run metadata).
   std::vector<std::pair<std::string, std::string>> raw;
+  /// Where each key was last set: (file or "command line", line), for messages.
+  std::map<std::string, std::pair<std::string, int>> key_origin;
+  /// Non-fatal remarks found while reading (e.g. a key given twice), for stderr.
+  std::vector<std::string> warnings;
+
+  /// (file, line) of a key, or (the config file, 0) if it was not given.
+  std::pair<std::string, int> origin_of(const std::string& key) const {
+    auto it = key_origin.find(key);
+    return it == key_origin.end() ? std::pair<std::string, int>{path, 0} : it->second;
+  }
   std::string path;  ///< the config file itself
 
   Time stop_time() const { return static_cast<Time>(simulator_stop_time_s * 1e12 + 0.5); }
@@ -111,5 +121,17 @@ struct InputToken {
 /// The lexer shared by the input readers: `path` as whitespace-separated tokens (CR, tabs and a
 /// UTF-8 byte-order mark count as whitespace). Throws InputError(path, 0, ...) if it cannot be read.
 std::vector<InputToken> read_input_tokens(const std::string& path);
+
+}  // namespace wh
+
+namespace wh {
+
+/// Checks that TOPOLOGY_FILE and FLOW_FILE are set and exist. Throws InputError naming the
+/// config line, the path looked for and the folders searched.
+void check_input_files(const SimConfig& c);
+
+/// Every setting of `c` with the value in force (defaults included), as (KEY, text) pairs in the
+/// reference's key order then ours; paths as resolved. For the run metadata.
+std::vector<std::pair<std::string, std::string>> effective_settings(const SimConfig& c);
 
 }  // namespace wh

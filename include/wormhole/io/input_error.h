@@ -23,13 +23,28 @@ class InputError : public std::runtime_error {
       s += std::to_string(line);
     }
     s += ": ";
-    s += problem;
+    s += printable(problem);
     if (!fix.empty()) {
       s += " (fix: ";
       s += fix;
       s += ')';
     }
     return s;
+  }
+  // Bad input can be binary: show control and non-ASCII bytes as \xNN instead of raw.
+  static std::string printable(const std::string& in) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned char ch : in) {
+      if (ch >= 0x20 && ch < 0x7f) {
+        out += static_cast<char>(ch);
+      } else {
+        out += "\\x";
+        out += hex[ch >> 4];
+        out += hex[ch & 15];
+      }
+    }
+    return out;
   }
   std::string file_;
   int line_;

@@ -83,7 +83,7 @@ class Network final : public CcHost {
  private:
   // wiring (network.cpp)
   void build_ports(const Topology& topo);
-  void configure_switches();
+  void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
   void link_down();
   // links (network.cpp)
