@@ -23,11 +23,12 @@ std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* wa
   switch (cfg.cc_mode) {
     case 1: {
       // A zero period would re-arm a timer at the same instant forever (the reference hangs).
+      // Periods below ns-3's 1 ns resolution would re-arm the timer at the same instant forever.
       for (auto [key, v] : {std::pair{"RP_TIMER", cfg.rp_timer_us}, {"ALPHA_RESUME_INTERVAL", cfg.alpha_resume_interval_us},
                             {"RATE_DECREASE_INTERVAL", cfg.rate_decrease_interval_us}})
-        if (!(v > 0)) {
+        if (!(us(v) >= kNs)) {
           const auto [file, line] = cfg.origin_of(key);
-          throw InputError(file, line, std::string(key) + " is " + (cfg.key_origin.count(key) ? "0" : "not set (default 0)") +
+          throw InputError(file, line, std::string(key) + (cfg.key_origin.count(key) ? " is below 1 ns" : " is not set (default 0)") +
                                            " with CC_MODE 1 (DCQCN): its timer would fire forever at one instant",
                            std::string("set ") + key + " to a period in us > 0 (run.py uses RP_TIMER 300, "
                            "ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4)");

@@ -97,6 +97,7 @@ int run_command(const RunOptions& o) {
   check_input_files(cfg);
   const Topology topo = read_topology(cfg.topology_file);
   const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
+  if (!cfg.trace_file.empty()) read_trace_nodes(cfg.trace_file, topo.num_nodes);  // validated; the trace itself is not written
   std::string warning;
   auto cc = make_cc(cfg, &warning);
   if (!warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", warning.c_str());
@@ -107,7 +108,7 @@ int run_command(const RunOptions& o) {
                  cfg.simulator_stop_time_s);
 
   Network net(cfg, topo, std::move(cc));
-  net.add_flows(specs);
+  net.add_flows(specs, cfg.flow_file);
 
   // Outputs last: every input has been checked by now.
   if (results.empty())

@@ -16,10 +16,17 @@ uint32_t Network::pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t di
   return nics[qp_hash(sip, dip, sport, dport) % nics.size()];
 }
 
+void Network::assign_nics(Flow& f) {
+  f.nic = pick_nic(f.src, f.dst, node_ip(f.src), node_ip(f.dst), f.sport, f.dport);
+  // The receiver's NIC for ACKs: the hash of the reverse QP (GetNicIdxOfRxQp); computed here,
+  // not per packet, since routes only change on LINK_DOWN.
+  if (nodes_[f.dst].num_ports > 1) f.rx_nic = pick_nic(f.dst, f.src, node_ip(f.dst), node_ip(f.src), f.dport, f.sport);
+}
+
 void Network::start_flow(uint32_t id) {
   Flow& f = flows_[id];
   f.started = true;
-  f.nic = pick_nic(f.src, f.dst, node_ip(f.src), node_ip(f.dst), f.sport, f.dport);
+  assign_nics(f);
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   const uint64_t line = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
   f.rate_bps = f.max_rate_bps = line;
@@ -52,14 +59,13 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
 
 void Network::nic_send(uint32_t port) {
   Port& p = ports_[port];
-  if (!p.up || p.busy_until > kernel_.now()) return;
+  // While its end-of-transmission event is pending (even at this very instant) the NIC waits for
+  // it: the reference picks the next packet in TransmitComplete, after same-instant arrivals.
+  if (!p.up || p.txdone_pending) return;
   const Time now = kernel_.now();
   // 1. ACK/NACK queue: strict priority unless its PFC class is paused.
   if (!p.queue[0].empty() && !p.paused[ack_class_]) {
-    const uint32_t pkt = p.queue[0].pop();
-    p.queue_bytes[0] -= pool_[pkt].size;
-    p.bytes_total -= pool_[pkt].size;
-    return transmit(port, pkt);
+    return transmit(port, p.dequeue(0, pool_));
   }
   // 2. Round robin over QPs after the last one served; finished QPs are compacted out as the
   //    reference's GetNextQindex does (this shifts round-robin positions the same way).
@@ -132,7 +138,6 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   pool_.release(pkt);
   Flow& f = flows_[pk.flow];
   if (f.finished()) return;  // the reference has deleted the receiver's state by then
-  f.rx_seen = true;
   f.milestone = cfg_.l2_ack_interval;  // reset on every packet, as the reference does (§1)
   int action;  // 1 ACK, 2 NACK, 0 nothing
   if (pk.seq == f.rcv_nxt) {
@@ -174,15 +179,10 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   ack.ts = pk.ts;
   ack.ih = pk.ih;
   // The ACK leaves through the receiver's NIC chosen by the hash of the reverse QP.
-  uint32_t nic = port;
-  if (nodes_[pk.dst].num_ports > 1) {
-    nic = pick_nic(pk.dst, pk.src, node_ip(pk.dst), node_ip(pk.src), pk.dport, pk.sport);
-    if (nic == UINT32_MAX) return drop(a);
-  }
+  const uint32_t nic = nodes_[pk.dst].num_ports > 1 ? f.rx_nic : port;
+  if (nic == UINT32_MAX) return drop(a);
   Port& p = ports_[nic];
-  p.queue[0].push(a);
-  p.queue_bytes[0] += ack.size;
-  p.bytes_total += ack.size;
+  p.enqueue(0, a, ack.size);
   nic_send(nic);
 }
 

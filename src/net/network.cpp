@@ -23,9 +23,7 @@ Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<Con
   routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
   if (cfg_.link_down_us > 0) {
     bool linked = false;
-    for (const TopoLink& l : topo.links)
-      linked |= (l.a == cfg_.link_down_a && l.b == cfg_.link_down_b) ||
-                (l.a == cfg_.link_down_b && l.b == cfg_.link_down_a);
+    for (uint32_t p = 0; p < ports_.size(); ++p) linked |= is_link_down_port(p);
     const auto [file, line] = cfg_.origin_of("LINK_DOWN");
     if (!linked)
       throw InputError(file, line,
@@ -109,7 +107,7 @@ void Network::configure_switches(const Topology& topo) {
   }
 }
 
-uint32_t Network::add_flows(const std::vector<FlowSpec>& specs) {
+uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::string& source) {
   const uint32_t first = static_cast<uint32_t>(flows_.size());
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (const FlowSpec& s : specs) {
@@ -133,7 +131,14 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs) {
     const PathMetrics& m = routing_.pair(f.src, f.dst);
     const uint64_t pkts = (f.size - 1) / cfg_.packet_payload_size + 1;
     const uint64_t total = f.size + pkts * hdr;
-    f.ideal_fct_ns = m.reachable ? m.rtt_ns() + total * 8000000000ull / m.bw_bps : 0;
+    if (!m.reachable) {
+      const FlowSpec& s = specs[id - first];
+      throw InputError(source, s.line,
+                       "no path joins host " + std::to_string(f.src) + " and host " + std::to_string(f.dst) +
+                           " (hosts never forward; their switches are not connected)",
+                       "connect the two hosts' switches in the topology, or remove the flow");
+    }
+    f.ideal_fct_ns = m.rtt_ns() + total * 8000000000ull / m.bw_bps;
     start_order_.push_back(id);
   }
   // Pending starts stay in start-time order (stable: file order among equal times).
@@ -141,8 +146,10 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs) {
                    [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
   if (!start_pending_ && next_start_ < start_order_.size()) {
     start_pending_ = true;
-    kernel_.schedule(std::max(flows_[start_order_[next_start_]].start, kernel_.now()), OwnerClass::Global, 0,
-                     global_seq_, kFlowStart, 0);
+    // Origin = its own time: flows start after the events already due at that instant, as the
+    // reference's zero-delay application starts do.
+    const Time at = std::max(flows_[start_order_[next_start_]].start, kernel_.now());
+    kernel_.schedule(at, OwnerClass::Global, 0, global_seq_, kFlowStart, 0, 0, at);
   }
   return first;
 }
@@ -173,7 +180,8 @@ void Network::handle(const Event& e) {
         start_flow(start_order_[next_start_++]);
       if (next_start_ < start_order_.size()) {
         start_pending_ = true;
-        kernel_.schedule(flows_[start_order_[next_start_]].start, OwnerClass::Global, 0, global_seq_, kFlowStart, 0);
+        const Time at = flows_[start_order_[next_start_]].start;
+        kernel_.schedule(at, OwnerClass::Global, 0, global_seq_, kFlowStart, 0, 0, at);
       }
       break;
     }
@@ -281,37 +289,45 @@ void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
   }
   p.paused[pk.pfc_class] = pk.pfc_pause;
   if (!pk.pfc_pause) {
-    if (nodes_[p.node].is_switch) switch_send(port);
+    if (nodes_[p.node].is_switch) kick(port);
     else nic_send(port);
   }
 }
 
+bool Network::is_link_down_port(uint32_t p) const {
+  const uint32_t a = ports_[p].node, b = ports_[ports_[p].peer].node;
+  return (a == cfg_.link_down_a && b == cfg_.link_down_b) || (a == cfg_.link_down_b && b == cfg_.link_down_a);
+}
+
 void Network::link_down() {
-  for (uint32_t p = 0; p < ports_.size(); ++p) {
+  std::vector<uint32_t> down;
+  for (uint32_t p = 0; p < ports_.size(); ++p)
+    if (is_link_down_port(p)) down.push_back(p);
+  for (uint32_t p : down) {
     Port& pt = ports_[p];
-    if (!((pt.node == cfg_.link_down_a && ports_[pt.peer].node == cfg_.link_down_b) ||
-          (pt.node == cfg_.link_down_b && ports_[pt.peer].node == cfg_.link_down_a)))
-      continue;
     pt.up = false;
-    // Queued packets are dropped; on a switch their buffer accounting is released.
+    for (uint32_t c = 0; c < kClasses; ++c) pt.paused[c] = pt.pause_sent[c] = false;
+  }
+  // Queued packets are dropped; on a switch their buffer is released (which may RESUME an
+  // upstream port that is still up).
+  for (uint32_t p : down) {
+    Port& pt = ports_[p];
     for (uint32_t c = 0; c < kClasses; ++c)
       while (!pt.queue[c].empty()) {
-        const uint32_t pkt = pt.queue[c].pop();
-        pt.queue_bytes[c] -= pool_[pkt].size;
-        pt.bytes_total -= pool_[pkt].size;
-        if (nodes_[pt.node].is_switch && c != 0) switch_dequeued(p, c, pkt);
+        const uint32_t pkt = pt.dequeue(c, pool_);
+        if (nodes_[pt.node].is_switch && c != 0) release_ingress(pkt, c);
         drop(pkt);
       }
   }
   routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
-  // Reassign every running QP to a NIC (the reference's RedistributeQp).
+  // Reassign every running QP to a NIC (the reference's RedistributeQp), and its ACKs' NIC.
   for (uint32_t v = 0; v < nodes_.size(); ++v)
     if (!nodes_[v].is_switch)
       for (uint32_t p = nodes_[v].first_port; p < nodes_[v].first_port + nodes_[v].num_ports; ++p) ports_[p].qps.clear();
   for (uint32_t id = 0; id < flows_.size(); ++id) {
     Flow& f = flows_[id];
     if (!f.started || f.finished()) continue;
-    f.nic = pick_nic(f.src, f.dst, node_ip(f.src), node_ip(f.dst), f.sport, f.dport);
+    assign_nics(f);
     if (f.nic != UINT32_MAX) ports_[f.nic].qps.push_back(id);
   }
   for (uint32_t p = 0; p < ports_.size(); ++p)

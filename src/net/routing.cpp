@@ -51,17 +51,14 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
   // maxRtt/maxBdp are fixed at the first build, as the reference computes them once at set-up
   // (a LINK_DOWN rebuild changes routes and pair metrics, not the QPs' global T and W).
   const bool first = !built_;
-  const uint64_t keep_rtt = max_rtt_ns_, keep_bdp = max_bdp_;
-  max_rtt_ns_ = max_bdp_ = 0;
   dist_.assign(n, -1);
   delay_.assign(n, 0);
   tx_.assign(n, 0);
   bw_.assign(n, 0);
   scratch_.assign(n, {});
   for (uint32_t h = 0; h < n; ++h)
-    if (!nodes[h].is_switch) bfs(h, true);
+    if (!nodes[h].is_switch) bfs(h, true, first);
   wanted_.clear();
-  if (!first) max_rtt_ns_ = keep_rtt, max_bdp_ = keep_bdp;
   built_ = true;
 }
 
@@ -71,7 +68,7 @@ uint32_t Routing::intern(const std::vector<uint32_t>& l) {
   return it->second;
 }
 
-void Routing::bfs(uint32_t root, bool build_tables) {
+void Routing::bfs(uint32_t root, bool build_tables, bool maxima) {
   const auto& nodes = *nodes_;
   const auto& ports = *ports_;
   queue_.clear();
@@ -87,7 +84,8 @@ void Routing::bfs(uint32_t root, bool build_tables) {
     for (const Adj& a : adj_[now]) {
       const uint32_t next = a.nb;
       if (dist_[next] < 0) {
-        const Port& link = ports[a.ports.front()];
+        // With parallel links the reference's neighbour table keeps the last line's link.
+        const Port& link = ports[a.ports.back()];
         dist_[next] = d + 1;
         delay_[next] = delay_[now] + static_cast<uint64_t>(link.delay / kNs);
         tx_[next] = tx_[now] + uint64_t(payload_) * 1000000000ull * 8 / link.rate_bps;
@@ -105,8 +103,10 @@ void Routing::bfs(uint32_t root, bool build_tables) {
     if (v == root) continue;
     if (!nodes[v].is_switch) {
       const PathMetrics m{true, static_cast<uint32_t>(dist_[v]), delay_[v], tx_[v], bw_[v]};
-      max_rtt_ns_ = std::max(max_rtt_ns_, m.rtt_ns());
-      max_bdp_ = std::max(max_bdp_, m.bdp_bytes());
+      if (maxima) {
+        max_rtt_ns_ = std::max(max_rtt_ns_, m.rtt_ns());
+        max_bdp_ = std::max(max_bdp_, m.bdp_bytes());
+      }
       if (wanted != wanted_.end() &&
           std::binary_search(wanted->second.begin(), wanted->second.end(), v))
         pairs_[pair_key(v, root)] = m;
@@ -144,22 +144,16 @@ void Routing::precompute_pairs(const std::vector<std::pair<uint32_t, uint32_t>>&
     dsts.push_back(d);
   }
   std::sort(dsts.begin(), dsts.end());  // deterministic BFS order (max values are order-free anyway)
-  const uint64_t keep_rtt = max_rtt_ns_, keep_bdp = max_bdp_;
-  for (uint32_t d : dsts) bfs(d, false);
-  max_rtt_ns_ = keep_rtt;  // maxima are defined by build() over all pairs; a partial pass must not change them
-  max_bdp_ = keep_bdp;
+  for (uint32_t d : dsts) bfs(d, false, false);
   wanted_.clear();
 }
 
 const PathMetrics& Routing::pair(uint32_t src, uint32_t dst) {
   auto it = pairs_.find(pair_key(src, dst));
   if (it != pairs_.end()) return it->second;
-  const uint64_t keep_rtt = max_rtt_ns_, keep_bdp = max_bdp_;
   wanted_[dst] = {src};
-  bfs(dst, false);
+  bfs(dst, false, false);
   wanted_.clear();
-  max_rtt_ns_ = keep_rtt;
-  max_bdp_ = keep_bdp;
   return pairs_[pair_key(src, dst)];  // default (unreachable) if the BFS did not reach src
 }
 

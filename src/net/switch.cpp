@@ -58,9 +58,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   }
   pk.in_port = in_port;
   Port& o = ports_[out];
-  o.queue[c].push(pkt);
-  o.queue_bytes[c] += pk.size;
-  o.bytes_total += pk.size;
+  o.enqueue(c, pkt, pk.size);
   if (o.bytes_total > max_queue_) max_queue_ = o.bytes_total, max_queue_port_ = out;
   kick(out);
 }
@@ -74,9 +72,8 @@ void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
   pk.pfc_class = static_cast<uint8_t>(cls);
   pk.pfc_pause = pause && cfg_.pause_time_us > 0 ? 1 : 0;
   Port& p = ports_[in_port];
-  p.queue[0].push(pkt);
-  p.queue_bytes[0] += pk.size;
-  p.bytes_total += pk.size;
+  if (!p.up) return pool_.release(pkt);  // its link is down: the frame would never leave
+  p.enqueue(0, pkt, pk.size);
   kick(in_port);
 }
 
@@ -110,12 +107,20 @@ void Network::switch_send(uint32_t port) {
     if (!found) return;
     p.rr_last = static_cast<uint8_t>(c);
   }
-  const uint32_t pkt = p.queue[c].pop();
-  const uint32_t size = pool_[pkt].size;
-  p.queue_bytes[c] -= size;
-  p.bytes_total -= size;
-  if (c != 0) switch_dequeued(port, c, pkt);
+  const uint32_t pkt = p.dequeue(c, pool_);
   Packet& pk = pool_[pkt];
+  const uint32_t size = pk.size;
+  if (c != 0) {
+    // At dequeue, in the reference's order: buffer release (and RESUME), then ECN on what is left.
+    release_ingress(pkt, c);
+    if (cfg_.enable_qcn) {
+      const double prob = ecn_mark_probability(p.queue_bytes[c], p.kmin, p.kmax, p.pmax);
+      if (prob >= 1.0 || (prob > 0 && p.rng.uniform() < prob)) {
+        pk.ecn = 1;
+        ++ecn_marks_;
+      }
+    }
+  }
   if (pk.type == PktType::Data) {
     if (int_mode_ == IntMode::Hpcc)
       pk.ih.push(to_ns(kernel_.now()), p.tx_bytes, p.bytes_total, p.rate_bps, cfg_.int_multi);
@@ -173,29 +178,17 @@ void Network::pint_stamp(uint32_t port, Packet& pk) {
   if (power > pk.ih.pint_power) pk.ih.pint_power = power;
 }
 
-void Network::switch_dequeued(uint32_t port, uint32_t c, uint32_t pkt) {
-  Packet& pk = pool_[pkt];
+void Network::release_ingress(uint32_t pkt, uint32_t c) {
+  const Packet& pk = pool_[pkt];
   Port& in = ports_[pk.in_port];
   Node& nd = nodes_[in.node];
   const uint64_t s = pk.size;
-  // Release: headroom first, then the ingress counter (and the shared part above the reserve).
+  // Headroom first, then the ingress counter (and the shared part above the reserve).
   const uint64_t from_hdrm = std::min(in.hdrm_bytes[c], s);
   const uint64_t from_shared = std::min(s - from_hdrm, shared_used(in, c));
   in.hdrm_bytes[c] -= from_hdrm;
   in.ingress_bytes[c] -= s - from_hdrm;
   nd.shared_used -= from_shared;
-  // ECN at dequeue on the class's remaining egress bytes (RED-like, §11.3).
-  Port& out = ports_[port];
-  if (cfg_.enable_qcn) {
-    const uint64_t q = out.queue_bytes[c];
-    bool mark = q > out.kmax;
-    if (!mark && q > out.kmin)
-      mark = out.rng.uniform() < out.pmax * double(q - out.kmin) / double(out.kmax - out.kmin);
-    if (mark) {
-      pk.ecn = 1;
-      ++ecn_marks_;
-    }
-  }
   if (in.pause_sent[c] && in.hdrm_bytes[c] == 0) {
     const uint64_t su = shared_used(in, c);
     if (su == 0 || su + kResumeOffset <= pfc_threshold(pk.in_port)) {

@@ -34,10 +34,8 @@ struct FakeHost final : CcHost {
   Time t = 0;
   std::vector<TimerCall> timers;
   std::vector<RateCall> rates;
-  std::vector<int> cancels;
   Time now() const override { return t; }
   void set_timer(uint32_t id, Flow&, int slot, Time at) override { timers.push_back({id, slot, at}); }
-  void cancel_timer(Flow&, int slot) override { cancels.push_back(slot); }
   void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override {
     rates.push_back({id, rate_bps, retime});
     f.rate_bps = rate_bps;

@@ -18,7 +18,6 @@ class CcHost {
   virtual Time now() const = 0;
   /// Arms timer `slot` (0..2) of flow `id` to fire at `at` (ps), replacing a pending one.
   virtual void set_timer(uint32_t id, Flow& f, int slot, Time at) = 0;
-  virtual void cancel_timer(Flow& f, int slot) = 0;
   /// Sets the pacing rate (bit/s). With `retime` the pending next_avail moves by the difference
   /// of the last packet's serialization time at the old and new rates (the reference's ChangeRate,
   /// used by HPCC); without it the rate just changes (DCQCN, TIMELY, DCTCP).

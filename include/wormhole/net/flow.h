@@ -24,6 +24,7 @@ struct Flow {
 
   // sender
   uint32_t nic = UINT32_MAX;      ///< global port index of the NIC serving it (none: no route)
+  uint32_t rx_nic = UINT32_MAX;   ///< multi-NIC receiver: the NIC its ACKs leave from
   uint64_t snd_nxt = 0, snd_una = 0;
   uint64_t rate_bps = 0;          ///< current sending (pacing) rate
   uint64_t max_rate_bps = 0;      ///< NIC line rate
@@ -48,7 +49,6 @@ struct Flow {
   uint64_t milestone = 0;         ///< m_milestone_rx
   Time nack_timer = 0;            ///< earliest time of the next NACK for the same expected seq
   uint64_t last_nack = 0;
-  bool rx_seen = false;
 
   bool finished() const { return finish >= 0; }
   uint64_t bytes_left() const { return size - snd_nxt; }

@@ -50,7 +50,8 @@ class Network final : public CcHost {
   Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc);
 
   /// Registers flows (sorted by start time) and schedules their starts. Returns the first id.
-  uint32_t add_flows(const std::vector<FlowSpec>& flows);
+  /// Throws InputError(`source`, flow line) for a flow whose hosts no path joins.
+  uint32_t add_flows(const std::vector<FlowSpec>& flows, const std::string& source = "flows");
   /// Runs until the queue is empty, `until` (ps) is passed, or stop() is called.
   void run(Time until);
   void set_observer(NetObserver* o) { observer_ = o; }
@@ -69,7 +70,6 @@ class Network final : public CcHost {
   // --- CcHost ---
   Time now() const override { return kernel_.now(); }
   void set_timer(uint32_t id, Flow& f, int slot, Time at) override;
-  void cancel_timer(Flow& f, int slot) override { f.timer_at[slot] = -1; }
   void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override;
 
   // --- kernel handler interface ---
@@ -86,6 +86,9 @@ class Network final : public CcHost {
   void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
   void link_down();
+  bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
+  /// Picks the flow sending NIC and, on a multi-NIC receiver, the NIC for its ACKs.
+  void assign_nics(Flow& f);
   // links (network.cpp)
   void transmit(uint32_t port, uint32_t pkt);
   void on_arrive(uint32_t port);
@@ -97,7 +100,8 @@ class Network final : public CcHost {
   void switch_send(uint32_t port);
   /// A packet was queued on switch port `port`: send now if idle, else make sure it is woken.
   void kick(uint32_t port);
-  void switch_dequeued(uint32_t port, uint32_t cls, uint32_t pkt);
+  /// Returns a departing (or dropped) packet's bytes to its ingress accounting; may send RESUME.
+  void release_ingress(uint32_t pkt, uint32_t cls);
   void send_pfc(uint32_t in_port, uint32_t cls, bool pause);
   void pint_stamp(uint32_t port, Packet& pk);
   // hosts (host.cpp)

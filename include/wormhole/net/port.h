@@ -65,7 +65,30 @@ struct Port {
   Time wake_at = -1;  ///< pending retry time, -1 = none (the reference's m_nextSend)
 
   Rng rng;  ///< ECN marking and receive errors
+
+  /// Appends packet `pkt` of `size` bytes to class `c`.
+  void enqueue(uint32_t c, uint32_t pkt, uint32_t size) {
+    queue[c].push(pkt);
+    queue_bytes[c] += size;
+    bytes_total += size;
+  }
+  /// Removes the head of class `c` (precondition: not empty) and returns it.
+  uint32_t dequeue(uint32_t c, const PacketPool& pool) {
+    const uint32_t pkt = queue[c].pop();
+    queue_bytes[c] -= pool[pkt].size;
+    bytes_total -= pool[pkt].size;
+    return pkt;
+  }
 };
+
+/// RED-like ECN marking probability at dequeue (hpcc-model.md §11.3): 1 above K_max, a linear
+/// ramp to p_max between K_min and K_max, 0 at or below K_min. `q` = the class's egress bytes
+/// after the departing packet left; thresholds in bytes.
+inline double ecn_mark_probability(uint64_t q, uint64_t kmin, uint64_t kmax, double pmax) {
+  if (q > kmax) return 1.0;
+  if (q > kmin) return pmax * double(q - kmin) / double(kmax - kmin);
+  return 0.0;
+}
 
 /// A host or a switch; its ports are ports[first_port .. first_port + num_ports).
 struct Node {

@@ -61,7 +61,8 @@ class Routing {
     uint32_t nb;
     std::vector<uint32_t> ports;  // this node's ports to nb, file order
   };
-  void bfs(uint32_t root, bool build_tables);
+  /// BFS from host `root`: next-hop tables (build_tables), wanted pair metrics, and maxRtt/maxBdp (maxima).
+  void bfs(uint32_t root, bool build_tables, bool maxima);
   uint32_t intern(const std::vector<uint32_t>& l);
 
   const std::vector<Node>* nodes_ = nullptr;
