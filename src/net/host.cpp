@@ -51,7 +51,7 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
     if (nic.wake_at >= 0 && f.next_avail < nic.wake_at) {
       const Time at = std::max(f.next_avail, kernel_.now());
       nic.wake_at = at;
-      kernel_.schedule(at, OwnerClass::Port, f.nic, nic.seq, kWake, f.nic);
+      kernel_.schedule(at, kWake, f.nic);
     }
   }
   f.rate_bps = rate_bps;
@@ -123,7 +123,7 @@ void Network::nic_send(uint32_t port) {
     if (flows_[id].bytes_left() > 0) t = std::min(t, flows_[id].next_avail);
   if (p.wake_at < 0 && t != kTimeMax && t > now) {
     p.wake_at = t;
-    kernel_.schedule(t, OwnerClass::Port, port, p.seq, kWake, port);
+    kernel_.schedule(t, kWake, port);
   }
 }
 

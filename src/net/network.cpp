@@ -30,8 +30,7 @@ Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<Con
                        "LINK_DOWN names nodes " + std::to_string(cfg_.link_down_a) + " and " +
                            std::to_string(cfg_.link_down_b) + ", which no link of the topology joins",
                        "give two nodes of one topology line, or LINK_DOWN 0 0 0");
-    kernel_.schedule(2 * kSec + static_cast<Time>(cfg_.link_down_us) * kUs, OwnerClass::Global, 0,
-                     global_seq_, kLinkDown, 0);
+    kernel_.schedule(2 * kSec + static_cast<Time>(cfg_.link_down_us) * kUs, kLinkDown, 0);
   }
 }
 
@@ -149,7 +148,9 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
     // Origin = its own time: flows start after the events already due at that instant, as the
     // reference's zero-delay application starts do.
     const Time at = std::max(flows_[start_order_[next_start_]].start, kernel_.now());
-    kernel_.schedule(at, OwnerClass::Global, 0, global_seq_, kFlowStart, 0, 0, at);
+    Cause c = kernel_.cause();
+    c.origin = at;
+    kernel_.schedule(at, kFlowStart, 0, 0, c);
   }
   return first;
 }
@@ -181,7 +182,9 @@ void Network::handle(const Event& e) {
       if (next_start_ < start_order_.size()) {
         start_pending_ = true;
         const Time at = flows_[start_order_[next_start_]].start;
-        kernel_.schedule(at, OwnerClass::Global, 0, global_seq_, kFlowStart, 0, 0, at);
+        Cause c = kernel_.cause();
+    c.origin = at;
+    kernel_.schedule(at, kFlowStart, 0, 0, c);
       }
       break;
     }
@@ -196,10 +199,10 @@ void Network::on_tick() {
 
 void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
   f.timer_at[slot] = at;
-  f.timer_set[slot] = kernel_.now();
+  f.timer_cause[slot] = kernel_.cause();
   if (f.timer_ev[slot] < 0 || at < f.timer_ev[slot]) {
     f.timer_ev[slot] = at;
-    kernel_.schedule(at, OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot));
+    kernel_.schedule(at, kTimer, id, static_cast<uint16_t>(slot), f.timer_cause[slot]);
   }
 }
 
@@ -211,8 +214,7 @@ void Network::on_timer(uint32_t id, int slot) {
   if (f.timer_at[slot] < 0) return;     // cancelled
   if (f.timer_at[slot] > now) {         // moved later: wait for the new deadline
     f.timer_ev[slot] = f.timer_at[slot];
-    kernel_.schedule(f.timer_at[slot], OwnerClass::Flow, id, f.seq, kTimer, id, static_cast<uint16_t>(slot),
-                     f.timer_set[slot]);
+    kernel_.schedule(f.timer_at[slot], kTimer, id, static_cast<uint16_t>(slot), f.timer_cause[slot]);
     return;
   }
   f.timer_at[slot] = -1;
@@ -240,24 +242,26 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   const Time now = kernel_.now();
   const Time tx = ser(pool_[pkt].size, p.rate_bps);
   p.busy_until = now + tx;
-  p.tx_start = now;
+  // As the reference's TransmitStart: the end-of-transmission first, then the arrival.
+  p.tx_cause = kernel_.cause();
+  const Cause arrival = kernel_.cause();
   // A switch port needs its end-of-transmission event only if a packet is waiting; otherwise the
   // next arrival finds it idle and sends at once, which is the same instant the reference would
   // (this halves the events of uncongested switch hops). A host NIC may have paced QPs: always.
   if (!nodes_[p.node].is_switch || p.bytes_total > 0) {
     p.txdone_pending = true;
-    kernel_.schedule(p.busy_until, OwnerClass::Port, port, p.seq, kTxDone, port);
+    kernel_.schedule(p.busy_until, kTxDone, port, 0, p.tx_cause);
   }
   const bool idle_wire = p.wire.empty();
-  p.wire.push({now + tx + p.delay, now, pkt});
-  if (idle_wire) kernel_.schedule(now + tx + p.delay, OwnerClass::Port, port, p.seq, kArrive, port);
+  p.wire.push({now + tx + p.delay, arrival, pkt});
+  if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, 0, arrival);
 }
 
 void Network::on_arrive(uint32_t port) {
   Port& p = ports_[port];
   const uint32_t pkt = p.wire.pop().pkt;
   if (!p.wire.empty())
-    kernel_.schedule(p.wire.front().arrive, OwnerClass::Port, port, p.seq, kArrive, port, 0, p.wire.front().sent);
+    kernel_.schedule(p.wire.front().arrive, kArrive, port, 0, p.wire.front().cause);
   receive(p.peer, pkt);
 }
 

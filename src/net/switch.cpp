@@ -85,7 +85,7 @@ void Network::kick(uint32_t port) {
   // (the reference's order: they were scheduled before its TransmitComplete).
   if (!p.txdone_pending) {
     p.txdone_pending = true;
-    kernel_.schedule(p.busy_until, OwnerClass::Port, port, p.seq, kTxDone, port, 0, p.tx_start);
+    kernel_.schedule(p.busy_until, kTxDone, port, 0, p.tx_cause);
   }
 }
 

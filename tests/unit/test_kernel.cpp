@@ -55,7 +55,8 @@ TEST(EventQueue, PopsTenThousandRandomEventsInTimeKeyOrder) {
   for (uint32_t i = 0; i < 10000; ++i) {
     Event e;
     e.time = tdist(gen) * kNs;
-    e.key = Event::make_key(static_cast<OwnerClass>(gen() % 3), static_cast<uint32_t>(gen() % 64), i);
+    e.key = Event::make_key(e.time, Cause{e.time - static_cast<Time>(gen() % 3000) * kNs, gen(), i});
+    e.key = (e.key & ~((1ull << 20) - 1)) | i;  // unique low bits: the expected order is total
     e.target = i;  // unique: identifies the record
     evs.push_back(e);
     q.push(e);
@@ -86,7 +87,7 @@ TEST(EventQueue, InterleavedPushPopKeepsOrder) {
     if (ref.empty() || gen() % 3 != 0) {
       Event e;
       e.time = now + static_cast<Time>(gen() % 100);
-      e.key = Event::make_key(OwnerClass::Port, static_cast<uint32_t>(gen() % 8), seq++);
+      e.key = Event::make_key(e.time, Cause{now, gen() % 8, seq++});
       q.push(e);
       ref.insert({e.time, e.key});
     } else {
@@ -100,17 +101,17 @@ TEST(EventQueue, InterleavedPushPopKeepsOrder) {
 }
 
 TEST(EventQueue, EqualTimesPopInKeyOrder) {
-  // Same time, keys pushed in descending order: they come out ascending. The key packs
-  // (owner class, owner id, owner seq), so Global < Port < Flow, then id, then seq.
+  // Same time: the event caused earlier (longer delay) first; equal causes by parent, then child.
   EventQueue q;
-  const uint64_t k_flow = Event::make_key(OwnerClass::Flow, 0, 0);
-  const uint64_t k_port9 = Event::make_key(OwnerClass::Port, 9, 0);
-  const uint64_t k_port2b = Event::make_key(OwnerClass::Port, 2, 5);
-  const uint64_t k_port2a = Event::make_key(OwnerClass::Port, 2, 4);
-  const uint64_t k_glob = Event::make_key(OwnerClass::Global, 1000, 0);
-  for (uint64_t k : {k_flow, k_port9, k_port2b, k_port2a, k_glob}) {
+  const Time t = 42 * kNs;
+  const uint64_t k_late = Event::make_key(t, Cause{t, 0, 0});                 // caused now
+  const uint64_t k_1us = Event::make_key(t, Cause{t - 1000 * kNs, 5ull << 20, 1});
+  const uint64_t k_1us_p4 = Event::make_key(t, Cause{t - 1000 * kNs, 4ull << 20, 9});
+  const uint64_t k_1us_c0 = Event::make_key(t, Cause{t - 1000 * kNs, 5ull << 20, 0});
+  const uint64_t k_2us = Event::make_key(t, Cause{t - 2000 * kNs, 9ull << 20, 3});
+  for (uint64_t k : {k_late, k_1us, k_1us_p4, k_1us_c0, k_2us}) {
     Event e;
-    e.time = 42 * kNs;
+    e.time = t;
     e.key = k;
     q.push(e);
   }
@@ -120,26 +121,26 @@ TEST(EventQueue, EqualTimesPopInKeyOrder) {
   early.key = UINT64_MAX;
   q.push(early);
   EXPECT_EQ(q.pop().key, UINT64_MAX);
-  EXPECT_EQ(q.pop().key, k_glob);    // class 0
-  EXPECT_EQ(q.pop().key, k_port2a);  // class 1, owner 2, seq 4
-  EXPECT_EQ(q.pop().key, k_port2b);  // class 1, owner 2, seq 5
-  EXPECT_EQ(q.pop().key, k_port9);   // class 1, owner 9
-  EXPECT_EQ(q.pop().key, k_flow);    // class 2
+  EXPECT_EQ(q.pop().key, k_2us);      // longest delay
+  EXPECT_EQ(q.pop().key, k_1us_p4);   // 1 us, smaller parent
+  EXPECT_EQ(q.pop().key, k_1us_c0);   // 1 us, parent 5, child 0
+  EXPECT_EQ(q.pop().key, k_1us);      // 1 us, parent 5, child 1
+  EXPECT_EQ(q.pop().key, k_late);     // caused at this very instant: last
   EXPECT_TRUE(q.empty());
 }
 
 TEST(EventQueue, MakeKeyLayout) {
-  // inverse delay in ns (16 bits, capped) | class (2) | owner (22) | seq (24).
-  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0), 0xffffull << 48);
-  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0, 0), (0xffffull << 48) | (1ull << 46));
-  EXPECT_EQ(Event::make_key(OwnerClass::Flow, 3, 7), (0xffffull << 48) | (2ull << 46) | (3ull << 24) | 7u);
-  // Owner ids wrap at 22 bits and sequences at 24 bits.
-  EXPECT_EQ(Event::make_key(OwnerClass::Port, 0x400001u, 0x1000002u), (0xffffull << 48) | (1ull << 46) | (1ull << 24) | 2u);
-  // A delay of 1 us (1000 ns) makes the key smaller, so the event runs before a same-time event
-  // caused later; delays beyond 65,535 ns are all equal.
-  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0, 1000 * kNs), (0xffffull - 1000) << 48);
-  EXPECT_LT(Event::make_key(OwnerClass::Flow, 9, 9, 1000 * kNs), Event::make_key(OwnerClass::Global, 0, 0, 83 * kNs));
-  EXPECT_EQ(Event::make_key(OwnerClass::Global, 0, 0, kSec), 0u);
+  // inverse delay code (12 bits) | parent key >> 20 (44 bits) | child index (8 bits).
+  const Time t = 10 * kUs;
+  EXPECT_EQ(Event::make_key(t, Cause{t, 0, 0}), 0xfffull << 52);
+  EXPECT_EQ(Event::make_key(t, Cause{t, 0xabcull << 20, 7}), (0xfffull << 52) | (0xabcull << 8) | 7u);
+  // Child indices wrap at 8 bits; the parent's lowest 20 bits are dropped.
+  EXPECT_EQ(Event::make_key(t, Cause{t, (1ull << 20) | 0xfffffu, 0x102u}), (0xfffull << 52) | (1ull << 8) | 2u);
+  // Delays are exact in ns up to 2,047 ns, then in 64-ns steps, capped at 133 us.
+  EXPECT_EQ(Event::make_key(t, Cause{t - 1000 * kNs, 0, 0}), (0xfffull - 1000) << 52);
+  EXPECT_EQ(Event::make_key(t, Cause{t - (2048 + 640) * kNs, 0, 0}), (0xfffull - 2058) << 52);
+  EXPECT_EQ(Event::make_key(t + kSec, Cause{t, 0, 0}), 0u);
+  EXPECT_LT(Event::make_key(t, Cause{t - 1000 * kNs, ~0ull, 255}), Event::make_key(t, Cause{t - 83 * kNs, 0, 0}));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -148,9 +149,7 @@ TEST(EventQueue, MakeKeyLayout) {
 
 TEST(Kernel, RunStopsAtUntilInclusive) {
   Kernel k;
-  uint32_t seq = 0;
-  for (Time t : {30 * kNs, 10 * kNs, 20 * kNs, 21 * kNs}) k.schedule(t, OwnerClass::Global, 0, seq, 0, static_cast<uint32_t>(t / kNs));
-  EXPECT_EQ(seq, 4u);  // the owner counter advanced once per schedule
+  for (Time t : {30 * kNs, 10 * kNs, 20 * kNs, 21 * kNs}) k.schedule(t, 0, static_cast<uint32_t>(t / kNs));
   Recorder r;
   r.k = &k;
   // Events at 10 and 20 ns are <= until = 20 ns (inclusive); 21 and 30 stay pending.
@@ -170,27 +169,29 @@ TEST(Kernel, RunStopsAtUntilInclusive) {
   EXPECT_EQ(k.events_executed(), 4u);
 }
 
-TEST(Kernel, EqualTimeEventsRunInOwnerOrder) {
+TEST(Kernel, EqualTimeEventsRunInSchedulingOrder) {
+  // Scheduled during set-up (no running event): same time and delay, so in scheduling order.
   Kernel k;
-  uint32_t s_flow = 0, s_port = 0, s_glob = 0;
-  k.schedule(5, OwnerClass::Flow, 1, s_flow, 0, 3);
-  k.schedule(5, OwnerClass::Port, 7, s_port, 0, 2);
-  k.schedule(5, OwnerClass::Port, 7, s_port, 0, 22);  // same owner: its counter orders it after
-  k.schedule(5, OwnerClass::Global, 0, s_glob, 0, 1);
+  k.schedule(5, 0, 3);
+  k.schedule(5, 0, 2);
+  k.schedule(5, 0, 22);
+  // An explicit cause 1 ns before its time runs before the events caused at their own time.
+  Cause c = k.cause();
+  c.origin = 5 - kNs;
+  k.schedule(5, 0, 1, 0, c);
   Recorder r;
   k.run(5, r);
   ASSERT_EQ(r.seen.size(), 4u);
-  EXPECT_EQ(r.seen[0].target, 1u);   // Global
-  EXPECT_EQ(r.seen[1].target, 2u);   // Port 7, seq 0
-  EXPECT_EQ(r.seen[2].target, 22u);  // Port 7, seq 1
-  EXPECT_EQ(r.seen[3].target, 3u);   // Flow
+  EXPECT_EQ(r.seen[0].target, 1u);   // caused 1 ns earlier
+  EXPECT_EQ(r.seen[1].target, 3u);   // then children in the order they were scheduled
+  EXPECT_EQ(r.seen[2].target, 2u);
+  EXPECT_EQ(r.seen[3].target, 22u);
 }
 
 TEST(Kernel, TickEvery65536EventsAndStopRequest) {
   // 70,000 events; the handler is ticked after event 65,536 and asks to stop there.
   Kernel k;
-  uint32_t seq = 0;
-  for (int i = 0; i < 70000; ++i) k.schedule(i, OwnerClass::Global, 0, seq, 0, 0);
+  for (int i = 0; i < 70000; ++i) k.schedule(i, 0, 0);
   Recorder r;
   r.stop_on_tick = true;
   EXPECT_EQ(k.run(kTimeMax, r), 65536u);  // 2^16 events, then on_tick -> keep_running() false
@@ -209,17 +210,16 @@ TEST(Kernel, EventsScheduledDuringRunAreExecuted) {
   // A handler that schedules a follow-up event 1 ns later, 10 times, then stops scheduling.
   struct Chain {
     Kernel* k;
-    uint32_t seq = 0;
     int n = 0;
     void handle(const Event& e) {
-      if (++n < 10) k->schedule(k->now() + kNs, OwnerClass::Global, 0, seq, 0, 0);
+      if (++n < 10) k->schedule(k->now() + kNs, 0, 0);
     }
     void on_tick() {}
     bool keep_running() const { return true; }
   } c{nullptr};
   Kernel k;
   c.k = &k;
-  k.schedule(0, OwnerClass::Global, 0, c.seq, 0, 0);
+  k.schedule(0, 0, 0);
   // until = 5 ns: events at 0..5 ns run (6 events); the one at 6 ns stays pending.
   EXPECT_EQ(k.run(5 * kNs, c), 6u);
   EXPECT_EQ(k.pending(), 1u);

@@ -1,4 +1,4 @@
-// Events are small plain records ordered by (time, owner key); the kernel never sees a packet.
+// Events are small plain records ordered by (time, key); the kernel never sees a packet.
 #pragma once
 #include <cstdint>
 
@@ -6,21 +6,27 @@
 
 namespace wh {
 
-/// Who owns an event. The tie-break of events at the same time is (owner class, owner id,
-/// the owner's own counter), which does not depend on insertion order across owners, so the
-/// order is the same however the network is split over ranks (DESIGN.md, determinism).
-enum class OwnerClass : uint8_t { Global = 0, Port = 1, Flow = 2 };
+/// What scheduled an event: when (origin, ps), which event was running (its key; 0 = set-up)
+/// and which of that event's children this one is. An event whose scheduling the model defers
+/// (a packet's arrival queued behind earlier ones on a wire, an end-of-transmission decided
+/// later) keeps the cause it would have had, so its place in the order does not change.
+struct Cause {
+  Time origin = 0;
+  uint64_t parent = 0;
+  uint32_t index = 0;
+};
 
-/// An event: 24 bytes, ordered by (time, key). `target` indexes the owner (port or flow id);
+/// An event: 24 bytes, ordered by (time, key). `target` indexes the owner (a port or a flow);
 /// `kind` and `aux` are interpreted by the model.
 ///
-/// The key orders events of the same time: first by how long ago their cause happened (the
-/// "delay" from origin to time, longer first), then by owner, then by the owner's counter.
-/// Longer-delay-first reproduces what ns-3's insertion order does for same-time events (an event
-/// scheduled earlier runs first) without depending on how the network is split over ranks.
-/// Layout: inverse delay in ns, capped at 65,535 ns (16 bits) | owner class (2) | owner id
-/// (22, modulo) | owner sequence (24, modulo). Wrapping only merges rare tie classes; the order
-/// stays a deterministic function of the input.
+/// Events at the same time run in the order ns-3 would run them, which is the order they were
+/// scheduled in: first the one whose cause was earlier (longer delay), then, among events
+/// scheduled at the same instant, in the order of the events that scheduled them, then in the
+/// order they were scheduled by that event. The key encodes this without any global counter, so
+/// it is the same however the network is later split over ranks:
+///   inverse delay code (12 bits: ns exact to 2 µs, then 64-ns steps to 133 µs) | the parent's
+///   key >> 20 (44 bits, i.e. the delays of about three generations of ancestors) | child index (8).
+/// Truncations only merge rare tie classes; the order stays a function of the input.
 struct Event {
   Time time = 0;     ///< ps
   uint64_t key = 0;
@@ -28,11 +34,12 @@ struct Event {
   uint16_t kind = 0;
   uint16_t aux = 0;
 
-  static uint64_t make_key(OwnerClass c, uint32_t owner, uint32_t seq, Time delay = 0) {
+  static uint64_t make_key(Time at, const Cause& c) {
+    const Time delay = at - c.origin;
     const uint64_t d = delay <= 0 ? 0 : static_cast<uint64_t>(delay / kNs);
-    const uint64_t inv = 0xffffu - (d < 0xffffu ? d : 0xffffu);
-    return (inv << 48) | (static_cast<uint64_t>(c) << 46) | (static_cast<uint64_t>(owner & 0x3fffffu) << 24) |
-           (seq & 0xffffffu);
+    // 12-bit delay code: exact to 2,047 ns, then 64-ns steps to 133 µs, then capped.
+    const uint64_t code = d < 2048 ? d : 2048 + ((d - 2048) >> 6 < 2047 ? (d - 2048) >> 6 : 2047);
+    return ((0xfffu - code) << 52) | ((c.parent >> 20) << 8) | (c.index & 0xffu);
   }
   bool before(const Event& o) const { return time < o.time || (time == o.time && key < o.key); }
 };

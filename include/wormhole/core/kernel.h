@@ -16,14 +16,15 @@ class Kernel {
   size_t pending() const { return queue_.size(); }
   EventQueue& queue() { return queue_; }
 
-  /// Schedules an event at absolute time `at` (ps, >= now) owned by (cls, owner), whose
-  /// per-owner counter `owner_seq` gives the tie-break and is advanced. `origin` (ps) is the
-  /// time of its cause if that was earlier than now (see Event), else now.
-  void schedule(Time at, OwnerClass cls, uint32_t owner, uint32_t& owner_seq, uint16_t kind,
-                uint32_t target, uint16_t aux = 0, Time origin = -1) {
+  /// The cause of a new event scheduled by the running event (its next child).
+  Cause cause() { return Cause{now_, current_, child_++}; }
+  /// Schedules an event at absolute time `at` (ps, >= now) caused by the running event.
+  void schedule(Time at, uint16_t kind, uint32_t target, uint16_t aux = 0) { schedule(at, kind, target, aux, cause()); }
+  /// Schedules an event with an explicit cause (taken earlier with cause()).
+  void schedule(Time at, uint16_t kind, uint32_t target, uint16_t aux, const Cause& c) {
     Event e;
     e.time = at;
-    e.key = Event::make_key(cls, owner, owner_seq++, at - (origin < 0 ? now_ : origin));
+    e.key = Event::make_key(at, c);
     e.target = target;
     e.kind = kind;
     e.aux = aux;
@@ -39,18 +40,23 @@ class Kernel {
     while (!queue_.empty() && queue_.top().time <= until) {
       const Event e = queue_.pop();
       now_ = e.time;
+      current_ = e.key;
+      child_ = 0;
       handler.handle(e);
       if ((++executed_ & 0xffff) == 0) {
         handler.on_tick();
         if (!handler.keep_running()) break;
       }
     }
+    current_ = 0;  // scheduling between runs counts as set-up
     return executed_ - start;
   }
 
  private:
   EventQueue queue_;
   Time now_ = 0;
+  uint64_t current_ = 0;  // key of the running event
+  uint32_t child_ = 0;    // events it has scheduled so far
   uint64_t executed_ = 0;
 };
 

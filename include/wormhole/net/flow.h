@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "wormhole/cc/state.h"
+#include "wormhole/core/event.h"
 #include "wormhole/core/time.h"
 
 namespace wh {
@@ -35,13 +36,12 @@ struct Flow {
   Time base_rtt = 0;              ///< T (ps): maxRtt (GLOBAL_T) or the pair's RTT
   Time last_progress = 0;         ///< last time snd_una advanced (RTO)
   bool rto_recovery = false;      ///< an RTO went back and snd_una has not moved since
-  uint32_t seq = 0;               ///< event tie-break counter
   /// Timers (slots 0-2: CC, 3: RTO). timer_at = deadline (ps, -1 = not armed); timer_ev = time of
   /// the one pending kernel event for the slot (-1 = none). Re-arming later only moves the
   /// deadline; the pending event then re-schedules itself, so stale events do not pile up.
   Time timer_at[4] = {-1, -1, -1, -1};
   Time timer_ev[4] = {-1, -1, -1, -1};
-  Time timer_set[4] = {};         ///< when the deadline was set (origin of a deferred event)
+  Cause timer_cause[4];           ///< who set the deadline (the cause of a deferred event)
   CcState cc;
 
   // receiver

@@ -134,7 +134,6 @@ class Network final : public CcHost {
   PintCodec pint_;
   uint32_t data_extra_ = 0, ack_bytes_ = kAckMinBytes;
   uint64_t nic_rate_ = 0;
-  uint32_t global_seq_ = 0;
   uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
   Time rto_ = 0;
   Time last_finish_ = -1;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "wormhole/core/event.h"
 #include "wormhole/core/ring.h"
 #include "wormhole/core/rng.h"
 #include "wormhole/core/time.h"
@@ -17,7 +18,7 @@ constexpr uint64_t kResumeOffset = 3072;
 /// A packet on the wire: it reaches the far end at `arrive` (ps).
 struct WireSlot {
   Time arrive;
-  Time sent;  ///< when its transmission started (the arrival event's origin)
+  Cause cause;  ///< the arrival event's cause: the transmission start
   uint32_t pkt;
 };
 
@@ -34,11 +35,10 @@ struct Port {
   double error_rate = 0;    ///< drop probability of packets received by this port
   bool up = true;
   Time busy_until = 0;      ///< ps: serializing a packet until then
-  Time tx_start = 0;        ///< ps: when that packet started
+  Cause tx_cause;           ///< the end-of-transmission event's cause (scheduled lazily on switches)
   bool txdone_pending = false;  ///< a kTxDone event is scheduled at busy_until
   bool paused[kClasses] = {};  ///< PFC pause received from the peer, per class
   uint8_t rr_last = 0;      ///< switch: last class served (round robin)
-  uint32_t seq = 0;         ///< event tie-break counter (kernel owner sequence)
 
   Ring<uint32_t> queue[kClasses];  ///< egress FIFOs; a host NIC keeps its ACK queue in class 0
   uint64_t queue_bytes[kClasses] = {};
