@@ -51,3 +51,34 @@ class CongestionControl {
 };
 
 }  // namespace wh
+
+namespace wh {
+
+/// Everything congestion control keeps for one QP, as a value: the algorithm's state, the
+/// pacing rate and the armed CC timers relative to the snapshot time. Memoization stores these
+/// and restores them into another QP (DESIGN.md: "CC state is a value").
+struct CcSnapshot {
+  CcState cc;
+  uint64_t rate_bps = 0;
+  Time timer_in[3] = {-1, -1, -1};  ///< ps from the snapshot time to each armed CC timer; -1 = none
+};
+
+/// Takes the snapshot of `f`'s congestion control at time `now` (ps).
+inline CcSnapshot snapshot_cc(const Flow& f, Time now) {
+  CcSnapshot s;
+  s.cc = f.cc;
+  s.rate_bps = f.rate_bps;
+  for (int i = 0; i < 3; ++i) s.timer_in[i] = f.timer_at[i] < 0 ? -1 : f.timer_at[i] - now;
+  return s;
+}
+
+/// Restores `s` into flow `id` at the host's current time: the state and rate are copied and the
+/// timers re-armed at the same distances. The flow's line rate must be the snapshot's.
+inline void restore_cc(uint32_t id, Flow& f, const CcSnapshot& s, CcHost& host) {
+  f.cc = s.cc;
+  host.set_rate(id, f, s.rate_bps, false);
+  for (int i = 0; i < 3; ++i)
+    if (s.timer_in[i] >= 0) host.set_timer(id, f, i, host.now() + s.timer_in[i]);
+}
+
+}  // namespace wh
