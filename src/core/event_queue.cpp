@@ -4,9 +4,18 @@
 namespace wh {
 
 namespace {
-// (time, key) as one unsigned 128-bit number: one branch-free compare (times are never negative).
+// (time, key) as one unsigned 128-bit number (times are never negative).
 inline unsigned __int128 order(const Event& e) {
   return (static_cast<unsigned __int128>(static_cast<uint64_t>(e.time)) << 64) | e.key;
+}
+// The last tie-break: keys can coincide when two lineages of events had the same delays for
+// longer than the key remembers (two NICs pacing in lock-step); then the owner decides, so the
+// order never depends on how the queue happened to store the events.
+inline uint64_t owner(const Event& e) { return (uint64_t(e.target) << 32) | (uint64_t(e.kind) << 16) | e.aux; }
+// The tie almost never happens, so the extra branch is well predicted.
+inline bool less(unsigned __int128 ka, const Event& a, unsigned __int128 kb, const Event& b) {
+  if (ka != kb) return ka < kb;
+  return owner(a) < owner(b);
 }
 }  // namespace
 
@@ -16,7 +25,7 @@ void EventHeap::push(const Event& e) {
   const unsigned __int128 k = order(e);
   while (i > 0) {
     const size_t parent = (i - 1) >> 2;
-    if (k >= order(heap_[parent])) break;
+    if (!less(k, e, order(heap_[parent]), heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
@@ -40,7 +49,7 @@ Event EventHeap::pop() {
     const size_t end = c + 4 < n ? c + 4 : n;
     for (size_t k = c + 1; k < end; ++k) {
       const unsigned __int128 kk = order(heap_[k]);
-      if (kk < bk) bk = kk, best = k;
+      if (less(kk, heap_[k], bk, heap_[best])) bk = kk, best = k;
     }
     heap_[i] = heap_[best];
     i = best;
@@ -48,7 +57,7 @@ Event EventHeap::pop() {
   const unsigned __int128 lk = order(last);
   while (i > 0) {
     const size_t parent = (i - 1) >> 2;
-    if (lk >= order(heap_[parent])) break;
+    if (!less(lk, last, order(heap_[parent]), heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
@@ -58,7 +67,16 @@ Event EventHeap::pop() {
 
 void EventQueue::put_in_window(const Event& e, uint64_t b) {
   const uint64_t slot = b & (kBuckets - 1);
-  buckets_[slot].push_back(e);
+  uint32_t n;
+  if (free_nodes_.empty()) {
+    n = static_cast<uint32_t>(nodes_.size());
+    nodes_.push_back({e, head_[slot]});
+  } else {
+    n = free_nodes_.back();
+    free_nodes_.pop_back();
+    nodes_[n] = {e, head_[slot]};
+  }
+  head_[slot] = n;
   bits_[slot >> 6] |= 1ull << (slot & 63);
 }
 
@@ -88,8 +106,11 @@ void EventQueue::advance() {
   cur_ = next != UINT64_MAX ? next : bucket_of(far_.top().time);
   const uint64_t slot = cur_ & (kBuckets - 1);
   if (bits_[slot >> 6] & (1ull << (slot & 63))) {
-    for (const Event& e : buckets_[slot]) current_.push(e);
-    buckets_[slot].clear();
+    for (uint32_t n = head_[slot]; n != kNil; n = nodes_[n].next) {
+      current_.push(nodes_[n].e);
+      free_nodes_.push_back(n);
+    }
+    head_[slot] = kNil;
     bits_[slot >> 6] &= ~(1ull << (slot & 63));
   }
   // The window moved: far events that now fall inside it join their buckets.

@@ -34,6 +34,7 @@ void Network::start_flow(uint32_t id) {
   f.win = cfg_.has_win ? (cfg_.global_t ? routing_.max_bdp_bytes() : m.bdp_bytes()) : 0;
   f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
   f.last_progress = kernel_.now();
+  f.update_window();
   cc_->on_start(id, f, *this);
   if (rto_ > 0) set_timer(id, f, kRtoSlot, kernel_.now() + rto_);
   if (f.nic == UINT32_MAX) return;  // no path: reported as unfinished at the end
@@ -55,6 +56,7 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
     }
   }
   f.rate_bps = rate_bps;
+  f.update_window();
 }
 
 void Network::nic_send(uint32_t port) {
@@ -177,7 +179,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   ack.pg = pk.pg;
   ack.cnp = pk.ecn;
   ack.ts = pk.ts;
-  ack.ih = pk.ih;
+  if (int_mode_ != IntMode::None) ack.ih = pk.ih;
   // The ACK leaves through the receiver's NIC chosen by the hash of the reverse QP.
   const uint32_t nic = nodes_[pk.dst].num_ports > 1 ? f.rx_nic : port;
   if (nic == UINT32_MAX) return drop(a);

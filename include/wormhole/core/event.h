@@ -26,7 +26,8 @@ struct Cause {
 /// it is the same however the network is later split over ranks:
 ///   inverse delay code (12 bits: ns exact to 2 µs, then 64-ns steps to 133 µs) | the parent's
 ///   key >> 20 (44 bits, i.e. the delays of about three generations of ancestors) | child index (8).
-/// Truncations only merge rare tie classes; the order stays a function of the input.
+/// Keys of two lineages that had the same delays for longer than the key remembers can coincide;
+/// then the owner (target, kind) decides, so the order is total and a function of the input.
 struct Event {
   Time time = 0;     ///< ps
   uint64_t key = 0;
@@ -41,7 +42,12 @@ struct Event {
     const uint64_t code = d < 2048 ? d : 2048 + ((d - 2048) >> 6 < 2047 ? (d - 2048) >> 6 : 2047);
     return ((0xfffu - code) << 52) | ((c.parent >> 20) << 8) | (c.index & 0xffu);
   }
-  bool before(const Event& o) const { return time < o.time || (time == o.time && key < o.key); }
+  /// The total order: (time, key), then the owner (target, kind, aux) when keys coincide.
+  bool before(const Event& o) const {
+    if (time != o.time) return time < o.time;
+    if (key != o.key) return key < o.key;
+    return (uint64_t(target) << 32 | uint64_t(kind) << 16 | aux) < (uint64_t(o.target) << 32 | uint64_t(o.kind) << 16 | o.aux);
+  }
 };
 static_assert(sizeof(Event) == 24);
 

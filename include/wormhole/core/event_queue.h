@@ -34,7 +34,7 @@ class EventQueue {
   static constexpr int kBucketShift = 12;               ///< bucket width 2^12 ps = 4.096 ns
   static constexpr uint64_t kBuckets = 1u << 14;        ///< window of 16,384 buckets
 
-  EventQueue() : buckets_(kBuckets), bits_(kBuckets / 64, 0) {}
+  EventQueue() : head_(kBuckets, kNil), bits_(kBuckets / 64, 0) {}
   void push(const Event& e);
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
@@ -55,9 +55,18 @@ class EventQueue {
   void advance();
   void put_in_window(const Event& e, uint64_t b);
 
+  static constexpr uint32_t kNil = UINT32_MAX;
+  struct Node {
+    Event e;
+    uint32_t next;
+  };
   EventHeap current_;                       // events of bucket cur_ (and any pushed into it)
   EventHeap far_;                           // events beyond the window
-  std::vector<std::vector<Event>> buckets_; // slot b % kBuckets holds bucket b of the window
+  // Slot b % kBuckets holds bucket b of the window as a singly linked list of pooled nodes
+  // (no allocation per event once the pool has grown to the peak number of pending events).
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> free_nodes_;
+  std::vector<uint32_t> head_;
   std::vector<uint64_t> bits_;              // non-empty slots
   uint64_t cur_ = 0;                        // bucket being drained
   size_t size_ = 0;

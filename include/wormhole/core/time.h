@@ -19,6 +19,9 @@ constexpr Time kTimeMax = INT64_MAX;
 /// to whole nanoseconds (1048 B at 100 Gb/s -> 83 ns); otherwise it is truncated to whole ps.
 /// Integer arithmetic, exact for bytes < 2^31 and rates > 0.
 inline Time serialization_time(uint64_t bytes, uint64_t rate_bps, bool ns_truncation) {
+  // Packets are small: a 64-bit division is exact and several times cheaper than a 128-bit one.
+  if (ns_truncation && bytes < (1ull << 31)) return static_cast<Time>(bytes * 8'000'000'000ull / rate_bps) * kNs;
+  if (!ns_truncation && bytes < (1ull << 21)) return static_cast<Time>(bytes * 8'000'000'000'000ull / rate_bps);
   const unsigned __int128 bits = static_cast<unsigned __int128>(bytes) * 8u;
   if (ns_truncation)
     return static_cast<Time>(bits * 1000000000u / rate_bps) * kNs;

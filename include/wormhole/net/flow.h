@@ -32,6 +32,7 @@ struct Flow {
   Time next_avail = 0;            ///< pacing: earliest time of the next packet, ps
   uint32_t last_pkt_size = 0;     ///< wire bytes of the last packet sent
   uint64_t win = 0;               ///< in-flight window W in bytes (0 = none)
+  uint64_t win_now = 0;           ///< window() for the current rate (see update_window)
   bool var_win = false;
   Time base_rtt = 0;              ///< T (ps): maxRtt (GLOBAL_T) or the pair's RTT
   Time last_progress = 0;         ///< last time snd_una advanced (RTO)
@@ -52,17 +53,20 @@ struct Flow {
 
   bool finished() const { return finish >= 0; }
   uint64_t bytes_left() const { return size - snd_nxt; }
-  /// The window in force (hpcc-model.md §8): W, or W·rate/line rate (>= 1 B) with VAR_WIN.
+  /// The window in force (hpcc-model.md §8): W, or W·rate/line rate (>= 1 B) with VAR_WIN;
+  /// cached in win_now by update_window() whenever the rate or W changes (the NIC checks it for
+  /// every QP it scans, and the division is not cheap).
   uint64_t window() const {
     if (win == 0) return 0;
     if (!var_win) return win;
-    const uint64_t w = static_cast<uint64_t>(static_cast<unsigned __int128>(win) * rate_bps / max_rate_bps);
+    // W·rate fits 64 bits for any realistic W and rate; the 128-bit division is several times slower.
+    const uint64_t w = win < (UINT64_MAX / (rate_bps | 1))
+                           ? win * rate_bps / max_rate_bps
+                           : static_cast<uint64_t>(static_cast<unsigned __int128>(win) * rate_bps / max_rate_bps);
     return w == 0 ? 1 : w;
   }
-  bool window_bound() const {
-    const uint64_t w = window();
-    return w != 0 && snd_nxt - snd_una >= w;
-  }
+  void update_window() { win_now = window(); }
+  bool window_bound() const { return win_now != 0 && snd_nxt - snd_una >= win_now; }
 };
 
 }  // namespace wh

@@ -36,7 +36,23 @@ struct Packet {
   uint8_t pfc_pause = 0;  ///< PFC: 1 pause, 0 resume
   uint8_t retx = 0;       ///< data sent after a retransmission timeout (ours, see RTO_US)
   IntHeader ih;           ///< INT written by switches into data packets, copied into their ACK
+
+  /// Back to a fresh packet without clearing the INT hop records: they are written before they
+  /// are read (nhop counts them), and zeroing them would cost a 100-byte memset per packet.
+  void reset() {
+    seq = 0;
+    ts = 0;
+    flow = size = payload = src = dst = in_port = 0;
+    sport = dport = 0;
+    type = PktType::Data;
+    pg = 3;
+    ecn = cnp = pfc_class = pfc_pause = retx = 0;
+    ih.nhop = 0;
+    ih.pint_power = 0;
+  }
 };
+// reset() lists every field: a new field must be added there too.
+static_assert(sizeof(Packet) == 184, "a Packet field was added or removed: update Packet::reset()");
 
 /// Fixed-record pool with a free list; indices stay valid until release().
 class PacketPool {
@@ -48,7 +64,7 @@ class PacketPool {
     }
     const uint32_t i = free_.back();
     free_.pop_back();
-    pkts_[i] = Packet{};
+    pkts_[i].reset();
     return i;
   }
   void release(uint32_t i) { free_.push_back(i); }
