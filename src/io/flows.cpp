@@ -13,10 +13,6 @@
 namespace wh {
 namespace {
 
-bool parse_uint(const std::string& s, uint64_t& v) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
 
 enum class StartParse { ok, malformed, negative, too_large };
 

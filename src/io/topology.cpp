@@ -9,14 +9,6 @@
 #include "wormhole/io/input_error.h"
 
 namespace wh {
-namespace {
-
-bool parse_uint(const std::string& s, uint64_t& v) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-}  // namespace
 
 uint32_t Topology::num_switches() const {
   return static_cast<uint32_t>(std::count_if(is_switch.begin(), is_switch.end(), [](uint8_t s) { return s != 0; }));

@@ -1,0 +1,32 @@
+// Reading input text: the lexer shared by the input readers and the ns-3 unit-string parsers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+/// Parses an ns-3 DataRate string ("100Gbps", "20Mb/s", "1000Mb/s", "25GB/s", plain bit/s number)
+/// into bit/s. Throws std::invalid_argument with a message on a malformed string.
+uint64_t parse_data_rate(const std::string& s);
+
+/// Parses an ns-3 Time string ("0.001ms", "1000ns", "1us", "2s", plain number = seconds) into ps,
+/// rounded to the nearest ps. Throws std::invalid_argument on a malformed string.
+Time parse_time(const std::string& s);
+
+/// One whitespace-separated token of an input file and the 1-based line it is on.
+struct InputToken {
+  std::string text;
+  int line = 0;
+};
+
+/// The lexer shared by the input readers: `path` as whitespace-separated tokens (CR, tabs and a
+/// UTF-8 byte-order mark count as whitespace). Throws InputError(path, 0, ...) if it cannot be read.
+std::vector<InputToken> read_input_tokens(const std::string& path);
+
+/// Parses a whole decimal unsigned integer; false on anything else (sign, space, overflow).
+bool parse_uint(const std::string& s, uint64_t& v);
+
+}  // namespace wh
