@@ -116,7 +116,8 @@ void HpccPint::on_start(uint32_t id, Flow& f, CcHost&) {
 
 void HpccPint::on_ack(uint32_t id, Flow& f, const Packet& ack, CcHost& host) {
   auto& s = std::get<HpccPintState>(f.cc);
-  if (double(s.rng.next() % 65536) >= 65536 * p_.pint_prob) return;  // sample ACKs with PINT_PROB
+  // Sample ACKs with PINT_PROB; the threshold truncated to an integer as the reference's SetPintSmplThresh.
+  if (s.rng.next() % 65536 >= static_cast<uint32_t>(65536 * p_.pint_prob)) return;
   const bool fast_react = ack.seq <= s.last_update_seq;
   const uint64_t next_seq = f.snd_nxt;
   if (s.last_update_seq == 0) {
