@@ -87,7 +87,8 @@ int run_command(const RunOptions& o) {
     std::filesystem::create_directories(o.output_dir, ec);
     if (ec)
       throw InputError("command line", 0, "--output-dir " + o.output_dir + ": " + ec.message(), "choose a writable folder");
-    const std::filesystem::path d(o.output_dir);
+    // Absolute: relative output settings are resolved against the config's folder, -o against the shell's.
+    const std::filesystem::path d = std::filesystem::absolute(o.output_dir);
     overrides.emplace_back("FCT_OUTPUT_FILE", (d / "fct.txt").string());
     overrides.emplace_back("PFC_OUTPUT_FILE", (d / "pfc.txt").string());
     if (results.empty()) results = (d / "results.h5").string();
