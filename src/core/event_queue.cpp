@@ -1,6 +1,8 @@
 // Event heap and calendar queue (see event_queue.h).
 #include "wormhole/core/event_queue.h"
 
+#include <algorithm>
+
 namespace wh {
 
 namespace {
@@ -83,7 +85,7 @@ void EventQueue::put_in_window(const Event& e, uint64_t b) {
 void EventQueue::push(const Event& e) {
   ++size_;
   const uint64_t b = bucket_of(e.time);
-  if (b <= cur_) current_.push(e);
+  if (b <= cur_) side_.push(e);
   else if (b < cur_ + kBuckets) put_in_window(e, b);
   else far_.push(e);
 }
@@ -105,19 +107,22 @@ void EventQueue::advance() {
   }
   cur_ = next != UINT64_MAX ? next : bucket_of(far_.top().time);
   const uint64_t slot = cur_ & (kBuckets - 1);
+  run_.clear();
+  run_pos_ = 0;
   if (bits_[slot >> 6] & (1ull << (slot & 63))) {
     for (uint32_t n = head_[slot]; n != kNil; n = nodes_[n].next) {
-      current_.push(nodes_[n].e);
+      run_.push_back(nodes_[n].e);
       free_nodes_.push_back(n);
     }
     head_[slot] = kNil;
     bits_[slot >> 6] &= ~(1ull << (slot & 63));
+    std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& b) { return a.before(b); });
   }
   // The window moved: far events that now fall inside it join their buckets.
   while (!far_.empty() && bucket_of(far_.top().time) < cur_ + kBuckets) {
     const Event e = far_.pop();
     const uint64_t b = bucket_of(e.time);
-    if (b <= cur_) current_.push(e);
+    if (b <= cur_) side_.push(e);
     else put_in_window(e, b);
   }
 }

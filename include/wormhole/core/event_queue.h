@@ -25,9 +25,8 @@ class EventHeap {
 
 /// The kernel's event queue. Pop order is exactly (time, key), as one heap would give, but the
 /// work per event does not grow with the number of pending events: events within the next
-/// kBuckets × kBucketPs (67 µs) go into unsorted buckets of 4.096 ns; only the bucket being
-/// drained is heap-ordered (a handful of events), and later events wait in a second heap until
-/// the window reaches them. Times must not go backwards: push(e) requires e.time >= the time of
+/// kBuckets × kBucketPs (67 µs) go into unsorted buckets of 4.096 ns; the bucket being drained
+/// is sorted once, and later events wait in a heap until the window reaches them. Times must not go backwards: push(e) requires e.time >= the time of
 /// the last event popped.
 class EventQueue {
  public:
@@ -38,20 +37,23 @@ class EventQueue {
   void push(const Event& e);
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
-    if (current_.empty()) advance();
     --size_;
-    return current_.pop();
+    if (from_run()) return run_[run_pos_++];
+    return side_.pop();
   }
   /// The earliest event. Precondition: !empty().
-  const Event& top() {
-    if (current_.empty()) advance();
-    return current_.top();
-  }
+  const Event& top() { return from_run() ? run_[run_pos_] : side_.top(); }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
 
  private:
   static uint64_t bucket_of(Time t) { return static_cast<uint64_t>(t) >> kBucketShift; }
+  /// Whether the earliest event is the head of the sorted run (else the side heap's top).
+  bool from_run() {
+    if (run_pos_ == run_.size() && side_.empty()) advance();
+    if (run_pos_ == run_.size()) return false;
+    return side_.empty() || run_[run_pos_].before(side_.top());
+  }
   void advance();
   void put_in_window(const Event& e, uint64_t b);
 
@@ -60,7 +62,12 @@ class EventQueue {
     Event e;
     uint32_t next;
   };
-  EventHeap current_;                       // events of bucket cur_ (and any pushed into it)
+  // The bucket being drained: sorted once when it is reached (one sort is cheaper than a heap pop
+  // per event when thousands of synchronised flows put their events in the same nanosecond),
+  // plus a small heap for events scheduled into it while it drains.
+  std::vector<Event> run_;
+  size_t run_pos_ = 0;
+  EventHeap side_;
   EventHeap far_;                           // events beyond the window
   // Slot b % kBuckets holds bucket b of the window as a singly linked list of pooled nodes
   // (no allocation per event once the pool has grown to the peak number of pending events).
