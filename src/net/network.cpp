@@ -20,7 +20,6 @@ Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<Con
   rto_ = static_cast<Time>(cfg.rto_us * 1e6 + 0.5);
   build_ports(topo);
   configure_switches(topo);
-  routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
   if (cfg_.link_down_us > 0) {
     bool linked = false;
     for (uint32_t p = 0; p < ports_.size(); ++p) linked |= is_link_down_port(p);
@@ -123,7 +122,10 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
     pairs.emplace_back(s.src, s.dst);
   }
   // Precompute the pairs' metrics (one BFS per distinct destination), then each flow's ideal FCT.
-  routing_.precompute_pairs(pairs);
+  // One routing pass computes the tables and these pairs' metrics (a BFS from every host is the
+  // set-up's main cost on large topologies; later flows need one BFS per new destination).
+  if (!routing_.built()) routing_.build(nodes_, ports_, cfg_.packet_payload_size, pairs);
+  else routing_.precompute_pairs(pairs);
   const uint64_t hdr = kDataHeaderBytes;
   for (uint32_t id = first; id < flows_.size(); ++id) {
     Flow& f = flows_[id];
@@ -155,7 +157,15 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   return first;
 }
 
-void Network::run(Time until) { kernel_.run(until, *this); }
+void Network::run(Time until) {
+  routing();  // routes exist even when no flow was added
+  kernel_.run(until, *this);
+}
+
+Routing& Network::routing() {
+  if (!routing_.built()) routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
+  return routing_;
+}
 
 void Network::handle(const Event& e) {
   switch (e.kind) {

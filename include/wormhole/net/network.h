@@ -64,7 +64,8 @@ class Network final : public CcHost {
   Kernel& kernel() { return kernel_; }
   const std::vector<Port>& ports() const { return ports_; }
   const std::vector<Node>& nodes() const { return nodes_; }
-  Routing& routing() { return routing_; }
+  /// The routes (built on first use: by add_flows, run or this call).
+  Routing& routing();
   uint64_t flows_finished() const { return flows_finished_; }
 
   // --- CcHost ---

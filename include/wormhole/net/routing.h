@@ -53,6 +53,7 @@ class Routing {
   void precompute_pairs(const std::vector<std::pair<uint32_t, uint32_t>>& pairs);
   /// Metrics of the path from host `src` to host `dst` (cached).
   const PathMetrics& pair(uint32_t src, uint32_t dst);
+  bool built() const { return built_; }
   uint64_t max_rtt_ns() const { return max_rtt_ns_; }
   uint64_t max_bdp_bytes() const { return max_bdp_; }
 
