@@ -205,7 +205,11 @@ def write_scenario(name, target):
     (d / "flow.txt").write_text(flows)
     (d / "trace.txt").write_text("0\n")
     for cc in ccs:
-        (d / f"config_{cc}.txt").write_text(config_text(config(cc, bw)))
+        text = config_text(config(cc, bw))
+        if bw >= 400:
+            # Ours, after the reference's keys: whole-ns serialisation would run 800 G links 4.6 % fast.
+            text += "\nNS_TRUNCATION 0\n"
+        (d / f"config_{cc}.txt").write_text(text)
         (d / "out" / cc).mkdir(parents=True, exist_ok=True)
     return d
 

@@ -11,5 +11,5 @@ cmake --build "$root/build" -j"$(nproc)" >"$root/build/build.log" 2>&1 ||
 config="${1:-$root/inputs/hpcc-incast16to1-leafspine64-1MB/config_dcqcn.txt}"
 shift || true
 # The shipped configs write to out/<cc>/ beside them; the reference does not create directories.
-mkdir -p "$(dirname "$config")/out/dcqcn" "$(dirname "$config")/out/hpcc"
+mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
 exec "$root/build/wormhole" run "$config" "$@"

@@ -19,7 +19,30 @@ class NoCc final : public CongestionControl {
 Time us(double v) { return static_cast<Time>(v * 1e6 + 0.5); }
 }  // namespace
 
+namespace {
+// Settings the reference accepts but that silently break a CC (a division by zero, a rate of 0).
+void check_cc_settings(const SimConfig& cfg) {
+  auto fail = [&](const char* key, const std::string& problem, const std::string& fix) {
+    const auto [file, line] = cfg.origin_of(key);
+    throw InputError(file, line, problem, fix);
+  };
+  const int m = cfg.cc_mode;
+  const bool rate_based = m == 1 || m == 3 || m == 7 || m == 8 || m == 10;
+  if (rate_based && cfg.min_rate_bps == 0)
+    fail("MIN_RATE", "MIN_RATE is 0: a flow cut to it would never send again", "give MIN_RATE > 0, e.g. 1000Mb/s");
+  if ((m == 3 || m == 10) && !(cfg.u_target > 0))
+    fail("U_TARGET", "U_TARGET must be > 0 with HPCC (the rate is divided by U/U_TARGET)", "use e.g. U_TARGET 0.95");
+  if (m == 3 && !cfg.has_win)
+    fail("HAS_WIN", "HPCC (CC_MODE 3) with HAS_WIN 0: its utilisation divides the queue by the window, which is then 0",
+         "set HAS_WIN 1 (run.py's hp uses HAS_WIN 1 and VAR_WIN 1)");
+  if (m == 10 && !(cfg.pint_log_base > 1))
+    fail("PINT_LOG_BASE", "PINT_LOG_BASE must be > 1 (it is the base of PINT's logarithmic code)",
+         "use e.g. PINT_LOG_BASE 1.05");
+}
+}  // namespace
+
 std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* warning) {
+  check_cc_settings(cfg);
   switch (cfg.cc_mode) {
     case 1: {
       // A zero period would re-arm a timer at the same instant forever (the reference hangs).

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "wormhole/cc/factory.h"
@@ -109,6 +111,18 @@ int run_command(const RunOptions& o) {
                  cfg.simulator_stop_time_s);
 
   Network net(cfg, topo, std::move(cc));
+  // The reference truncates serialisation to whole ns; at high rates that runs links visibly fast.
+  if (cfg.ns_truncation) {
+    uint64_t fastest = 0;
+    for (const TopoLink& l : topo.links) fastest = std::max(fastest, l.rate_bps);
+    const double exact = 8.0 * (cfg.packet_payload_size + kDataHeaderBytes) * 1e9 / double(fastest);
+    const double err = (exact - std::floor(exact)) / exact;
+    if (err > 0.01)
+      std::fprintf(stderr,
+                   "wormhole: warning: at %.0f Gb/s a %u-B packet takes %.2f ns; NS_TRUNCATION 1 (the reference's whole-ns "
+                   "timing) makes it %.0f ns, %.1f %% fast. Set NS_TRUNCATION 0 for exact timing.\n",
+                   fastest / 1e9, cfg.packet_payload_size + kDataHeaderBytes, exact, std::floor(exact), err * 100);
+  }
   net.add_flows(specs, cfg.flow_file);
 
   // Outputs last: every input has been checked by now.
@@ -149,6 +163,18 @@ int run_command(const RunOptions& o) {
                      cfg.simulator_stop_time_s);
     }
   if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);
+  if (unfinished > 0) {
+    // Say why, where the run knows.
+    size_t no_path = 0;
+    for (uint32_t id = 0; id < net.flows().size(); ++id)
+      if (!net.flows()[id].finished() && net.flows()[id].started && net.flows()[id].nic == UINT32_MAX) ++no_path;
+    if (no_path)
+      std::fprintf(stderr, "wormhole: %zu of them had no path left after LINK_DOWN\n", no_path);
+    if (meta.stats.packets_dropped > 0 && cfg.rto_us <= 0)
+      std::fprintf(stderr, "wormhole: %lu packets were dropped and RTO_US is 0: a lost tail packet stalls its flow "
+                           "forever, as in the reference (set RTO_US, e.g. 10000)\n",
+                   static_cast<unsigned long>(meta.stats.packets_dropped));
+  }
   if (!o.quiet) {
     const RunStats& s = meta.stats;
     if (st.finished == 0)
@@ -159,9 +185,9 @@ int run_command(const RunOptions& o) {
                  st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us,
                  double(s.last_finish) / kSec);
     fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; drops {}; "
-               "peak switch queue {} B (node {} if {})\n",
+               "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
-               s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+               s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }
   return 0;

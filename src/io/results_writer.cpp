@@ -22,8 +22,8 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
   FILE* f = std::fopen(path.c_str(), "w");
   if (f) return f;
   const int err = errno;
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  const std::string dir = parent.empty() ? std::string(".") : parent;  // (a GCC 12 -Wrestrict false positive on `dir = "."`)
   std::string problem = "cannot create output file ";
   problem += path;
   problem += ": ";
