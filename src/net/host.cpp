@@ -136,10 +136,9 @@ void Network::host_receive(uint32_t port, uint32_t pkt) {
 }
 
 void Network::receive_data(uint32_t port, uint32_t pkt) {
-  const Packet pk = pool_[pkt];
-  pool_.release(pkt);
+  Packet& pk = pool_[pkt];
   Flow& f = flows_[pk.flow];
-  if (f.finished()) return;  // the reference has deleted the receiver's state by then
+  if (f.finished()) return pool_.release(pkt);  // the reference has deleted the receiver's state by then
   f.milestone = cfg_.l2_ack_interval;  // reset on every packet, as the reference does (§1)
   int action;  // 1 ACK, 2 NACK, 0 nothing
   if (pk.seq == f.rcv_nxt) {
@@ -165,35 +164,29 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
     // retransmission timeout: then the ACK covering it was lost, and only a new one ends the stall.
     action = pk.retx ? 1 : 0;
   }
-  if (action == 0) return;
-  const uint32_t a = pool_.alloc();
-  Packet& ack = pool_[a];
-  ack.type = action == 1 ? PktType::Ack : PktType::Nack;
-  ack.flow = pk.flow;
-  ack.seq = f.rcv_nxt;
-  ack.size = ack_bytes_;
-  ack.src = pk.dst;
-  ack.dst = pk.src;
-  ack.sport = pk.dport;
-  ack.dport = pk.sport;
-  ack.pg = pk.pg;
-  ack.cnp = pk.ecn;
-  ack.ts = pk.ts;
-  if (int_mode_ != IntMode::None) ack.ih = pk.ih;
-  // The ACK leaves through the receiver's NIC chosen by the hash of the reverse QP.
+  if (action == 0) return pool_.release(pkt);
+  // The data packet becomes its ACK in place: addresses and ports swapped, the CE mark echoed as
+  // the CNP flag, the send time and the INT kept (the reference copies them into the ACK).
   const uint32_t nic = nodes_[pk.dst].num_ports > 1 ? f.rx_nic : port;
-  if (nic == UINT32_MAX) return drop(a);
-  Port& p = ports_[nic];
-  p.enqueue(0, a, ack.size);
+  if (nic == UINT32_MAX) return drop(pkt);
+  pk.type = action == 1 ? PktType::Ack : PktType::Nack;
+  pk.seq = f.rcv_nxt;
+  pk.size = ack_bytes_;
+  pk.payload = 0;
+  std::swap(pk.src, pk.dst);
+  std::swap(pk.sport, pk.dport);
+  pk.cnp = pk.ecn;
+  pk.ecn = 0;
+  pk.retx = 0;
+  ports_[nic].enqueue(0, pkt, pk.size);
   nic_send(nic);
 }
 
 void Network::receive_ack(uint32_t pkt) {
-  const Packet pk = pool_[pkt];
-  pool_.release(pkt);
+  const Packet& pk = pool_[pkt];
   const uint32_t id = pk.flow;
   Flow& f = flows_[id];
-  if (f.finished()) return;  // the reference no longer finds the QP
+  if (f.finished()) return pool_.release(pkt);  // the reference no longer finds the QP
   const uint64_t acked = cfg_.l2_back_to_zero ? pk.seq / cfg_.l2_chunk_size * cfg_.l2_chunk_size : pk.seq;
   if (acked > f.snd_una) {
     f.snd_una = acked;
@@ -206,6 +199,7 @@ void Network::receive_ack(uint32_t pkt) {
     if (pk.type == PktType::Nack) f.snd_nxt = f.snd_una;  // go-back-N
     cc_->on_ack(id, f, pk, *this);
   }
+  pool_.release(pkt);  // before nic_send: a new data packet may grow the pool
   if (f.nic != UINT32_MAX) nic_send(f.nic);
 }
 
