@@ -117,7 +117,7 @@ int run_command(const RunOptions& o) {
     for (const TopoLink& l : topo.links) fastest = std::max(fastest, l.rate_bps);
     const double exact = 8.0 * (cfg.packet_payload_size + kDataHeaderBytes) * 1e9 / double(fastest);
     const double err = (exact - std::floor(exact)) / exact;
-    if (err > 0.01)
+    if (err > 0.02)  // 100 G loses 1 % (83.84 -> 83 ns), which every reference run has
       std::fprintf(stderr,
                    "wormhole: warning: at %.0f Gb/s a %u-B packet takes %.2f ns; NS_TRUNCATION 1 (the reference's whole-ns "
                    "timing) makes it %.0f ns, %.1f %% fast. Set NS_TRUNCATION 0 for exact timing.\n",
