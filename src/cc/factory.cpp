@@ -17,9 +17,7 @@ class NoCc final : public CongestionControl {
 };
 
 Time us(double v) { return static_cast<Time>(v * 1e6 + 0.5); }
-}  // namespace
 
-namespace {
 // Settings the reference accepts but that silently break a CC (a division by zero, a rate of 0).
 void check_cc_settings(const SimConfig& cfg) {
   auto fail = [&](const char* key, const std::string& problem, const std::string& fix) {

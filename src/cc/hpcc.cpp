@@ -2,13 +2,31 @@
 #include "wormhole/cc/hpcc.h"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 namespace wh {
 
 namespace {
 // DataRate arithmetic of the reference: integer bit/s, divisions truncated.
-uint64_t div_rate(uint64_t rate, double c) { return static_cast<uint64_t>(static_cast<double>(rate) / c); }
+// NaN or an out-of-range quotient (c = 0 or a non-finite U) would be undefined behaviour in the
+// cast; they clamp to 0 (then MIN_RATE) and to the largest rate.
+uint64_t div_rate(uint64_t rate, double c) {
+  const double q = static_cast<double>(rate) / c;
+  if (!(q >= 0)) return 0;
+  if (q >= 1.8e19) return UINT64_MAX / 2;
+  return static_cast<uint64_t>(q);
+}
 uint64_t bound(uint64_t r, uint64_t lo, uint64_t hi) { return std::min(std::max(r, lo), hi); }
+
+/// HPCC's rate step from committed rate `rc` and stage for the normalised utilisation c = U/η:
+/// multiplicative decrease plus W_AI when c >= 1 or the stage reached maxStage, else additive
+/// increase; bounded to [MIN_RATE, line rate]. Returns (rate, new stage).
+std::pair<uint64_t, uint32_t> rate_step(const HpccParams& p, uint64_t rc, uint32_t stage, double c, uint64_t line) {
+  if (c >= 1 || stage >= p.max_stage)
+    return {bound(div_rate(rc, c) + p.rate_ai_bps, p.min_rate_bps, line), 0};
+  return {bound(rc + p.rate_ai_bps, p.min_rate_bps, line), stage + 1};
+}
 }  // namespace
 
 void Hpcc::on_start(uint32_t, Flow& f, CcHost&) {
@@ -64,29 +82,14 @@ void Hpcc::update(uint32_t id, Flow& f, const Packet& ack, bool fast_react, CcHo
       if (updated_any) {
         if (dt > T) dt = T;
         s.u = (s.u * double(T - dt) + U * double(dt)) / double(T);
-        const double c = s.u / p_.eta;
-        if (c >= 1 || s.inc_stage >= p_.max_stage) {
-          new_rate = div_rate(s.cur_rate_bps, c) + p_.rate_ai_bps;
-          new_stage = 0;
-        } else {
-          new_rate = s.cur_rate_bps + p_.rate_ai_bps;
-          new_stage = s.inc_stage + 1;
-        }
-        new_rate = bound(new_rate, p_.min_rate_bps, f.max_rate_bps);
+        std::tie(new_rate, new_stage) = rate_step(p_, s.cur_rate_bps, s.inc_stage, s.u / p_.eta, f.max_rate_bps);
       }
     } else {
       new_rate = f.max_rate_bps;
       for (uint32_t i = 0; i < ih.nhop; ++i) {
         if (updated[i]) {
-          const double c = s.hops[i].u / p_.eta;
-          if (c >= 1 || s.hops[i].inc_stage >= p_.max_stage) {
-            hop_rate[i] = div_rate(s.hops[i].rc_bps, c) + p_.rate_ai_bps;
-            hop_stage[i] = 0;
-          } else {
-            hop_rate[i] = s.hops[i].rc_bps + p_.rate_ai_bps;
-            hop_stage[i] = s.hops[i].inc_stage + 1;
-          }
-          hop_rate[i] = bound(hop_rate[i], p_.min_rate_bps, f.max_rate_bps);
+          std::tie(hop_rate[i], hop_stage[i]) =
+              rate_step(p_, s.hops[i].rc_bps, s.hops[i].inc_stage, s.hops[i].u / p_.eta, f.max_rate_bps);
           new_rate = std::min(new_rate, hop_rate[i]);
         } else {
           new_rate = std::min(new_rate, s.hops[i].rc_bps);
@@ -124,17 +127,8 @@ void HpccPint::on_ack(uint32_t id, Flow& f, const Packet& ack, CcHost& host) {
     s.last_update_seq = next_seq;
     return;
   }
-  const double c = codec_.decode(ack.ih.pint_power) / p_.eta;
-  uint64_t new_rate;
-  uint32_t new_stage;
-  if (c >= 1 || s.inc_stage >= p_.max_stage) {
-    new_rate = div_rate(s.cur_rate_bps, c) + p_.rate_ai_bps;
-    new_stage = 0;
-  } else {
-    new_rate = s.cur_rate_bps + p_.rate_ai_bps;
-    new_stage = s.inc_stage + 1;
-  }
-  new_rate = bound(new_rate, p_.min_rate_bps, f.max_rate_bps);
+  const auto [new_rate, new_stage] =
+      rate_step(p_, s.cur_rate_bps, s.inc_stage, codec_.decode(ack.ih.pint_power) / p_.eta, f.max_rate_bps);
   host.set_rate(id, f, new_rate, true);
   if (!fast_react) {
     s.cur_rate_bps = new_rate;

@@ -30,6 +30,9 @@ const char* const kKeys[] = {
     "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START",
     "QLEN_MON_END", "RTO_US", "NS_TRUNCATION", "SEED"};
 
+/// CC names accepted for CC_MODE besides the reference's numbers.
+const std::pair<const char*, int> kCcNames[] = {{"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}, {"hpcc-pint", 10}};
+
 bool is_key(std::string_view s) {
   return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return s == k; });
 }
@@ -118,6 +121,22 @@ class ConfigParser {
                        "write the value after " + key_->text);
     ++pos_;
     return t;
+  }
+
+  /// CC_MODE as the reference's number, or as a name from kCcNames (ours).
+  int cc_mode() {
+    const InputToken& t = (*toks_)[pos_];
+    if (!t.text.empty() && std::isalpha(static_cast<unsigned char>(t.text[0]))) {
+      ++pos_;
+      std::string lower;
+      for (char ch : t.text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      for (const auto& [name, mode] : kCcNames)
+        if (lower == name) return mode;
+      std::string valid;
+      for (const auto& [name, mode] : kCcNames) valid += std::string(valid.empty() ? "" : ", ") + name + " (" + std::to_string(mode) + ")";
+      fail(t, "unknown congestion control \"" + t.text + "\"", "use one of " + valid);
+    }
+    return static_cast<int>(uint(INT32_MAX));
   }
 
   uint64_t uint(uint64_t max = std::numeric_limits<uint64_t>::max(), uint64_t min = 0) {
@@ -225,7 +244,7 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "FCT_OUTPUT_FILE") c.fct_output_file = str();
   else if (k == "PFC_OUTPUT_FILE") c.pfc_output_file = str();
   else if (k == "SIMULATOR_STOP_TIME") c.simulator_stop_time_s = real(0, 9.2e6);
-  else if (k == "CC_MODE") c.cc_mode = static_cast<int>(uint(INT32_MAX));
+  else if (k == "CC_MODE") c.cc_mode = cc_mode();
   else if (k == "ALPHA_RESUME_INTERVAL") c.alpha_resume_interval_us = real();
   else if (k == "RATE_DECREASE_INTERVAL") c.rate_decrease_interval_us = real();
   else if (k == "CLAMP_TARGET_RATE") c.clamp_target_rate = flag();
@@ -323,15 +342,17 @@ void ConfigParser::finish() {
   }
   // The reference aborts on an empty RATE_AI / RATE_HAI whatever the mode; we only insist where
   // DCQCN uses them.
-  if (c_.cc_mode == 1) {
-    for (const char* key : {"RATE_AI", "RATE_HAI"}) {
-      if (where_.count(key)) continue;
-      auto [f, l] = at("CC_MODE");
-      throw InputError(f, l, std::string(key) + " is not set but CC_MODE 1 (DCQCN) needs it",
-                       std::string("add ") + key + (std::string_view(key) == "RATE_AI" ? " 20Mb/s" : " 200Mb/s") +
-                           " (or the rate you want)");
-    }
+  // RATE_AI is DCQCN's, HPCC's, PINT's and TIMELY's increase step, RATE_HAI DCQCN's and TIMELY's.
+  const int m = c_.cc_mode;
+  for (const char* key : {"RATE_AI", "RATE_HAI"}) {
+    const bool needed = std::string_view(key) == "RATE_AI" ? (m == 1 || m == 3 || m == 7 || m == 10) : (m == 1 || m == 7);
+    if (!needed || where_.count(key)) continue;
+    auto [f, l] = at("CC_MODE");
+    throw InputError(f, l, std::string(key) + " is not set but CC_MODE " + std::to_string(m) + " needs it",
+                     std::string("add ") + key + (std::string_view(key) == "RATE_AI" ? " 20Mb/s" : " 200Mb/s") +
+                         " (or the rate you want)");
   }
+
 }
 
 }  // namespace

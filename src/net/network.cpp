@@ -145,16 +145,19 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   // Pending starts stay in start-time order (stable: file order among equal times).
   std::stable_sort(start_order_.begin() + static_cast<long>(next_start_), start_order_.end(),
                    [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
-  if (!start_pending_ && next_start_ < start_order_.size()) {
-    start_pending_ = true;
-    // Origin = its own time: flows start after the events already due at that instant, as the
-    // reference's zero-delay application starts do.
-    const Time at = std::max(flows_[start_order_[next_start_]].start, kernel_.now());
-    Cause c = kernel_.cause();
-    c.origin = at;
-    kernel_.schedule(at, kFlowStart, 0, 0, c);
-  }
+  schedule_next_start();
   return first;
+}
+
+void Network::schedule_next_start() {
+  if (start_pending_ || next_start_ >= start_order_.size()) return;
+  start_pending_ = true;
+  // Origin = its own time: flows start after the events already due at that instant, as the
+  // reference's zero-delay application starts do.
+  const Time at = std::max(flows_[start_order_[next_start_]].start, kernel_.now());
+  Cause c = kernel_.cause();
+  c.origin = at;
+  kernel_.schedule(at, kFlowStart, 0, 0, c);
 }
 
 void Network::run(Time until) {
@@ -189,13 +192,7 @@ void Network::handle(const Event& e) {
       start_pending_ = false;
       while (next_start_ < start_order_.size() && flows_[start_order_[next_start_]].start <= t)
         start_flow(start_order_[next_start_++]);
-      if (next_start_ < start_order_.size()) {
-        start_pending_ = true;
-        const Time at = flows_[start_order_[next_start_]].start;
-        Cause c = kernel_.cause();
-    c.origin = at;
-    kernel_.schedule(at, kFlowStart, 0, 0, c);
-      }
+      schedule_next_start();
       break;
     }
     case kTimer: on_timer(e.target, e.aux); break;

@@ -158,9 +158,12 @@ TEST(HpccConfig, DefaultsAndExtensionKeys) {
   EXPECT_EQ(c.link_down_b, 24u);
   EXPECT_EQ(c.data_rate, "100Gbps");
   EXPECT_EQ(c.link_delay, "0.001ms");
-  // RATE_AI / RATE_HAI are only insisted on for DCQCN.
-  c = read_hpcc_config(write_file(d / "config.txt", "CC_MODE 3\nL2_ACK_INTERVAL 1\n"));
+  // RATE_AI / RATE_HAI are insisted on only where the CC uses them: DCTCP (8) uses neither.
+  c = read_hpcc_config(write_file(d / "config.txt", "CC_MODE 8\nL2_ACK_INTERVAL 1\n"));
   EXPECT_EQ(c.rate_ai_bps, 0u);
+  // HPCC uses RATE_AI (its W_AI) but not RATE_HAI.
+  c = read_hpcc_config(write_file(d / "config.txt", "CC_MODE 3\nRATE_AI 50Mb/s\nL2_ACK_INTERVAL 1\n"));
+  EXPECT_EQ(c.rate_ai_bps, 50'000'000u);
 }
 
 TEST(HpccConfigErrors, UnknownKeySuggestsClosest) {
@@ -282,7 +285,10 @@ TEST(HpccConfigErrors, ChunkSizeZeroWithAckInterval) {
 TEST(HpccConfigErrors, RateAiMissingWithDcqcn) {
   InputError e = config_error("L2_ACK_INTERVAL 1\n\nCC_MODE 1\nRATE_HAI 200Mb/s\n");
   EXPECT_EQ(e.line(), 3);
-  EXPECT_TRUE(mentions(e, "RATE_AI is not set but CC_MODE 1 (DCQCN) needs it"));
+  EXPECT_TRUE(mentions(e, "RATE_AI is not set but CC_MODE 1 needs it"));
+  e = config_error("L2_ACK_INTERVAL 1\nCC_MODE 3\n");  // HPCC's additive increase is RATE_AI
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_TRUE(mentions(e, "RATE_AI is not set but CC_MODE 3 needs it"));
   e = config_error("L2_ACK_INTERVAL 1\nRATE_AI 20Mb/s\n");  // CC_MODE 1 by default
   EXPECT_EQ(e.line(), 0);
   EXPECT_TRUE(mentions(e, "RATE_HAI is not set"));
@@ -400,4 +406,17 @@ TEST(ParseTime, Malformed) {
   for (const char* s : {"", "ms", "abc", "1sec", "1min", "1 s", "1..0s", "1e10s", "9223372036854775808ps"}) {
     EXPECT_THROW(parse_time(s), std::invalid_argument) << s;
   }
+}
+
+TEST(HpccConfig, CcModeByName) {
+  // Names are ours; the reference takes only numbers. Case does not matter.
+  const fs::path d = test_dir();
+  const std::string rest = "RATE_AI 50Mb/s\nRATE_HAI 100Mb/s\nL2_ACK_INTERVAL 1\n";
+  for (auto [name, mode] : {std::pair{"dcqcn", 1}, {"HPCC", 3}, {"timely", 7}, {"dctcp", 8}, {"hpcc-pint", 10}})
+    EXPECT_EQ(read_hpcc_config(write_file(d / "config.txt", std::string("CC_MODE ") + name + "\n" + rest)).cc_mode, mode)
+        << name;
+  const InputError e = config_error("L2_ACK_INTERVAL 1\nCC_MODE hpcx\n");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_TRUE(mentions(e, "unknown congestion control \"hpcx\""));
+  EXPECT_TRUE(mentions(e, "dcqcn (1), hpcc (3), timely (7), dctcp (8), hpcc-pint (10)"));
 }

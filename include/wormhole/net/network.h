@@ -12,6 +12,7 @@
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/topology.h"
 #include "wormhole/net/cc.h"
+#include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
 #include "wormhole/net/port.h"
 #include "wormhole/net/results.h"
@@ -86,6 +87,7 @@ class Network final : public CcHost {
   void build_ports(const Topology& topo);
   void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
+  void schedule_next_start();  ///< the start event of the next pending start time, if none is pending
   void link_down();
   bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
   /// Picks the flow sending NIC and, on a multi-NIC receiver, the NIC for its ACKs.
