@@ -91,6 +91,9 @@ std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* wa
       return std::make_unique<Timely>(p);
     }
     case 8: {
+      if (warning && cfg.ewma_gain == 0)
+        *warning = "EWMA_GAIN is 0 with DCTCP (CC_MODE 8): alpha stays at 1 and every cut halves the rate "
+                   "(run.py uses EWMA_GAIN 0.0625)";
       DctcpParams p;
       p.g = cfg.ewma_gain;
       p.rate_ai_bps = cfg.dctcp_rate_ai_bps;

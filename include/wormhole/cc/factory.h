@@ -9,7 +9,11 @@
 namespace wh {
 
 /// Builds the CC selected by cfg.cc_mode with its parameters. Modes without an implementation
-/// run without CC at line rate, as the reference does for unknown modes; `warning` is then set.
+/// run without CC at line rate, as the reference does for unknown modes; `warning` is then set
+/// (also for settings that are legal but make the CC inert, such as EWMA_GAIN 0 with DCTCP).
+/// Throws InputError (naming the key's file and line) for settings that would break the CC:
+/// a DCQCN timer period below 1 ns, MIN_RATE 0, U_TARGET <= 0, HPCC without a window,
+/// PINT_LOG_BASE <= 1.
 std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* warning);
 
 }  // namespace wh
