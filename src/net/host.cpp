@@ -44,10 +44,13 @@ void Network::start_flow(uint32_t id) {
 }
 
 void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
+  // The last packet's serialisation at the new rate; the one at the old rate is cached (HPCC
+  // changes the rate on every ACK, and these divisions were most of its per-ACK cost).
+  const Time last_ser = f.last_pkt_size ? ser(f.last_pkt_size, rate_bps) : 0;
   if (retime && f.nic != UINT32_MAX) {
     // The reference's ChangeRate: move next_avail by the last packet's tx-time difference and
     // pull the NIC's pending retry earlier if needed.
-    f.next_avail += ser(f.last_pkt_size, rate_bps) - ser(f.last_pkt_size, f.rate_bps);
+    f.next_avail += last_ser - f.last_ser;
     Port& nic = ports_[f.nic];
     if (nic.wake_at >= 0 && f.next_avail < nic.wake_at) {
       const Time at = std::max(f.next_avail, kernel_.now());
@@ -56,6 +59,7 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
     }
   }
   f.rate_bps = rate_bps;
+  f.last_ser = last_ser;
   f.update_window();
 }
 
@@ -116,7 +120,8 @@ void Network::nic_send(uint32_t port) {
     pk.retx = f.rto_recovery;
     f.snd_nxt += payload;
     f.last_pkt_size = pk.size;
-    f.next_avail = now + ser(pk.size, cfg_.rate_bound ? f.rate_bps : f.max_rate_bps);
+    f.last_ser = ser(pk.size, f.rate_bps);
+    f.next_avail = now + (cfg_.rate_bound ? f.last_ser : ser(pk.size, f.max_rate_bps));
     return transmit(port, pkt);
   }
   // 3. Nothing eligible: retry at the earliest next_avail among QPs with bytes left.

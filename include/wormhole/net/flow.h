@@ -31,6 +31,7 @@ struct Flow {
   uint64_t max_rate_bps = 0;      ///< NIC line rate
   Time next_avail = 0;            ///< pacing: earliest time of the next packet, ps
   uint32_t last_pkt_size = 0;     ///< wire bytes of the last packet sent
+  Time last_ser = 0;              ///< its serialisation time at the current rate, ps
   uint64_t win = 0;               ///< in-flight window W in bytes (0 = none)
   uint64_t win_now = 0;           ///< window() for the current rate (see update_window)
   bool var_win = false;
