@@ -7,6 +7,8 @@
 // lengths in units of 80 × 4 = 320 B (17 bits), time in ns (24 bits, wrapping).
 #include <gtest/gtest.h>
 
+#include "recording_cc_host.h"
+
 #include <initializer_list>
 #include <vector>
 
@@ -26,23 +28,7 @@ constexpr uint64_t kMin = 1'000'000'000;        // MIN_RATE 1000 Mb/s
 constexpr uint64_t kT = 8320;                   // ns
 constexpr uint32_t kMulti = 4;
 
-/// Records rate calls; set_rate applies the rate as the network does. HPCC never arms timers.
-struct FakeHost final : CcHost {
-  struct RateCall {
-    uint32_t id;
-    uint64_t rate;
-    bool retime;
-  };
-  Time t = 0;
-  size_t timer_calls = 0;
-  std::vector<RateCall> rates;
-  Time now() const override { return t; }
-  void set_timer(uint32_t, Flow&, int, Time) override { ++timer_calls; }
-  void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override {
-    rates.push_back({id, rate_bps, retime});
-    f.rate_bps = rate_bps;
-  }
-};
+using FakeHost = test::RecordingCcHost;
 
 /// run.py "hp --hpai 50" at 100 Gb/s.
 HpccParams hp_params() {

@@ -3,6 +3,8 @@
 // at 100 Gb/s (η 0.95, MI_THRESH 0, RATE_AI 50 Mb/s, MIN_RATE 1000 Mb/s), PINT_LOG_BASE 1.05.
 #include <gtest/gtest.h>
 
+#include "recording_cc_host.h"
+
 #include <cmath>
 #include <vector>
 
@@ -21,22 +23,7 @@ namespace {
 constexpr uint64_t kLine = 100'000'000'000ull;
 constexpr uint64_t kAi = 50'000'000;
 
-struct FakeHost final : CcHost {
-  struct RateCall {
-    uint32_t id;
-    uint64_t rate;
-    bool retime;
-  };
-  Time t = 0;
-  size_t timer_calls = 0;
-  std::vector<RateCall> rates;
-  Time now() const override { return t; }
-  void set_timer(uint32_t, Flow&, int, Time) override { ++timer_calls; }
-  void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override {
-    rates.push_back({id, rate_bps, retime});
-    f.rate_bps = rate_bps;
-  }
-};
+using FakeHost = test::RecordingCcHost;
 
 HpccParams pint_params() {
   HpccParams p;

@@ -4,6 +4,8 @@
 // defaults (g = 1/16, DCTCP_RATE_AI 1000 Mb/s, MIN_RATE 100 Mb/s, MTU 1000 B). Flows at 100 Gb/s.
 #include <gtest/gtest.h>
 
+#include "recording_cc_host.h"
+
 #include <vector>
 
 #include "wormhole/cc/factory.h"
@@ -18,22 +20,7 @@ namespace {
 
 constexpr uint64_t kLine = 100'000'000'000ull;
 
-struct FakeHost final : CcHost {
-  struct RateCall {
-    uint32_t id;
-    uint64_t rate;
-    bool retime;
-  };
-  Time t = 0;
-  size_t timer_calls = 0;
-  std::vector<RateCall> rates;
-  Time now() const override { return t; }
-  void set_timer(uint32_t, Flow&, int, Time) override { ++timer_calls; }
-  void set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) override {
-    rates.push_back({id, rate_bps, retime});
-    f.rate_bps = rate_bps;
-  }
-};
+using FakeHost = test::RecordingCcHost;
 
 Flow line_flow() {
   Flow f;
