@@ -354,6 +354,15 @@ class TimelyDctcp(CcPropertyCase):
         self.assertGreaterEqual(run.peak_queue, 0.9 * open_loop)
         self.assertGreater(run.peak_queue, T_HIGH_NS * self.C // 8 // GBPS)   # documented, see the report
 
+    def test_timely_incast8_queue_with_window(self):
+        """run.py's windowed TIMELY (HAS_WIN 1, VAR_WIN 1): each flow keeps at most W = maxBdp (+1 packet) in
+        flight, so the port towards the receiver holds at most N x W, far below T_high x C = 6.25 MB where
+        TIMELY's own rule would start to act; and the flows still finish close to the ideal makespan."""
+        run = self.run_cc("incast8", "timely", "HAS_WIN=1", "VAR_WIN=1")
+        bound = self.N_INCAST * window_packets(run.max_bdp, 1000) * (1000 + HDR + 8)
+        self.assertLessEqual(run.peak_queue, bound)
+        self.assertLess(run.peak_queue, T_HIGH_NS * self.C // 8 // GBPS)
+
     # -- permutation16 ----------------------------------------------------------------------------------
     def perm_setup(self, cc):
         gen = load_generator()
