@@ -320,22 +320,12 @@ TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
   EXPECT_EQ(net.nodes()[3].shared_used, 0u);
 }
 
-// DISCREPANCY (found by this test; commit 5a75bf9 "Switch ports schedule their end-of-transmission
-// event only when a packet waits"): src/net/switch.cpp Network::kick() sends at once when
-// `busy_until <= now`, i.e. also when the port's transmission ends exactly now and its kTxDone is
-// still pending (or was never scheduled because the queue was empty). So among packets arriving at
-// the instant a port becomes free, the first one processed triggers the departure and the others
-// are enqueued after it. In the reference (ns-3), a port stays BUSY until its TransmitComplete
-// event, and an arrival at t was scheduled when the upstream device started transmitting
-// (t − ser − link delay), before the port's own TransmitComplete at t was scheduled (t − ser of
-// its own packet); with delay > ser, all arrivals at t are enqueued first, then the dequeue runs,
-// and the dequeue's ECN decision and PFC accounting see them. (The pre-5a75bf9 code ordered them
-// by port index, which happened to give the reference order here: egress port 5 > ports 0, 1.)
-// Expected, from the derivation above the previous test: B_183 goes to headroom at T_183 = 16,272
-// ns, so host 1 logs PAUSE at 17,275 ns, then host 0 at 17,358 ns.
-// Actual (current code): the departure at T_183 runs after A_183 and before B_183, so B_183 fits
-// in the shared pool; both hosts log their first PAUSE at 17,358 ns (host 0 first).
-// Verified: the same test passes on the tree of commit 4001aca.
+// Regression (found when switch ports began to schedule their end-of-transmission lazily): a port
+// whose transmission ends exactly when packets arrive must queue every arrival caused earlier before
+// it dequeues, as in the reference, where those arrivals were scheduled before its
+// TransmitComplete; its ECN decision and PFC accounting then see them. From the derivation above
+// the previous test: B_183 goes to headroom at T_183 = 16,272 ns, so host 1 logs PAUSE at
+// 17,275 ns, then host 0 at 17,358 ns (the faulty order gave both at 17,358 ns, host 0 first).
 TEST(SwitchPfc, FirstPausesFollowTheReferenceSameInstantOrder) {
   SimConfig cfg = ring_dcqcn_config();
   cfg.enable_qcn = false;
