@@ -68,6 +68,7 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
   add("RTO_US", num(c.rto_us));
   add("NS_TRUNCATION", u(c.ns_truncation));
   add("SEED", u(c.seed));
+  add("EVENT_ORDER", c.portable_order ? "portable" : "reference");
   return s;
 }
 

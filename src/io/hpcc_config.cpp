@@ -28,7 +28,7 @@ const char* const kKeys[] = {
     "FAST_REACT", "U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK",
     "PINT_LOG_BASE", "PINT_PROB", "RATE_BOUND", "ACK_HIGH_PRIO", "LINK_DOWN", "ENABLE_TRACE",
     "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START",
-    "QLEN_MON_END", "RTO_US", "NS_TRUNCATION", "SEED"};
+    "QLEN_MON_END", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER"};
 
 /// CC names accepted for CC_MODE besides the reference's numbers.
 const std::pair<const char*, int> kCcNames[] = {{"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}, {"hpcc-pint", 10}};
@@ -284,6 +284,12 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "RTO_US") c.rto_us = real();
   else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
   else if (k == "SEED") c.seed = uint();
+  else if (k == "EVENT_ORDER") {
+    const std::string v = str();
+    if (v != "reference" && v != "portable")
+      fail((*toks_)[pos_ - 1], "EVENT_ORDER \"" + v + "\" is not an order", "write EVENT_ORDER reference or EVENT_ORDER portable");
+    c.portable_order = v == "portable";
+  }
   else
     throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", "did you mean " + closest_key(k) + "?");
 }

@@ -12,6 +12,7 @@ namespace wh {
 Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc)
     : cfg_(cfg), cc_(std::move(cc)) {
   ns_trunc_ = cfg.ns_truncation;
+  kernel_.set_order(cfg.portable_order ? EventOrder::Portable : EventOrder::Reference);
   ack_class_ = cfg.ack_high_prio ? 0 : 3;
   int_mode_ = cc_->int_mode();
   pint_.log_base = cfg.pint_log_base;

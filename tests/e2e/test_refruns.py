@@ -129,9 +129,8 @@ class DcqcnAgainstReference(WormholeTestCase):
         self.assertLessEqual(sum(errs) / len(errs), 0.02)
         self.assertLessEqual(nearest_rank(errs, 0.99), 0.05)
         # The ring has no congestion and no random marking: fct.txt equals the reference's byte for byte,
-        # up to the completion order of simultaneous finishes.
-        self.assertEqual(sorted(ours_path.read_bytes().splitlines(keepends=True)),
-                         sorted(ref_path.read_bytes().splitlines(keepends=True)))
+        # including the order of simultaneous finishes (EVENT_ORDER reference).
+        self.assertEqual(ours_path.read_bytes(), ref_path.read_bytes())
         self.assertEqual((work / "out" / "dcqcn" / "pfc.txt").read_bytes(), b"")
 
     def test_a_ring_1mb_dcqcn_matches_reference_exactly(self):
@@ -194,13 +193,21 @@ class HpccAgainstReference(WormholeTestCase):
     def test_bundled_example_hpcc_byte_identical(self):
         self.check_identical("hpcc-bundled-example")
 
-    def test_incast_hpcc(self):
-        work = self.run_hpcc(INCAST)
+    def test_incast_hpcc_byte_identical(self):
+        # HPCC ignores ECN, so nothing random decides this incast: with ns-3's event order the 16
+        # synchronised flows share the bottleneck exactly as in the reference.
+        self.check_identical(INCAST)
+
+    def test_incast_hpcc_portable_order(self):
+        # EVENT_ORDER portable (independent of a split over ranks) keeps about three generations of
+        # causes; ties beyond that are broken by owner. Measured: mean 2.8 %, max 14.7 %.
+        work = copy_scenario(INCAST, Path(tempfile.mkdtemp(dir=self.tmp)))
+        proc = run(work, "config_hpcc.txt", "--set", "EVENT_ORDER=portable")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
         ours = read_fct(work / "out" / "hpcc" / "fct.txt")
         ref = read_fct(REFRUNS / INCAST / "out_hpcc" / "fct.txt")
         self.assertEqual(set(ours), set(ref))
         errs = sorted(abs(ours[k][1] - ref[k][1]) / ref[k][1] for k in ref)
-        # Measured: mean 2.8 %, max 14.7 %; the makespan (total throughput) within 0.04 % of 1.49 ms.
         self.assertLessEqual(sum(errs) / len(errs), 0.05)
         self.assertLessEqual(abs(makespan_ns(ours) - makespan_ns(ref)) / makespan_ns(ref), 0.001)
 

@@ -169,9 +169,11 @@ TEST(Kernel, RunStopsAtUntilInclusive) {
   EXPECT_EQ(k.events_executed(), 4u);
 }
 
-TEST(Kernel, EqualTimeEventsRunInSchedulingOrder) {
-  // Scheduled during set-up (no running event): same time and delay, so in scheduling order.
+TEST(Kernel, EqualTimeEventsRunInSchedulingOrderPortable) {
+  // Portable order, scheduled during set-up (no running event): same time and delay, so in
+  // scheduling order; an event whose cause is older runs first.
   Kernel k;
+  k.set_order(EventOrder::Portable);
   k.schedule(5, 0, 3);
   k.schedule(5, 0, 2);
   k.schedule(5, 0, 22);
@@ -186,6 +188,29 @@ TEST(Kernel, EqualTimeEventsRunInSchedulingOrder) {
   EXPECT_EQ(r.seen[1].target, 3u);   // then children in the order they were scheduled
   EXPECT_EQ(r.seen[2].target, 2u);
   EXPECT_EQ(r.seen[3].target, 22u);
+}
+
+TEST(Kernel, ReferenceOrderIsInsertionOrder) {
+  // Reference order = ns-3's: among same-time events, the one scheduled first (by an earlier
+  // executed event, or earlier by the same event) runs first, whatever the times of their causes.
+  struct Chain {
+    Kernel* k;
+    std::vector<uint32_t> seen;
+    void handle(const Event& e) {
+      seen.push_back(e.target);
+      if (e.target == 1) k->schedule(100, 0, 10);  // scheduled at t=1 (executed 1st) for t=100
+      if (e.target == 2) k->schedule(100, 0, 20);  // scheduled at t=50 (executed 2nd) for t=100
+      if (e.target == 2) k->schedule(100, 0, 21);  // its second child
+    }
+    void on_tick() {}
+    bool keep_running() const { return true; }
+  } c{nullptr, {}};
+  Kernel k;
+  c.k = &k;
+  k.schedule(1, 0, 1);
+  k.schedule(50, 0, 2);
+  k.run(kTimeMax, c);
+  EXPECT_EQ(c.seen, (std::vector<uint32_t>{1, 2, 10, 20, 21}));
 }
 
 TEST(Kernel, TickEvery65536EventsAndStopRequest) {

@@ -43,6 +43,10 @@ struct Event {
     return ((0xfffu - code) << 52) | ((c.parent >> 20) << 8) | (c.index & 0xffu);
   }
   /// The total order: (time, key), then the owner (target, kind, aux) when keys coincide.
+  /// The key in EventOrder::Reference: `parent` is the execution number of the scheduling event
+  /// (44 bits), then the child index (20 bits) — ns-3's global insertion order.
+  static uint64_t reference_key(const Cause& c) { return (c.parent << 20) | (c.index & 0xfffffu); }
+
   bool before(const Event& o) const {
     if (time != o.time) return time < o.time;
     if (key != o.key) return key < o.key;

@@ -6,6 +6,17 @@
 
 namespace wh {
 
+/// How events at the same time are ordered (see Event).
+enum class EventOrder : uint8_t {
+  /// Exactly ns-3's: an event's key is (the execution number of the event that scheduled it,
+  /// child index), which is ns-3's global insertion order. Reproduces the reference byte for byte;
+  /// the numbering is global, so it needs the whole network in one process.
+  Reference,
+  /// Independent of how the network is split: (delay since the cause, parent's key, child index),
+  /// see Event::make_key. Equal to Reference except where identical causal lineages tie.
+  Portable,
+};
+
 /// Owns simulated time and the event queue. The model is the `Handler` of run(): it receives
 /// each event by reference and is called back every 2^16 events for progress and stop checks.
 /// No singletons: every network instance has its own kernel.
@@ -16,6 +27,9 @@ class Kernel {
   size_t pending() const { return queue_.size(); }
   EventQueue& queue() { return queue_; }
 
+  void set_order(EventOrder o) { order_ = o; }
+  EventOrder order() const { return order_; }
+
   /// The cause of a new event scheduled by the running event (its next child).
   Cause cause() { return Cause{now_, current_, child_++}; }
   /// Schedules an event at absolute time `at` (ps, >= now) caused by the running event.
@@ -24,7 +38,7 @@ class Kernel {
   void schedule(Time at, uint16_t kind, uint32_t target, uint16_t aux, const Cause& c) {
     Event e;
     e.time = at;
-    e.key = Event::make_key(at, c);
+    e.key = order_ == EventOrder::Reference ? Event::reference_key(c) : Event::make_key(at, c);
     e.target = target;
     e.kind = kind;
     e.aux = aux;
@@ -40,7 +54,7 @@ class Kernel {
     while (!queue_.empty() && queue_.top().time <= until) {
       const Event e = queue_.pop();
       now_ = e.time;
-      current_ = e.key;
+      current_ = order_ == EventOrder::Reference ? ++executions_ : e.key;
       child_ = 0;
       handler.handle(e);
       if ((++executed_ & 0xffff) == 0) {
@@ -55,7 +69,9 @@ class Kernel {
  private:
   EventQueue queue_;
   Time now_ = 0;
-  uint64_t current_ = 0;  // key of the running event
+  EventOrder order_ = EventOrder::Reference;
+  uint64_t executions_ = 0;  // Reference order: number of the running event (1, 2, ...)
+  uint64_t current_ = 0;  // what children inherit: the running event's number or key
   uint32_t child_ = 0;    // events it has scheduled so far
   uint64_t executed_ = 0;
 };

@@ -77,6 +77,9 @@ struct SimConfig {
   bool ns_truncation = true;
   /// SEED: seed of the per-port random streams (ECN marking, link errors).
   uint64_t seed = 1;
+  /// EVENT_ORDER: "reference" orders same-instant events exactly as ns-3 (byte-identical outputs;
+  /// one process); "portable" orders them independently of how the network is split over ranks.
+  bool portable_order = false;
 
   /// Keys seen in the file, in order (for the run metadata).
   std::vector<std::pair<std::string, std::string>> raw;
