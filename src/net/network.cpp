@@ -153,12 +153,7 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
 void Network::schedule_next_start() {
   if (start_pending_ || next_start_ >= start_order_.size()) return;
   start_pending_ = true;
-  // Origin = its own time: flows start after the events already due at that instant, as the
-  // reference's zero-delay application starts do.
-  const Time at = std::max(flows_[start_order_[next_start_]].start, kernel_.now());
-  Cause c = kernel_.cause();
-  c.origin = at;
-  kernel_.schedule(at, kFlowStart, 0, 0, c);
+  kernel_.schedule(std::max(flows_[start_order_[next_start_]].start, kernel_.now()), kFlowStart, 0);
 }
 
 void Network::run(Time until) {
@@ -191,12 +186,15 @@ void Network::handle(const Event& e) {
     case kFlowStart: {
       const Time t = kernel_.now();
       start_pending_ = false;
+      // As the reference's flow reader, which schedules each application start at "now": the QPs
+      // are created after every event already due at this instant.
       while (next_start_ < start_order_.size() && flows_[start_order_[next_start_]].start <= t)
-        start_flow(start_order_[next_start_++]);
+        kernel_.schedule(t, kQpStart, start_order_[next_start_++]);
       schedule_next_start();
       break;
     }
     case kTimer: on_timer(e.target, e.aux); break;
+    case kQpStart: start_flow(e.target); break;
     case kLinkDown: link_down(); break;
   }
 }

@@ -38,6 +38,7 @@ enum EventKind : uint16_t {
   kFlowStart = 3,  ///< start the flows of one start time (owner: global)
   kTimer = 4,      ///< timer slot `aux` of a flow: 0-2 CC, 3 RTO (owner: flow)
   kLinkDown = 5,   ///< LINK_DOWN (owner: global)
+  kQpStart = 6,    ///< create the QP of flow `target` (scheduled by kFlowStart at its own instant)
 };
 
 /// The whole simulated network of one process. Construction wires ports from the topology
