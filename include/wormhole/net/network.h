@@ -42,9 +42,9 @@ enum EventKind : uint16_t {
 };
 
 /// The whole simulated network of one process. Construction wires ports from the topology
-/// (interface i of a node is its i-th link in file order), configures every switch's MMU and
-/// ECN from the config, and computes routes. Flows are added with add_flows() (started at their
-/// start times) or start_flow() (now). run() advances the kernel.
+/// (interface i of a node is its i-th link in file order) and configures every switch's MMU and
+/// ECN from the config; routes are built on first use. Flows are added with add_flows() and
+/// start at their start times; run() advances the kernel.
 class Network final : public CcHost {
  public:
   /// Throws InputError (naming the config file) if a link rate has no entry in the ECN maps,
