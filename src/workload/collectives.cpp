@@ -1,0 +1,164 @@
+// Collectives -> flows (simai-formats.md §1.1, §5). See collectives.h for the rules.
+#include "wormhole/workload/collectives.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace wh {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& problem, const std::string& fix) {
+  throw std::invalid_argument(problem + " (fix: " + fix + ")");
+}
+
+std::string s(uint64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+GroupLayout make_layout(const WorkloadHeader& h, uint32_t gpus, uint32_t gps) {
+  if (gpus == 0) fail("the topology has no GPUs", "use a topology with GPU hosts");
+  if (gps == 0) fail("GPUs per server is 0", "give the topology's GPUs per server (header token 2)");
+  if (gpus % gps != 0)
+    fail("the topology's " + s(gpus) + " GPUs are not a whole number of " + s(gps) + "-GPU servers",
+         "use a GPU count that is a multiple of the GPUs per server");
+  if (h.all_gpus != 0 && h.all_gpus != gpus)
+    fail("GPU counts differ: the workload is for all_gpus " + s(h.all_gpus) + ", the topology has " +
+             s(gpus) + " GPUs",
+         "use a topology with " + s(h.all_gpus) + " GPUs or a workload generated for " + s(gpus));
+  GroupLayout L;
+  L.gpus = gpus;
+  L.gpus_per_server = gps;
+  L.tp = h.tp == 0 ? gpus : h.tp;  // SimAI: TP 0 = all GPUs
+  if (gpus % L.tp != 0)
+    fail("GPU count " + s(gpus) + " not divisible by TP " + s(L.tp),
+         "use a TP (model_parallel_NPU_group) that divides the GPU count");
+  if (gps % L.tp != 0 && L.tp % gps != 0)
+    fail("TP " + s(L.tp) + " not dividing GPUs per server " + s(gps) +
+             " (and not a multiple of it): a TP group would straddle servers unevenly",
+         "use a TP that divides " + s(gps) + " or is a multiple of it");
+  L.dp = gpus / L.tp;
+  L.ep = h.ep;
+  if (L.ep == 0) fail("EP is 0", "set ep: to 1 (no expert parallelism) or to a divisor of DP " + s(L.dp));
+  if (L.dp % L.ep != 0)
+    fail("EP " + s(L.ep) + " not dividing DP " + s(L.dp) + " (DP = GPUs " + s(gpus) + " / TP " +
+             s(L.tp) + ")",
+         "use an ep: that divides " + s(L.dp));
+  L.dp_ep = L.dp / L.ep;
+  return L;
+}
+
+std::vector<uint32_t> group_members(const GroupLayout& L, CommGroup group, uint32_t gpu) {
+  if (gpu >= L.gpus)
+    fail("GPU " + s(gpu) + " out of range (the layout has " + s(L.gpus) + " GPUs)",
+         "use a GPU id below " + s(L.gpus));
+  std::vector<uint32_t> m;
+  const uint32_t t = gpu / L.tp;  // TP group index
+  const uint32_t k = gpu % L.tp;  // position in the TP group
+  switch (group) {
+    case CommGroup::None:
+      break;
+    case CommGroup::TP:
+      for (uint32_t i = 0; i < L.tp; ++i) m.push_back(t * L.tp + i);
+      break;
+    case CommGroup::DP:
+      for (uint32_t j = 0; j < L.dp; ++j) m.push_back(k + j * L.tp);
+      break;
+    case CommGroup::EP: {
+      const uint32_t a = t / L.ep;
+      for (uint32_t l = 0; l < L.ep; ++l) m.push_back((a * L.ep + l) * L.tp + k);
+      break;
+    }
+    case CommGroup::DP_EP: {
+      const uint32_t b = t % L.ep;
+      for (uint32_t j = 0; j < L.dp_ep; ++j) m.push_back((b + j * L.ep) * L.tp + k);
+      break;
+    }
+  }
+  return m;
+}
+
+uint32_t ring_count(const GroupLayout& L, const std::vector<uint32_t>& members) {
+  if (members.empty()) return 0;
+  const uint32_t server = *std::min_element(members.begin(), members.end()) / L.gpus_per_server;
+  return static_cast<uint32_t>(std::count_if(members.begin(), members.end(), [&](uint32_t g) {
+    return g / L.gpus_per_server == server;
+  }));
+}
+
+CollectivePlan plan_collective(Collective op, uint64_t S, const std::vector<uint32_t>& members,
+                               uint32_t C, ZeroChunk zero_chunk) {
+  CollectivePlan p;
+  const auto R = static_cast<uint32_t>(members.size());
+  if (R <= 1 || op == Collective::None || S == 0) return p;
+  std::vector<uint32_t> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    fail("a collective's group lists a GPU twice", "pass each group member once");
+
+  if (op == Collective::AllToAll) {  // §5.7
+    uint64_t chunk = S / R;
+    if (chunk == 0) {
+      if (zero_chunk == ZeroChunk::NoFlows) return p;
+      chunk = 1;
+    }
+    p.steps = 1;
+    p.rings = 1;
+    p.chunk = chunk;
+    p.flows.reserve(static_cast<size_t>(R) * (R - 1));
+    for (uint32_t i = 0; i < R; ++i)
+      for (uint32_t j = 0; j < R; ++j)
+        if (i != j) p.flows.push_back(FlowStep{sorted[i], sorted[j], chunk, 0, 0, kNoParent});
+    return p;
+  }
+
+  // Ring ops, §5.3 / §5.4.
+  if (C == 0 || R % C != 0)
+    fail("ring count " + s(C) + " does not divide the group size " + s(R),
+         "use ring_count() (the group's ranks per server)");
+  uint64_t chunk = S / R / C;
+  if (chunk == 0) {
+    if (zero_chunk == ZeroChunk::NoFlows) return p;
+    chunk = 1;
+  }
+  const uint32_t steps = op == Collective::AllReduce ? 2 * (R - 1) : R - 1;
+  const uint32_t blocks = R / C;  // servers of the group
+  p.steps = steps;
+  p.rings = C;
+  p.chunk = chunk;
+  p.ring_order.resize(C);
+  for (uint32_t c = 0; c < C; ++c) {
+    auto& ring = p.ring_order[c];
+    ring.reserve(R);
+    for (uint32_t b = 0; b < blocks; ++b)
+      for (uint32_t j = 0; j < C; ++j) ring.push_back(sorted[b * C + (c + j) % C]);
+  }
+  // pos_of[c][i] = position in ring c of sorted[i].
+  std::vector<std::vector<uint32_t>> pos_of(C, std::vector<uint32_t>(R));
+  for (uint32_t c = 0; c < C; ++c)
+    for (uint32_t b = 0; b < blocks; ++b)
+      for (uint32_t j = 0; j < C; ++j) pos_of[c][b * C + (c + j) % C] = b * C + j;
+
+  p.flows.reserve(static_cast<size_t>(C) * steps * R);
+  for (uint32_t c = 0; c < C; ++c) {
+    const auto& ring = p.ring_order[c];
+    const size_t ring_base = p.flows.size();  // flows of ring c: base + s*R + i (i = sorted index)
+    for (uint32_t st = 0; st < steps; ++st) {
+      for (uint32_t i = 0; i < R; ++i) {  // ranks ascending, as SimAI
+        const uint32_t pos = pos_of[c][i];
+        FlowStep f{sorted[i], ring[(pos + 1) % R], chunk, st, c, kNoParent};
+        if (st > 0) {
+          const uint32_t prev = ring[(pos + R - 1) % R];
+          const auto prev_i = static_cast<uint32_t>(
+              std::lower_bound(sorted.begin(), sorted.end(), prev) - sorted.begin());
+          f.parent = static_cast<uint32_t>(ring_base + static_cast<size_t>(st - 1) * R + prev_i);
+        }
+        p.flows.push_back(f);
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace wh
