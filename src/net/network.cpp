@@ -106,41 +106,48 @@ void Network::configure_switches(const Topology& topo) {
   }
 }
 
+Flow Network::make_flow(const FlowSpec& s) {
+  Flow f;
+  f.src = s.src;
+  f.dst = s.dst;
+  f.pg = static_cast<uint8_t>(s.pg);
+  f.dport = static_cast<uint16_t>(s.dport);
+  f.size = s.size_bytes;
+  f.start = s.start;
+  uint32_t& sp = sport_next_.try_emplace((uint64_t(s.src) << 32) | s.dst, 10000).first->second;
+  f.sport = static_cast<uint16_t>(sp++);
+  return f;
+}
+
+bool Network::set_ideal_fct(Flow& f) {
+  const PathMetrics& m = routing_.pair(f.src, f.dst);
+  if (!m.reachable) return false;
+  const uint64_t pkts = (f.size - 1) / cfg_.packet_payload_size + 1;
+  const uint64_t total = f.size + pkts * kDataHeaderBytes;
+  f.ideal_fct_ns = m.rtt_ns() + total * 8000000000ull / m.bw_bps;
+  return true;
+}
+
 uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::string& source) {
   const uint32_t first = static_cast<uint32_t>(flows_.size());
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (const FlowSpec& s : specs) {
-    Flow f;
-    f.src = s.src;
-    f.dst = s.dst;
-    f.pg = static_cast<uint8_t>(s.pg);
-    f.dport = static_cast<uint16_t>(s.dport);
-    f.size = s.size_bytes;
-    f.start = s.start;
-    uint32_t& sp = sport_next_.try_emplace((uint64_t(s.src) << 32) | s.dst, 10000).first->second;
-    f.sport = static_cast<uint16_t>(sp++);
-    flows_.push_back(f);
+    flows_.push_back(make_flow(s));
     pairs.emplace_back(s.src, s.dst);
   }
-  // Precompute the pairs' metrics (one BFS per distinct destination), then each flow's ideal FCT.
   // One routing pass computes the tables and these pairs' metrics (a BFS from every host is the
   // set-up's main cost on large topologies; later flows need one BFS per new destination).
   if (!routing_.built()) routing_.build(nodes_, ports_, cfg_.packet_payload_size, pairs);
   else routing_.precompute_pairs(pairs);
-  const uint64_t hdr = kDataHeaderBytes;
   for (uint32_t id = first; id < flows_.size(); ++id) {
     Flow& f = flows_[id];
-    const PathMetrics& m = routing_.pair(f.src, f.dst);
-    const uint64_t pkts = (f.size - 1) / cfg_.packet_payload_size + 1;
-    const uint64_t total = f.size + pkts * hdr;
-    if (!m.reachable) {
+    if (!set_ideal_fct(f)) {
       const FlowSpec& s = specs[id - first];
       throw InputError(source, s.line,
                        "no path joins host " + std::to_string(f.src) + " and host " + std::to_string(f.dst) +
                            " (hosts never forward; their switches are not connected)",
                        "connect the two hosts' switches in the topology, or remove the flow");
     }
-    f.ideal_fct_ns = m.rtt_ns() + total * 8000000000ull / m.bw_bps;
     start_order_.push_back(id);
   }
   // Pending starts stay in start-time order (stable: file order among equal times).
@@ -148,6 +155,25 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
                    [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
   schedule_next_start();
   return first;
+}
+
+uint32_t Network::inject_flow(const FlowSpec& spec) {
+  // Not appended now: the caller may be inside a handler that holds references into flows_.
+  const uint32_t id = static_cast<uint32_t>(flows_.size() + injected_.size());
+  injected_.push_back(spec);
+  kernel_.schedule(kernel_.now(), kInject, id);
+  return id;
+}
+
+void Network::materialize_injected() {
+  routing();
+  for (const FlowSpec& s : injected_) {
+    Flow f = make_flow(s);
+    f.start = kernel_.now();
+    set_ideal_fct(f);  // unreachable: ideal 0, no NIC; reported as unfinished
+    flows_.push_back(f);
+  }
+  injected_.clear();
 }
 
 void Network::schedule_next_start() {
@@ -195,6 +221,10 @@ void Network::handle(const Event& e) {
     }
     case kTimer: on_timer(e.target, e.aux); break;
     case kQpStart: start_flow(e.target); break;
+    case kInject:
+      materialize_injected();
+      start_flow(e.target);
+      break;
     case kLinkDown: link_down(); break;
   }
 }

@@ -371,3 +371,31 @@ TEST(HostModel, SourcePortsPerPairInFileOrderAndStartsByTime) {
   EXPECT_EQ(net.record(3).fct_ns(), 6261u);
   EXPECT_EQ(net.record(2).fct_ns(), 4174u);
 }
+
+// A workload driver injects each flow when its predecessor finishes (what collectives need).
+// Each 1 MB flow runs alone on the idle host–switch–host path, so each takes the single-flow
+// FCT derived above, 87,091 ns, and starts when the previous one's last ACK arrived.
+TEST(HostModel, InjectedChainStartsEachFlowWhenThePreviousFinishes) {
+  struct Driver final : NetObserver {
+    Network* net = nullptr;
+    int remaining = 2;
+    void flow_finished(const FlowRecord& r) override {
+      if (remaining-- > 0) net->inject_flow(flow(0, 1, 1'000'000));
+    }
+  } driver;
+  const SimConfig cfg = ring_dcqcn_config();
+  Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
+  driver.net = &net;
+  net.set_observer(&driver);
+  net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
+  net.run(3 * kSec);
+  ASSERT_EQ(net.flows().size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    const FlowRecord r = net.record(i);
+    ASSERT_TRUE(r.finished()) << i;
+    EXPECT_EQ(r.start, 2 * kSec + static_cast<Time>(i) * 87'091 * kNs) << i;
+    EXPECT_EQ(r.fct_ns(), 87'091u) << i;
+    EXPECT_EQ(r.sport, 10000u + i) << i;  // k-th flow of the pair: 10000 + k
+    EXPECT_EQ(r.ideal_fct_ns, 88'000u) << i;
+  }
+}

@@ -39,6 +39,7 @@ enum EventKind : uint16_t {
   kTimer = 4,      ///< timer slot `aux` of a flow: 0-2 CC, 3 RTO (owner: flow)
   kLinkDown = 5,   ///< LINK_DOWN (owner: global)
   kQpStart = 6,    ///< create the QP of flow `target` (scheduled by kFlowStart at its own instant)
+  kInject = 7,     ///< create and start flow `target`, injected during the run (inject_flow)
 };
 
 /// The whole simulated network of one process. Construction wires ports from the topology
@@ -54,6 +55,11 @@ class Network final : public CcHost {
   /// Registers flows (sorted by start time) and schedules their starts. Returns the first id.
   /// Throws InputError(`source`, flow line) for a flow whose hosts no path joins.
   uint32_t add_flows(const std::vector<FlowSpec>& flows, const std::string& source = "flows");
+  /// Starts a flow at the current time from inside the run — what a workload driver does when a
+  /// flow's predecessors finish (e.g. from NetObserver::flow_finished). Returns its id at once;
+  /// the flow itself is created by an event of its own at this instant (spec.start is ignored).
+  /// A flow whose hosts no path joins never gets a NIC and is reported as unfinished.
+  uint32_t inject_flow(const FlowSpec& spec);
   /// Runs until the queue is empty, `until` (ps) is passed, or stop() is called.
   void run(Time until);
   void set_observer(NetObserver* o) { observer_ = o; }
@@ -88,6 +94,9 @@ class Network final : public CcHost {
   void build_ports(const Topology& topo);
   void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
+  Flow make_flow(const FlowSpec& s);   ///< identity fields and the reference's source port
+  bool set_ideal_fct(Flow& f);         ///< standalone FCT; false if no path joins the hosts
+  void materialize_injected();
   void schedule_next_start();  ///< the start event of the next pending start time, if none is pending
   void link_down();
   bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
@@ -129,6 +138,7 @@ class Network final : public CcHost {
   std::vector<Flow> flows_;
   std::vector<uint32_t> start_order_;   // flow ids in start-time order (pending starts)
   size_t next_start_ = 0;
+  std::vector<FlowSpec> injected_;  // flows injected during the current instant, not yet created
   bool start_pending_ = false;
   NetObserver* observer_ = nullptr;
   bool stopped_ = false;
