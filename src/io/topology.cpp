@@ -14,6 +14,49 @@ uint32_t Topology::num_switches() const {
   return static_cast<uint32_t>(std::count_if(is_switch.begin(), is_switch.end(), [](uint8_t s) { return s != 0; }));
 }
 
+TopoLink parse_link_line(const std::string& path, const InputToken* f, const Topology& t, const LinkLineStyle& style) {
+  const uint64_t n = t.num_nodes;
+  TopoLink link;
+  link.line = f[0].line;
+  uint64_t ends[2];
+  for (int e = 0; e < 2; ++e) {
+    if (!parse_uint(f[e].text, ends[e]))
+      throw InputError(path, f[e].line, "link endpoint \"" + f[e].text + "\" is not a whole number", style.line_fix);
+    if (ends[e] >= n)
+      throw InputError(path, f[e].line, "link endpoint " + f[e].text + " is out of range",
+                       "node ids are 0.." + std::to_string(n - 1));
+  }
+  link.a = static_cast<uint32_t>(ends[0]);
+  link.b = static_cast<uint32_t>(ends[1]);
+  if (link.a == link.b)
+    throw InputError(path, link.line, "self-link " + f[0].text + " - " + f[1].text, "connect two different nodes");
+  if (!t.is_switch[link.a] && !t.is_switch[link.b])
+    throw InputError(path, link.line, std::string("link between two ") + style.hosts + " " + f[0].text + " and " +
+                     f[1].text + " (hosts never forward)", style.host_fix);
+  try {
+    link.rate_bps = parse_data_rate(f[2].text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, f[2].line, std::string("bad link rate: ") + e.what(), "write a rate such as 100Gbps");
+  }
+  if (link.rate_bps == 0)
+    throw InputError(path, f[2].line, "link rate " + f[2].text + " is 0", "give a rate > 0, e.g. 100Gbps");
+  try {
+    link.delay = parse_time(f[3].text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, f[3].line, std::string("bad link delay: ") + e.what(), "write a delay such as 0.001ms or 1000ns");
+  }
+  if (link.delay < 0)
+    throw InputError(path, f[3].line, "negative link delay " + f[3].text, "give a delay >= 0");
+  const std::string& er = f[4].text;
+  double err = -1;
+  auto [p, ec] = std::from_chars(er.data(), er.data() + er.size(), err);
+  if (ec != std::errc() || p != er.data() + er.size() || !(err >= 0 && err < 1))
+    throw InputError(path, f[4].line, "bad error rate \"" + er + "\": it must be a number in [0, 1)",
+                     "give a drop probability such as 0 or 0.001");
+  link.error_rate = err;
+  return link;
+}
+
 Topology read_topology(const std::string& path) {
   const std::vector<InputToken> toks = read_input_tokens(path);
   Topology t;
@@ -58,6 +101,7 @@ Topology read_topology(const std::string& path) {
 
   std::vector<uint32_t> degree(n, 0);
   const char* const kLinkFix = "write each link as \"a b rate delay error_rate\", e.g. \"0 16 100Gbps 0.001ms 0\"";
+  const LinkLineStyle kStyle{"hosts", "connect hosts to switches, or list one of them as a switch", kLinkFix};
   t.links.reserve(l);
   for (uint64_t k = 0; k < l; ++k) {
     if (i >= toks.size())
@@ -68,43 +112,7 @@ Topology read_topology(const std::string& path) {
       throw InputError(path, toks[i].line, "incomplete link line", kLinkFix);
     const InputToken* f = &toks[i];
     i += 5;
-    TopoLink link;
-    link.line = f[0].line;
-    uint64_t ends[2];
-    for (int e = 0; e < 2; ++e) {
-      if (!parse_uint(f[e].text, ends[e]))
-        throw InputError(path, f[e].line, "link endpoint \"" + f[e].text + "\" is not a whole number", kLinkFix);
-      if (ends[e] >= n)
-        throw InputError(path, f[e].line, "link endpoint " + f[e].text + " is out of range", id_range);
-    }
-    link.a = static_cast<uint32_t>(ends[0]);
-    link.b = static_cast<uint32_t>(ends[1]);
-    if (link.a == link.b)
-      throw InputError(path, link.line, "self-link " + f[0].text + " - " + f[1].text, "connect two different nodes");
-    if (!t.is_switch[link.a] && !t.is_switch[link.b])
-      throw InputError(path, link.line, "link between two hosts " + f[0].text + " and " + f[1].text +
-                       " (hosts never forward)", "connect hosts to switches, or list one of them as a switch");
-    try {
-      link.rate_bps = parse_data_rate(f[2].text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(path, f[2].line, std::string("bad link rate: ") + e.what(), "write a rate such as 100Gbps");
-    }
-    if (link.rate_bps == 0)
-      throw InputError(path, f[2].line, "link rate " + f[2].text + " is 0", "give a rate > 0, e.g. 100Gbps");
-    try {
-      link.delay = parse_time(f[3].text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(path, f[3].line, std::string("bad link delay: ") + e.what(), "write a delay such as 0.001ms or 1000ns");
-    }
-    if (link.delay < 0)
-      throw InputError(path, f[3].line, "negative link delay " + f[3].text, "give a delay >= 0");
-    const std::string& er = f[4].text;
-    double err = -1;
-    auto [p, ec] = std::from_chars(er.data(), er.data() + er.size(), err);
-    if (ec != std::errc() || p != er.data() + er.size() || !(err >= 0 && err < 1))
-      throw InputError(path, f[4].line, "bad error rate \"" + er + "\": it must be a number in [0, 1)",
-                       "give a drop probability such as 0 or 0.001");
-    link.error_rate = err;
+    const TopoLink link = parse_link_line(path, f, t, kStyle);
     ++degree[link.a];
     ++degree[link.b];
     t.links.push_back(link);

@@ -115,7 +115,6 @@ SimaiTopology read_simai_topology(const std::string& path) {
   }
 
   std::vector<uint32_t> degree(n, 0);
-  const std::string node_range = "node ids are 0.." + std::to_string(n - 1);
   t.links.reserve(l);
   for (uint64_t k = 0; k < l; ++k) {
     if (i >= toks.size())
@@ -124,41 +123,8 @@ SimaiTopology read_simai_topology(const std::string& path) {
     if (i + 5 > toks.size()) throw InputError(path, toks[i].line, "incomplete link line", kLinkFix);
     const InputToken* f = &toks[i];
     i += 5;
-    TopoLink link;
-    link.line = f[0].line;
-    uint64_t ends[2];
-    for (int e = 0; e < 2; ++e) {
-      if (!parse_uint(f[e].text, ends[e]))
-        throw InputError(path, f[e].line, "link endpoint \"" + f[e].text + "\" is not a whole number", kLinkFix);
-      if (ends[e] >= n) throw InputError(path, f[e].line, "link endpoint " + f[e].text + " is out of range", node_range);
-    }
-    link.a = static_cast<uint32_t>(ends[0]);
-    link.b = static_cast<uint32_t>(ends[1]);
-    if (link.a == link.b)
-      throw InputError(path, link.line, "self-link " + f[0].text + " - " + f[1].text, "connect two different nodes");
-    if (!t.is_switch[link.a] && !t.is_switch[link.b])
-      throw InputError(path, link.line, "link between two GPUs " + f[0].text + " and " + f[1].text + " (hosts never forward)",
-                       "connect GPUs through an NVSwitch or a switch");
-    try {
-      link.rate_bps = parse_data_rate(f[2].text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(path, f[2].line, std::string("bad link rate: ") + e.what(), "write a rate such as 400Gbps");
-    }
-    if (link.rate_bps == 0)
-      throw InputError(path, f[2].line, "link rate " + f[2].text + " is 0", "give a rate > 0, e.g. 400Gbps");
-    try {
-      link.delay = parse_time(f[3].text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(path, f[3].line, std::string("bad link delay: ") + e.what(), "write a delay such as 0.0005ms");
-    }
-    if (link.delay < 0) throw InputError(path, f[3].line, "negative link delay " + f[3].text, "give a delay >= 0");
-    const std::string& er = f[4].text;
-    double err = -1;
-    auto [p, ec] = std::from_chars(er.data(), er.data() + er.size(), err);
-    if (ec != std::errc() || p != er.data() + er.size() || !(err >= 0 && err < 1))
-      throw InputError(path, f[4].line, "bad error rate \"" + er + "\": it must be a number in [0, 1)",
-                       "give a drop probability such as 0 or 0.001");
-    link.error_rate = err;
+    const TopoLink link =
+        parse_link_line(path, f, t, {"GPUs", "connect GPUs through an NVSwitch or a switch", kLinkFix});
     ++degree[link.a];
     ++degree[link.b];
     t.links.push_back(link);

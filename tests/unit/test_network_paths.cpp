@@ -266,7 +266,9 @@ TEST(NackRules, GoBackNRetransmitsAndHoldsOffRepeatedNacks) {
     for (const auto& [seq, ts] : nack_times)
       for (size_t i = 1; i < ts.size(); ++i)
         EXPECT_GE(ts[i] - ts[i - 1], 500 * kUs) << "seed " << seed << " seq " << seq;
-    if (!nack_times.empty()) EXPECT_GT(sent / 1048, 1000u) << "a NACK means go-back-N resends";
+    if (!nack_times.empty()) {
+      EXPECT_GT(sent / 1048, 1000u) << "a NACK means go-back-N resends";
+    }
     EXPECT_GT(net.stats().packets_dropped, 0u);
   }
   EXPECT_GT(nacks_total, 0u);
@@ -338,7 +340,9 @@ TEST(NackRules, BackToZeroWithChunk4000Completes) {
     EXPECT_EQ(net.flows()[0].snd_una, 1'000'000u);
     for (const auto& e : log->evs) {
       EXPECT_EQ(e.snd_una % 4000, 0u);
-      if (e.nack) EXPECT_EQ(e.seq % 4000, 0u);
+      if (e.nack) {
+        EXPECT_EQ(e.seq % 4000, 0u);
+      }
     }
   }
 }
