@@ -35,9 +35,11 @@ void Network::start_flow(uint32_t id) {
   f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
   f.last_progress = kernel_.now();
   f.update_window();
+  // No path: reported as unfinished at the end. No CC or RTO timers either: they would keep the
+  // event queue alive for ever, and an empty queue is how a workload's watchdog sees a hang.
+  if (f.nic == UINT32_MAX) return;
   cc_->on_start(id, f, *this);
   if (rto_ > 0) set_timer(id, f, kRtoSlot, kernel_.now() + rto_);
-  if (f.nic == UINT32_MAX) return;  // no path: reported as unfinished at the end
   ports_[f.nic].qps.push_back(id);
   f.next_avail = kernel_.now();
   nic_send(f.nic);

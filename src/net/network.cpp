@@ -42,6 +42,7 @@ void Network::build_ports(const Topology& topo) {
   uint32_t next = 0;
   for (uint32_t v = 0; v < n; ++v) {
     nodes_[v].is_switch = topo.is_switch[v];
+    nodes_[v].is_nvswitch = topo.nvswitch(v);
     nodes_[v].first_port = next;
     next += degree[v];
   }
@@ -79,7 +80,12 @@ void Network::configure_switches(const Topology& topo) {
     for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
       Port& pt = ports_[p];
       auto it = cfg_.ecn.find(pt.rate_bps);
-      if (it == cfg_.ecn.end()) {
+      if (nd.is_nvswitch) {
+        // NVLink has no ECN: SimAI's NVSwitchNode marks nothing, and its rates (e.g. 2880 Gb/s) are
+        // in no ECN map. A queue never exceeds these thresholds.
+        pt.kmin = pt.kmax = UINT64_MAX;
+        pt.pmax = 0;
+      } else if (it == cfg_.ecn.end()) {
         // Name the topology line of the link and the config line of the maps.
         int link_line = 0;
         uint32_t seen = 0;
@@ -91,10 +97,11 @@ void Network::configure_switches(const Topology& topo) {
                              std::to_string(link_line) + ", switch " + std::to_string(v) + " interface " +
                              std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
                          "add " + std::to_string(pt.rate_bps) + " with its thresholds to all three maps");
+      } else {
+        pt.kmin = it->second.kmin_bytes;
+        pt.kmax = it->second.kmax_bytes;
+        pt.pmax = it->second.pmax;
       }
-      pt.kmin = it->second.kmin_bytes;
-      pt.kmax = it->second.kmax_bytes;
-      pt.pmax = it->second.pmax;
       const uint64_t delay_ns = static_cast<uint64_t>(pt.delay / kNs);
       pt.headroom = pt.rate_bps * delay_ns / 8 / 1000000000ull * 3;
       pt.pfc_shift = 3;
@@ -226,6 +233,9 @@ void Network::handle(const Event& e) {
       start_flow(e.target);
       break;
     case kLinkDown: link_down(); break;
+    case kClient:
+      if (client_) client_->client_event(e.target, e.aux);
+      break;
   }
 }
 

@@ -56,6 +56,7 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
   tx_.assign(n, 0);
   bw_.assign(n, 0);
   scratch_.assign(n, {});
+  nvs_hop_.assign(n, 0);
   for (uint32_t h = 0; h < n; ++h)
     if (!nodes[h].is_switch) bfs(h, true, first);
   wanted_.clear();
@@ -93,6 +94,19 @@ void Routing::bfs(uint32_t root, bool build_tables, bool maxima) {
         visited_.push_back(next);
         if (nodes[next].is_switch) queue_.push_back(next);  // hosts never forward
       }
+      if (dist_[next] == d + 1 && nodes[now].is_nvswitch && !nvs_hop_[next]) {
+        // SimAI's rule (simai-formats.md §2): an equal-hop next hop through an NVSwitch replaces
+        // all others, so GPUs of one server always talk over NVLink. Only hosts sit behind an
+        // NVSwitch and hosts never forward, so re-timing `next` changes no other node's metrics.
+        nvs_hop_[next] = 1;
+        scratch_[next].clear();
+        const Port& link = ports[a.ports.back()];
+        delay_[next] = delay_[now] + static_cast<uint64_t>(link.delay / kNs);
+        tx_[next] = tx_[now] + uint64_t(payload_) * 1000000000ull * 8 / link.rate_bps;
+        bw_[next] = std::min(bw_[now], link.rate_bps);
+      } else if (nvs_hop_[next] && !nodes[now].is_nvswitch) {
+        continue;
+      }
       if (build_tables && dist_[next] == d + 1)
         for (uint32_t p : a.ports) scratch_[next].push_back(ports[p].peer);
     }
@@ -116,6 +130,7 @@ void Routing::bfs(uint32_t root, bool build_tables, bool maxima) {
   }
   for (uint32_t v : visited_) {
     dist_[v] = -1;
+    nvs_hop_[v] = 0;
     scratch_[v].clear();
   }
 }

@@ -66,7 +66,7 @@ class Builder {
     f_.topo.num_nodes += count;
     f_.role.insert(f_.role.end(), count, r);
     f_.topo.is_switch.insert(f_.topo.is_switch.end(), count, r != NodeRole::Gpu);
-    f_.is_nvswitch.insert(f_.is_nvswitch.end(), count, r == NodeRole::NvSwitch);
+    f_.topo.is_nvswitch.insert(f_.topo.is_nvswitch.end(), count, r == NodeRole::NvSwitch);
     if (r == NodeRole::NvSwitch) f_.nvswitches += count;
     else if (r != NodeRole::Gpu) f_.switches += count;
     return first;

@@ -23,7 +23,7 @@ SimaiTopology read_hpcc_header_file(const std::string& path, const std::vector<I
   s.gpus = s.topo.num_nodes - sw;
   s.gpus_per_server = 1;
   s.switches = sw;
-  s.is_nvswitch.assign(s.topo.num_nodes, 0);
+  s.topo.is_nvswitch.assign(s.topo.num_nodes, 0);
   if (s.gpus == 0)
     throw InputError(path, toks[0].line, "no GPUs: every node is a switch", "connect at least one host");
   for (uint32_t k = 0; k < sw; ++k) {
@@ -85,7 +85,7 @@ SimaiTopology read_simai_topology(const std::string& path) {
   t.file = path;
   t.num_nodes = static_cast<uint32_t>(n);
   t.is_switch.assign(n, 0);
-  s.is_nvswitch.assign(n, 0);
+  s.topo.is_nvswitch.assign(n, 0);
   s.gpus = static_cast<uint32_t>(gpus);
   s.gpus_per_server = static_cast<uint32_t>(gps);
   s.nvswitches = static_cast<uint32_t>(nvs);
@@ -111,7 +111,7 @@ SimaiTopology read_simai_topology(const std::string& path) {
       throw InputError(path, toks[i].line, std::string(what) + " id " + toks[i].text + " is listed twice",
                        "list each switch once");
     t.is_switch[id] = 1;
-    if (k < nvs) s.is_nvswitch[id] = 1;
+    if (k < nvs) s.topo.is_nvswitch[id] = 1;
   }
 
   std::vector<uint32_t> degree(n, 0);
@@ -190,7 +190,7 @@ void write_hpcc_topology(const Topology& t, std::ostream& out) {
 
 void write_simai_topology(const SimaiTopology& s, std::ostream& out) {
   const Topology& t = s.topo;
-  auto nvswitch = [&](uint32_t v) { return v < s.is_nvswitch.size() && s.is_nvswitch[v] && t.is_switch[v]; };
+  auto nvswitch = [&](uint32_t v) { return v < s.topo.is_nvswitch.size() && s.topo.is_nvswitch[v] && t.is_switch[v]; };
   uint32_t nvs = 0;  // counted from the flags, so the header always agrees with line 2
   for (uint32_t v = 0; v < t.num_nodes; ++v) nvs += nvswitch(v);
   out << t.num_nodes << ' ' << s.gpus_per_server << ' ' << nvs << ' ' << t.num_switches() - nvs << ' '

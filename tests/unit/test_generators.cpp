@@ -91,7 +91,7 @@ void expect_counts(const GeneratedFabric& f, const Counts& c) {
   EXPECT_EQ(s.gpus, f.gpus);
   EXPECT_EQ(s.nvswitches, f.nvswitches);
   EXPECT_EQ(s.switches, f.switches);
-  EXPECT_EQ(s.is_nvswitch, f.is_nvswitch);
+  EXPECT_EQ(s.topo.is_nvswitch, f.topo.is_nvswitch);
   for (const Topology* r : {&h, &s.topo}) {
     ASSERT_EQ(r->links.size(), f.topo.links.size());
     EXPECT_EQ(r->is_switch, f.topo.is_switch);
@@ -128,7 +128,7 @@ TEST(Generators, SpectrumXEqualsShippedFiles) {
       const SimaiTopology shipped = read_simai_topology(path);
       EXPECT_EQ(link_set(f.topo), link_set(shipped.topo));
       EXPECT_EQ(f.topo.is_switch, shipped.topo.is_switch);
-      EXPECT_EQ(f.is_nvswitch, shipped.is_nvswitch);
+      EXPECT_EQ(f.topo.is_nvswitch, shipped.topo.is_nvswitch);
       std::ostringstream out;
       write_simai_topology(f, out);
       EXPECT_EQ(out.str(), slurp(path));  // same numbering and link order too

@@ -109,7 +109,7 @@ TEST(SimaiTopology, ShippedFiles) {
     ASSERT_EQ(s.topo.links.size(), c.l);
     // NVSwitches are the ids right after the GPUs; every switch is a node after them.
     for (uint32_t v = 0; v < c.n; ++v) {
-      EXPECT_EQ(s.is_nvswitch[v], v >= c.gpus && v < c.gpus + c.nvs) << v;
+      EXPECT_EQ(s.topo.is_nvswitch[v], v >= c.gpus && v < c.gpus + c.nvs) << v;
       EXPECT_EQ(s.topo.is_switch[v], v >= c.gpus) << v;
     }
     // Line 3: GPU 0 - its NVSwitch (NVLink, 25 ns); line 4: GPU 0 - its rail-0 leaf.
@@ -144,8 +144,8 @@ TEST(SimaiTopology, HeaderVariants) {
   EXPECT_EQ(s.nvswitches, 2u);
   EXPECT_EQ(s.switches, 1u);
   EXPECT_EQ(s.gpu_type, "H20");
-  EXPECT_TRUE(s.is_nvswitch[5]);
-  EXPECT_FALSE(s.is_nvswitch[6]);
+  EXPECT_TRUE(s.topo.is_nvswitch[5]);
+  EXPECT_FALSE(s.topo.is_nvswitch[6]);
   EXPECT_TRUE(s.topo.is_switch[6]);
   EXPECT_EQ(s.topo.links[4].line, 9);
   // Tabs, CR LF and a missing final newline.
@@ -314,6 +314,6 @@ TEST(TopologyWriters, SimaiRoundTrip) {
   EXPECT_EQ(out.str(), "7 2 2 1 6 H800\n4 5 6 \n" + kLinks);
   const SimaiTopology r = read_simai_topology(temp_file(out.str(), "again"));
   expect_same_links(r.topo, s.topo);
-  EXPECT_EQ(r.is_nvswitch, s.is_nvswitch);
+  EXPECT_EQ(r.topo.is_nvswitch, s.topo.is_nvswitch);
   EXPECT_EQ(r.gpu_type, "H800");
 }

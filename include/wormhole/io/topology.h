@@ -23,6 +23,10 @@ struct TopoLink {
 struct Topology {
   uint32_t num_nodes = 0;
   std::vector<uint8_t> is_switch;  ///< size num_nodes
+  /// Size num_nodes, or empty when there are none. An NVSwitch (SimAI topologies) is a switch
+  /// (is_switch = 1) that never ECN-marks and whose paths win routing ties (simai-formats.md §2).
+  std::vector<uint8_t> is_nvswitch;
+  bool nvswitch(uint32_t v) const { return v < is_nvswitch.size() && is_nvswitch[v]; }
   std::vector<TopoLink> links;
   std::string file;                ///< source file (for messages)
   uint32_t num_switches() const;

@@ -30,6 +30,15 @@ class NetObserver {
   virtual void tick(Time now, uint64_t events, uint64_t flows_finished) {}
 };
 
+/// Receives the events a client of the network (the workload driver) schedules for itself with
+/// Network::schedule_client(): compute phases, start latencies, update delays. They are ordered
+/// with the network's own events by the kernel, so a run stays deterministic.
+class EventClient {
+ public:
+  virtual ~EventClient() = default;
+  virtual void client_event(uint32_t target, uint16_t aux) = 0;
+};
+
 /// Event kinds of the network model.
 enum EventKind : uint16_t {
   kTxDone = 0,     ///< a port finished serializing its packet (owner: port)
@@ -40,6 +49,7 @@ enum EventKind : uint16_t {
   kLinkDown = 5,   ///< LINK_DOWN (owner: global)
   kQpStart = 6,    ///< create the QP of flow `target` (scheduled by kFlowStart at its own instant)
   kInject = 7,     ///< create and start flow `target`, injected during the run (inject_flow)
+  kClient = 8,     ///< an EventClient's event (target and aux are the client's)
 };
 
 /// The whole simulated network of one process. Construction wires ports from the topology
@@ -63,6 +73,9 @@ class Network final : public CcHost {
   /// Runs until the queue is empty, `until` (ps) is passed, or stop() is called.
   void run(Time until);
   void set_observer(NetObserver* o) { observer_ = o; }
+  /// Schedules EventClient::client_event(target, aux) at `at` (ps, >= now).
+  void schedule_client(Time at, uint32_t target, uint16_t aux = 0) { kernel_.schedule(at, kClient, target, aux); }
+  void set_client(EventClient* c) { client_ = c; }
   void stop() { stopped_ = true; }
 
   // --- results and inspection ---
@@ -141,6 +154,7 @@ class Network final : public CcHost {
   std::vector<FlowSpec> injected_;  // flows injected during the current instant, not yet created
   bool start_pending_ = false;
   NetObserver* observer_ = nullptr;
+  EventClient* client_ = nullptr;
   bool stopped_ = false;
   bool ns_trunc_ = true;
   uint8_t ack_class_ = 3;

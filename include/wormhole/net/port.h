@@ -93,6 +93,7 @@ inline double ecn_mark_probability(uint64_t q, uint64_t kmin, uint64_t kmax, dou
 /// A host or a switch; its ports are ports[first_port .. first_port + num_ports).
 struct Node {
   bool is_switch = false;
+  bool is_nvswitch = false;  ///< an NVSwitch: a switch that never ECN-marks, preferred by routing
   uint32_t first_port = 0, num_ports = 0;
   // Switch shared buffer (hpcc-model.md §11.1), bytes.
   uint64_t buffer_bytes = 0, total_hdrm = 0, total_rsrv = 0, shared_used = 0;

@@ -84,6 +84,7 @@ class Routing {
   std::vector<int32_t> dist_;
   std::vector<uint64_t> delay_, tx_, bw_;
   std::vector<std::vector<uint32_t>> scratch_;
+  std::vector<uint8_t> nvs_hop_;  // BFS: node has a next hop through an NVSwitch
   std::vector<uint32_t> queue_, visited_;
 };
 

@@ -27,7 +27,6 @@ struct SimaiTopology {
   uint32_t nvswitches = 0;       ///< NVSwitch nodes (the first nvswitch_num ids of line 2)
   uint32_t switches = 0;         ///< Ethernet switches (excludes NVSwitches)
   std::string gpu_type;          ///< header token, e.g. "H100"; SimAI enables NVLS only for A100/A800/H100/H800
-  std::vector<uint8_t> is_nvswitch;  ///< size topo.num_nodes; 1 for NVSwitch nodes
 
   uint32_t servers() const { return gpus_per_server ? gpus / gpus_per_server : 0; }
 };
@@ -61,7 +60,7 @@ void write_hpcc_topology(const Topology& t, std::ostream& out);
 
 /// Writes `s` in the SimAI format, byte for byte as gen_Topo_Template.py does: the 6-token header,
 /// the NVSwitch ids then the switch ids ascending on one line (with a trailing space), then the
-/// links in order. The NVSwitch and switch counts come from is_nvswitch / topo.is_switch; an empty
+/// links in order. The NVSwitch and switch counts come from topo.is_nvswitch / topo.is_switch; an empty
 /// gpu_type is written as "none". read_simai_topology reads it back when GPUs are ids 0..gpus-1.
 void write_simai_topology(const SimaiTopology& s, std::ostream& out);
 

@@ -1,0 +1,109 @@
+// The workload driver: runs a SimAI training workload on the packet-level network. Every GPU executes
+// the workload's rows as SimAI's ns-3 backend does (simai-formats.md §1.6); collectives become flows
+// (plan_collective, §5) that are injected into the network only when their predecessors have finished,
+// so flow arrivals are not known in advance.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "wormhole/io/workload_results.h"
+#include "wormhole/net/network.h"
+#include "wormhole/workload/collectives.h"
+#include "wormhole/workload/simai_workload.h"
+
+namespace wh {
+
+/// How the driver runs a workload.
+struct DriverOptions {
+  uint32_t iterations = 1;      ///< passes over the rows (training iterations), >= 1
+  Time send_latency = 6 * kUs;  ///< from a flow's release to its QP start, ps (SimAI AS_SEND_LAT)
+  ZeroChunk zero_chunk = ZeroChunk::NoFlows;
+  uint32_t report_gpu = 0;      ///< whose per-layer view is reported (SimAI reports rank 0)
+  uint32_t priority_group = 3;  ///< switch queue class of every flow (SimAI: 3)
+};
+
+/// Executes one workload on one network. Semantics (HYBRID_TRANSFORMER* policies, per GPU, per
+/// iteration p):
+///   forward, rows i = 0..L-1: wait until row i's wg collective of iteration p-1 is done at this GPU;
+///     compute fwd_compute; issue the fwd collective and wait for it; wait update_time.
+///   backward, rows i = L-1..0: compute ig_compute; issue the ig collective and wait for it; wait
+///     update_time; compute wg_compute; issue the wg collective without waiting (it completes, plus
+///     update_time, in the background).
+///   after the last iteration: wait for every outstanding wg collective.
+/// MICRO workloads issue only row 0's wg collective, once per iteration, and wait for it
+/// (simai-formats.md §1.5 item 10).
+/// A collective is one instance per (iteration, row, phase, group); it is complete at a GPU when
+/// every flow the GPU sends or receives in it has finished (the sender got the last ACK, which is
+/// when SimAI notifies both ends). A ring flow of step s >= 1 from GPU g is released when g has
+/// issued the collective and its parent (step s-1 arriving at g) has finished; a step-0 or AllToAll
+/// flow when g issues. Released flows start send_latency later. Collectives without flows (size 0,
+/// group of one, 0-byte chunks) complete at issue and release their dependants.
+class WorkloadDriver final : public NetObserver, public EventClient {
+ public:
+  /// `layout` from make_layout(). The driver installs itself as the network's observer and client;
+  /// `forward` (optional) receives every NetObserver callback too (e.g. the fct.txt writer).
+  WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
+                 NetObserver* forward = nullptr);
+  ~WorkloadDriver() override;
+
+  /// Starts every GPU at time 0 and runs the network until all collectives are done, the queue is
+  /// empty, or `until` (ps). Returns true if the workload completed. When the event queue runs dry
+  /// with collectives pending (the watchdog), report().incomplete says "no runnable events while N
+  /// collectives pending" and lists the first of them with their pending flows.
+  bool run(Time until);
+
+  const WorkloadReport& report() const { return report_; }
+
+  // NetObserver / EventClient
+  void flow_finished(const FlowRecord& f) override;
+  void pfc(const PfcRecord& p) override;
+  void tick(Time now, uint64_t events, uint64_t flows_finished) override;
+  void client_event(uint32_t target, uint16_t aux) override;
+
+ private:
+  struct Plan;        // a CollectivePlan with its per-rank indices (shared by identical collectives)
+  struct Instance;    // one collective in flight
+  struct Gpu;         // one GPU's program counter
+  enum Stage : uint8_t;
+
+  void advance(uint32_t gpu);
+  void advance_loop(uint32_t gpu);
+  void issue(uint32_t gpu, Phase phase);
+  void release(uint32_t inst, uint32_t flow);
+  void rank_done(uint32_t inst, uint32_t gpu);
+  void collective_done_at(uint32_t gpu, uint32_t inst);
+  void wg_done_at(uint32_t gpu, uint32_t row, uint32_t iter, bool comm);
+  const CommOp& op_of(uint32_t row, Phase phase) const;
+  std::shared_ptr<const Plan> plan_for(const CommOp& op, const std::vector<uint32_t>& members);
+  void note_time(uint32_t iteration, Time t);
+  void finish_report();
+  std::string describe_pending() const;
+
+  Network& net_;
+  const Workload& w_;
+  GroupLayout layout_;
+  DriverOptions o_;
+  NetObserver* forward_;
+  std::vector<Gpu> gpus_;
+  std::vector<Instance> inst_;
+  std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst
+  std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
+  std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;   // network flow id -> (inst, plan flow)
+  std::vector<std::pair<uint32_t, uint32_t>> releases_;     // pending release events: (inst, plan flow)
+  struct WgUpdate {
+    uint32_t gpu, row, iter;
+    bool comm;
+  };
+  std::vector<WgUpdate> wg_updates_;                        // pending wg update delays
+  uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
+  std::vector<Time> iter_end_;
+  uint64_t pending_ = 0;   // collectives not complete at every member
+  uint32_t gpus_done_ = 0;
+  WorkloadReport report_;
+};
+
+}  // namespace wh

@@ -1,0 +1,525 @@
+// The workload driver (driver.h): per-GPU programs, collective instances and flow release.
+#include "wormhole/workload/driver.h"
+
+#include <algorithm>
+#include <cassert>
+#include <fmt/core.h>
+
+namespace wh {
+
+namespace {
+// aux codes of the driver's client events
+constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
+constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's send latency is over
+constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
+}  // namespace
+
+/// A collective's flows with what the driver needs per rank, shared by identical collectives.
+struct WorkloadDriver::Plan {
+  CollectivePlan cp;
+  std::vector<uint32_t> members;                 // sorted GPU ids
+  std::vector<uint32_t> src_idx, dst_idx;        // per flow: member index of its ends
+  std::vector<uint32_t> child;                   // per flow: the flow that depends on it, or kNoParent
+  std::vector<std::vector<uint32_t>> sends;      // per member: flows it sends
+  std::vector<uint32_t> involved;                // per member: flows it sends or receives
+  uint32_t index_of(uint32_t gpu) const {
+    return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), gpu) - members.begin());
+  }
+};
+
+struct WorkloadDriver::Instance {
+  uint32_t iter = 0, row = 0;
+  Phase phase = Phase::Fwd;
+  std::shared_ptr<const Plan> plan;
+  std::vector<uint8_t> issued;       // per member
+  std::vector<uint32_t> remaining;   // per member: involved flows not finished
+  std::vector<uint8_t> flow_state;   // per flow: 0 waiting, 1 released, 2 finished
+  uint32_t members_done = 0;
+  size_t record = 0;                 // index in report_.collectives
+};
+
+enum WorkloadDriver::Stage : uint8_t {
+  kFwdBegin,   // row: wait for last iteration's wg of this row, then compute
+  kFwdIssue,   // issue the fwd collective
+  kFwdComm,    // blocked on it
+  kFwdNext,    // update delay over: next row
+  kIgBegin,    // compute ig
+  kIgIssue,
+  kIgComm,
+  kWgBegin,    // update delay of ig over: compute wg
+  kWgIssue,    // issue wg (non-blocking), next row
+  kIterEnd,    // the iteration's program is over
+  kEndWait,    // wait for outstanding wg collectives
+  kMicroIssue, // MICRO: issue row 0's wg
+  kMicroComm,
+  kDone,
+};
+
+struct WorkloadDriver::Gpu {
+  uint32_t iter = 0;
+  int32_t row = 0;
+  Stage stage = kFwdBegin;
+  Time blocked_since = -1;          // waiting for a wg collective since
+  bool timer_pending = false;       // a compute or update delay is running (kProgram event)
+  std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
+  uint32_t wg_outstanding = 0;
+  std::map<uint32_t, Time> issued_at;  // report GPU only: instance -> issue time
+};
+
+WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
+                               NetObserver* forward)
+    : net_(net), w_(w), layout_(layout), o_(o), forward_(forward) {
+  if (o_.iterations == 0) throw std::invalid_argument("iterations must be at least 1");
+  if (o_.report_gpu >= layout_.gpus)
+    throw std::invalid_argument(fmt::format("report GPU {} does not exist ({} GPUs)", o_.report_gpu, layout_.gpus));
+  const size_t rows = w_.layers.size();
+  gpus_.resize(layout_.gpus);
+  for (Gpu& g : gpus_) {
+    g.wg_done_iter.assign(rows, -1);
+    g.stage = w_.header.micro ? kMicroIssue : kFwdBegin;
+  }
+  iter_end_.assign(o_.iterations, 0);
+  report_.workload_file = w_.file;
+  report_.gpus = layout_.gpus;
+  report_.tp = layout_.tp;
+  report_.dp = layout_.dp;
+  report_.ep = layout_.ep;
+  report_.dp_ep = layout_.dp_ep;
+  report_.report_gpu = o_.report_gpu;
+  const uint32_t shown_rows = w_.header.micro ? std::min<uint32_t>(1, rows) : rows;
+  for (uint32_t it = 0; it < o_.iterations; ++it)
+    for (uint32_t r = 0; r < shown_rows; ++r) {
+      LayerRecord l;
+      l.iteration = it;
+      l.layer = r;
+      l.name = w_.layers[r].name;
+      const WorkloadLayer& row = w_.layers[r];
+      if (!w_.header.micro) {
+        l.compute = {Time(row.fwd_compute_ns) * kNs, Time(row.ig_compute_ns) * kNs, Time(row.wg_compute_ns) * kNs};
+      }
+      report_.layers.push_back(std::move(l));
+    }
+  net_.set_observer(this);
+  net_.set_client(this);
+}
+
+WorkloadDriver::~WorkloadDriver() {
+  net_.set_observer(nullptr);
+  net_.set_client(nullptr);
+}
+
+const CommOp& WorkloadDriver::op_of(uint32_t row, Phase phase) const {
+  const WorkloadLayer& l = w_.layers[row];
+  return phase == Phase::Fwd ? l.fwd : phase == Phase::Ig ? l.ig : l.wg;
+}
+
+std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommOp& op,
+                                                                     const std::vector<uint32_t>& members) {
+  const uint32_t rings = op.op == Collective::AllToAll ? 1 : ring_count(layout_, members);
+  auto key = std::make_tuple(static_cast<int>(op.op), op.bytes, rings, members);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  auto p = std::make_shared<Plan>();
+  p->cp = plan_collective(op.op, op.bytes, members, rings, o_.zero_chunk);
+  p->members = members;
+  std::sort(p->members.begin(), p->members.end());
+  const size_t n = p->cp.flows.size();
+  p->src_idx.resize(n);
+  p->dst_idx.resize(n);
+  p->child.assign(n, kNoParent);
+  p->sends.assign(p->members.size(), {});
+  p->involved.assign(p->members.size(), 0);
+  for (uint32_t f = 0; f < n; ++f) {
+    const FlowStep& s = p->cp.flows[f];
+    p->src_idx[f] = p->index_of(s.src);
+    p->dst_idx[f] = p->index_of(s.dst);
+    p->sends[p->src_idx[f]].push_back(f);
+    ++p->involved[p->src_idx[f]];
+    ++p->involved[p->dst_idx[f]];
+    if (s.parent != kNoParent) p->child[s.parent] = f;
+  }
+  plans_.emplace(std::move(key), p);
+  return p;
+}
+
+bool WorkloadDriver::run(Time until) {
+  for (uint32_t g = 0; g < layout_.gpus; ++g) advance(g);
+  if (gpus_done_ < layout_.gpus) net_.run(until);
+  finish_report();
+  return report_.complete();
+}
+
+void WorkloadDriver::note_time(uint32_t iteration, Time t) {
+  if (iteration < iter_end_.size()) iter_end_[iteration] = std::max(iter_end_[iteration], t);
+}
+
+// Runs GPU g's program from its current stage until it has to wait (a delay, a collective, a wg).
+void WorkloadDriver::advance(uint32_t g) {
+  const uint32_t outer = advancing_;
+  advancing_ = g;
+  advance_loop(g);
+  advancing_ = outer;
+}
+
+void WorkloadDriver::advance_loop(uint32_t g) {
+  Gpu& G = gpus_[g];
+  const Time now = net_.now();
+  const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
+  auto delay = [&](Time d, Stage next) {  // true: wait for the timer
+    G.stage = next;
+    if (d <= 0) return false;
+    G.timer_pending = true;
+    net_.schedule_client(now + d, g, kProgram);
+    return true;
+  };
+  for (;;) {
+    if (G.timer_pending) return;
+    switch (G.stage) {
+      case kFwdBegin: {
+        if (G.row >= static_cast<int32_t>(rows)) {
+          G.row = static_cast<int32_t>(rows) - 1;
+          G.stage = rows ? kIgBegin : kIterEnd;
+          break;
+        }
+        if (G.iter > 0 && G.wg_done_iter[G.row] < static_cast<int32_t>(G.iter) - 1) {
+          if (G.blocked_since < 0) G.blocked_since = now;
+          return;  // wg_done_at wakes us
+        }
+        if (G.blocked_since >= 0) {
+          if (g == o_.report_gpu && op_of(G.row, Phase::Wg).op != Collective::None) {
+            const uint32_t prev = (G.iter - 1) * rows + G.row;
+            report_.layers[prev].exposed[2] += now - G.blocked_since;
+          }
+          G.blocked_since = -1;
+        }
+        if (delay(Time(w_.layers[G.row].fwd_compute_ns) * kNs, kFwdIssue)) return;
+        break;
+      }
+      case kFwdIssue:
+        G.stage = kFwdComm;
+        issue(g, Phase::Fwd);
+        if (G.stage == kFwdComm) return;  // collective_done_at moves it on
+        break;
+      case kFwdNext:
+        note_time(G.iter, now);
+        ++G.row;
+        G.stage = kFwdBegin;
+        break;
+      case kIgBegin:
+        if (delay(Time(w_.layers[G.row].ig_compute_ns) * kNs, kIgIssue)) return;
+        break;
+      case kIgIssue:
+        G.stage = kIgComm;
+        issue(g, Phase::Ig);
+        if (G.stage == kIgComm) return;
+        break;
+      case kWgBegin:
+        if (delay(Time(w_.layers[G.row].wg_compute_ns) * kNs, kWgIssue)) return;
+        break;
+      case kWgIssue:
+        ++G.wg_outstanding;
+        issue(g, Phase::Wg);  // may complete at once (wg_done_at)
+        note_time(G.iter, now);
+        if (G.row == 0) {
+          G.stage = kIterEnd;
+        } else {
+          --G.row;
+          G.stage = kIgBegin;
+        }
+        break;
+      case kIterEnd:
+        note_time(G.iter, now);
+        if (++G.iter < o_.iterations) {
+          G.row = 0;
+          G.stage = kFwdBegin;
+        } else {
+          G.stage = kEndWait;
+        }
+        break;
+      case kEndWait:
+        if (G.wg_outstanding > 0) {
+          if (G.blocked_since < 0) G.blocked_since = now;
+          return;
+        }
+        G.blocked_since = -1;
+        G.stage = kDone;
+        break;
+      case kMicroIssue:
+        if (G.iter >= o_.iterations || rows == 0) {
+          G.stage = kDone;
+          break;
+        }
+        G.row = 0;
+        G.stage = kMicroComm;
+        issue(g, Phase::Wg);
+        if (G.stage == kMicroComm) return;
+        break;
+      case kDone:
+        if (++gpus_done_ == layout_.gpus) net_.stop();
+        return;
+      case kFwdComm:
+      case kIgComm:
+      case kMicroComm:
+        return;
+    }
+  }
+}
+
+// GPU g issues its current row's collective of `phase`; creates the instance on first issue.
+void WorkloadDriver::issue(uint32_t g, Phase phase) {
+  Gpu& G = gpus_[g];
+  const uint32_t row = static_cast<uint32_t>(G.row);
+  const CommOp& op = op_of(row, phase);
+  const std::vector<uint32_t> members = group_members(layout_, op.group, g);
+  const Time now = net_.now();
+  if (op.op == Collective::None || op.bytes == 0 || members.size() <= 1) {
+    // Nothing to send: no instance; the GPU moves on at once (after the update delay).
+    collective_done_at(g, UINT32_MAX);
+    return;
+  }
+  const auto key = std::make_tuple(G.iter, row, static_cast<uint8_t>(phase), members.front());
+  auto [it, fresh] = inst_of_.emplace(key, static_cast<uint32_t>(inst_.size()));
+  const uint32_t id = it->second;
+  if (fresh) {
+    Instance in;
+    in.iter = G.iter;
+    in.row = row;
+    in.phase = phase;
+    in.plan = plan_for(op, members);
+    const size_t m = in.plan->members.size();
+    in.issued.assign(m, 0);
+    in.remaining = in.plan->involved;
+    in.flow_state.assign(in.plan->cp.flows.size(), 0);
+    CollectiveRecord rec;
+    rec.iteration = G.iter;
+    rec.layer = row;
+    rec.layer_name = w_.layers[row].name;
+    rec.phase = phase;
+    rec.op = to_string(op.op);
+    rec.group = to_string(op.group);
+    rec.group_first = members.front();
+    rec.ranks = static_cast<uint32_t>(m);
+    rec.bytes = op.bytes;
+    rec.flows = static_cast<uint32_t>(in.plan->cp.flows.size());
+    rec.flow_bytes = in.plan->cp.chunk * rec.flows;
+    rec.start = rec.end = now;
+    in.record = report_.collectives.size();
+    report_.collectives.push_back(std::move(rec));
+    inst_.push_back(std::move(in));
+    ++pending_;
+  }
+  if (g == o_.report_gpu) G.issued_at[id] = now;
+  Instance& in = inst_[id];
+  const uint32_t mi = in.plan->index_of(g);
+  in.issued[mi] = 1;
+  for (uint32_t f : in.plan->sends[mi]) {
+    const uint32_t parent = in.plan->cp.flows[f].parent;
+    if (parent == kNoParent || in.flow_state[parent] == 2) release(id, f);
+  }
+  if (in.remaining[mi] == 0) rank_done(id, g);
+}
+
+void WorkloadDriver::release(uint32_t inst, uint32_t f) {
+  Instance& in = inst_[inst];
+  if (in.flow_state[f] != 0) return;
+  in.flow_state[f] = 1;
+  const uint32_t slot = static_cast<uint32_t>(releases_.size());
+  releases_.emplace_back(inst, f);
+  net_.schedule_client(net_.now() + o_.send_latency, slot, kRelease);
+}
+
+void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
+  switch (aux) {
+    case kProgram:
+      gpus_[target].timer_pending = false;
+      advance(target);
+      break;
+    case kRelease: {
+      const auto [inst, f] = releases_[target];
+      const FlowStep& s = inst_[inst].plan->cp.flows[f];
+      FlowSpec spec;
+      spec.src = s.src;
+      spec.dst = s.dst;
+      spec.pg = o_.priority_group;
+      spec.size_bytes = s.bytes;
+      const uint32_t id = net_.inject_flow(spec);
+      if (flow_owner_.size() <= id) flow_owner_.resize(id + 1, {UINT32_MAX, 0});
+      flow_owner_[id] = {inst, f};
+      break;
+    }
+    case kWgUpdate: {
+      const WgUpdate u = wg_updates_[target];
+      wg_done_at(u.gpu, u.row, u.iter, u.comm);
+      break;
+    }
+  }
+}
+
+void WorkloadDriver::flow_finished(const FlowRecord& r) {
+  if (forward_) forward_->flow_finished(r);
+  if (r.id >= flow_owner_.size() || flow_owner_[r.id].first == UINT32_MAX) return;
+  const auto [id, f] = flow_owner_[r.id];
+  Instance& in = inst_[id];
+  const Plan& p = *in.plan;
+  in.flow_state[f] = 2;
+  const uint32_t c = p.child[f];
+  if (c != kNoParent && in.issued[p.src_idx[c]]) release(id, c);
+  for (uint32_t mi : {p.src_idx[f], p.dst_idx[f]})
+    if (--in.remaining[mi] == 0 && in.issued[mi]) rank_done(id, p.members[mi]);
+}
+
+// Instance `id` is complete at GPU g (all its flows there finished).
+void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
+  Instance& in = inst_[id];
+  CollectiveRecord& rec = report_.collectives[in.record];
+  rec.end = std::max(rec.end, net_.now());
+  if (++in.members_done == in.plan->members.size()) {
+    --pending_;
+    // Free the per-flow state of a finished collective; the plan stays cached for its repeats.
+    in.issued = {};
+    in.remaining = {};
+    in.flow_state = {};
+  }
+  collective_done_at(g, id);
+}
+
+// GPU g's part of instance `id` (UINT32_MAX: a collective without flows) is complete.
+void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
+  Gpu& G = gpus_[g];
+  const Time now = net_.now();
+  Phase phase;
+  uint32_t row, iter;
+  if (id == UINT32_MAX) {
+    phase = G.stage == kFwdComm ? Phase::Fwd : G.stage == kIgComm ? Phase::Ig : Phase::Wg;
+    row = static_cast<uint32_t>(G.row);
+    iter = G.iter;
+  } else {
+    phase = inst_[id].phase;
+    row = inst_[id].row;
+    iter = inst_[id].iter;
+  }
+  if (g == o_.report_gpu && id != UINT32_MAX) {
+    const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
+    LayerRecord& l = report_.layers[w_.header.micro ? iter : iter * rows + row];
+    const int p = static_cast<int>(phase);
+    const Time comm = now - G.issued_at[id];
+    G.issued_at.erase(id);
+    const CollectiveRecord& rec = report_.collectives[inst_[id].record];
+    l.comm[p] += comm;
+    l.bytes[p] = rec.bytes;
+    l.op[p] = rec.op;
+    l.ranks[p] = rec.ranks;
+    if (phase != Phase::Wg || w_.header.micro) l.exposed[p] += comm;
+    l.finished = std::max(l.finished, now);
+  }
+  const Time update = Time(w_.layers[row].update_ns) * kNs;
+  if (phase == Phase::Wg && !w_.header.micro) {
+    // Non-blocking: the GPU's program has moved on; only the wg bookkeeping waits for the update.
+    if (update > 0) {
+      const uint32_t slot = static_cast<uint32_t>(wg_updates_.size());
+      wg_updates_.push_back({g, row, iter, id != UINT32_MAX});
+      net_.schedule_client(now + update, slot, kWgUpdate);
+    } else {
+      wg_done_at(g, row, iter, id != UINT32_MAX);
+    }
+    return;
+  }
+  note_time(iter, now);
+  const Stage next = G.stage == kFwdComm ? kFwdNext : G.stage == kIgComm ? kWgBegin : kMicroIssue;
+  if (G.stage == kMicroComm) ++G.iter;
+  G.stage = next;
+  if (update > 0) {
+    G.timer_pending = true;
+    net_.schedule_client(now + update, g, kProgram);
+  } else if (advancing_ != g) {
+    advance(g);  // from a flow completion: continue the program now (inside advance it goes on by itself)
+  }
+}
+
+// GPU g's wg collective of (row, iter) is done, update delay included. `comm`: it had flows (only
+// then is a wait for it exposed communication).
+void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, bool comm) {
+  Gpu& G = gpus_[g];
+  const Time now = net_.now();
+  const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
+  G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
+  --G.wg_outstanding;
+  note_time(iter, now);
+  if (advancing_ == g) return;
+  if (G.stage == kEndWait && G.blocked_since >= 0) {
+    if (comm) {
+      if (g == o_.report_gpu) report_.layers[iter * rows + row].exposed[2] += now - G.blocked_since;
+      G.blocked_since = now;
+    }
+    if (G.wg_outstanding == 0) advance(g);
+  } else if (G.stage == kFwdBegin && G.blocked_since >= 0 && G.row == static_cast<int32_t>(row)) {
+    advance(g);
+  }
+}
+
+void WorkloadDriver::pfc(const PfcRecord& p) {
+  if (forward_) forward_->pfc(p);
+}
+
+void WorkloadDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {
+  if (forward_) forward_->tick(now, events, flows_finished);
+}
+
+std::string WorkloadDriver::describe_pending() const {
+  std::string s;
+  int shown = 0;
+  for (uint32_t id = 0; id < inst_.size() && shown < 5; ++id) {
+    const Instance& in = inst_[id];
+    if (in.members_done == in.plan->members.size()) continue;
+    ++shown;
+    const CollectiveRecord& rec = report_.collectives[in.record];
+    uint32_t issued = 0, waiting = 0, running = 0;
+    for (uint8_t i : in.issued) issued += i;
+    for (uint8_t st : in.flow_state) waiting += st == 0, running += st == 1;
+    s += fmt::format("\n  iteration {} row {} ({}) {} {} on {} group of GPU {} ({} ranks): {} of {} ranks issued it, "
+                     "{} flows not yet released, {} in flight",
+                     rec.iteration, rec.layer, rec.layer_name, kPhaseName[int(rec.phase)], rec.op, rec.group,
+                     rec.group_first, rec.ranks, issued, rec.ranks, waiting, running);
+  }
+  uint32_t gpus_left = 0;
+  for (const Gpu& G : gpus_) gpus_left += G.stage != kDone;
+  s += fmt::format("\n  {} of {} GPUs have not finished their program", gpus_left, layout_.gpus);
+  return s;
+}
+
+void WorkloadDriver::finish_report() {
+  const Time now = net_.now();
+  if (gpus_done_ < layout_.gpus) {
+    report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
+                                     net_.kernel().pending() == 0 ? "no runnable events" : "stopped",
+                                     double(now) / kSec, pending_, describe_pending());
+  }
+  Time prev = 0;
+  for (uint32_t i = 0; i < o_.iterations; ++i) {
+    const Time end = std::max(iter_end_[i], prev);
+    report_.iterations.push_back({i, prev, end});
+    prev = end;
+  }
+  EndToEnd& e = report_.end_to_end;
+  e = {};
+  const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
+  for (const LayerRecord& l : report_.layers) {
+    for (int p = 0; p < 3; ++p) {
+      e.total_compute += l.compute[p];
+      if (l.exposed[p] == 0) continue;
+      const CommOp& op = op_of(w_.header.micro ? 0 : l.layer, static_cast<Phase>(p));
+      switch (op.group) {
+        case CommGroup::TP: e.exposed_tp += l.exposed[p]; break;
+        case CommGroup::DP: e.exposed_dp += l.exposed[p]; break;
+        case CommGroup::EP: e.exposed_ep += l.exposed[p]; break;
+        case CommGroup::DP_EP: e.exposed_dp_ep += l.exposed[p]; break;
+        case CommGroup::None: break;
+      }
+    }
+  }
+  (void)rows;
+  e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
+  e.total = prev;
+}
+
+}  // namespace wh

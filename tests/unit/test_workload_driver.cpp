@@ -1,0 +1,202 @@
+// The workload driver: per-GPU programs, dependency-driven flow release, zero-size collectives,
+// the watchdog, and NVLink routing inside a server. Known answers computed by hand in comments.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "wormhole/cc/factory.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/net/network.h"
+#include "wormhole/topo/generators.h"
+#include "wormhole/workload/driver.h"
+#include "wormhole/workload/simai_workload.h"
+
+using namespace wh;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path test_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path d = fs::path(::testing::TempDir()) / "wh_driver_tests" / (std::string(info->test_suite_name()) + "." + info->name());
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write_file(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+/// SimAI.conf's network settings (DCQCN, 9000-B packets, 32 MB buffers), with ECN maps for 400 G.
+SimConfig simai_config() {
+  const std::string text =
+      "ENABLE_QCN 1\nUSE_DYNAMIC_PFC_THRESHOLD 1\nPACKET_PAYLOAD_SIZE 9000\nSIMULATOR_STOP_TIME 100\n"
+      "CC_MODE 1\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 0\nRP_TIMER 900\n"
+      "EWMA_GAIN 0.00390625\nFAST_RECOVERY_TIMES 1\nRATE_AI 50Mb/s\nRATE_HAI 100Mb/s\nMIN_RATE 100Mb/s\n"
+      "DCTCP_RATE_AI 1000Mb/s\nL2_CHUNK_SIZE 4000\nL2_ACK_INTERVAL 1\nHAS_WIN 1\nGLOBAL_T 0\nVAR_WIN 1\n"
+      "FAST_REACT 1\nU_TARGET 0.95\nMI_THRESH 0\nINT_MULTI 1\nMULTI_RATE 0\nRATE_BOUND 1\nACK_HIGH_PRIO 0\n"
+      "KMAX_MAP 2 100000000000 1600 400000000000 3200\nKMIN_MAP 2 100000000000 400 400000000000 800\n"
+      "PMAX_MAP 2 100000000000 0.2 400000000000 0.2\nBUFFER_SIZE 32\n";
+  return read_hpcc_config(write_file(test_dir() / "SimAI.conf", text));
+}
+
+/// 16 GPUs on 2 servers, Spectrum-X style (8 leaves, 2 spines), NVLink 2880 G, NICs 400 G.
+GeneratedFabric fabric16() {
+  SpectrumXParams p;
+  p.gpus = 16;
+  p.spines = 2;
+  return generate_spectrum_x(p);
+}
+
+/// A HYBRID_TRANSFORMER_FWD_IN_BCKWD workload with `rows` (each 12 fields).
+Workload workload(const std::string& header, const std::vector<std::string>& rows) {
+  std::string text = header + "\n" + std::to_string(rows.size()) + "\n";
+  for (const std::string& r : rows) text += r + "\n";
+  return read_simai_workload(write_file(test_dir() / "workload.txt", text));
+}
+
+const char* kTp8 = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16";
+
+struct DriverRun {
+  std::unique_ptr<Network> net;
+  WorkloadReport report;
+  bool complete = false;
+};
+
+DriverRun run(const Workload& w, const GeneratedFabric& f, DriverOptions o = {}) {
+  DriverRun r;
+  const SimConfig cfg = simai_config();
+  std::string warning;
+  r.net = std::make_unique<Network>(cfg, f.topo, make_cc(cfg, &warning));
+  const GroupLayout layout = make_layout(w.header, f.gpus, f.gpus_per_server);
+  WorkloadDriver d(*r.net, w, layout, o);
+  r.complete = d.run(cfg.stop_time());
+  r.report = d.report();
+  return r;
+}
+
+}  // namespace
+
+// Compute only (every collective NONE or size 0): the iteration is the sum of the program's delays.
+// Rows (fwd, ig, wg compute; update): a = (1000, 2000, 3000; 100), b = (10, 20, 30; 5).
+// Forward: a.fwd + a.upd + b.fwd + b.upd = 1000 + 100 + 10 + 5 = 1115 ns.
+// Backward from b: b.ig + b.upd + b.wg = 55; a.ig + a.upd + a.wg = 5100 -> program ends at 6270 ns;
+// row a's wg (no communication) completes at issue and its update ends at 6370 ns.
+TEST(WorkloadDriver, ComputeOnlyIterationTimeIsTheSumOfDelays) {
+  const Workload w = workload(kTp8, {"a -1 1000 NONE 0 2000 ALLREDUCE 0 3000 NONE 0 100",
+                                     "b -1 10 NONE 20971520 20 NONE 0 30 REDUCESCATTER 0 5"});
+  DriverOptions o;
+  o.iterations = 2;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.report.iterations.size(), 2u);
+  EXPECT_EQ(r.report.iterations[0].end, 6370 * kNs);
+  // Iteration 1's forward of row a waits for row a's wg of iteration 0 (6370 ns), then runs the same
+  // 6270-ns program and row a's 100-ns wg update again: it ends at 12,740 ns.
+  EXPECT_EQ(r.report.iterations[1].end, 12740 * kNs);
+  EXPECT_EQ(r.report.end_to_end.total_compute, 2 * 6060 * kNs);
+  EXPECT_EQ(r.report.end_to_end.total_exposed, 0);
+  EXPECT_TRUE(r.report.collectives.empty());
+  EXPECT_TRUE(r.net->flows().empty());
+}
+
+// TP-8 AllReduce of 16 MiB on 16 GPUs (two TP groups, one per server): 2 groups × 8 rings × 14 steps ×
+// 8 ranks = 1792 flows of 16 MiB / 8 / 8 = 262,144 B, all over NVLink (GPU -> NVSwitch -> GPU).
+// Each step-s flow (s >= 1) starts exactly send_latency after its parent finished.
+TEST(WorkloadDriver, Tp8AllReduceFlowsFollowTheirParents) {
+  const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
+  DriverOptions o;
+  o.send_latency = 2 * kUs;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  const auto& flows = r.net->flows();
+  ASSERT_EQ(flows.size(), 1792u);
+  ASSERT_EQ(r.report.collectives.size(), 2u);
+  std::multiset<Time> finishes;
+  for (uint32_t id = 0; id < flows.size(); ++id) {
+    const FlowRecord f = r.net->record(id);
+    ASSERT_TRUE(f.finished());
+    EXPECT_EQ(f.size_bytes, 262144u);
+    EXPECT_EQ(f.src / 8, f.dst / 8);  // inside one server
+    EXPECT_EQ(r.net->routing().pair(f.src, f.dst).hops, 2u) << f.src << "->" << f.dst;  // via the NVSwitch
+    finishes.insert(f.finish);
+  }
+  // Issue at 1 ns (fwd compute): the 2 × 8 × 8 = 128 step-0 flows start at 1 ns + 2 µs; every other
+  // flow starts 2 µs after some flow finished.
+  size_t step0 = 0;
+  for (uint32_t id = 0; id < flows.size(); ++id) {
+    const FlowRecord f = r.net->record(id);
+    if (f.start == 1 * kNs + 2 * kUs) {
+      ++step0;
+      continue;
+    }
+    EXPECT_TRUE(finishes.count(f.start - 2 * kUs)) << "flow " << id << " starts at " << f.start;
+  }
+  EXPECT_EQ(step0, 128u);
+  for (const CollectiveRecord& c : r.report.collectives) {
+    EXPECT_EQ(c.op, "AllReduce");
+    EXPECT_EQ(c.group, "TP");
+    EXPECT_EQ(c.ranks, 8u);
+    EXPECT_EQ(c.flows, 896u);
+    EXPECT_EQ(c.flow_bytes, 896u * 262144u);
+    EXPECT_EQ(c.start, 1 * kNs);
+    EXPECT_GT(c.end, c.start + 14 * 2 * kUs);  // 14 dependent steps, each at least the send latency
+  }
+  // After the last flow: update 1, ig compute 1, update 1, wg compute 1, wg update 1 = 5 ns; then the
+  // run stops (no RTO timer left running).
+  EXPECT_EQ(r.report.iterations[0].end, *finishes.rbegin() + 5 * kNs);
+  EXPECT_EQ(r.net->now(), r.report.iterations[0].end);
+  // GPU 0's fwd communication is blocking: fully exposed, in the TP column.
+  EXPECT_EQ(r.report.end_to_end.exposed_tp, r.report.layers[0].comm[0]);
+  EXPECT_GT(r.report.layers[0].comm[0], 0);
+}
+
+// The wg collective does not block: its DP AllReduce (GPU i <-> i+8 across the two servers, over
+// the NICs) overlaps with the remaining backward rows; exposed is only the wait at the end.
+TEST(WorkloadDriver, WgCollectiveOverlapsWithBackward) {
+  const Workload w = workload(kTp8, {"a -1 1 NONE 0 1 NONE 0 1 NONE 0 1",
+                                     "b -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1"});
+  const DriverRun r = run(w, fabric16());
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.report.collectives.size(), 8u);  // one per DP group {i, i+8}
+  for (const CollectiveRecord& c : r.report.collectives) {
+    EXPECT_EQ(c.group, "DP");
+    EXPECT_EQ(c.ranks, 2u);
+    EXPECT_EQ(c.flows, 4u);  // 1 ring (one rank per server) × 2 steps × 2 ranks, 512 KiB each
+  }
+  for (uint32_t id = 0; id < r.net->flows().size(); ++id) {
+    const FlowRecord f = r.net->record(id);
+    EXPECT_EQ(f.size_bytes, 524288u);
+    EXPECT_EQ(f.src % 8, f.dst % 8);  // same rail
+  }
+  const LayerRecord& b = r.report.layers[1];
+  EXPECT_GT(b.comm[2], 0);
+  // GPU 0: forward ends at 4 ns; b: ig 1, update 1, wg 1 -> b's wg issued at 7 ns; a: ig 1, update 1,
+  // wg 1 -> the program ends at 10 ns and waits. b's AllReduce completes at 7 ns + comm, its update
+  // (1 ns) later the wait ends: exposed = comm + 8 - 10 = comm - 2 ns.
+  EXPECT_EQ(b.exposed[2], b.comm[2] - 2 * kNs);
+  EXPECT_EQ(r.report.layers[0].exposed[2], 0);
+  EXPECT_EQ(r.report.end_to_end.exposed_dp, b.exposed[2]);
+}
+
+// A collective whose group cannot reach itself (two servers without a fabric) never completes:
+// the run ends when no events are left and says which collective is pending.
+TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
+  GeneratedFabric f = fabric16();
+  // Drop every NIC link: servers are islands joined only by NVLink inside.
+  std::vector<TopoLink> kept;
+  for (const TopoLink& l : f.topo.links)
+    if (f.topo.nvswitch(l.a) || f.topo.nvswitch(l.b)) kept.push_back(l);
+  f.topo.links = kept;
+  const Workload w = workload(kTp8, {"a -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1"});
+  const DriverRun r = run(w, f);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.report.incomplete.find("no runnable events"), std::string::npos) << r.report.incomplete;
+  EXPECT_NE(r.report.incomplete.find("8 collectives pending"), std::string::npos) << r.report.incomplete;
+  EXPECT_NE(r.report.incomplete.find("wg AllReduce on DP group of GPU 0"), std::string::npos) << r.report.incomplete;
+}
