@@ -1,10 +1,13 @@
-// The HDF5 results file (README.md, "HDF5 results"): /flows, /pfc and /run, written with the HDF5 C API.
+// The HDF5 results file (README.md, "HDF5 results"): /flows, /pfc, /run and, for a training
+// workload, /workload, written with the HDF5 C API.
 // Serial file driver on one process; the parallel (Open MPI) HDF5 library that is linked handles
 // that fine. Everything is kept to plain compound tables, scalar attributes and variable-length
 // UTF-8 strings so h5py / pandas read it without custom types.
 #include <hdf5.h>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -13,12 +16,14 @@
 
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
+#include "wormhole/io/workload_results.h"
 
 namespace wh {
 
 namespace {
 
-constexpr unsigned kLayoutVersion = 1;  // bump when a dataset or field changes meaning
+// Bump when a dataset or field changes meaning. 2: the /workload group.
+constexpr unsigned kLayoutVersion = 2;
 
 // Owns one HDF5 id and closes it with the matching H5?close, so an exception half-way through
 // leaves no open objects behind (which would keep the file open and unreadable).
@@ -111,6 +116,7 @@ void attr_scalar(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, T
 void attr_u64(hid_t o, const char* n, uint64_t v) { attr_scalar(o, n, H5T_STD_U64LE, H5T_NATIVE_UINT64, v); }
 void attr_i64(hid_t o, const char* n, int64_t v) { attr_scalar(o, n, H5T_STD_I64LE, H5T_NATIVE_INT64, v); }
 void attr_f64(hid_t o, const char* n, double v) { attr_scalar(o, n, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v); }
+void attr_u8(hid_t o, const char* n, uint8_t v) { attr_scalar(o, n, H5T_STD_U8LE, H5T_NATIVE_UINT8, v); }
 
 // A compound field: where it sits in our C struct, and its (little-endian, fixed-size) file type.
 struct Field {
@@ -138,9 +144,10 @@ std::pair<Handle, Handle> compound(size_t struct_size, const std::vector<Field>&
 
 // A 1-D table, chunked with an unlimited row dimension: that is the form that also works for 0
 // rows (h5py reads it as an empty array) and lets a later writer append. Chunks of ~1 MiB.
+// `parent` is the group's path for messages ("" for the root).
 void write_table(hid_t loc, const char* name, const std::pair<Handle, Handle>& types, const void* rows,
-                 size_t n, const char* units, const char* description) {
-  const std::string what = std::string("/") + name;
+                 size_t n, const char* units, const char* description, const std::string& parent = "") {
+  const std::string what = parent + "/" + name;
   Handle space = make_space({hsize_t(n)}, {H5S_UNLIMITED}, "creating the space of " + what);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
   const size_t row = H5Tget_size(types.second);
@@ -277,6 +284,179 @@ void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetada
   attr_string(ds, "description", "every setting of the run, one (key, value) row each");
 }
 
+// /workload: the same tables as the workload CSVs (write_workload_csvs), with times in whole ps
+// (the simulator's unit, so nothing is rounded) and strings as variable-length UTF-8. The row
+// structs hold pointers into the report's strings, which outlive the H5Dwrite.
+struct IterationRow {
+  uint32_t index;
+  int64_t start_ps, end_ps, time_ps;
+};
+
+struct PhaseCols {
+  int64_t compute_ps, comm_ps, exposed_ps;
+  uint64_t bytes;
+  const char* op;
+  uint32_t ranks;
+  double algbw, busbw;
+};
+struct LayerRow {
+  uint32_t iteration, layer;
+  const char* name;
+  std::array<PhaseCols, 3> phase;  // indexed by Phase
+  int64_t finished_ps;
+};
+
+struct CollectiveRow {
+  uint32_t iteration, layer;
+  const char* layer_name;
+  const char* phase;
+  const char* op;
+  const char* group;
+  uint32_t group_first, ranks;
+  uint64_t bytes;
+  uint32_t flows;
+  uint64_t flow_bytes;
+  int64_t start_ps, end_ps, duration_ps;
+  double algbw, busbw;
+};
+
+void write_iterations(hid_t group, const std::vector<IterationRecord>& its) {
+  const auto types = compound(sizeof(IterationRow), {
+      Field{"index", HOFFSET(IterationRow, index), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"start_ps", HOFFSET(IterationRow, start_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"end_ps", HOFFSET(IterationRow, end_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"time_ps", HOFFSET(IterationRow, time_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+  });
+  std::vector<IterationRow> rows;
+  rows.reserve(its.size());
+  for (const IterationRecord& it : its) rows.push_back({it.index, it.start, it.end, it.end - it.start});
+  write_table(group, "iterations", types, rows.data(), rows.size(),
+              "index: 0-based iteration; start_ps, end_ps, time_ps: ps",
+              "one row per iteration: from the run's start (iteration 0) or the previous iteration's end "
+              "to when every GPU completed all of the iteration's compute and collectives; "
+              "time_ps = end_ps - start_ps",
+              "/workload");
+}
+
+void write_layers(hid_t group, const std::vector<LayerRecord>& layers) {
+  const Handle str = string_type();
+  // Field names must outlive compound(); reserve() keeps the c_str() pointers stable.
+  std::vector<std::string> names;
+  names.reserve(3 * 8);
+  std::vector<Field> fields = {
+      Field{"iteration", HOFFSET(LayerRow, iteration), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"layer", HOFFSET(LayerRow, layer), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"name", HOFFSET(LayerRow, name), str, str},
+  };
+  for (size_t p = 0; p < 3; ++p) {
+    const size_t base = offsetof(LayerRow, phase) + p * sizeof(PhaseCols);
+    const auto add = [&](const char* col, size_t off, hid_t mem, hid_t file) {
+      names.push_back(std::string(kPhaseName[p]) + "_" + col);
+      fields.push_back(Field{names.back().c_str(), base + off, mem, file});
+    };
+    add("compute_ps", offsetof(PhaseCols, compute_ps), H5T_NATIVE_INT64, H5T_STD_I64LE);
+    add("comm_ps", offsetof(PhaseCols, comm_ps), H5T_NATIVE_INT64, H5T_STD_I64LE);
+    add("exposed_ps", offsetof(PhaseCols, exposed_ps), H5T_NATIVE_INT64, H5T_STD_I64LE);
+    add("bytes", offsetof(PhaseCols, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE);
+    add("op", offsetof(PhaseCols, op), str, str);
+    add("ranks", offsetof(PhaseCols, ranks), H5T_NATIVE_UINT32, H5T_STD_U32LE);
+    add("algbw_GiBps", offsetof(PhaseCols, algbw), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+    add("busbw_GiBps", offsetof(PhaseCols, busbw), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+  }
+  fields.push_back(Field{"finished_ps", HOFFSET(LayerRow, finished_ps), H5T_NATIVE_INT64, H5T_STD_I64LE});
+  const auto types = compound(sizeof(LayerRow), fields);
+
+  std::vector<LayerRow> rows;
+  rows.reserve(layers.size());
+  for (const LayerRecord& l : layers) {
+    LayerRow row{l.iteration, l.layer, l.name.c_str(), {}, l.finished};
+    for (size_t p = 0; p < 3; ++p) {
+      row.phase[p] = {l.compute[p], l.comm[p],    l.exposed[p], l.bytes[p], l.op[p].c_str(), l.ranks[p],
+                      l.algbw_gibps(Phase(p)), l.busbw_gibps(Phase(p))};
+    }
+    rows.push_back(row);
+  }
+  write_table(group, "layers", types, rows.data(), rows.size(),
+              "iteration: 0-based; layer: 0-based row of the workload file; <phase>_compute_ps, "
+              "<phase>_comm_ps, <phase>_exposed_ps, finished_ps: ps; <phase>_bytes: bytes per rank; "
+              "<phase>_ranks: group size; <phase>_algbw_GiBps, <phase>_busbw_GiBps: GiB/s (2^30 B/s); "
+              "<phase>: fwd, ig, wg",
+              "one row per workload row per iteration, seen from the reporting GPU (SimAI's detailed "
+              "report): compute from the workload file, comm from issue to completion at that GPU, "
+              "exposed the time it was blocked on the collective; <phase>_op is \"\" and the comm "
+              "fields 0 when the phase has no collective",
+              "/workload");
+}
+
+void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs) {
+  const Handle str = string_type();
+  const auto types = compound(sizeof(CollectiveRow), {
+      Field{"iteration", HOFFSET(CollectiveRow, iteration), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"layer", HOFFSET(CollectiveRow, layer), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"layer_name", HOFFSET(CollectiveRow, layer_name), str, str},
+      Field{"phase", HOFFSET(CollectiveRow, phase), str, str},
+      Field{"op", HOFFSET(CollectiveRow, op), str, str},
+      Field{"group", HOFFSET(CollectiveRow, group), str, str},
+      Field{"group_first", HOFFSET(CollectiveRow, group_first), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"ranks", HOFFSET(CollectiveRow, ranks), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"bytes", HOFFSET(CollectiveRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"flows", HOFFSET(CollectiveRow, flows), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"flow_bytes", HOFFSET(CollectiveRow, flow_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"start_ps", HOFFSET(CollectiveRow, start_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"end_ps", HOFFSET(CollectiveRow, end_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"duration_ps", HOFFSET(CollectiveRow, duration_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"algbw_GiBps", HOFFSET(CollectiveRow, algbw), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"busbw_GiBps", HOFFSET(CollectiveRow, busbw), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+  });
+  std::vector<CollectiveRow> rows;
+  rows.reserve(cs.size());
+  for (const CollectiveRecord& c : cs) {
+    rows.push_back({c.iteration, c.layer, c.layer_name.c_str(), kPhaseName[size_t(c.phase)], c.op.c_str(),
+                    c.group.c_str(), c.group_first, c.ranks, c.bytes, c.flows, c.flow_bytes, c.start, c.end,
+                    c.end - c.start, c.algbw_gibps(), c.busbw_gibps()});
+  }
+  write_table(group, "collectives", types, rows.data(), rows.size(),
+              "iteration: 0-based; layer: 0-based workload row; group_first: GPU id; ranks: group size; "
+              "bytes: per-rank size; flow_bytes: bytes; start_ps, end_ps, duration_ps: ps; algbw_GiBps, "
+              "busbw_GiBps: GiB/s (2^30 B/s)",
+              "one row per collective (all ranks of one group) in order of first issue: phase fwd/ig/wg, "
+              "op AllReduce/AllGather/ReduceScatter/AllToAll, group TP/DP/EP/DP_EP/None; start = first "
+              "rank issued it, end = last rank saw it complete; flows = 0 means it completed at once",
+              "/workload");
+}
+
+void write_workload(hid_t file, const WorkloadReport& w) {
+  Handle group(check(H5Gcreate2(file, "workload", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                     "creating group /workload"),
+               H5Gclose);
+  const EndToEnd& e = w.end_to_end;
+  attr_string(group, "workload_file", w.workload_file);
+  attr_u64(group, "gpus", w.gpus);
+  attr_u64(group, "tp", w.tp);
+  attr_u64(group, "dp", w.dp);
+  attr_u64(group, "ep", w.ep);
+  attr_u64(group, "dp_ep", w.dp_ep);
+  attr_u64(group, "report_gpu", w.report_gpu);
+  attr_i64(group, "total_time_ps", e.total);
+  attr_i64(group, "total_compute_ps", e.total_compute);
+  attr_i64(group, "total_exposed_ps", e.total_exposed);
+  attr_i64(group, "exposed_dp_ps", e.exposed_dp);
+  attr_i64(group, "exposed_dp_ep_ps", e.exposed_dp_ep);
+  attr_i64(group, "exposed_tp_ps", e.exposed_tp);
+  attr_i64(group, "exposed_ep_ps", e.exposed_ep);
+  attr_i64(group, "exposed_pp_ps", e.exposed_pp);
+  attr_i64(group, "bubble_ps", e.bubble);
+  attr_u8(group, "complete", w.complete() ? 1 : 0);
+  attr_string(group, "incomplete", w.incomplete);
+  attr_string(group, "units",
+              "gpus, tp, dp, ep, dp_ep: counts; report_gpu: GPU id; *_ps: ps, summed over iterations at "
+              "the reporting GPU (SimAI's EndToEnd); complete: 1 or 0; incomplete: \"\" or what was "
+              "still pending when the run ended");
+  write_iterations(group, w.iterations);
+  write_layers(group, w.layers);
+  write_collectives(group, w.collectives);
+}
+
 // Strings are built step by step: the operator+ chain trips GCC 12's false -Wrestrict warning
 // once InputError's constructor is inlined here.
 [[noreturn]] void throw_create_error(const std::string& path) {
@@ -293,7 +473,8 @@ void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetada
 }  // namespace
 
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
-                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta) {
+                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                        const WorkloadReport* workload) {
   QuietErrors quiet;
   const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) throw_create_error(path);
@@ -302,6 +483,7 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
   write_flows(file, flows);
   write_pfc(file, pfc);
   write_run(file, flows, meta);
+  if (workload) write_workload(file, *workload);
   // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
   check(file.close(), "closing " + path);
 }

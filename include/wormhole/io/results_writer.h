@@ -46,11 +46,16 @@ struct RunMetadata {
   RunStats stats;
 };
 
+struct WorkloadReport;  // wormhole/io/workload_results.h
+
 /// Writes the HDF5 results file (layout in README.md, "HDF5 results"): /flows (one row per flow),
-/// /pfc (one row per PFC frame received), and attributes of /run. Throws InputError if the file
-/// cannot be created, std::runtime_error on an HDF5 failure.
+/// /pfc (one row per PFC frame received), and attributes of /run; with `workload`, also the group
+/// /workload (tables iterations, layers and collectives, times in ps, and the EndToEnd figures as
+/// attributes). The file is replaced if it exists. Throws InputError if the file cannot be
+/// created, std::runtime_error on an HDF5 failure.
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
-                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta);
+                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                        const WorkloadReport* workload = nullptr);
 
 /// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json).
 struct SlowdownStats {

@@ -1,0 +1,116 @@
+// What a training-workload run produces beyond the per-flow table: iteration times, per-layer
+// compute / communication (the columns of SimAI's detailed and EndToEnd reports, simai-formats.md §6)
+// and one row per collective. Plain data: the workload driver fills it, the writers write it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+/// The three phases of a layer row (simai-formats.md §1.6): forward, input gradient, weight gradient.
+enum class Phase : uint8_t { Fwd = 0, Ig = 1, Wg = 2 };
+inline constexpr const char* kPhaseName[3] = {"fwd", "ig", "wg"};
+
+/// Bus-bandwidth factor of a collective on n ranks (NCCL's convention, as SimAI's busbw):
+/// AllReduce 2(n-1)/n; AllGather, ReduceScatter and AllToAll (n-1)/n; 0 for n <= 1 or an unknown op.
+double busbw_factor(const std::string& op, uint32_t ranks);
+
+/// One collective on one group in one iteration (all of the group's ranks together).
+struct CollectiveRecord {
+  uint32_t iteration = 0;
+  uint32_t layer = 0;        ///< row index in the workload file (0-based)
+  std::string layer_name;    ///< the row's name (not unique)
+  Phase phase = Phase::Fwd;
+  std::string op;            ///< "AllReduce", "AllGather", "ReduceScatter", "AllToAll"
+  std::string group;         ///< "TP", "DP", "EP", "DP_EP" or "None"
+  uint32_t group_first = 0;  ///< lowest GPU id of the group (identifies it)
+  uint32_t ranks = 0;        ///< group size
+  uint64_t bytes = 0;        ///< per-rank collective size S (the row's size), bytes
+  uint32_t flows = 0;        ///< point-to-point flows it became (0: completed at once)
+  uint64_t flow_bytes = 0;   ///< bytes of all its flows
+  Time start = 0;            ///< first rank issued it, ps
+  Time end = 0;              ///< last rank saw it complete (its last flow finished), ps
+  /// Algorithm bandwidth S / (end - start) in GiB/s (2^30 B/s, as SimAI); 0 when end == start.
+  double algbw_gibps() const;
+  /// algbw × busbw_factor(op, ranks), GiB/s.
+  double busbw_gibps() const;
+};
+
+/// One workload row in one iteration, seen from the reporting GPU (SimAI reports rank 0).
+/// Compute times are the file's; communication times are measured from issue to completion at
+/// that GPU (0 when the phase has no collective or the GPU is not in its group).
+struct LayerRecord {
+  uint32_t iteration = 0;
+  uint32_t layer = 0;
+  std::string name;
+  std::array<Time, 3> compute{};       ///< per Phase, ps
+  std::array<Time, 3> comm{};          ///< per Phase: issue -> complete at the reporting GPU, ps
+  /// Per Phase: time the reporting GPU was blocked on this collective, ps. Fwd and ig collectives
+  /// block, so exposed == comm; a wg collective is exposed only while the GPU waits for it (at the
+  /// next iteration's forward of the same row, or at the end of the run).
+  std::array<Time, 3> exposed{};
+  std::array<uint64_t, 3> bytes{};     ///< per Phase, per-rank size, bytes
+  std::array<std::string, 3> op{};     ///< per Phase, op name ("" = none)
+  std::array<uint32_t, 3> ranks{};     ///< per Phase, group size
+  Time finished = 0;                   ///< when the row's last phase completed at the GPU, ps
+  /// S / comm of a phase in GiB/s (0 if no communication).
+  double algbw_gibps(Phase p) const;
+  double busbw_gibps(Phase p) const;
+};
+
+/// Per iteration: from the run's start (iteration 0) or the previous iteration's end, to the time
+/// every GPU has completed all of this iteration's compute and collectives.
+struct IterationRecord {
+  uint32_t index = 0;
+  Time start = 0, end = 0;  ///< ps
+};
+
+/// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.
+struct EndToEnd {
+  Time exposed_dp = 0, exposed_dp_ep = 0, exposed_tp = 0, exposed_ep = 0, exposed_pp = 0;
+  Time bubble = 0;          ///< always 0: pipeline parallelism is not expanded (see README)
+  Time total_compute = 0;
+  Time total_exposed = 0;   ///< sum of the exposed columns
+  Time total = 0;           ///< end of the last iteration
+};
+
+/// Everything the workload driver reports.
+struct WorkloadReport {
+  std::string workload_file;
+  uint32_t gpus = 0, tp = 0, dp = 0, ep = 0, dp_ep = 0;
+  uint32_t report_gpu = 0;
+  std::vector<IterationRecord> iterations;
+  std::vector<LayerRecord> layers;            ///< iteration-major, then row order
+  std::vector<CollectiveRecord> collectives;  ///< in order of first issue
+  EndToEnd end_to_end;
+  /// Set when the run ended with collectives still pending (watchdog or stop time): a message
+  /// naming how many and which.
+  std::string incomplete;
+  bool complete() const { return incomplete.empty(); }
+};
+
+/// Writes the workload report as four CSV files into the existing directory `dir` (the HDF5
+/// group /workload holds the same tables in ps, README.md "HDF5 results"). Times are µs with 3
+/// decimals (whole ns, truncated), bandwidths GiB/s (2^30 B/s) with 3 decimals; names containing
+/// a comma or quote are RFC 4180-quoted.
+///  * end_to_end.csv: SimAI's EndToEnd columns (File name = the workload file's base name, Expose DP
+///    comm, Expose DP_EP comm, Expose TP comm, Expose_EP_comm, Expose_PP_comm, bubble time, total comp,
+///    total exposed comm, Total time): one header row, one data row whose cells are "µs (pct%)" of
+///    Total time, as SimAI prints them, except Total time, which is a plain number.
+///  * layers.csv: SimAI's detailed columns (layer_name, iteration, fwd/wg/ig compute, fwd/wg/ig
+///    exposed comm, then per phase in the order fwd, wg, ig: total comm, algbw, busbw, and
+///    workload finished at), one row per LayerRecord, then a SUM row: column sums of the times,
+///    empty iteration and bandwidth cells, "workload finished at" = end_to_end.total.
+///  * collectives.csv: iteration, layer, layer_name, phase, op, group, group_first, ranks, bytes,
+///    flows, flow_bytes, start_us, end_us, duration_us, algbw_GiBps, busbw_GiBps.
+///  * iterations.csv: iteration, start_us, end_us, time_us.
+/// Each file is written under a temporary name and renamed into place once all four are written,
+/// so none is ever left half-written. Throws InputError naming the file if one cannot be written
+/// (missing or read-only directory, full disk).
+void write_workload_csvs(const std::string& dir, const WorkloadReport& r);
+
+}  // namespace wh
