@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake g++ ninja-build pkg-config libgtest-dev
       openmpi-bin libopenmpi-dev libtbb-dev libhdf5-openmpi-dev hdf5-tools
-      libboost-graph-dev libmetis-dev libcli11-dev libfmt-dev
+      libboost-graph-dev libmetis-dev libcli11-dev libfmt-dev libtomlplusplus-dev
       python3-h5py python3-numpy python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,5 +1,6 @@
 // `wormhole run`: the main job on an HPCC config.txt scenario.
 #include "run_command.h"
+#include "progress.h"
 
 #include <fmt/core.h>
 
@@ -21,10 +22,14 @@
 namespace wh {
 
 void add_run_options(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("scenario", o.scenario, "HPCC config.txt (paths in it relative to its folder or the current one)")
+  cmd.add_option("scenario", o.scenario,
+                 "a scenario file (.toml: topology + training workload + network, see README) or an HPCC config.txt "
+                 "(paths in it relative to its folder or the current one)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd.add_option("-s,--set", o.sets, "override one setting, KEY=VALUE (repeatable), e.g. --set CC_MODE=1");
+  cmd.add_option("-s,--set", o.sets,
+                 "override one setting, KEY=VALUE (repeatable), e.g. --set CC_MODE=1; in a .toml scenario also "
+                 "section.key=VALUE, e.g. --set workload.iterations=2");
   cmd.add_option("--results", o.results, "HDF5 results file (default: results.h5 beside FCT_OUTPUT_FILE)");
   cmd.add_option("-o,--output-dir", o.output_dir,
                  "write fct.txt, pfc.txt and results.h5 into DIR (created if missing) instead of the config's paths");
@@ -32,38 +37,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
 }
 
 namespace {
-
 using Clock = std::chrono::steady_clock;
-
-/// Collects results, writes text outputs as flows finish and prints progress every few seconds.
-class RunObserver final : public NetObserver {
- public:
-  RunObserver(TextOutputs& out, bool quiet) : out_(out), quiet_(quiet), start_(Clock::now()), last_(start_) {}
-  void flow_finished(const FlowRecord& f) override { out_.flow_finished(f); }
-  void pfc(const PfcRecord& p) override {
-    out_.pfc(p);
-    pfc_.push_back(p);
-  }
-  void tick(Time now, uint64_t events, uint64_t done) override {
-    if (quiet_) return;
-    const auto t = Clock::now();
-    if (t - last_ < std::chrono::seconds(5)) return;
-    last_ = t;
-    const double wall = std::chrono::duration<double>(t - start_).count();
-    std::fprintf(stderr, "[%7.1f s] sim %.6f s, %.2f M events/s, %lu flows done\n", wall, double(now) / kSec,
-                 double(events) / wall / 1e6, static_cast<unsigned long>(done));
-  }
-  std::vector<PfcRecord> pfc_;
-
- private:
-  TextOutputs& out_;
-  bool quiet_;
-  Clock::time_point start_, last_;
-};
-
 }  // namespace
 
-namespace {
 // Fails before anything is written if an output's directory is missing, so a bad run never
 // truncates the files of a previous one.
 void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what) {
@@ -73,16 +49,36 @@ void check_output_dir(const std::string& path, const std::pair<std::string, int>
   throw InputError(origin.first, origin.second, what + " " + path + ": directory " + dir.string() + " does not exist",
                    "create it (mkdir -p " + dir.string() + "), or use --output-dir DIR");
 }
-}  // namespace
 
-int run_command(const RunOptions& o) {
+std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<std::string>& sets) {
   std::vector<std::pair<std::string, std::string>> overrides;
-  for (const std::string& s : o.sets) {
+  for (const std::string& s : sets) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
       throw InputError("command line", 0, "--set \"" + s + "\" is not KEY=VALUE", "write e.g. --set CC_MODE=1");
     overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
+  return overrides;
+}
+
+// The reference truncates serialisation to whole ns; at high rates that runs links visibly fast.
+void warn_ns_truncation(const SimConfig& cfg, const Topology& topo) {
+  if (!cfg.ns_truncation) return;
+  uint64_t fastest = 0;
+  for (const TopoLink& l : topo.links) fastest = std::max(fastest, l.rate_bps);
+  if (fastest == 0) return;
+  const double exact = 8.0 * (cfg.packet_payload_size + kDataHeaderBytes) * 1e9 / double(fastest);
+  const double err = (exact - std::floor(exact)) / exact;
+  if (err > 0.02)  // 100 G loses 1 % (83.84 -> 83 ns), which every reference run has
+    std::fprintf(stderr,
+                 "wormhole: warning: at %.0f Gb/s a %u-B packet takes %.2f ns; NS_TRUNCATION 1 (the reference's whole-ns "
+                 "timing) makes it %.0f ns, %.1f %% fast. Set NS_TRUNCATION 0 for exact timing.\n",
+                 fastest / 1e9, cfg.packet_payload_size + kDataHeaderBytes, exact, std::floor(exact), err * 100);
+}
+
+int run_command(const RunOptions& o) {
+  if (std::filesystem::path(o.scenario).extension() == ".toml") return run_workload_scenario(o);
+  std::vector<std::pair<std::string, std::string>> overrides = parse_sets(o.sets);
   std::string results = o.results;
   if (!o.output_dir.empty()) {
     std::error_code ec;
@@ -111,18 +107,7 @@ int run_command(const RunOptions& o) {
                  cfg.simulator_stop_time_s);
 
   Network net(cfg, topo, std::move(cc));
-  // The reference truncates serialisation to whole ns; at high rates that runs links visibly fast.
-  if (cfg.ns_truncation) {
-    uint64_t fastest = 0;
-    for (const TopoLink& l : topo.links) fastest = std::max(fastest, l.rate_bps);
-    const double exact = 8.0 * (cfg.packet_payload_size + kDataHeaderBytes) * 1e9 / double(fastest);
-    const double err = (exact - std::floor(exact)) / exact;
-    if (err > 0.02)  // 100 G loses 1 % (83.84 -> 83 ns), which every reference run has
-      std::fprintf(stderr,
-                   "wormhole: warning: at %.0f Gb/s a %u-B packet takes %.2f ns; NS_TRUNCATION 1 (the reference's whole-ns "
-                   "timing) makes it %.0f ns, %.1f %% fast. Set NS_TRUNCATION 0 for exact timing.\n",
-                   fastest / 1e9, cfg.packet_payload_size + kDataHeaderBytes, exact, std::floor(exact), err * 100);
-  }
+  warn_ns_truncation(cfg, topo);
   net.add_flows(specs, cfg.flow_file);
 
   // Outputs last: every input has been checked by now.

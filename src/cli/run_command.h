@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/topology.h"
+
 namespace wh {
 
 struct RunOptions {
@@ -16,7 +19,19 @@ struct RunOptions {
 };
 
 void add_run_options(CLI::App& cmd, RunOptions& o);
-/// Runs the scenario; returns the process exit status. Throws InputError on bad input.
+/// Runs the scenario (an HPCC config.txt, or a .toml scenario via run_workload_scenario); returns
+/// the process exit status. Throws InputError on bad input.
 int run_command(const RunOptions& o);
+/// Runs a .toml scenario: a training workload on a cluster (run_workload.cpp). Exit status 0 when
+/// the workload completed, 3 when collectives were left pending (watchdog or stop time).
+int run_workload_scenario(const RunOptions& o);
+
+/// Warns on stderr when NS_TRUNCATION 1 makes the fastest link's packets > 2 % fast.
+void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);
+
+/// --set values as (KEY, VALUE). Throws InputError for an entry without '='.
+std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<std::string>& sets);
+/// Throws InputError (naming `origin`) if `path`'s folder does not exist, before anything is written.
+void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what);
 
 }  // namespace wh

@@ -28,7 +28,11 @@ const char* const kKeys[] = {
     "FAST_REACT", "U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK",
     "PINT_LOG_BASE", "PINT_PROB", "RATE_BOUND", "ACK_HIGH_PRIO", "LINK_DOWN", "ENABLE_TRACE",
     "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START",
-    "QLEN_MON_END", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER"};
+    "QLEN_MON_END", "BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END",
+    "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER"};
+
+/// The longest stop time a Time (int64 ps) holds, in seconds (2^63 ps is about 9.22e6 s).
+constexpr double kMaxStopTimeS = 9.2e6;
 
 /// CC names accepted for CC_MODE besides the reference's numbers.
 const std::pair<const char*, int> kCcNames[] = {{"dcqcn", 1}, {"hpcc", 3}, {"timely", 7}, {"dctcp", 8}, {"hpcc-pint", 10}};
@@ -243,7 +247,12 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "TRACE_OUTPUT_FILE") c.trace_output_file = str();
   else if (k == "FCT_OUTPUT_FILE") c.fct_output_file = str();
   else if (k == "PFC_OUTPUT_FILE") c.pfc_output_file = str();
-  else if (k == "SIMULATOR_STOP_TIME") c.simulator_stop_time_s = real(0, 9.2e6);
+  else if (k == "SIMULATOR_STOP_TIME") {
+    const double s = real();
+    // SimAI.conf ships 4e13 s to mean "never": taken as the longest simulable time (9.2e6 s, about
+    // 106 days), silently, since every SimAI user has that line.
+    c.simulator_stop_time_s = std::min(s, kMaxStopTimeS);
+  }
   else if (k == "CC_MODE") c.cc_mode = cc_mode();
   else if (k == "ALPHA_RESUME_INTERVAL") c.alpha_resume_interval_us = real();
   else if (k == "RATE_DECREASE_INTERVAL") c.rate_decrease_interval_us = real();
@@ -281,6 +290,10 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "QLEN_MON_FILE") c.qlen_mon_file = str();
   else if (k == "QLEN_MON_START") c.qlen_mon_start_ns = uint();
   else if (k == "QLEN_MON_END") c.qlen_mon_end_ns = uint();
+  // SimAI's monitors: accepted so SimAI.conf loads; nothing is monitored (see the header).
+  else if (k == "BW_MON_FILE" || k == "RATE_MON_FILE" || k == "CNP_MON_FILE") str();
+  else if (k == "MON_START" || k == "MON_END" || k == "QP_MON_INTERVAL" || k == "QLEN_MON_INTERVAL" ||
+           k == "BW_MON_INTERVAL") uint();
   else if (k == "RTO_US") c.rto_us = real();
   else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
   else if (k == "SEED") c.seed = uint();
@@ -363,31 +376,37 @@ void ConfigParser::finish() {
 
 }  // namespace
 
-SimConfig read_hpcc_config(const std::string& path,
-                           const std::vector<std::pair<std::string, std::string>>& overrides) {
+SimConfig make_hpcc_config(const std::string& base_path, const std::vector<ConfigSetting>& settings,
+                           const std::string& owner_path) {
   SimConfig c;
-  c.path = path;
+  c.path = base_path.empty() ? owner_path : base_path;
   ConfigParser p(c);
-  const std::vector<InputToken> toks = read_input_tokens(path);
-  if (toks.empty())
-    throw InputError(path, 0, "the file is empty", "give the settings as KEY value lines (see the reference's config.txt)");
-  p.parse(path, toks, false);
-  const std::string cmdline = "command line";
-  for (const auto& [key, value] : overrides) {
+  if (!base_path.empty()) {
+    const std::vector<InputToken> toks = read_input_tokens(base_path);
+    if (toks.empty())
+      throw InputError(base_path, 0, "the file is empty",
+                       "give the settings as KEY value lines (see the reference's config.txt)");
+    p.parse(base_path, toks, false);
+  }
+  for (const ConfigSetting& s : settings) {
     std::vector<InputToken> toks;
-    tokens_from(key, toks, 0);
-    if (toks.size() != 1)
-      throw InputError(cmdline, 0, "override key \"" + key + "\" must be one word", "write KEY=VALUE");
-    tokens_from(value, toks, 0);
-    p.parse(cmdline, toks, true);
+    tokens_from(s.key, toks, s.line);
+    if (toks.size() != 1) {
+      const bool cmdline = s.file == "command line";
+      throw InputError(s.file, s.line, (cmdline ? "override key \"" : "key \"") + s.key + "\" must be one word",
+                       cmdline ? "write KEY=VALUE" : "write an HPCC key such as CC_MODE");
+    }
+    tokens_from(s.value, toks, s.line);
+    p.parse(s.file, toks, true);
   }
   p.finish();
   c.key_origin = p.where();
+  if (base_path.empty()) return c;
 
   // The reference resolves paths against its working directory; we also accept a config that
   // sits next to its inputs, decided once (by TOPOLOGY_FILE) so inputs and outputs share a base.
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(path).parent_path();
+  const fs::path dir = fs::path(base_path).parent_path();
   std::error_code ec;
   const bool next_to_config = !dir.empty() && !c.topology_file.empty() &&
                               fs::path(c.topology_file).is_relative() &&
@@ -398,6 +417,13 @@ SimConfig read_hpcc_config(const std::string& path,
       if (!f->empty() && fs::path(*f).is_relative()) *f = (dir / *f).string();
   }
   return c;
+}
+
+SimConfig read_hpcc_config(const std::string& path,
+                           const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<ConfigSetting> settings;
+  for (const auto& [key, value] : overrides) settings.push_back({key, value, "command line", 0});
+  return make_hpcc_config(path, settings, path);
 }
 
 void check_input_files(const SimConfig& c) {

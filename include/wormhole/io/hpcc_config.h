@@ -34,7 +34,9 @@ struct SimConfig {
   std::string trace_output_file;           ///< TRACE_OUTPUT_FILE (binary trace: not written, see README)
   std::string fct_output_file = "fct.txt"; ///< FCT_OUTPUT_FILE
   std::string pfc_output_file = "pfc.txt"; ///< PFC_OUTPUT_FILE
-  double simulator_stop_time_s = 3.01;     ///< SIMULATOR_STOP_TIME, seconds
+  /// SIMULATOR_STOP_TIME, seconds. Values above 9.2e6 s (the longest a Time holds; SimAI.conf ships
+  /// 4e13 s meaning "never") are clamped to 9.2e6 s with a warning.
+  double simulator_stop_time_s = 3.01;
   int cc_mode = 1;                         ///< CC_MODE: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT
   double alpha_resume_interval_us = 55;    ///< ALPHA_RESUME_INTERVAL, µs
   double rate_decrease_interval_us = 4;    ///< RATE_DECREASE_INTERVAL, µs
@@ -67,6 +69,10 @@ struct SimConfig {
   double buffer_size_mb = 16;              ///< BUFFER_SIZE, MiB per switch
   std::string qlen_mon_file;               ///< QLEN_MON_FILE (queue monitor: not written, see README)
   uint64_t qlen_mon_start_ns = 2'000'000'000, qlen_mon_end_ns = 2'100'000'000;
+  // SimAI.conf's monitor keys BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE (a path each) and MON_START,
+  // MON_END, QP_MON_INTERVAL, QLEN_MON_INTERVAL, BW_MON_INTERVAL (whole numbers) are checked and then
+  // ignored: those monitors are not written. They appear in `raw` but have no member here and so are
+  // not in effective_settings.
 
   // --- ours ---
   /// RTO_US: retransmission timeout in µs; a QP whose snd_una has not moved for this long
@@ -98,10 +104,28 @@ struct SimConfig {
   Time stop_time() const { return static_cast<Time>(simulator_stop_time_s * 1e12 + 0.5); }
 };
 
+/// One setting given outside a config file, e.g. by a scenario's [network] table or the command line.
+struct ConfigSetting {
+  std::string key;    ///< HPCC key, e.g. "CC_MODE"
+  std::string value;  ///< its value(s) as config.txt text, e.g. "3" or "1 100000000000 1600"
+  std::string file;   ///< where it was given, for messages ("command line" for overrides)
+  int line = 0;       ///< line in `file` (0 = none)
+};
+
+/// Builds a SimConfig from an optional base config file and then `settings` in order, each as if
+/// appended to the file (the last value of a key wins). With `base_path` "" the reference's defaults
+/// are the base and SimConfig::path is `owner_path` (e.g. the scenario file), which names required
+/// keys left unset; otherwise path is `base_path` and relative paths follow read_hpcc_config's rule.
+/// TOPOLOGY_FILE and FLOW_FILE are not required (see check_input_files).
+/// Throws InputError as read_hpcc_config does; an error in a setting names the setting's own file
+/// and line, one in the base file the base file's line.
+SimConfig make_hpcc_config(const std::string& base_path, const std::vector<ConfigSetting>& settings,
+                           const std::string& owner_path);
+
 /// Reads an HPCC config.txt. Relative paths in it are resolved against the config file's
 /// directory when TOPOLOGY_FILE exists there, else against the current directory (the reference's
 /// rule), and the same base is used for the outputs. `overrides` ("KEY", "VALUE") are applied
-/// after the file, as if appended to it.
+/// after the file, as if appended to it (make_hpcc_config with origin "command line").
 /// Throws InputError naming file and line for an unknown key (with the closest valid key),
 /// a malformed value, a missing value, or a required key left unset (RATE_AI/RATE_HAI with DCQCN,
 /// L2_ACK_INTERVAL 0, L2_CHUNK_SIZE 0).

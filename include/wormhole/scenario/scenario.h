@@ -1,0 +1,121 @@
+// The native scenario file (TOML, read with toml++): one human-friendly file naming the topology
+// (a file, or a generator with its parameters), the training workload, the network settings (the
+// HPCC keys) and the outputs. README.md, "Scenario files", documents every key. Example:
+//
+//   name = "gpt13b-128g"          # optional; default: the file's stem
+//
+//   [topology]
+//   generator = "spectrum-x"      # or: file = "topology.txt" (SimAI 6/7-token or HPCC 3-token header)
+//   gpus = 128
+//   nic_rate = "400Gbps"
+//
+//   [workload]
+//   file = "workload.txt"          # SimAI / AICB workload
+//   iterations = 1
+//   send_latency = "6us"
+//
+//   [network]
+//   config = "SimAI.conf"          # HPCC / SimAI config; the keys below override it
+//   CC_MODE = 1
+//
+//   [output]
+//   dir = "out/gpt13b"
+//
+// Keys (rates are strings for parse_data_rate such as "400Gbps", or integers of bit/s; times are
+// strings for parse_time such as "500ns", or 0; counts are integers):
+//   name                                   string
+//   [topology] file | generator            exactly one; generator: spectrum-x, hpn, dcn+, fat-tree
+//                                          (case-insensitive)
+//     write                                string (a path relative to the output dir)
+//     gpus, gpus_per_server,               counts, all generators (fat-tree: gpus 0 = k³/4)
+//     nvswitches_per_server (may be 0)
+//     nvlink_rate, nic_rate, spine_rate    rates, all generators (fat-tree: nic_* is the host–edge
+//     nvlink_delay, nic_delay, spine_delay link, spine_* the edge–aggregation–core links)
+//     gpu_type (string), error_rate ([0, 1)) all generators
+//     servers_per_segment                  spectrum-x, hpn
+//     gpus_per_leaf, dual_tor (bool)       dcn+
+//     spines, leaves_per_spine             spectrum-x, hpn, dcn+
+//     dual_plane (bool)                    hpn
+//     k                                    fat-tree (>= 2)
+//   Keys not given keep the defaults of the generator's parameter struct (generators.h).
+//   [workload] file (required), iterations (>= 1), send_latency (time), zero_chunk ("no-flows" |
+//     "one-byte"), report_gpu (count), max_time (time; 0 = never)
+//   [network] config (a base config file; optional) and any HPCC key (hpcc_config.h) as an integer,
+//     float, boolean (1 / 0), string (its text, e.g. KMAX_MAP = "1 400000000000 3200") or array of
+//     these (joined by spaces).
+//   [output] dir (string)
+// Paths in the file are relative to the scenario's folder.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wormhole/core/time.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/topo/generators.h"
+#include "wormhole/workload/collectives.h"
+
+namespace wh {
+
+/// Where the cluster comes from.
+struct TopologySpec {
+  std::string file;        ///< topology file (resolved against the scenario's folder); "" with a generator
+  std::string generator;   ///< "spectrum-x", "hpn", "dcn+" or "fat-tree"; "" with a file
+  SpectrumXParams spectrum_x;  ///< parameters of the chosen generator (the others keep their defaults)
+  HpnParams hpn;
+  DcnPlusParams dcn_plus;
+  FatTreeParams fat_tree;
+  std::string write;       ///< if set: write the topology (SimAI format) to this path, relative to the output dir
+  int line = 0;            ///< line of [topology] (for messages)
+};
+
+/// The training workload and how it is run.
+struct WorkloadSpec {
+  std::string file;                    ///< SimAI / AICB workload file (resolved against the scenario's folder)
+  uint32_t iterations = 1;             ///< training iterations (passes over the rows), >= 1
+  /// Delay from a flow being released (its predecessors done) to its QP starting, ps: SimAI's
+  /// AS_SEND_LAT, whose unit is unresolved upstream (simai-formats.md §5.8); default 6 µs.
+  Time send_latency = 6 * kUs;
+  ZeroChunk zero_chunk = ZeroChunk::NoFlows;  ///< "no-flows" (SimAI) or "one-byte"
+  uint32_t report_gpu = 0;             ///< the GPU whose per-layer view is reported (SimAI: 0)
+  /// Ends the run when simulated time passes this with collectives pending (0 = never), ps.
+  Time max_time = 0;
+  int line = 0;
+};
+
+/// A parsed scenario. Network settings are already merged into `net` (a SimConfig), outputs
+/// resolved to paths.
+struct Scenario {
+  std::string path;   ///< the scenario file
+  std::string name;   ///< `name` key, default: the file's stem
+  TopologySpec topology;
+  WorkloadSpec workload;
+  SimConfig net;      ///< [network]: `config` file (optional) + the keys given, + command-line overrides
+  std::string output_dir;  ///< [output] dir, relative to the current directory; default "out/<name>"
+  /// Non-fatal findings ("FILE:LINE: text"), e.g. TOPOLOGY_FILE or FLOW_FILE in [network], which
+  /// a scenario does not use. The network config's own warnings are in net.warnings.
+  std::vector<std::string> warnings;
+};
+
+/// Reads a scenario file. `overrides` are ("section.key", "value") for scenario keys (e.g.
+/// {"workload.iterations", "2"}; "name" for the name) or ("KEY", "value") with an upper-case KEY
+/// for HPCC network keys (e.g. {"CC_MODE", "3"}, the value as config.txt text), applied after the
+/// file; a scenario value reads as a TOML integer, float or boolean if it is one, else as the text.
+/// Paths given on the command line are relative to the current directory. Messages about an
+/// override name the file "command line" (line 0).
+/// Throws InputError (file, line, problem, fix) for TOML syntax errors, an unknown table or key
+/// (naming the closest valid one), a value of the wrong type or range, neither or both of
+/// topology.file and topology.generator, an unknown generator, a generator parameter the chosen
+/// generator does not take (or any with topology.file), no workload.file, a topology, workload
+/// or network config file that does not exist (naming the path looked for), and any error of the
+/// network settings (naming the scenario's line for keys given there, the config's for its own).
+Scenario read_scenario(const std::string& path,
+                       const std::vector<std::pair<std::string, std::string>>& overrides = {});
+
+/// Reads or generates the scenario's topology. A generated one has topo.file "<scenario> [topology]".
+/// Throws InputError for a bad topology file (naming its line) and for generator parameters the
+/// generator rejects (naming the scenario's [topology] line).
+SimaiTopology build_topology(const Scenario& s);
+
+}  // namespace wh

@@ -1,0 +1,39 @@
+// Shared by the run paths: collects PFC records, writes text outputs as flows finish and prints
+// progress to stderr every few seconds.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "wormhole/io/results_writer.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+class RunObserver final : public NetObserver {
+ public:
+  using Clock = std::chrono::steady_clock;
+  RunObserver(TextOutputs& out, bool quiet) : out_(out), quiet_(quiet), start_(Clock::now()), last_(start_) {}
+  void flow_finished(const FlowRecord& f) override { out_.flow_finished(f); }
+  void pfc(const PfcRecord& p) override {
+    out_.pfc(p);
+    pfc_.push_back(p);
+  }
+  void tick(Time now, uint64_t events, uint64_t done) override {
+    if (quiet_) return;
+    const auto t = Clock::now();
+    if (t - last_ < std::chrono::seconds(5)) return;
+    last_ = t;
+    const double wall = std::chrono::duration<double>(t - start_).count();
+    std::fprintf(stderr, "[%7.1f s] sim %.6f s, %.2f M events/s, %lu flows done\n", wall, double(now) / kSec,
+                 double(events) / wall / 1e6, static_cast<unsigned long>(done));
+  }
+  std::vector<PfcRecord> pfc_;
+
+ private:
+  TextOutputs& out_;
+  bool quiet_;
+  Clock::time_point start_, last_;
+};
+
+}  // namespace wh

@@ -1,0 +1,183 @@
+// Typed getters of scenario values: each turns a TOML value into a setting or an InputError that
+// names the value's file and line and says what to write instead.
+#include "items.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "wormhole/io/input_error.h"
+#include "wormhole/io/input_text.h"
+
+namespace wh::scenario_detail {
+namespace {
+
+/// How a value reads in a message: "the string \"x\"", "the number 1.5", ...
+std::string describe(const toml::node& n) {
+  if (auto s = n.as_string()) return "the string \"" + s->get() + "\"";
+  if (auto i = n.as_integer()) return "the number " + std::to_string(i->get());
+  if (auto f = n.as_floating_point()) {
+    char buf[64];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, f->get());
+    return "the number " + std::string(buf, ec == std::errc() ? p : buf);
+  }
+  if (auto b = n.as_boolean()) return b->get() ? "true" : "false";
+  if (n.is_array()) return "an array";
+  if (n.is_table()) return "a table";
+  return "a date or time";
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  // Integral values as plain integers: "5e+07" would not read back as a rate.
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v));
+    return std::string(buf, p);
+  }
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, p);
+}
+
+std::string scalar_text(const Item& it, const toml::node& n) {
+  if (auto s = n.as_string()) return s->get();
+  if (auto i = n.as_integer()) return std::to_string(i->get());
+  if (auto f = n.as_floating_point()) return number_text(f->get());
+  if (auto b = n.as_boolean()) return b->get() ? "1" : "0";
+  fail(it, describe(n) + " is not a setting value",
+       "write a number, true / false, or a string such as \"50Mb/s\"");
+}
+
+}  // namespace
+
+void fail(const Item& it, const std::string& problem, const std::string& fix) {
+  throw InputError(it.file, it.line, it.name() + ": " + problem, fix);
+}
+
+std::string get_string(const Item& it) {
+  std::string s;
+  if (auto v = it.node->as_string()) s = v->get();
+  else if (it.from_command_line()) s = it.raw;
+  else fail(it, describe(*it.node) + " is not a string", "write the value in quotes, e.g. " + it.key + " = \"...\"");
+  if (s.empty()) fail(it, "the value is empty", "give a value or remove the key");
+  return s;
+}
+
+uint64_t get_count(const Item& it, uint64_t min, uint64_t max) {
+  const std::string fix = "write a whole number >= " + std::to_string(min) + " without quotes, e.g. " + it.key + " = " +
+                          std::to_string(std::max<uint64_t>(min, 1));
+  auto v = it.node->as_integer();
+  if (!v) fail(it, describe(*it.node) + " is not a whole number", fix);
+  const int64_t n = v->get();
+  if (n < 0 || static_cast<uint64_t>(n) < min)
+    fail(it, std::to_string(n) + " is below the minimum " + std::to_string(min), fix);
+  if (static_cast<uint64_t>(n) > max) fail(it, std::to_string(n) + " is too large", "give at most " + std::to_string(max));
+  return static_cast<uint64_t>(n);
+}
+
+uint64_t get_rate(const Item& it) {
+  const std::string fix = "write a rate in quotes, e.g. " + it.key + " = \"400Gbps\"";
+  uint64_t r = 0;
+  if (auto s = it.node->as_string()) {
+    try {
+      r = parse_data_rate(s->get());
+    } catch (const std::invalid_argument& e) {
+      fail(it, e.what(), fix);
+    }
+  } else if (auto i = it.node->as_integer()) {
+    if (i->get() < 0) fail(it, "a negative rate makes no sense", fix);
+    r = static_cast<uint64_t>(i->get());
+  } else {
+    fail(it, describe(*it.node) + " is not a rate", fix);
+  }
+  if (r == 0) fail(it, "a rate of 0 makes no sense", fix);
+  return r;
+}
+
+Time get_time(const Item& it) {
+  const std::string fix = "write a time with its unit in quotes, e.g. " + it.key + " = \"500ns\"";
+  if (auto s = it.node->as_string()) {
+    Time t = 0;
+    try {
+      t = parse_time(s->get());
+    } catch (const std::invalid_argument& e) {
+      fail(it, e.what(), fix);
+    }
+    if (t < 0) fail(it, "a negative time makes no sense", fix);
+    return t;
+  }
+  // A bare 0 has no unit to forget; any other bare number is ambiguous.
+  const auto i = it.node->as_integer();
+  const auto f = it.node->as_floating_point();
+  if ((i && i->get() == 0) || (f && f->get() == 0)) return 0;
+  fail(it, describe(*it.node) + " has no unit", fix);
+}
+
+bool get_bool(const Item& it) {
+  if (auto b = it.node->as_boolean()) return b->get();
+  fail(it, describe(*it.node) + " is not true or false", "write " + it.key + " = true or " + it.key + " = false");
+}
+
+double get_fraction(const Item& it) {
+  double v = 0;
+  if (auto i = it.node->as_integer()) v = static_cast<double>(i->get());
+  else if (auto f = it.node->as_floating_point()) v = f->get();
+  else fail(it, describe(*it.node) + " is not a number", "write a number in [0, 1), e.g. " + it.key + " = 0.001");
+  if (!(v >= 0 && v < 1)) fail(it, "the value is outside [0, 1)", "write a number in [0, 1), e.g. " + it.key + " = 0.001");
+  return v;
+}
+
+std::string get_config_text(const Item& it) {
+  if (it.from_command_line() && !it.node->is_string() && !it.raw.empty()) return it.raw;
+  if (auto a = it.node->as_array()) {
+    std::string s;
+    for (const toml::node& e : *a) {
+      if (!s.empty()) s += ' ';
+      s += scalar_text(it, e);
+    }
+    return s;
+  }
+  return scalar_text(it, *it.node);
+}
+
+std::string get_existing_path(const Item& it, const std::string& base_dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  const std::string given = get_string(it);
+  fs::path p = given;
+  if (p.is_relative() && !it.from_command_line() && !base_dir.empty()) p = fs::path(base_dir) / p;
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return p.string();
+  const fs::path shown = p.is_absolute() ? p : fs::absolute(p, ec);
+  fail(it, what + " \"" + given + "\" not found: looked for " + shown.string(),
+       it.from_command_line() ? "give a path relative to the current directory, or an absolute path"
+                              : "give a path relative to the scenario's folder, or an absolute path");
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest(std::string_view s, const std::vector<std::string>& valid) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& k : valid)
+    if (size_t d = edit_distance(s, k); d < best_d) best_d = d, best = k;
+  return best;
+}
+
+}  // namespace wh::scenario_detail

@@ -1,0 +1,251 @@
+// Reader of the native scenario file (TOML, toml++): collects every key with its file and line,
+// applies the command-line overrides, then reads each table.
+#include "wormhole/scenario/scenario.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <map>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "items.h"
+#include "topology_spec.h"
+#include "wormhole/io/input_error.h"
+
+namespace wh {
+namespace {
+
+using namespace scenario_detail;
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kSections = {"topology", "workload", "network", "output"};
+const std::vector<std::string> kWorkloadKeys = {"file", "iterations", "send_latency", "zero_chunk", "report_gpu",
+                                                "max_time"};
+const std::vector<std::string> kOutputKeys = {"dir"};
+
+/// Names other tools use for our keys, so a user coming from them is told the scenario's name.
+const std::map<std::string, std::string> kAliases = {
+    {"host_rate", "nic_rate"},         {"host_delay", "nic_delay"},     {"fabric_rate", "spine_rate"},
+    {"fabric_delay", "spine_delay"},   {"leaf_spine_rate", "spine_rate"}, {"leaf_spine_delay", "spine_delay"},
+    {"topology_file", "file"},         {"workload_file", "file"},      {"config_file", "config"}};
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool has_lower(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](unsigned char c) { return std::islower(c); });
+}
+
+const std::vector<std::string>& keys_of(const std::string& section) {
+  if (section == "topology") return topology_keys();
+  if (section == "workload") return kWorkloadKeys;
+  return kOutputKeys;
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path), dir_(fs::path(path).parent_path().string()) {}
+
+  Scenario read(const std::vector<std::pair<std::string, std::string>>& overrides) {
+    parse_file();
+    collect_file_items();
+    for (const auto& [k, v] : overrides) add_override(k, v);
+
+    Scenario s;
+    s.path = path_;
+    s.name = fs::path(path_).stem().string();
+    for (const Item& it : items_[""]) s.name = get_string(it);
+
+    s.topology.line = section_line("topology");
+    if (!has_section("topology"))
+      throw InputError(path_, 0, "no [topology] table",
+                       "add [topology] with file = \"topology.txt\" or generator = \"spectrum-x\"");
+    apply_topology(items_["topology"], path_, dir_, s.topology);
+
+    read_workload(s.workload);
+    read_network(s);
+    s.output_dir = "out/" + s.name;
+    for (const Item& it : items_["output"]) s.output_dir = get_string(it);
+    return s;
+  }
+
+ private:
+  void parse_file() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) throw InputError(path_, 0, "cannot open the scenario file", "check the path and its permissions");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+      doc_ = toml::parse(std::string_view(text.str()), std::string_view(path_));
+    } catch (const toml::parse_error& e) {
+      throw InputError(path_, static_cast<int>(e.source().begin.line),
+                       "TOML syntax error (column " + std::to_string(e.source().begin.column) + "): " +
+                           std::string(e.description()),
+                       "write key = value lines under [section] headers; strings need quotes, e.g. "
+                       "nic_rate = \"400Gbps\"");
+    }
+  }
+
+  /// toml++ iterates tables in key order; items are kept in file order so that errors come in
+  /// the order a reader meets them and network keys apply as written.
+  void collect_file_items() {
+    std::vector<std::pair<std::string, const toml::node*>> top;
+    for (auto&& [k, v] : doc_) top.emplace_back(std::string(k.str()), &v);
+    std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return line_of(*a.second) < line_of(*b.second); });
+    for (const auto& [key, v] : top) {
+      const int line = line_of(*v);
+      if (key == "name") {
+        items_[""].push_back({"", key, v, "", path_, line});
+        continue;
+      }
+      if (!contains(kSections, key))
+        throw InputError(path_, line,
+                         (v->is_table() ? "unknown table [" + key + "]" : "unknown top-level key \"" + key + "\""),
+                         "did you mean " + closest(key, with_name(kSections)) +
+                             "? The tables are [topology], [workload], [network] and [output]; the one top-level "
+                             "key is name");
+      const toml::table* t = v->as_table();
+      if (!t)
+        throw InputError(path_, line, "\"" + key + "\" must be a table, not a value",
+                         "write [" + key + "] on a line of its own and its keys below it");
+      section_line_[key] = line;
+      auto& items = items_[key];
+      for (auto&& [k2, v2] : *t) items.push_back({key, std::string(k2.str()), &v2, "", path_, line_of(v2)});
+      std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.line < b.line; });
+      for (const Item& it : items) check_key(it);
+    }
+  }
+
+  static int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+
+  static std::vector<std::string> with_name(std::vector<std::string> v) {
+    v.push_back("name");
+    return v;
+  }
+
+  /// "section.key=value" sets a scenario key; "KEY=value" (no dot, upper case) a network key.
+  void add_override(const std::string& k, const std::string& v) {
+    const std::string fix =
+        "write section.key=value for scenario keys (e.g. workload.iterations=2) or KEY=value for network keys "
+        "(e.g. CC_MODE=3)";
+    const size_t dot = k.find('.');
+    std::string section = dot == std::string::npos ? "" : k.substr(0, dot);
+    std::string key = dot == std::string::npos ? k : k.substr(dot + 1);
+    if (key.empty()) throw InputError(kCommandLine, 0, "override \"" + k + "=" + v + "\" has no key", fix);
+    if (dot == std::string::npos && key != "name") {
+      if (has_lower(key)) {
+        for (const char* sec : {"topology", "workload", "output"})
+          if (contains(keys_of(sec), key))
+            throw InputError(kCommandLine, 0, "override \"" + k + "\" names no table",
+                             "write " + std::string(sec) + "." + key + "=" + v);
+        throw InputError(kCommandLine, 0, "override \"" + k + "\" is neither section.key nor an HPCC KEY", fix);
+      }
+      section = "network";
+    }
+    if (dot != std::string::npos && !contains(kSections, section))
+      throw InputError(kCommandLine, 0, "override \"" + k + "\": unknown table \"" + section + "\"",
+                       "did you mean " + closest(section, kSections) + "." + key + "?");
+    Item it{section, key, nullptr, v, kCommandLine, 0};
+    it.node = &override_value(v, dot == std::string::npos && key != "name");
+    check_key(it);
+    items_[section].push_back(std::move(it));
+  }
+
+  /// The override's value as TOML: an integer, float or boolean if it reads as one, else the text.
+  const toml::node& override_value(const std::string& v, bool raw_text) {
+    toml::table& holder = override_values_.emplace_back();
+    if (!raw_text) {
+      try {
+        toml::table parsed = toml::parse(std::string_view("v = " + v));
+        const toml::node* n = parsed.get("v");
+        if (n && (n->is_integer() || n->is_floating_point() || n->is_boolean() || n->is_string())) {
+          holder = std::move(parsed);
+          return *holder.get("v");
+        }
+      } catch (const toml::parse_error&) {
+        // Not a TOML value: take the text itself, e.g. 400Gbps or out/run1.
+      }
+    }
+    holder.insert_or_assign("v", v);
+    return *holder.get("v");
+  }
+
+  void check_key(const Item& it) const {
+    if (it.section.empty() || it.section == "network") {
+      // The HPCC parser checks network keys and suggests the closest; only a misspelt `config` is
+      // caught here, which it would not know.
+      if (it.section == "network" && it.key != "config" && has_lower(it.key) && edit_distance(it.key, "config") <= 2)
+        throw InputError(it.file, it.line, "unknown key \"" + it.key + "\" in [network]", "did you mean config?");
+      return;
+    }
+    const std::vector<std::string>& valid = keys_of(it.section);
+    if (contains(valid, it.key)) return;
+    auto alias = kAliases.find(it.key);
+    const std::string hint = alias != kAliases.end() && contains(valid, alias->second) ? alias->second
+                                                                                        : closest(it.key, valid);
+    throw InputError(it.file, it.line, "unknown key \"" + it.key + "\" in [" + it.section + "]",
+                     "did you mean " + hint + "?");
+  }
+
+  bool has_section(const std::string& s) { return section_line_.count(s) || !items_[s].empty(); }
+  int section_line(const std::string& s) const {
+    auto it = section_line_.find(s);
+    return it == section_line_.end() ? 0 : it->second;
+  }
+
+  void read_workload(WorkloadSpec& w) {
+    w.line = section_line("workload");
+    bool have_file = false;
+    for (const Item& it : items_["workload"]) {
+      if (it.key == "file") w.file = get_existing_path(it, dir_, "workload file"), have_file = true;
+      else if (it.key == "iterations") w.iterations = static_cast<uint32_t>(get_count(it, 1));
+      else if (it.key == "send_latency") w.send_latency = get_time(it);
+      else if (it.key == "report_gpu") w.report_gpu = static_cast<uint32_t>(get_count(it, 0));
+      else if (it.key == "max_time") w.max_time = get_time(it);
+      else if (it.key == "zero_chunk") {
+        const std::string z = get_string(it);
+        if (z == "no-flows") w.zero_chunk = ZeroChunk::NoFlows;
+        else if (z == "one-byte") w.zero_chunk = ZeroChunk::ClampToOneByte;
+        else fail(it, "\"" + z + "\" is not a zero-chunk policy", "write zero_chunk = \"no-flows\" (SimAI) or \"one-byte\"");
+      }
+    }
+    if (!have_file)
+      throw InputError(path_, w.line, has_section("workload") ? "[workload] has no file" : "no [workload] table",
+                       "add [workload] with file = \"workload.txt\" (a SimAI / AICB workload)");
+  }
+
+  void read_network(Scenario& s) {
+    std::string base;
+    std::vector<ConfigSetting> settings;
+    for (const Item& it : items_["network"]) {
+      if (it.key == "config") {
+        base = get_existing_path(it, dir_, "network config");
+        continue;
+      }
+      settings.push_back({it.key, get_config_text(it), it.file, it.line});
+      if ((it.key == "TOPOLOGY_FILE" || it.key == "FLOW_FILE") && !it.from_command_line())
+        s.warnings.push_back(it.file + ":" + std::to_string(it.line) + ": " + it.key +
+                             " is not used by a scenario: [topology] and [workload] give the inputs");
+    }
+    s.net = make_hpcc_config(base, settings, path_);
+  }
+
+  std::string path_, dir_;
+  toml::table doc_;
+  std::list<toml::table> override_values_;  // a list: Items point into it
+  std::map<std::string, int> section_line_;
+  std::map<std::string, std::vector<Item>> items_;  // by table ("" = top level), file order then overrides
+};
+
+}  // namespace
+
+Scenario read_scenario(const std::string& path, const std::vector<std::pair<std::string, std::string>>& overrides) {
+  return Reader(path).read(overrides);
+}
+
+}  // namespace wh
