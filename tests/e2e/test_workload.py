@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""End-to-end tests of `wormhole run SCENARIO.toml`: training workloads on generated GPU clusters.
+
+Known answers by hand (comments), the shipped MoE scenario's outputs checked against each other,
+and the bad-input cases of the workload issue (GPU counts differ, TP not dividing a server, zero-size
+collectives, a bad scenario key). Environment as test_refruns.py (WORMHOLE, WH_SHARED_DATA, WH_SOURCE_DIR).
+"""
+import csv
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+SHARED_DATA = Path(os.environ.get("WH_SHARED_DATA", SOURCE_DIR.parent / "shared" / "data"))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
+SIMAI = SHARED_DATA / "simai"
+CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
+
+TP8_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}"
+
+
+def scenario_text(gpus, workload="workload.txt", extra=""):
+    return f"""name = "t"
+[topology]
+generator = "spectrum-x"
+gpus = {gpus}
+spines = 2
+[workload]
+file = "{workload}"
+send_latency = "2us"
+{extra}
+[network]
+config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
+"""
+
+
+class WorkloadRuns(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_workload_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_wh(self, scenario, *args, expect=0, timeout=300):
+        out = self.dir / "out"
+        p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(out), *args], capture_output=True,
+                           text=True, timeout=timeout)
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, p.stderr)
+        self.assertEqual(p.returncode, expect, p.stdout + p.stderr)
+        return p, out
+
+    def write(self, name, text):
+        path = self.dir / name
+        path.write_text(text)
+        return path
+
+    def test_compute_only_iteration_time(self):
+        # Rows (fwd, ig, wg compute; update) a = (1000, 2000, 3000; 100), b = (10, 20, 30; 5), every
+        # collective NONE or size 0. One iteration: forward 1000+100+10+5, backward b 20+5+30,
+        # a 2000+100+3000 -> 6270 ns, then a's wg update -> 6370 ns. Two: the second forward waits for
+        # a's wg (6370), runs 6270 more and a's update: 12,740 ns.
+        self.write("workload.txt", TP8_HEADER.format(gpus=16) + "\n2\n"
+                   "a -1 1000 NONE 0 2000 ALLREDUCE 0 3000 NONE 0 100\n"
+                   "b\t-1\t10\tNONE\t20971520\t20\tNONE\t0\t30\tREDUCESCATTER\t0\t5")  # no final newline
+        sc = self.write("s.toml", scenario_text(16, extra="iterations = 2"))
+        p, out = self.run_wh(sc)
+        self.assertIn("iteration 0: 6.370 us", p.stdout)
+        self.assertIn("iteration 1: 6.370 us (ends at 12.740 us)", p.stdout)
+        with h5py.File(out / "results.h5") as f:
+            it = f["/workload/iterations"][:]
+            self.assertEqual(list(it["end_ps"]), [6_370_000, 12_740_000])
+            self.assertEqual(len(f["/workload/collectives"]), 0)
+            self.assertEqual(len(f["/flows"]), 0)
+            self.assertEqual(int(f["/workload"].attrs["complete"]), 1)
+
+    def test_tp8_allreduce_hand_count_8_and_16_gpus(self):
+        # TP-8 ring AllReduce of 16 MiB: 8 rings x 2(8-1) steps x 8 ranks = 896 flows of
+        # 16 MiB / 8 / 8 = 262,144 B per TP group; 16 GPUs have two TP groups -> 1792 flows.
+        for gpus, flows in ((8, 896), (16, 1792)):
+            with self.subTest(gpus=gpus):
+                self.write("workload.txt", TP8_HEADER.format(gpus=gpus) +
+                           "\n1\nar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1\n")
+                sc = self.write("s.toml", scenario_text(gpus))
+                _, out = self.run_wh(sc)
+                lines = (out / "fct.txt").read_text().split()
+                rows = [lines[i:i + 8] for i in range(0, len(lines), 8)]
+                self.assertEqual(len(rows), flows)
+                self.assertTrue(all(int(r[4]) == 262144 for r in rows))
+                with open(out / "collectives.csv") as f:
+                    coll = list(csv.DictReader(f))
+                self.assertEqual(len(coll), gpus // 8)
+                for c in coll:
+                    self.assertEqual((c["op"], c["group"], c["ranks"], c["flows"]), ("AllReduce", "TP", "8", "896"))
+                    self.assertEqual(int(c["flow_bytes"]), 896 * 262144)
+
+    def test_zero_size_collectives_complete_at_once(self):
+        # Typed collectives of size 0 and a 1-byte wg AllReduce on the DP group (2 ranks, chunk 0 B):
+        # no flows, no hang; the iteration is the compute time: 1+1+1+1 (fwd, update) then
+        # ig 1 + update 1 + wg 1 per row, + the last wg's update 1 = 11 ns.
+        self.write("workload.txt", TP8_HEADER.format(gpus=16) + "\n2\n"
+                   "a -1 1 ALLGATHER 0 1 REDUCESCATTER 0 1 ALLREDUCE 1 1\n"
+                   "b -1 1 ALLTOALL_EP 0 1 NONE 0 1 ALLGATHER_DP_EP 0 1\n")
+        sc = self.write("s.toml", scenario_text(16))
+        p, out = self.run_wh(sc)
+        self.assertIn("iteration 0: 0.011 us", p.stdout)
+        with h5py.File(out / "results.h5") as f:
+            self.assertEqual(len(f["/flows"]), 0)
+
+    def test_workload_topology_mismatches(self):
+        cases = [
+            (TP8_HEADER.format(gpus=32), "GPU counts differ"),
+            (TP8_HEADER.format(gpus=16).replace("group: 8", "group: 3"), "TP"),
+        ]
+        for header, msg in cases:
+            with self.subTest(msg=msg):
+                wl = self.write("workload.txt", header + "\n1\nar -1 1 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 1\n")
+                sc = self.write("s.toml", scenario_text(16))
+                p, out = self.run_wh(sc, expect=2)
+                self.assertIn(f"{wl}:1:", p.stderr)
+                self.assertIn(msg, p.stderr)
+                self.assertFalse(out.exists(), "nothing is written for bad input")
+
+    def test_bad_scenario_names_file_and_line(self):
+        sc = self.write("s.toml", scenario_text(16).replace("gpus = 16", "gpus = 16\nnic_rat = \"400Gbps\""))
+        self.write("workload.txt", TP8_HEADER.format(gpus=16) + "\n1\nar -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n")
+        p, out = self.run_wh(sc, expect=2)
+        self.assertIn(f"{sc}:5:", p.stderr)
+        self.assertIn("nic_rate", p.stderr)
+        self.assertFalse(out.exists())
+
+    def test_moe_scenario_outputs_agree(self):
+        # The shipped MoE scenario (TP 4, EP 4, 32 GPUs): flows, collectives and times must agree
+        # across the HDF5 tables and the CSVs.
+        scenario = SOURCE_DIR / "inputs" / "llm" / "moe-32g.toml"
+        p, out = self.run_wh(scenario, "-q")
+        with h5py.File(out / "results.h5") as f:
+            w = f["/workload"]
+            coll = w["collectives"][:]
+            flows = f["/flows"][:]
+            self.assertEqual(int(w.attrs["complete"]), 1)
+            self.assertEqual((int(w.attrs["tp"]), int(w.attrs["ep"]), int(w.attrs["dp"])), (4, 4, 8))
+            self.assertEqual(int(coll["flows"].sum()), len(flows))
+            self.assertEqual(int(coll["flow_bytes"].sum()), int(flows["size_bytes"].sum()))
+            # Every flow finished, and the iteration ends after the last flow (update delays follow).
+            self.assertTrue((flows["finished"] == 1).all())
+            end = int(w["iterations"][0]["end_ps"])
+            self.assertGreaterEqual(end, int(flows["finish_ns"].max()) * 1000)
+            self.assertEqual(end, int(w.attrs["total_time_ps"]))
+            # EP AllToAll among 4 ranks: 4 x 3 direct flows of S / 4 bytes.
+            a2a = coll[(coll["op"] == b"AllToAll") & (coll["group"] == b"EP")]
+            self.assertGreater(len(a2a), 0)
+            self.assertTrue((a2a["flows"] == 12).all())
+            self.assertTrue((a2a["flow_bytes"] == 12 * (a2a["bytes"] // 4)).all())
+            exposed = sum(int(w.attrs[k]) for k in ("exposed_tp_ps", "exposed_dp_ps", "exposed_ep_ps", "exposed_dp_ep_ps"))
+            self.assertEqual(exposed, int(w.attrs["total_exposed_ps"]))
+        with open(out / "end_to_end.csv") as f:
+            row = next(csv.DictReader(f))
+        self.assertAlmostEqual(float(row["Total time"]), end / 1e6, places=2)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
