@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the packages, builds wormhole and runs the main job on a shipped scenario
-# (default: the 16-to-1 incast on a 64-host leaf-spine, DCQCN). Usage: scripts/run.sh [CONFIG] [wormhole run options]
+# (default: one training iteration of the MoE workload on 32 GPUs, inputs/llm/moe-32g.toml).
+# Usage: scripts/run.sh [SCENARIO.toml | CONFIG.txt] [wormhole run options]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/setup.sh"
@@ -8,8 +9,8 @@ echo "run.sh: building wormhole (first time: about a minute)" >&2
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$root/build" -j"$(nproc)" >"$root/build/build.log" 2>&1 ||
   { tail -n 30 "$root/build/build.log" >&2; echo "run.sh: build failed (full log: build/build.log)" >&2; exit 1; }
-config="${1:-$root/inputs/hpcc-incast16to1-leafspine64-1MB/config_dcqcn.txt}"
+config="${1:-$root/inputs/llm/moe-32g.toml}"
 shift || true
-# The shipped configs write to out/<cc>/ beside them; the reference does not create directories.
-mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
+# The shipped HPCC configs write to out/<cc>/ beside them; the reference does not create directories.
+[[ "$config" == *.toml ]] || mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
 exec "$root/build/wormhole" run "$config" "$@"

@@ -55,9 +55,16 @@ int run_workload_scenario(const RunOptions& o) {
   try {
     layout = make_layout(w.header, topo.gpus, topo.gpus_per_server);
   } catch (const std::invalid_argument& e) {
-    throw InputError(w.file, 1, fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}",
-                                            topo.gpus, topo.gpus_per_server, e.what()),
-                     "use a workload generated for this cluster, or change the topology (" + sc.path + " [topology])");
+    // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
+    std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
+    if (const auto at = problem.find(" (fix: "); at != std::string::npos && problem.back() == ')') {
+      fix = problem.substr(at + 7, problem.size() - at - 8);
+      problem.resize(at);
+    }
+    throw InputError(w.file, 1,
+                     fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", topo.gpus,
+                                 topo.gpus_per_server, problem),
+                     fix);
   }
   if (sc.workload.report_gpu >= topo.gpus)
     throw InputError(sc.path, sc.workload.line,
@@ -85,7 +92,10 @@ int run_workload_scenario(const RunOptions& o) {
     const std::filesystem::path p = out / sc.topology.write;
     std::ofstream f(p);
     if (!f) throw InputError(sc.path, sc.topology.line, "cannot write the topology to " + p.string(), "check topology.write");
-    write_simai_topology(topo, f);
+    if (sc.topology.write_format == "hpcc")
+      write_hpcc_topology(topo.topo, f);
+    else
+      write_simai_topology(topo, f);
   }
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, sc.path);
   RunObserver obs(text, o.quiet);

@@ -117,7 +117,7 @@ std::string generator_name(const Item& it) {
 
 const std::vector<std::string>& topology_keys() {
   static const std::vector<std::string> keys = {
-      "file", "generator", "write", "gpus", "gpus_per_server", "nvswitches_per_server", "nvlink_rate",
+      "file", "generator", "write", "write_format", "gpus", "gpus_per_server", "nvswitches_per_server", "nvlink_rate",
       "nvlink_delay", "nic_rate", "nic_delay", "spine_rate", "spine_delay", "servers_per_segment",
       "gpus_per_leaf", "spines", "leaves_per_spine", "dual_plane", "dual_tor", "k", "gpu_type", "error_rate"};
   return keys;
@@ -150,6 +150,12 @@ void apply_topology(const std::vector<Item>& items, const std::string& scenario_
     if (it.key == "file" || it.key == "generator") continue;
     if (it.key == "write") {
       t.write = get_string(it);
+      continue;
+    }
+    if (it.key == "write_format") {
+      t.write_format = get_string(it);
+      if (t.write_format != "simai" && t.write_format != "hpcc")
+        fail(it, "write_format \"" + t.write_format + "\" is not a topology format", "write \"simai\" or \"hpcc\"");
       continue;
     }
     if (file)

@@ -127,6 +127,26 @@ class WorkloadRuns(unittest.TestCase):
                 self.assertIn(msg, p.stderr)
                 self.assertFalse(out.exists(), "nothing is written for bad input")
 
+    def test_written_topology_round_trip(self):
+        # 16 GPUs + 2 NVSwitches + 8 leaves + 2 spines = 28 nodes; 16 NVLink + 16 NIC + 8 x 2 leaf-spine
+        # = 48 links. A generated fabric written out (SimAI format) and read back as a file gives the same run;
+        # write_format = "hpcc" writes the 3-token topology.txt header.
+        self.write("workload.txt", TP8_HEADER.format(gpus=16) + "\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 4194304 1\n")
+        sc = self.write("s.toml", scenario_text(16).replace("spines = 2", "spines = 2\nwrite = \"topo.txt\""))
+        _, out = self.run_wh(sc)
+        first = (out / "fct.txt").read_text()
+        self.assertEqual((out / "topo.txt").read_text().split("\n")[0], "28 8 2 10 48 H100")
+        topo = self.dir / "topo.txt"
+        shutil.copy(out / "topo.txt", topo)
+        shutil.rmtree(out)
+        sc2 = self.write("s2.toml", scenario_text(16).replace('generator = "spectrum-x"\ngpus = 16\nspines = 2',
+                                                              f'file = "{topo}"\nwrite = "again.txt"\n'
+                                                              'write_format = "hpcc"'))
+        _, out = self.run_wh(sc2)
+        self.assertEqual((out / "fct.txt").read_text(), first)
+        self.assertGreater(len(first), 0)
+        self.assertEqual((out / "again.txt").read_text().split("\n")[0], "28 12 48")
+
     def test_bad_scenario_names_file_and_line(self):
         sc = self.write("s.toml", scenario_text(16).replace("gpus = 16", "gpus = 16\nnic_rat = \"400Gbps\""))
         self.write("workload.txt", TP8_HEADER.format(gpus=16) + "\n1\nar -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n")

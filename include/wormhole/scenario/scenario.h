@@ -27,6 +27,7 @@
 //   [topology] file | generator            exactly one; generator: spectrum-x, hpn, dcn+, fat-tree
 //                                          (case-insensitive)
 //     write                                string (a path relative to the output dir)
+//     write_format                         "simai" (default) or "hpcc"
 //     gpus, gpus_per_server,               counts, all generators (fat-tree: gpus 0 = k³/4)
 //     nvswitches_per_server (may be 0)
 //     nvlink_rate, nic_rate, spine_rate    rates, all generators (fat-tree: nic_* is the host–edge
@@ -66,7 +67,8 @@ struct TopologySpec {
   HpnParams hpn;
   DcnPlusParams dcn_plus;
   FatTreeParams fat_tree;
-  std::string write;       ///< if set: write the topology (SimAI format) to this path, relative to the output dir
+  std::string write;       ///< if set: write the topology to this path, relative to the output dir
+  std::string write_format = "simai";  ///< "simai" (6-token header, NVSwitch ids) or "hpcc" (3-token topology.txt)
   int line = 0;            ///< line of [topology] (for messages)
 };
 
