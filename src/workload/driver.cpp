@@ -480,6 +480,18 @@ std::string WorkloadDriver::describe_pending() const {
                      "{} flows not yet released, {} in flight",
                      rec.iteration, rec.layer, rec.layer_name, kPhaseName[int(rec.phase)], rec.op, rec.group,
                      rec.group_first, rec.ranks, issued, rec.ranks, waiting, running);
+    // The first pending flows, so a user can see where the chain is stuck.
+    int listed = 0;
+    for (uint32_t f = 0; f < in.flow_state.size() && listed < 3; ++f) {
+      if (in.flow_state[f] == 2) continue;
+      const FlowStep& st = in.plan->cp.flows[f];
+      const bool src_issued = in.issued[in.plan->src_idx[f]];
+      s += fmt::format("\n    flow GPU {} -> GPU {}, {} B, ring {} step {}: {}", st.src, st.dst, st.bytes, st.ring, st.step,
+                       in.flow_state[f] == 1 ? "in flight (no path, or not finished)"
+                       : !src_issued         ? "its sender has not issued the collective"
+                                             : "waiting for its parent flow");
+      ++listed;
+    }
   }
   uint32_t gpus_left = 0;
   for (const Gpu& G : gpus_) gpus_left += G.stage != kDone;
