@@ -8,11 +8,12 @@
 #include "wormhole/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"wormhole: packet-level RDMA fabric simulator with the HPCC ns-3 model's semantics"};
+  CLI::App app{"wormhole: packet-level RDMA fabric simulator with the HPCC ns-3 model's semantics: LLM training "
+               "workloads (SimAI) on GPU clusters, or HPCC flow files"};
   app.set_version_flag("--version", std::string("wormhole ") + WORMHOLE_VERSION);
   app.require_subcommand(1);
   wh::RunOptions run;
-  CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario (an HPCC config.txt)");
+  CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario: a .toml scenario file (cluster + SimAI workload) or an HPCC config.txt");
   wh::add_run_options(*run_cmd, run);
   try {
     app.parse(argc, argv);

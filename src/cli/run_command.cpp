@@ -32,7 +32,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
                  "section.key=VALUE, e.g. --set workload.iterations=2");
   cmd.add_option("--results", o.results, "HDF5 results file (default: results.h5 beside FCT_OUTPUT_FILE)");
   cmd.add_option("-o,--output-dir", o.output_dir,
-                 "write fct.txt, pfc.txt and results.h5 into DIR (created if missing) instead of the config's paths");
+                 "write every output (fct.txt, pfc.txt, results.h5; the CSV reports of a .toml scenario) into DIR "
+                 "(created if missing) instead of the config's paths or the scenario's [output] dir");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line and no summary");
 }
 

@@ -28,12 +28,16 @@ namespace {
 void print_summary(const WorkloadReport& r, const RunStats& s, double wall, size_t flows, size_t pfc_frames) {
   const auto us = [](Time t) { return double(t) / kUs; };
   for (const IterationRecord& it : r.iterations)
-    fmt::print("iteration {}: {:.3f} us (ends at {:.3f} us)\n", it.index, us(it.end - it.start), us(it.end));
+    if (it.complete)
+      fmt::print("iteration {}: {:.3f} us (ends at {:.3f} us)\n", it.index, us(it.end - it.start), us(it.end));
+    else
+      fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
   fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}); "
              "total {:.3f} us\n",
              r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.exposed_tp), us(e.exposed_dp),
              us(e.exposed_ep), us(e.exposed_dp_ep), us(e.total));
+  // total = compute + exposed communication + the rows' update delays (+ waits for other GPUs)
   fmt::print("collectives {}; flows {}; events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; "
              "drops {}; peak switch queue {} B (node {} if {})\n",
              r.collectives.size(), flows, s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, pfc_frames,

@@ -121,9 +121,9 @@ std::string collectives_csv(const WorkloadReport& r) {
 }
 
 std::string iterations_csv(const WorkloadReport& r) {
-  std::string s = "iteration,start_us,end_us,time_us\n";
+  std::string s = "iteration,start_us,end_us,time_us,complete\n";
   for (const IterationRecord& it : r.iterations)
-    s += fmt::format("{},{},{},{}\n", it.index, us(it.start), us(it.end), us(it.end - it.start));
+    s += fmt::format("{},{},{},{},{}\n", it.index, us(it.start), us(it.end), us(it.end - it.start), it.complete ? 1 : 0);
   return s;
 }
 

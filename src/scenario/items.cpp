@@ -81,6 +81,9 @@ uint64_t get_rate(const Item& it) {
   const std::string fix = "write a rate in quotes, e.g. " + it.key + " = \"400Gbps\"";
   uint64_t r = 0;
   if (auto s = it.node->as_string()) {
+    // ns-3 reads a bare "400" as 400 bit/s; in a scenario that is always a forgotten unit.
+    if (s->get().find_first_of("bB") == std::string::npos)
+      fail(it, "rate \"" + s->get() + "\" has no unit", fix);
     try {
       r = parse_data_rate(s->get());
     } catch (const std::invalid_argument& e) {
@@ -89,6 +92,8 @@ uint64_t get_rate(const Item& it) {
   } else if (auto i = it.node->as_integer()) {
     if (i->get() < 0) fail(it, "a negative rate makes no sense", fix);
     r = static_cast<uint64_t>(i->get());
+    if (r > 0 && r < 1'000'000)  // no fabric link runs below 1 Mb/s: "400" meant 400 Gb/s
+      fail(it, "rate " + std::to_string(r) + " is read as bit/s (integers are bit/s)", fix);
   } else {
     fail(it, describe(*it.node) + " is not a rate", fix);
   }
@@ -99,6 +104,9 @@ uint64_t get_rate(const Item& it) {
 Time get_time(const Item& it) {
   const std::string fix = "write a time with its unit in quotes, e.g. " + it.key + " = \"500ns\"";
   if (auto s = it.node->as_string()) {
+    // ns-3 reads a bare "500" as 500 s; in a scenario that is always a forgotten unit.
+    if (s->get().find_first_of("smunpSMUNP") == std::string::npos && s->get() != "0")
+      fail(it, "time \"" + s->get() + "\" has no unit", fix);
     Time t = 0;
     try {
       t = parse_time(s->get());

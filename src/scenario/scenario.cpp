@@ -171,7 +171,9 @@ class Reader {
         // Not a TOML value: take the text itself, e.g. 400Gbps or out/run1.
       }
     }
-    holder.insert_or_assign("v", v);
+    // A network value quoted as in TOML (RATE_AI="50Mb/s") means its text, as in the file.
+    const bool quoted = raw_text && v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front();
+    holder.insert_or_assign("v", quoted ? v.substr(1, v.size() - 2) : v);
     return *holder.get("v");
   }
 

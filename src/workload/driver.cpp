@@ -60,6 +60,7 @@ struct WorkloadDriver::Gpu {
   int32_t row = 0;
   Stage stage = kFwdBegin;
   Time blocked_since = -1;          // waiting for a wg collective since
+  std::vector<Time> wg_completed;    // per row: when its last wg's communication completed here (-1: none)
   bool timer_pending = false;       // a compute or update delay is running (kProgram event)
   std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
   uint32_t wg_outstanding = 0;
@@ -76,6 +77,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   gpus_.resize(layout_.gpus);
   for (Gpu& g : gpus_) {
     g.wg_done_iter.assign(rows, -1);
+    g.wg_completed.assign(rows, -1);
     g.stage = w_.header.micro ? kMicroIssue : kFwdBegin;
   }
   iter_end_.assign(o_.iterations, 0);
@@ -186,10 +188,11 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           return;  // wg_done_at wakes us
         }
         if (G.blocked_since >= 0) {
-          if (g == o_.report_gpu && op_of(G.row, Phase::Wg).op != Collective::None) {
-            const uint32_t prev = (G.iter - 1) * rows + G.row;
-            report_.layers[prev].exposed[2] += now - G.blocked_since;
-          }
+          // Exposed: blocked until the wg's communication completed (its update delay is not
+          // communication, as for fwd and ig); nothing when it had no flows.
+          const Time completed = G.wg_completed[G.row];
+          if (g == o_.report_gpu && completed > G.blocked_since)
+            report_.layers[(G.iter - 1) * rows + G.row].exposed[2] += completed - G.blocked_since;
           G.blocked_since = -1;
         }
         if (delay(Time(w_.layers[G.row].fwd_compute_ns) * kNs, kFwdIssue)) return;
@@ -349,7 +352,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
     }
     case kWgUpdate: {
       const WgUpdate u = wg_updates_[target];
-      wg_done_at(u.gpu, u.row, u.iter, u.comm);
+      wg_done_at(u.gpu, u.row, u.iter, u.completed);
       break;
     }
   }
@@ -359,13 +362,19 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
   if (forward_) forward_->flow_finished(r);
   if (r.id >= flow_owner_.size() || flow_owner_[r.id].first == UINT32_MAX) return;
   const auto [id, f] = flow_owner_[r.id];
-  Instance& in = inst_[id];
-  const Plan& p = *in.plan;
-  in.flow_state[f] = 2;
-  const uint32_t c = p.child[f];
-  if (c != kNoParent && in.issued[p.src_idx[c]]) release(id, c);
-  for (uint32_t mi : {p.src_idx[f], p.dst_idx[f]})
-    if (--in.remaining[mi] == 0 && in.issued[mi]) rank_done(id, p.members[mi]);
+  const std::shared_ptr<const Plan> plan = inst_[id].plan;
+  uint32_t done[2], n = 0;
+  {
+    // rank_done may run a GPU's program, which creates instances: no reference into inst_ may
+    // live across it.
+    Instance& in = inst_[id];
+    in.flow_state[f] = 2;
+    const uint32_t c = plan->child[f];
+    if (c != kNoParent && in.issued[plan->src_idx[c]]) release(id, c);
+    for (uint32_t mi : {plan->src_idx[f], plan->dst_idx[f]})
+      if (--in.remaining[mi] == 0 && in.issued[mi]) done[n++] = plan->members[mi];
+  }
+  for (uint32_t i = 0; i < n; ++i) rank_done(id, done[i]);
 }
 
 // Instance `id` is complete at GPU g (all its flows there finished).
@@ -417,10 +426,10 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     // Non-blocking: the GPU's program has moved on; only the wg bookkeeping waits for the update.
     if (update > 0) {
       const uint32_t slot = static_cast<uint32_t>(wg_updates_.size());
-      wg_updates_.push_back({g, row, iter, id != UINT32_MAX});
+      wg_updates_.push_back({g, row, iter, id != UINT32_MAX ? now : -1});
       net_.schedule_client(now + update, slot, kWgUpdate);
     } else {
-      wg_done_at(g, row, iter, id != UINT32_MAX);
+      wg_done_at(g, row, iter, id != UINT32_MAX ? now : -1);
     }
     return;
   }
@@ -436,20 +445,22 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
   }
 }
 
-// GPU g's wg collective of (row, iter) is done, update delay included. `comm`: it had flows (only
-// then is a wait for it exposed communication).
-void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, bool comm) {
+// GPU g's wg collective of (row, iter) is done, update delay included. `completed`: when its
+// communication completed (ps), or -1 if it had no flows (then waiting for it exposes nothing).
+void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time completed) {
   Gpu& G = gpus_[g];
   const Time now = net_.now();
   const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
   G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
+  G.wg_completed[row] = completed;
   --G.wg_outstanding;
   note_time(iter, now);
   if (advancing_ == g) return;
   if (G.stage == kEndWait && G.blocked_since >= 0) {
-    if (comm) {
-      if (g == o_.report_gpu) report_.layers[iter * rows + row].exposed[2] += now - G.blocked_since;
-      G.blocked_since = now;
+    if (completed >= 0) {
+      if (g == o_.report_gpu && completed > G.blocked_since)
+        report_.layers[iter * rows + row].exposed[2] += completed - G.blocked_since;
+      G.blocked_since = std::max(G.blocked_since, completed);
     }
     if (G.wg_outstanding == 0) advance(g);
   } else if (G.stage == kFwdBegin && G.blocked_since >= 0 && G.row == static_cast<int32_t>(row)) {
@@ -509,7 +520,15 @@ void WorkloadDriver::finish_report() {
   Time prev = 0;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
     const Time end = std::max(iter_end_[i], prev);
-    report_.iterations.push_back({i, prev, end});
+    // Complete when every GPU's program went past it and its wg collectives of it are done.
+    bool complete = true;
+    for (const Gpu& G : gpus_) {
+      if (G.stage == kDone) continue;
+      if (G.iter <= i) complete = false;
+      if (!w_.header.micro)
+        for (int32_t d : G.wg_done_iter) complete = complete && d >= static_cast<int32_t>(i);
+    }
+    report_.iterations.push_back({i, prev, end, complete});
     prev = end;
   }
   EndToEnd& e = report_.end_to_end;

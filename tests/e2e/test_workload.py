@@ -178,6 +178,10 @@ class WorkloadRuns(unittest.TestCase):
             self.assertGreater(len(a2a), 0)
             self.assertTrue((a2a["flows"] == 12).all())
             self.assertTrue((a2a["flow_bytes"] == 12 * (a2a["bytes"] // 4)).all())
+            # DP_EP groups: DP 8 / EP 4 = 2 ranks, one ring of 2 steps for the AllGather.
+            dpep = coll[coll["group"] == b"DP_EP"]
+            self.assertGreater(len(dpep), 0)
+            self.assertTrue((dpep["ranks"] == 2).all())
             exposed = sum(int(w.attrs[k]) for k in ("exposed_tp_ps", "exposed_dp_ps", "exposed_ep_ps", "exposed_dp_ep_ps"))
             self.assertEqual(exposed, int(w.attrs["total_exposed_ps"]))
         with open(out / "end_to_end.csv") as f:

@@ -473,6 +473,14 @@ TEST(ScenarioErrors, BadRateAndTime) {
   e = scenario_error("[topology]\ngenerator = \"hpn\"\n[workload]\nfile = \"workload.txt\"\nsend_latency = \"6 us\"\n");
   EXPECT_EQ(e.line(), 5);
   EXPECT_TRUE(mentions(e, "workload.send_latency:"));
+  // Regressions: ns-3 would read these as 500 s and 400 bit/s; in a scenario the unit was forgotten.
+  e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_delay = \"500\"\n" + kRest);
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_TRUE(mentions(e, "topology.nic_delay: time \"500\" has no unit"));
+  e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = \"400\"\n" + kRest);
+  EXPECT_TRUE(mentions(e, "topology.nic_rate: rate \"400\" has no unit"));
+  e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = 400\n" + kRest);
+  EXPECT_TRUE(mentions(e, "rate 400 is read as bit/s"));
 }
 
 TEST(ScenarioErrors, WrongTypesAndRanges) {

@@ -177,9 +177,9 @@ TEST(WorkloadDriver, WgCollectiveOverlapsWithBackward) {
   const LayerRecord& b = r.report.layers[1];
   EXPECT_GT(b.comm[2], 0);
   // GPU 0: forward ends at 4 ns; b: ig 1, update 1, wg 1 -> b's wg issued at 7 ns; a: ig 1, update 1,
-  // wg 1 -> the program ends at 10 ns and waits. b's AllReduce completes at 7 ns + comm, its update
-  // (1 ns) later the wait ends: exposed = comm + 8 - 10 = comm - 2 ns.
-  EXPECT_EQ(b.exposed[2], b.comm[2] - 2 * kNs);
+  // wg 1 -> the program ends at 10 ns and waits. b's AllReduce completes at 7 ns + comm (its update
+  // delay after that is not communication): exposed = comm + 7 - 10 = comm - 3 ns.
+  EXPECT_EQ(b.exposed[2], b.comm[2] - 3 * kNs);
   EXPECT_EQ(r.report.layers[0].exposed[2], 0);
   EXPECT_EQ(r.report.end_to_end.exposed_dp, b.exposed[2]);
 }
@@ -201,4 +201,62 @@ TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
   EXPECT_NE(r.report.incomplete.find("wg AllReduce on DP group of GPU 0"), std::string::npos) << r.report.incomplete;
   EXPECT_NE(r.report.incomplete.find("flow GPU 0 -> GPU 8, 524288 B, ring 0 step 0: in flight"), std::string::npos)
       << r.report.incomplete;
+}
+
+// Regression: with update time 0 a flow completion runs the next steps of a GPU's program at once,
+// which creates new collectives while the completion handler is still working on the old one (it
+// used to hold a reference into the reallocated instance vector). 6 rows of 1 MiB fwd AllReduce,
+// ig AllGather and wg ReduceScatter, 2 iterations: 2 x 6 x (2 TP + 2 TP + 8 DP groups) = 144 collectives.
+TEST(WorkloadDriver, UpdateZeroManyRowsTwoIterations) {
+  std::vector<std::string> rows;
+  for (int i = 0; i < 6; ++i)
+    rows.push_back("r" + std::to_string(i) + " -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0");
+  const Workload w = workload(kTp8, rows);
+  DriverOptions o;
+  o.iterations = 2;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  EXPECT_EQ(r.report.collectives.size(), 144u);
+  size_t flows = 0;
+  for (const CollectiveRecord& c : r.report.collectives) flows += c.flows;
+  EXPECT_EQ(flows, r.net->flows().size());
+  for (uint32_t id = 0; id < r.net->flows().size(); ++id) EXPECT_TRUE(r.net->record(id).finished());
+  EXPECT_EQ(r.report.iterations.size(), 2u);
+  EXPECT_GT(r.report.iterations[1].end, r.report.iterations[0].end);
+}
+
+// MICRO (AICB's all_reduce.txt): only row 0's wg collective (4096 B) runs, once per iteration. The
+// header's pairs are ignored, so TP = 1 and the DP group is all 16 GPUs, 8 per server -> 8 rings;
+// chunk 4096 / 16 / 8 = 32 B; 2(16-1) = 30 steps: 8 x 30 x 16 = 3840 flows of 32 B per iteration.
+TEST(WorkloadDriver, MicroAllReduceHandCount) {
+  const Workload w = read_simai_workload(std::string(WH_SHARED_DATA) + "/simai/aicb/workload/simAI/micro_test/all_reduce.txt");
+  ASSERT_TRUE(w.header.micro);
+  DriverOptions o;
+  o.iterations = 2;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.report.collectives.size(), 2u);
+  EXPECT_EQ(r.report.collectives[0].ranks, 16u);
+  EXPECT_EQ(r.report.collectives[0].flows, 3840u);
+  EXPECT_EQ(r.net->flows().size(), 7680u);
+  for (uint32_t id = 0; id < r.net->flows().size(); ++id) EXPECT_EQ(r.net->record(id).size_bytes, 32u);
+  // Iteration 1 is issued when iteration 0's collective is done at the GPU.
+  EXPECT_GE(r.report.collectives[1].start, r.report.collectives[0].start);
+  EXPECT_EQ(r.report.layers.size(), 2u);  // one reported row per iteration
+  EXPECT_EQ(r.report.end_to_end.exposed_dp, r.report.layers[0].exposed[2] + r.report.layers[1].exposed[2]);
+}
+
+// A run stopped by max time with a collective in flight: the iteration is marked incomplete.
+TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
+  const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
+  const SimConfig cfg = simai_config();
+  std::string warning;
+  Network net(cfg, fabric16().topo, make_cc(cfg, &warning));
+  const GeneratedFabric f = fabric16();
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), DriverOptions{});
+  EXPECT_FALSE(d.run(20 * kUs));  // the AllReduce takes ~110 µs
+  ASSERT_EQ(d.report().iterations.size(), 1u);
+  EXPECT_FALSE(d.report().iterations[0].complete);
+  EXPECT_NE(d.report().incomplete.find("stopped at 0.000020 s while 2 collectives pending"), std::string::npos)
+      << d.report().incomplete;
 }

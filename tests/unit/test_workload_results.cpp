@@ -270,9 +270,9 @@ TEST(WorkloadResults, CsvContents) {
 
   const auto its = read_csv(dir.path / "iterations.csv");
   ASSERT_EQ(its.size(), 3u);
-  EXPECT_EQ(its[0], split("iteration,start_us,end_us,time_us"));
-  EXPECT_EQ(its[1], split("0,0.000,2000.000,2000.000"));
-  EXPECT_EQ(its[2], split("1,2000.000,4000.000,2000.000"));
+  EXPECT_EQ(its[0], split("iteration,start_us,end_us,time_us,complete"));
+  EXPECT_EQ(its[1], split("0,0.000,2000.000,2000.000,1"));
+  EXPECT_EQ(its[2], split("1,2000.000,4000.000,2000.000,1"));
 
   // Rewriting replaces the files (same contents, still no temporaries).
   write_workload_csvs(dir.path.string(), r);

@@ -66,7 +66,8 @@ struct LayerRecord {
 /// every GPU has completed all of this iteration's compute and collectives.
 struct IterationRecord {
   uint32_t index = 0;
-  Time start = 0, end = 0;  ///< ps
+  Time start = 0, end = 0;  ///< ps; for an incomplete iteration, end = the last thing that did finish
+  bool complete = true;     ///< false when the run stopped before every GPU finished this iteration
 };
 
 /// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.

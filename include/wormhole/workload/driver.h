@@ -76,7 +76,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   void release(uint32_t inst, uint32_t flow);
   void rank_done(uint32_t inst, uint32_t gpu);
   void collective_done_at(uint32_t gpu, uint32_t inst);
-  void wg_done_at(uint32_t gpu, uint32_t row, uint32_t iter, bool comm);
+  void wg_done_at(uint32_t gpu, uint32_t row, uint32_t iter, Time completed);
   const CommOp& op_of(uint32_t row, Phase phase) const;
   std::shared_ptr<const Plan> plan_for(const CommOp& op, const std::vector<uint32_t>& members);
   void note_time(uint32_t iteration, Time t);
@@ -96,7 +96,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   std::vector<std::pair<uint32_t, uint32_t>> releases_;     // pending release events: (inst, plan flow)
   struct WgUpdate {
     uint32_t gpu, row, iter;
-    bool comm;
+    Time completed;  // communication completed at (ps), -1 = none
   };
   std::vector<WgUpdate> wg_updates_;                        // pending wg update delays
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
