@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <vector>
 
+#include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/net/network.h"
+#include "wormhole/version.h"
 
 namespace wh {
 
@@ -35,5 +37,20 @@ class RunObserver final : public NetObserver {
   bool quiet_;
   Clock::time_point start_, last_;
 };
+
+/// Every flow's record (in id order) and the run's metadata, as both run paths write them.
+inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Network& net, const SimConfig& cfg,
+                                                                       const std::string& scenario, double wall_s) {
+  std::vector<FlowRecord> records;
+  records.reserve(net.flows().size());
+  for (uint32_t id = 0; id < net.flows().size(); ++id) records.push_back(net.record(id));
+  RunMetadata meta;
+  meta.scenario = scenario;
+  meta.version = WORMHOLE_VERSION;
+  meta.settings = effective_settings(cfg);
+  meta.stats = net.stats();
+  meta.stats.wall_s = wall_s;
+  return {std::move(records), std::move(meta)};
+}
 
 }  // namespace wh

@@ -128,15 +128,7 @@ int run_command(const RunOptions& o) {
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   out.flush();
 
-  std::vector<FlowRecord> records;
-  records.reserve(net.flows().size());
-  for (uint32_t id = 0; id < net.flows().size(); ++id) records.push_back(net.record(id));
-  RunMetadata meta;
-  meta.scenario = cfg.path;
-  meta.version = WORMHOLE_VERSION;
-  meta.settings = effective_settings(cfg);
-  meta.stats = net.stats();
-  meta.stats.wall_s = wall;
+  auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
   write_hdf5_results(results, records, obs.pfc_, meta);
 
   const SlowdownStats st = slowdown_stats(records);

@@ -120,15 +120,7 @@ int run_workload_scenario(const RunOptions& o) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
 
-  std::vector<FlowRecord> records;
-  records.reserve(net.flows().size());
-  for (uint32_t id = 0; id < net.flows().size(); ++id) records.push_back(net.record(id));
-  RunMetadata meta;
-  meta.scenario = sc.path;
-  meta.version = WORMHOLE_VERSION;
-  meta.settings = effective_settings(cfg);
-  meta.stats = net.stats();
-  meta.stats.wall_s = wall;
+  auto [records, meta] = collect_results(net, cfg, sc.path, wall);
   const WorkloadReport& rep = driver.report();
   write_hdf5_results(results, records, obs.pfc_, meta, &rep);
   write_workload_csvs(out.string(), rep);

@@ -1,6 +1,8 @@
 // The lexer shared by the input readers and the ns-3 DataRate / Time string parsers.
 #include "wormhole/io/input_text.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <limits>
@@ -162,6 +164,23 @@ Time parse_time(const std::string& s) {
   if (!scale(d, 1, e, true, ps) || ps > static_cast<uint64_t>(INT64_MAX))
     throw std::invalid_argument("time \"" + s + "\" is too large");
   return d.neg ? -static_cast<Time>(ps) : static_cast<Time>(ps);
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
 }
 
 }  // namespace wh

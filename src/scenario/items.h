@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "wormhole/core/time.h"
+#include "wormhole/io/input_text.h"
 
 namespace wh::scenario_detail {
 
@@ -51,9 +52,6 @@ std::string get_config_text(const Item& it);
 /// (the scenario's folder), from the command line from the current directory. Throws InputError
 /// naming the item's line and the path looked for if no such file exists.
 std::string get_existing_path(const Item& it, const std::string& base_dir, const std::string& what);
-
-/// Levenshtein distance, ignoring case.
-size_t edit_distance(std::string_view a, std::string_view b);
 
 /// The entry of `valid` closest to `s` (edit distance, case-insensitive).
 std::string closest(std::string_view s, const std::vector<std::string>& valid);

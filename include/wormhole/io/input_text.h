@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wormhole/core/time.h"
@@ -28,5 +29,8 @@ std::vector<InputToken> read_input_tokens(const std::string& path);
 
 /// Parses a whole decimal unsigned integer; false on anything else (sign, space, overflow).
 bool parse_uint(const std::string& s, uint64_t& v);
+
+/// Levenshtein distance between a and b ignoring letter case, for "did you mean ...?" hints.
+size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace wh
