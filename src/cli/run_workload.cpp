@@ -75,22 +75,23 @@ int run_workload_scenario(const RunOptions& o) {
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, topo.gpus),
                      fmt::format("give a GPU id below {}", topo.gpus));
 
-  const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
-  const std::filesystem::path out = std::filesystem::absolute(dir);
+  // The network checks the config against the links (e.g. ECN maps) before any folder is made.
   SimConfig cfg = sc.net;
-  cfg.fct_output_file = (out / "fct.txt").string();
-  cfg.pfc_output_file = (out / "pfc.txt").string();
-  const std::string results = o.results.empty() ? (out / "results.h5").string() : o.results;
-  check_output_dir(results, {"command line", 0}, "results file");
-
   std::string cc_warning;
   auto cc = make_cc(cfg, &cc_warning);
   if (!cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
   Network net(cfg, topo.topo, std::move(cc));
   warn_ns_truncation(cfg, topo.topo);
+
+  const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
+  const std::filesystem::path out = std::filesystem::absolute(dir);
+  cfg.fct_output_file = (out / "fct.txt").string();
+  cfg.pfc_output_file = (out / "pfc.txt").string();
+  const std::string results = o.results.empty() ? (out / "results.h5").string() : o.results;
+  check_output_dir(results, {"command line", 0}, "results file");
 
   if (!sc.topology.write.empty()) {
     const std::filesystem::path p = out / sc.topology.write;

@@ -2,7 +2,6 @@
 #include "wormhole/workload/driver.h"
 
 #include <algorithm>
-#include <cassert>
 #include <fmt/core.h>
 
 namespace wh {
@@ -151,6 +150,17 @@ bool WorkloadDriver::run(Time until) {
   return report_.complete();
 }
 
+LayerRecord& WorkloadDriver::layer_record(uint32_t iter, uint32_t row) {
+  // One record per row and iteration; MICRO reports its one row per iteration.
+  const size_t per_iteration = report_.layers.size() / o_.iterations;
+  return report_.layers[iter * per_iteration + row];
+}
+
+void WorkloadDriver::finish(uint32_t g) {
+  gpus_[g].stage = kDone;
+  if (++gpus_done_ == layout_.gpus) net_.stop();
+}
+
 void WorkloadDriver::note_time(uint32_t iteration, Time t) {
   if (iteration < iter_end_.size()) iter_end_[iteration] = std::max(iter_end_[iteration], t);
 }
@@ -192,7 +202,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           // communication, as for fwd and ig); nothing when it had no flows.
           const Time completed = G.wg_completed[G.row];
           if (g == o_.report_gpu && completed > G.blocked_since)
-            report_.layers[(G.iter - 1) * rows + G.row].exposed[2] += completed - G.blocked_since;
+            layer_record(G.iter - 1, G.row).exposed[2] += completed - G.blocked_since;
           G.blocked_since = -1;
         }
         if (delay(Time(w_.layers[G.row].fwd_compute_ns) * kNs, kFwdIssue)) return;
@@ -245,12 +255,12 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           return;
         }
         G.blocked_since = -1;
-        G.stage = kDone;
-        break;
+        finish(g);
+        return;
       case kMicroIssue:
         if (G.iter >= o_.iterations || rows == 0) {
-          G.stage = kDone;
-          break;
+          finish(g);
+          return;
         }
         G.row = 0;
         G.stage = kMicroComm;
@@ -258,8 +268,6 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         if (G.stage == kMicroComm) return;
         break;
       case kDone:
-        if (++gpus_done_ == layout_.gpus) net_.stop();
-        return;
       case kFwdComm:
       case kIgComm:
       case kMicroComm:
@@ -408,8 +416,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     iter = inst_[id].iter;
   }
   if (g == o_.report_gpu && id != UINT32_MAX) {
-    const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
-    LayerRecord& l = report_.layers[w_.header.micro ? iter : iter * rows + row];
+    LayerRecord& l = layer_record(iter, row);
     const int p = static_cast<int>(phase);
     const Time comm = now - G.issued_at[id];
     G.issued_at.erase(id);
@@ -450,7 +457,6 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
 void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time completed) {
   Gpu& G = gpus_[g];
   const Time now = net_.now();
-  const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
   G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
   G.wg_completed[row] = completed;
   --G.wg_outstanding;
@@ -459,7 +465,7 @@ void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time co
   if (G.stage == kEndWait && G.blocked_since >= 0) {
     if (completed >= 0) {
       if (g == o_.report_gpu && completed > G.blocked_since)
-        report_.layers[iter * rows + row].exposed[2] += completed - G.blocked_since;
+        layer_record(iter, row).exposed[2] += completed - G.blocked_since;
       G.blocked_since = std::max(G.blocked_since, completed);
     }
     if (G.wg_outstanding == 0) advance(g);
@@ -533,12 +539,11 @@ void WorkloadDriver::finish_report() {
   }
   EndToEnd& e = report_.end_to_end;
   e = {};
-  const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
   for (const LayerRecord& l : report_.layers) {
     for (int p = 0; p < 3; ++p) {
       e.total_compute += l.compute[p];
       if (l.exposed[p] == 0) continue;
-      const CommOp& op = op_of(w_.header.micro ? 0 : l.layer, static_cast<Phase>(p));
+      const CommOp& op = op_of(l.layer, static_cast<Phase>(p));
       switch (op.group) {
         case CommGroup::TP: e.exposed_tp += l.exposed[p]; break;
         case CommGroup::DP: e.exposed_dp += l.exposed[p]; break;
@@ -548,7 +553,6 @@ void WorkloadDriver::finish_report() {
       }
     }
   }
-  (void)rows;
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;
 }

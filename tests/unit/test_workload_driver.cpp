@@ -210,7 +210,7 @@ TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
 TEST(WorkloadDriver, UpdateZeroManyRowsTwoIterations) {
   std::vector<std::string> rows;
   for (int i = 0; i < 6; ++i)
-    rows.push_back("r" + std::to_string(i) + " -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0");
+    rows.push_back(std::string("r").append(std::to_string(i)).append(" -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0"));
   const Workload w = workload(kTp8, rows);
   DriverOptions o;
   o.iterations = 2;

@@ -58,7 +58,9 @@ class Kernel {
       child_ = 0;
       handler.handle(e);
       if ((++executed_ & 0xffff) == 0) handler.on_tick();
-      if (!handler.keep_running()) break;  // a predictable branch: costs nothing measurable
+      // After every event: stop() must take effect at once (a workload stops when its last GPU
+      // finishes; periodic timers would otherwise run on).
+      if (!handler.keep_running()) break;
     }
     current_ = 0;  // scheduling between runs counts as set-up
     return executed_ - start;

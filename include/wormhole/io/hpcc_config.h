@@ -35,7 +35,7 @@ struct SimConfig {
   std::string fct_output_file = "fct.txt"; ///< FCT_OUTPUT_FILE
   std::string pfc_output_file = "pfc.txt"; ///< PFC_OUTPUT_FILE
   /// SIMULATOR_STOP_TIME, seconds. Values above 9.2e6 s (the longest a Time holds; SimAI.conf ships
-  /// 4e13 s meaning "never") are clamped to 9.2e6 s with a warning.
+  /// 4e13 s meaning "never") are clamped to 9.2e6 s, silently.
   double simulator_stop_time_s = 3.01;
   int cc_mode = 1;                         ///< CC_MODE: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT
   double alpha_resume_interval_us = 55;    ///< ALPHA_RESUME_INTERVAL, µs

@@ -80,6 +80,8 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   const CommOp& op_of(uint32_t row, Phase phase) const;
   std::shared_ptr<const Plan> plan_for(const CommOp& op, const std::vector<uint32_t>& members);
   void note_time(uint32_t iteration, Time t);
+  LayerRecord& layer_record(uint32_t iter, uint32_t row);  // the report GPU's record of a row
+  void finish(uint32_t gpu);                               // the GPU's program is over
   void finish_report();
   std::string describe_pending() const;
 
