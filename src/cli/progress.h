@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "wormhole/ffwd/fast_forward.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/net/network.h"
@@ -51,6 +52,18 @@ inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Net
   meta.stats = net.stats();
   meta.stats.wall_s = wall_s;
   return {std::move(records), std::move(meta)};
+}
+
+/// One summary line of what Wormhole skipped (events_executed: the run's executed events).
+inline void print_skip_summary(const FastForward& ff, uint64_t events_executed) {
+  const SkipStats& s = ff.stats();
+  const double total = double(events_executed + s.events_skipped);
+  std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks, %lu packets credited, ~%lu events skipped "
+              "(%.2f %% of executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions\n",
+              static_cast<unsigned long>(s.skips), static_cast<unsigned long>(s.skip_backs),
+              static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.packets_skipped),
+              static_cast<unsigned long>(s.events_skipped), total > 0 ? 100.0 * double(s.events_skipped) / total : 0.0,
+              double(s.skipped_flow_time) / kSec, static_cast<unsigned long>(s.max_partitions));
 }
 
 }  // namespace wh

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "wormhole/cc/factory.h"
+#include "wormhole/ffwd/fast_forward.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/input_error.h"
@@ -123,6 +124,8 @@ int run_command(const RunOptions& o) {
   if (!o.quiet)
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
+  std::unique_ptr<FastForward> ff;
+  if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, cfg.stop_time());
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -166,6 +169,7 @@ int run_command(const RunOptions& o) {
                "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
                s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+    if (ff) print_skip_summary(*ff, s.events);
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }
   return 0;

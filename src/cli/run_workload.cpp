@@ -116,6 +116,8 @@ int run_workload_scenario(const RunOptions& o) {
                opt.iterations, topo.topo.num_nodes, topo.topo.links.size());
   Time until = cfg.stop_time();
   if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
+  std::unique_ptr<FastForward> ff;
+  if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, until);
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -129,6 +131,7 @@ int run_workload_scenario(const RunOptions& o) {
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
     print_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
+    if (ff) print_skip_summary(*ff, meta.stats.events);
     fmt::print("outputs: {}\n", out.string());
   }
   return complete ? 0 : 3;

@@ -69,6 +69,15 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
   add("NS_TRUNCATION", u(c.ns_truncation));
   add("SEED", u(c.seed));
   add("EVENT_ORDER", c.portable_order ? "portable" : "reference");
+  add("WORMHOLE", u(c.wormhole.enabled));
+  if (c.wormhole.enabled) {
+    add("WORMHOLE_THETA", num(c.wormhole.theta));
+    add("WORMHOLE_WINDOW", u(c.wormhole.window));
+    add("WORMHOLE_SAMPLE_INTERVAL_US", num(double(c.wormhole.sample_interval) / kUs));
+    add("WORMHOLE_FAST_FORWARD", u(c.wormhole.fast_forward));
+    add("WORMHOLE_SKIP_BACK", u(c.wormhole.skip_back));
+    add("WORMHOLE_THREADS", u(c.wormhole.threads));
+  }
   return s;
 }
 

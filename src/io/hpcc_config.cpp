@@ -29,7 +29,9 @@ const char* const kKeys[] = {
     "PINT_LOG_BASE", "PINT_PROB", "RATE_BOUND", "ACK_HIGH_PRIO", "LINK_DOWN", "ENABLE_TRACE",
     "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START",
     "QLEN_MON_END", "BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END",
-    "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER"};
+    "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER",
+    "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
+    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS"};
 
 /// The longest stop time a Time (int64 ps) holds, in seconds (2^63 ps is about 9.22e6 s).
 constexpr double kMaxStopTimeS = 9.2e6;
@@ -280,6 +282,13 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "RTO_US") c.rto_us = real();
   else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
   else if (k == "SEED") c.seed = uint();
+  else if (k == "WORMHOLE") c.wormhole.enabled = flag();
+  else if (k == "WORMHOLE_THETA") c.wormhole.theta = real(1e-9, 10);
+  else if (k == "WORMHOLE_WINDOW") c.wormhole.window = u32(1);
+  else if (k == "WORMHOLE_SAMPLE_INTERVAL_US") c.wormhole.sample_interval = static_cast<Time>(std::llround(real(1e-3, 1e6) * 1e6));
+  else if (k == "WORMHOLE_FAST_FORWARD") c.wormhole.fast_forward = flag();
+  else if (k == "WORMHOLE_SKIP_BACK") c.wormhole.skip_back = flag();
+  else if (k == "WORMHOLE_THREADS") c.wormhole.threads = u32();
   else if (k == "EVENT_ORDER") {
     const std::string v = str();
     if (v != "reference" && v != "portable")

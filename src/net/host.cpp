@@ -42,6 +42,8 @@ void Network::start_flow(uint32_t id) {
   if (rto_ > 0) set_timer(id, f, kRtoSlot, kernel_.now() + rto_);
   ports_[f.nic].qps.push_back(id);
   f.next_avail = kernel_.now();
+  // Partitions this flow joins are pulled back from a skip before its first packet leaves.
+  if (skip_) skip_->flow_started(id);
   nic_send(f.nic);
 }
 
@@ -57,9 +59,11 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
     if (nic.wake_at >= 0 && f.next_avail < nic.wake_at) {
       const Time at = std::max(f.next_avail, kernel_.now());
       nic.wake_at = at;
-      kernel_.schedule(at, kWake, f.nic);
+      nic.wake_cause = kernel_.cause();
+      kernel_.schedule(at, kWake, f.nic, nic.epoch, nic.wake_cause);
     }
   }
+  if (skip_) skip_->rate_changed(id, f.rate_bps);
   f.rate_bps = rate_bps;
   f.last_ser = last_ser;
   f.update_window();
@@ -132,7 +136,8 @@ void Network::nic_send(uint32_t port) {
     if (flows_[id].bytes_left() > 0) t = std::min(t, flows_[id].next_avail);
   if (p.wake_at < 0 && t != kTimeMax && t > now) {
     p.wake_at = t;
-    kernel_.schedule(t, kWake, port);
+    p.wake_cause = kernel_.cause();
+    kernel_.schedule(t, kWake, port, p.epoch, p.wake_cause);
   }
 }
 
@@ -176,6 +181,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   // the CNP flag, the send time and the INT kept (the reference copies them into the ACK).
   const uint32_t nic = nodes_[pk.dst].num_ports > 1 ? f.rx_nic : port;
   if (nic == UINT32_MAX) return drop(pkt);
+  const bool frozen_nic = kernel_.now() < ports_[nic].frozen_until;
   pk.type = action == 1 ? PktType::Ack : PktType::Nack;
   pk.seq = f.rcv_nxt;
   pk.size = ack_bytes_;
@@ -185,6 +191,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   pk.cnp = pk.ecn;
   pk.ecn = 0;
   pk.retx = 0;
+  if (frozen_nic) return bypass(nic, pkt);  // the NIC's own partition is skipped; its ACKs are not
   ports_[nic].enqueue(0, pkt, pk.size);
   nic_send(nic);
 }
@@ -200,7 +207,7 @@ void Network::receive_ack(uint32_t pkt) {
     f.last_progress = kernel_.now();
     f.rto_recovery = false;
   }
-  if (f.snd_una >= f.size) {
+  if (f.snd_una >= f.end_seq()) {
     flow_done(id);
   } else {
     if (pk.type == PktType::Nack) f.snd_nxt = f.snd_una;  // go-back-N
@@ -216,6 +223,7 @@ void Network::flow_done(uint32_t id) {
   last_finish_ = f.finish;
   for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO
   ++flows_finished_;
+  if (skip_) skip_->flow_finished(id);
   if (observer_) observer_->flow_finished(record(id));
 }
 

@@ -203,15 +203,18 @@ void Network::handle(const Event& e) {
   switch (e.kind) {
     case kTxDone: {
       Port& p = ports_[e.target];
+      if (e.aux != p.epoch) break;  // left behind by a fast-forward
       p.txdone_pending = false;
       if (nodes_[p.node].is_switch) switch_send(e.target);
       else nic_send(e.target);
       break;
     }
-    case kArrive: on_arrive(e.target); break;
+    case kArrive:
+      if (e.aux == ports_[e.target].epoch) on_arrive(e.target);
+      break;
     case kWake: {
       Port& p = ports_[e.target];
-      if (e.time != p.wake_at) break;  // superseded by an earlier retry
+      if (e.time != p.wake_at || e.aux != p.epoch) break;  // superseded by an earlier retry
       p.wake_at = -1;
       nic_send(e.target);
       break;
@@ -226,7 +229,9 @@ void Network::handle(const Event& e) {
       schedule_next_start();
       break;
     }
-    case kTimer: on_timer(e.target, e.aux); break;
+    case kTimer:
+      if ((e.aux >> 2) == (flows_[e.target].epoch & kTimerEpochMask)) on_timer(e.target, e.aux & 3);
+      break;
     case kQpStart: start_flow(e.target); break;
     case kInject:
       materialize_injected();
@@ -235,6 +240,11 @@ void Network::handle(const Event& e) {
     case kLinkDown: link_down(); break;
     case kClient:
       if (client_) client_->client_event(e.target, e.aux);
+      break;
+    case kBypass: receive(pool_[e.target].in_port, e.target); break;
+    case kHeld: deliver_held(e.target, e.time, e.aux); break;
+    case kSkipTick:
+      if (skip_) skip_->on_tick();
       break;
   }
 }
@@ -248,7 +258,7 @@ void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
   f.timer_cause[slot] = kernel_.cause();
   if (f.timer_ev[slot] < 0 || at < f.timer_ev[slot]) {
     f.timer_ev[slot] = at;
-    kernel_.schedule(at, kTimer, id, static_cast<uint16_t>(slot), f.timer_cause[slot]);
+    kernel_.schedule(at, kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
   }
 }
 
@@ -260,7 +270,7 @@ void Network::on_timer(uint32_t id, int slot) {
   if (f.timer_at[slot] < 0) return;     // cancelled
   if (f.timer_at[slot] > now) {         // moved later: wait for the new deadline
     f.timer_ev[slot] = f.timer_at[slot];
-    kernel_.schedule(f.timer_at[slot], kTimer, id, static_cast<uint16_t>(slot), f.timer_cause[slot]);
+    kernel_.schedule(f.timer_at[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
     return;
   }
   f.timer_at[slot] = -1;
@@ -296,22 +306,25 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   // (this halves the events of uncongested switch hops). A host NIC may have paced QPs: always.
   if (!nodes_[p.node].is_switch || p.bytes_total > 0) {
     p.txdone_pending = true;
-    kernel_.schedule(p.busy_until, kTxDone, port, 0, p.tx_cause);
+    kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
   }
   const bool idle_wire = p.wire.empty();
   p.wire.push({now + tx + p.delay, arrival, pkt});
-  if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, 0, arrival);
+  if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, p.epoch, arrival);
 }
 
 void Network::on_arrive(uint32_t port) {
   Port& p = ports_[port];
   const uint32_t pkt = p.wire.pop().pkt;
   if (!p.wire.empty())
-    kernel_.schedule(p.wire.front().arrive, kArrive, port, 0, p.wire.front().cause);
+    kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
   receive(p.peer, pkt);
 }
 
 void Network::receive(uint32_t port, uint32_t pkt) {
+  // A packet of a flow whose partition is being skipped waits until the partition's clock
+  // catches up (fast-forward; never true when Wormhole is off).
+  if (kernel_.now() < freeze_horizon_ && hold_if_frozen(port, pkt)) return;
   Port& p = ports_[port];
   if (!p.up) return drop(pkt);
   if (p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt);
@@ -326,6 +339,7 @@ void Network::receive(uint32_t port, uint32_t pkt) {
 }
 
 void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
+  if (kernel_.now() < ports_[port].frozen_until) skip_->touched(port);
   Port& p = ports_[port];
   if (observer_) {
     PfcRecord r;
@@ -382,6 +396,7 @@ void Network::link_down() {
   }
   for (uint32_t p = 0; p < ports_.size(); ++p)
     if (!nodes_[ports_[p].node].is_switch) nic_send(p);
+  if (skip_) skip_->routes_changed();
 }
 
 FlowRecord Network::record(uint32_t id) const {

@@ -31,6 +31,12 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   if (hops.size() > 1)
     out = hops[ecmp_hash(node_ip(pk.src), node_ip(pk.dst), pk.sport, pk.dport, node) % hops.size()];
   if (!ports_[out].up) return drop(pkt);
+  if (kernel_.now() < ports_[out].frozen_until) {
+    // The egress belongs to a partition being skipped: control traffic of other flows passes it
+    // (DESIGN.md), a data packet is an interrupt nobody announced (skip-back).
+    if (pk.type != PktType::Data) return bypass(out, pkt);
+    skip_->touched(out);
+  }
   const uint32_t c = pk.pg;
   Port& in = ports_[in_port];
   if (c != 0) {
@@ -73,6 +79,7 @@ void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
   pk.pfc_pause = pause && cfg_.pause_time_us > 0 ? 1 : 0;
   Port& p = ports_[in_port];
   if (!p.up) return pool_.release(pkt);  // its link is down: the frame would never leave
+  if (kernel_.now() < p.frozen_until) return bypass(in_port, pkt);
   p.enqueue(0, pkt, pk.size);
   kick(in_port);
 }
@@ -85,7 +92,7 @@ void Network::kick(uint32_t port) {
   // (the reference's order: they were scheduled before its TransmitComplete).
   if (!p.txdone_pending) {
     p.txdone_pending = true;
-    kernel_.schedule(p.busy_until, kTxDone, port, 0, p.tx_cause);
+    kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
   }
 }
 

@@ -22,10 +22,12 @@ namespace {
 using namespace scenario_detail;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSections = {"topology", "workload", "network", "output"};
+const std::vector<std::string> kSections = {"topology", "workload", "network", "wormhole", "output"};
 const std::vector<std::string> kWorkloadKeys = {"file", "iterations", "send_latency", "zero_chunk", "report_gpu",
                                                 "max_time"};
 const std::vector<std::string> kOutputKeys = {"dir"};
+const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
+                                                "skip_back", "threads"};
 
 /// Names other tools use for our keys, so a user coming from them is told the scenario's name.
 const std::map<std::string, std::string> kAliases = {
@@ -44,6 +46,7 @@ bool has_lower(const std::string& s) {
 const std::vector<std::string>& keys_of(const std::string& section) {
   if (section == "topology") return topology_keys();
   if (section == "workload") return kWorkloadKeys;
+  if (section == "wormhole") return kWormholeKeys;
   return kOutputKeys;
 }
 
@@ -69,6 +72,7 @@ class Reader {
 
     read_workload(s.workload);
     read_network(s);
+    read_wormhole(s.net.wormhole);
     s.output_dir = "out/" + s.name;
     for (const Item& it : items_["output"]) s.output_dir = get_string(it);
     return s;
@@ -107,7 +111,7 @@ class Reader {
         throw InputError(path_, line,
                          (v->is_table() ? "unknown table [" + key + "]" : "unknown top-level key \"" + key + "\""),
                          "did you mean " + closest(key, with_name(kSections)) +
-                             "? The tables are [topology], [workload], [network] and [output]; the one top-level "
+                             "? The tables are [topology], [workload], [network], [wormhole] and [output]; the one top-level "
                              "key is name");
       const toml::table* t = v->as_table();
       if (!t)
@@ -139,7 +143,7 @@ class Reader {
     if (key.empty()) throw InputError(kCommandLine, 0, "override \"" + k + "=" + v + "\" has no key", fix);
     if (dot == std::string::npos && key != "name") {
       if (has_lower(key)) {
-        for (const char* sec : {"topology", "workload", "output"})
+        for (const char* sec : {"topology", "workload", "wormhole", "output"})
           if (contains(keys_of(sec), key))
             throw InputError(kCommandLine, 0, "override \"" + k + "\" names no table",
                              "write " + std::string(sec) + "." + key + "=" + v);
@@ -219,6 +223,25 @@ class Reader {
     if (!have_file)
       throw InputError(path_, w.line, has_section("workload") ? "[workload] has no file" : "no [workload] table",
                        "add [workload] with file = \"workload.txt\" (a SimAI / AICB workload)");
+  }
+
+  /// [wormhole] after [network]: its keys win over WORMHOLE_* lines of the network config.
+  void read_wormhole(WormholeSettings& w) {
+    for (const Item& it : items_["wormhole"]) {
+      if (it.key == "enabled") w.enabled = get_bool(it);
+      else if (it.key == "theta") {
+        w.theta = get_fraction(it);
+        if (w.theta <= 0) fail(it, "theta must be above 0", "write e.g. theta = 0.05 (5 %)");
+      }
+      else if (it.key == "window") w.window = get_count(it, 1);
+      else if (it.key == "sample_interval") {
+        w.sample_interval = get_time(it);
+        if (w.sample_interval < kNs) fail(it, "the sample interval must be at least 1 ns", "write e.g. sample_interval = \"1us\"");
+      }
+      else if (it.key == "fast_forward") w.fast_forward = get_bool(it);
+      else if (it.key == "skip_back") w.skip_back = get_bool(it);
+      else if (it.key == "threads") w.threads = static_cast<unsigned>(get_count(it, 0, 1024));
+    }
   }
 
   void read_network(Scenario& s) {

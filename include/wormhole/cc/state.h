@@ -68,4 +68,13 @@ struct NoCcState {};
 /// The CC state a QP carries; one alternative per algorithm.
 using CcState = std::variant<NoCcState, DcqcnState, HpccState, TimelyState, DctcpState, HpccPintState>;
 
+/// Moves the absolute times a CC state keeps by `delta_ps` (a fast-forward shifts a flow's
+/// clock): HPCC's last INT records hold 24-bit ns switch times. Other states keep none.
+inline void shift_cc_times(CcState& s, int64_t delta_ps) {
+  if (auto* h = std::get_if<HpccState>(&s)) {
+    const uint32_t d = static_cast<uint32_t>(delta_ps / 1000);
+    for (IntHop& hop : h->hop) hop.time = (hop.time + d) & ((1u << IntHop::kTimeBits) - 1);
+  }
+}
+
 }  // namespace wh

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wormhole/core/time.h"
+#include "wormhole/ffwd/settings.h"
 #include "wormhole/io/input_text.h"
 
 namespace wh {
@@ -86,6 +87,10 @@ struct SimConfig {
   /// EVENT_ORDER: "reference" orders same-instant events exactly as ns-3 (byte-identical outputs;
   /// one process); "portable" orders them independently of how the network is split over ranks.
   bool portable_order = false;
+  /// WORMHOLE (0/1), WORMHOLE_THETA, WORMHOLE_WINDOW (samples), WORMHOLE_SAMPLE_INTERVAL_US,
+  /// WORMHOLE_FAST_FORWARD (0: detect only), WORMHOLE_SKIP_BACK, WORMHOLE_THREADS: steady-state
+  /// detection and fast-forwarding (src/ffwd; the scenario's [wormhole] section sets the same).
+  WormholeSettings wormhole;
 
   /// Keys seen in the file, in order (for the run metadata).
   std::vector<std::pair<std::string, std::string>> raw;

@@ -52,8 +52,17 @@ struct Flow {
   Time nack_timer = 0;            ///< earliest time of the next NACK for the same expected seq
   uint64_t last_nack = 0;
 
+  // fast-forward (src/ffwd)
+  uint64_t skipped_bytes = 0;     ///< payload credited by fast-forwards: the flow's tail is never sent
+  Time skipped_time = 0;          ///< ps of the flow's lifetime spent fast-forwarded
+  Time frozen_until = 0;          ///< ps: its partition is being skipped until then
+  Time skip_shift = 0;            ///< ps: the current skip's shift (packets arriving meanwhile wait this long)
+  uint16_t epoch = 0;             ///< carried by its timer events (see Port::epoch)
+
   bool finished() const { return finish >= 0; }
-  uint64_t bytes_left() const { return size - snd_nxt; }
+  /// One past the last byte that is sent: the size less the bytes fast-forwarding credited.
+  uint64_t end_seq() const { return size - skipped_bytes; }
+  uint64_t bytes_left() const { return end_seq() - snd_nxt; }
   /// The window in force (hpcc-model.md §8): W, or W·rate/line rate (>= 1 B) with VAR_WIN;
   /// cached in win_now by update_window() whenever the rate or W changes (the NIC checks it for
   /// every QP it scans, and the division is not cheap).

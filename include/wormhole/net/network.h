@@ -17,6 +17,7 @@
 #include "wormhole/net/port.h"
 #include "wormhole/net/results.h"
 #include "wormhole/net/routing.h"
+#include "wormhole/net/skip_hooks.h"
 
 namespace wh {
 
@@ -50,7 +51,13 @@ enum EventKind : uint16_t {
   kQpStart = 6,    ///< create the QP of flow `target` (scheduled by kFlowStart at its own instant)
   kInject = 7,     ///< create and start flow `target`, injected during the run (inject_flow)
   kClient = 8,     ///< an EventClient's event (target and aux are the client's)
+  kBypass = 9,     ///< control packet `target` passing a frozen port reaches pool[target].in_port
+  kHeld = 10,      ///< held packet slot `target` is delivered (valid if its time is the slot's due)
+  kSkipTick = 11,  ///< the fast-forward controller's periodic check (SkipHooks::on_tick)
 };
+
+/// Timer events carry (epoch & kTimerEpochMask) << 2 | slot in their aux field.
+constexpr uint16_t kTimerEpochMask = 0x3fff;
 
 /// The whole simulated network of one process. Construction wires ports from the topology
 /// (interface i of a node is its i-th link in file order) and configures every switch's MMU and
@@ -77,6 +84,36 @@ class Network final : public CcHost {
   void schedule_client(Time at, uint32_t target, uint16_t aux = 0) { kernel_.schedule(at, kClient, target, aux); }
   void set_client(EventClient* c) { client_ = c; }
   void stop() { stopped_ = true; }
+
+  // --- fast-forward support (skip.cpp; used by src/ffwd) ---
+  /// Attaches a fast-forward controller (nullptr: packet mode, bit-identical to no controller).
+  void set_skip_hooks(SkipHooks* h) { skip_ = h; }
+  /// Schedules SkipHooks::on_tick() at `at` (ps, >= now).
+  void schedule_skip_tick(Time at) { kernel_.schedule(at, kSkipTick, 0); }
+  /// The egress ports flow `id`'s data packets leave from, in path order: its NIC, then each
+  /// switch's ECMP choice (the same hash the switches use). Empty for a flow without a NIC.
+  std::vector<uint32_t> data_path(uint32_t id) const;
+  /// Moves a partition in time by `delta` ps (positive: a fast-forward begins; negative: a
+  /// skip-back): every pending event of `ports` and of `flows`' timers moves by delta, as do the
+  /// absolute times they keep (pacing, RTO, NACK timer, INT and send timestamps of their packets,
+  /// packets held for them), so that relative to each other nothing changes. The ports' queues
+  /// and buffer occupancy stay as they are (frozen). With `frozen_until` > now the ports and
+  /// flows are frozen until then: control packets of other flows queued on the ports leave them
+  /// (they pass at line rate without queueing; the packets already on a wire keep their arrival
+  /// time), and packets of the flows that arrive meanwhile are held for `hold` ps.
+  /// Preconditions: every pending event moved stays >= now; `flows` are the flows whose data
+  /// paths use `ports`.
+  void shift(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows, Time delta, Time frozen_until,
+             Time hold);
+  /// Credits `bytes` of payload (whole packets) to flow `id` for `time` ps skipped: they are
+  /// never sent. Negative values un-credit (skip-back). The flow's end must stay past snd_nxt.
+  void credit(uint32_t id, int64_t bytes, Time time);
+  const Flow& flow(uint32_t id) const { return flows_[id]; }
+  const SimConfig& config() const { return cfg_; }
+  /// The time LINK_DOWN happens (ps), or -1 if none is configured or it is past.
+  Time link_down_time() const;
+  /// The start time of the next flow added with add_flows that has not started yet, or -1.
+  Time next_flow_start() const;
 
   // --- results and inspection ---
   const std::vector<Flow>& flows() const { return flows_; }
@@ -140,6 +177,19 @@ class Network final : public CcHost {
   void on_timer(uint32_t id, int slot);
   void on_rto(uint32_t id);
   Time ser(uint32_t bytes, uint64_t rate) const { return serialization_time(bytes, rate, ns_trunc_); }
+  // fast-forward (skip.cpp)
+  static uint16_t timer_aux(const Flow& f, int slot) {
+    return static_cast<uint16_t>(((f.epoch & kTimerEpochMask) << 2) | slot);
+  }
+  /// Sends control packet `pkt` past frozen port `port`: it reaches the peer after its
+  /// serialization and the link delay, without touching the port's queues.
+  void bypass(uint32_t port, uint32_t pkt);
+  /// Holds `pkt` (arriving at `port` now) if its flow is frozen; returns whether it did.
+  bool hold_if_frozen(uint32_t port, uint32_t pkt);
+  void deliver_held(uint32_t slot, Time at, uint16_t gen);
+  /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
+  void evacuate(uint32_t port, const std::vector<uint32_t>& members);
+  void shift_packet_times(Packet& pk, Time delta);
 
   SimConfig cfg_;
   Kernel kernel_;
@@ -168,6 +218,16 @@ class Network final : public CcHost {
   uint64_t max_queue_ = 0;
   uint32_t max_queue_port_ = 0;
   std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
+  // fast-forward
+  SkipHooks* skip_ = nullptr;
+  Time freeze_horizon_ = 0;  // no port or flow is frozen at or after this time (ps)
+  struct Held {
+    uint32_t pkt = 0, port = 0;
+    Time arrived = 0, due = -1;  // due -1: free slot
+    uint16_t gen = 0;            // carried by its kHeld event: re-timing leaves the old one stale
+  };
+  std::vector<Held> held_;
+  std::vector<uint32_t> free_held_;
 };
 
 }  // namespace wh

@@ -63,6 +63,13 @@ struct Port {
   std::vector<uint32_t> qps;
   uint32_t rr_qp = 0;
   Time wake_at = -1;  ///< pending retry time, -1 = none (the reference's m_nextSend)
+  Cause wake_cause;   ///< the pending retry event's cause (a fast-forward re-schedules it)
+
+  // Fast-forward (src/ffwd): the port's pending events carry `epoch` in their aux field; shifting
+  // the port's events bumps it, so the events left behind at the old times are ignored. While
+  // now < frozen_until the port belongs to a partition that is being skipped.
+  uint16_t epoch = 0;
+  Time frozen_until = 0;  ///< ps
 
   Rng rng;  ///< ECN marking and receive errors
 

@@ -1,0 +1,111 @@
+// The Wormhole fast-forward controller: network partitions, rate-based steady-state detection
+// and fast-forwarding with skip-back (wormhole-paper.md §3–§5).
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "wormhole/ffwd/partitions.h"
+#include "wormhole/ffwd/rate_window.h"
+#include "wormhole/ffwd/settings.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+/// What fast-forwarding did in a run.
+struct SkipStats {
+  uint64_t skips = 0;             ///< fast-forwards begun
+  uint64_t skip_backs = 0;        ///< of which pulled back by an unforeseen interrupt
+  uint64_t checks = 0;            ///< steady-state checks of a partition (window full)
+  uint64_t packets_skipped = 0;   ///< data packets credited instead of simulated
+  uint64_t events_skipped = 0;    ///< estimate: credited packets × 4 events per hop (data + ACK)
+  Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps
+  uint64_t max_partitions = 0;    ///< most partitions alive at once
+};
+
+/// One point of the partitions-over-time series (written when a count changes, at most once
+/// per sample interval).
+struct PartitionSample {
+  Time time = 0;                  ///< ps
+  uint32_t partitions = 0;        ///< live partitions
+  uint32_t skipping = 0;          ///< of which being fast-forwarded
+};
+
+/// Attaches itself to `net` (Network::set_skip_hooks) and detaches on destruction.
+///
+/// Partitions (PartitionSet) are the connected components of active flows over the egress ports
+/// of their data paths; ACKs, NACKs, CNPs and PFC frames do not join them. Every flow's CC rate
+/// is sampled every `sample_interval` (lazily: a rate holds until the CC changes it, so a run of
+/// equal samples costs O(1)); any membership change resets the partition's windows. Once every
+/// window of a partition is full, it is checked at every sample interval (on oneTBB threads; the
+/// outcome depends on nothing but the samples), and a partition whose flows are all steady is
+/// fast-forwarded by ΔT = the time to the earliest known interrupt: the next flow start of the
+/// flow file, LINK_DOWN, the end of the run, and each flow's estimated completion less a guard of
+/// one base RTT at its rate plus one packet, so that its end is simulated packet by packet.
+/// Each flow is credited whole packets of goodput R̂ × ΔT, R̂ = payload bytes acknowledged over
+/// about the last window / the time between the ACKs that bound it (no calibration factor as in
+/// the paper's artifact: the goodput already excludes headers, ACK interleaving and pauses). An interrupt nobody announced (a flow started by a dependency, a data packet or PFC
+/// frame reaching a frozen port) pulls the partition back to now and un-credits the difference.
+class FastForward final : public SkipHooks {
+ public:
+  /// `run_end` (ps) bounds every skip (the run's stop time).
+  FastForward(Network& net, const WormholeSettings& settings, Time run_end);
+  ~FastForward() override;
+  FastForward(const FastForward&) = delete;
+  FastForward& operator=(const FastForward&) = delete;
+
+  const SkipStats& stats() const { return stats_; }
+  const std::vector<PartitionSample>& timeline() const { return timeline_; }
+  const PartitionSet& partitions() const { return parts_; }
+  /// Whether partition `pid` is being fast-forwarded now.
+  bool skipping(uint32_t pid) const;
+
+  // SkipHooks
+  void flow_started(uint32_t id) override;
+  void flow_finished(uint32_t id) override;
+  void rate_changed(uint32_t id, uint64_t old_rate_bps) override;
+  void touched(uint32_t port) override;
+  void routes_changed() override;
+  void on_tick() override;
+
+ private:
+  struct Track {                  // one active flow
+    RateWindow window;
+    uint64_t next_grid = 0;       // first grid point not yet sampled
+    Time c0_t = 0, c1_t = 0;      // goodput checkpoints (time snd_una last moved, snd_una)
+    uint64_t c0_acked = 0, c1_acked = 0;
+    double goodput = 0;           // bytes/ps over the last window (at the last check)
+    int64_t credited = 0;         // bytes credited by the current skip
+    uint32_t hops = 0;            // data-path length (for the event estimate)
+  };
+  struct Part {                   // one partition's fast-forward state
+    Time due = 0;                 // first check time (all windows full)
+    bool skipping = false;
+    Time skip_start = 0, skip_end = 0, delta = 0;
+  };
+  Track& track(uint32_t id) { return tracks_[track_of_.at(id)]; }
+  void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
+  void reset(uint32_t pid);
+  void end_skip(uint32_t pid);           ///< a skip that ran its course
+  void skip_back(uint32_t pid);          ///< an early interrupt
+  void settle(const std::vector<uint32_t>& pids);  ///< end or pull back skips before membership changes
+  bool try_skip(uint32_t pid);
+  void ensure_tick();
+  void record_timeline();
+  Part& part(uint32_t pid);
+
+  Network& net_;
+  WormholeSettings s_;
+  Time run_end_;
+  PartitionSet parts_;
+  std::vector<Part> part_state_;
+  std::vector<Track> tracks_;                     // pooled: windows keep their memory
+  std::vector<uint32_t> free_tracks_;
+  std::unordered_map<uint32_t, uint32_t> track_of_;  // active flow -> tracks_ slot
+  bool tick_pending_ = false;
+  uint32_t skipping_now_ = 0;
+  SkipStats stats_;
+  std::vector<PartitionSample> timeline_;
+};
+
+}  // namespace wh

@@ -1,0 +1,75 @@
+// Network partitions: connected components of active flows that share an egress port on their
+// data path, maintained incrementally (wormhole-paper.md §3, §4.1 of the paper).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace wh {
+
+/// The partitions of the active flows. A flow is added with the egress ports (global port
+/// indices) its data packets leave from; two flows sharing a port are in the same partition,
+/// transitively. Arrivals create, join or merge partitions; a removal re-examines only the
+/// partition the flow left and splits it into its connected components. Nothing is recomputed
+/// globally. Partition ids are small integers, reused after a partition disappears (the most
+/// recently freed id first), so the ids — like everything here — depend only on the sequence of
+/// calls, never on addresses or hash order.
+class PartitionSet {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  /// `num_ports` = number of ports of the network (port ids are < num_ports).
+  explicit PartitionSet(uint32_t num_ports);
+
+  /// Adds active flow `flow` with its data-path egress ports (any order, duplicates allowed, may
+  /// be empty: then the flow is a partition of its own). If the ports touch no partition a new
+  /// one is made; one partition: the flow joins it; several: they are merged into the one with
+  /// the most flows (ties: the smallest id), and the others' ids are freed. Returns the id of the
+  /// partition the flow is now in. Throws std::logic_error if the flow is already present.
+  uint32_t add_flow(uint32_t flow, std::span<const uint32_t> ports);
+  /// The partitions the given ports belong to now (sorted ids, no duplicates, kNone left out):
+  /// what add_flow(…, ports) would merge. Lets the caller act on them first.
+  std::vector<uint32_t> partitions_of_ports(std::span<const uint32_t> ports) const;
+
+  /// Removes flow `flow` and splits its partition into connected components. Returns the ids of
+  /// the partitions that now hold the old partition's remaining flows: empty if none remain;
+  /// otherwise the first id is the old one (kept by the component holding the old partition's
+  /// smallest remaining flow id) and the others are new. Throws std::logic_error if absent.
+  std::vector<uint32_t> remove_flow(uint32_t flow);
+
+  uint32_t partition_of_flow(uint32_t flow) const;   ///< kNone if the flow is not present
+  uint32_t partition_of_port(uint32_t port) const { return port_part_[port]; }  ///< kNone if unused
+  /// Flows of partition `pid`, ascending. Precondition: live(pid).
+  const std::vector<uint32_t>& flows(uint32_t pid) const { return parts_[pid].flows; }
+  /// Egress ports used by the flows of `pid`, ascending, no duplicates.
+  const std::vector<uint32_t>& ports(uint32_t pid) const { return parts_[pid].ports; }
+  /// The ports flow `flow` was added with (sorted, unique). Precondition: present.
+  const std::vector<uint32_t>& flow_ports(uint32_t flow) const;
+  bool live(uint32_t pid) const { return pid < parts_.size() && parts_[pid].live; }
+  /// Number of live partitions.
+  size_t size() const { return live_count_; }
+  /// Ids of the live partitions, ascending.
+  std::vector<uint32_t> live_ids() const;
+  /// One past the largest id ever used (for per-partition arrays kept by the caller).
+  uint32_t id_bound() const { return static_cast<uint32_t>(parts_.size()); }
+
+ private:
+  struct Part {
+    bool live = false;
+    std::vector<uint32_t> flows;  // ascending
+    std::vector<uint32_t> ports;  // ascending
+  };
+  uint32_t new_part();
+  void free_part(uint32_t pid);
+
+  std::vector<uint32_t> port_part_;                 // port -> partition
+  std::vector<std::vector<uint32_t>> port_flows_;   // port -> flows using it (unordered)
+  std::unordered_map<uint32_t, std::vector<uint32_t>> flow_ports_;  // active flow -> its ports
+  std::unordered_map<uint32_t, uint32_t> flow_part_;                // active flow -> partition
+  std::vector<Part> parts_;
+  std::vector<uint32_t> free_ids_;
+  size_t live_count_ = 0;
+};
+
+}  // namespace wh

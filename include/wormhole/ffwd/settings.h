@@ -1,0 +1,21 @@
+// Wormhole settings: steady-state detection and fast-forwarding (wormhole-paper.md §4–§5).
+#pragma once
+#include <cstdint>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+/// What the user sets under [wormhole] (scenario) or WORMHOLE_* (config.txt). Defaults are the
+/// paper's (θ = 5 %, l = 2000) and the early artifact's 1 µs sampling interval.
+struct WormholeSettings {
+  bool enabled = false;           ///< off: packet mode, bit-identical to a run without Wormhole
+  double theta = 0.05;            ///< steady ⇔ (max − min) / mean of the window < theta
+  uint64_t window = 2000;         ///< l: samples per window
+  Time sample_interval = kUs;     ///< ps between rate samples
+  bool fast_forward = true;       ///< off: detect and report steady states, never skip
+  bool skip_back = true;          ///< off: an early interrupt keeps the whole skip's credit (ablation)
+  unsigned threads = 0;           ///< oneTBB threads for the steady checks; 0 = all cores
+};
+
+}  // namespace wh

@@ -1,0 +1,29 @@
+// What the network tells a fast-forward controller (src/ffwd) while it runs. Defined here so
+// the network does not depend on the controller (arrows point one way: ffwd -> net).
+#pragma once
+#include <cstdint>
+
+namespace wh {
+
+/// Callbacks from Network to the fast-forward controller. All are made from inside event
+/// handlers, at the network's current time. With no controller set, the network makes none and
+/// behaves exactly as in packet mode.
+class SkipHooks {
+ public:
+  virtual ~SkipHooks() = default;
+  /// Flow `id`'s QP was created (it has a NIC); none of its packets has left yet.
+  virtual void flow_started(uint32_t id) = 0;
+  /// Flow `id` finished (its last byte was acknowledged).
+  virtual void flow_finished(uint32_t id) = 0;
+  /// Flow `id`'s CC is changing its pacing rate; `old_rate_bps` is the rate until now.
+  virtual void rate_changed(uint32_t id, uint64_t old_rate_bps) = 0;
+  /// A data packet or a PFC frame reached port `port`, which is frozen: an interrupt that was not
+  /// known when the skip began. The controller must pull the port's partition back (skip-back).
+  virtual void touched(uint32_t port) = 0;
+  /// LINK_DOWN changed the routes: every flow's path may have changed.
+  virtual void routes_changed() = 0;
+  /// The controller's own periodic event (Network::schedule_skip_tick).
+  virtual void on_tick() = 0;
+};
+
+}  // namespace wh

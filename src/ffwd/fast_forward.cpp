@@ -1,0 +1,245 @@
+// Fast-forward controller (see fast_forward.h): partitions, steady checks, skips, skip-backs.
+#include "wormhole/ffwd/fast_forward.h"
+
+#include <algorithm>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+namespace wh {
+
+FastForward::FastForward(Network& net, const WormholeSettings& settings, Time run_end)
+    : net_(net), s_(settings), run_end_(run_end), parts_(static_cast<uint32_t>(net.ports().size())) {
+  net_.set_skip_hooks(this);
+}
+
+FastForward::~FastForward() { net_.set_skip_hooks(nullptr); }
+
+FastForward::Part& FastForward::part(uint32_t pid) {
+  if (pid >= part_state_.size()) part_state_.resize(parts_.id_bound());
+  return part_state_[pid];
+}
+
+bool FastForward::skipping(uint32_t pid) const {
+  return pid < part_state_.size() && part_state_[pid].skipping && net_.now() < part_state_[pid].skip_end;
+}
+
+void FastForward::sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now) {
+  // Grid point k (time k·interval) samples the rate in force before the events of that instant.
+  const uint64_t last = static_cast<uint64_t>(now / s_.sample_interval);
+  if (last + 1 > t.next_grid) {
+    t.window.append(rate_bps, last + 1 - t.next_grid);
+    t.next_grid = last + 1;
+  }
+}
+
+void FastForward::reset(uint32_t pid) {
+  const Time now = net_.now();
+  const uint64_t k = static_cast<uint64_t>(now / s_.sample_interval);
+  for (uint32_t id : parts_.flows(pid)) {
+    Track& t = track(id);
+    t.window.reset(s_.window);
+    t.next_grid = k + 1;
+    // Checkpoints are taken at ACK instants (the last time snd_una moved), so a steady ACK
+    // stream gives its rate exactly: whole packets over whole packet intervals.
+    t.c0_t = t.c1_t = net_.flow(id).last_progress;
+    t.c0_acked = t.c1_acked = net_.flow(id).snd_una;
+    t.credited = 0;
+  }
+  Part& p = part(pid);
+  p = Part{};
+  p.due = static_cast<Time>(k + s_.window) * s_.sample_interval;
+}
+
+void FastForward::ensure_tick() {
+  if (tick_pending_) return;
+  tick_pending_ = true;
+  const uint64_t k = static_cast<uint64_t>(net_.now() / s_.sample_interval) + 1;
+  net_.schedule_skip_tick(static_cast<Time>(k) * s_.sample_interval);
+}
+
+void FastForward::end_skip(uint32_t pid) {
+  Part& p = part(pid);
+  p.skipping = false;
+  --skipping_now_;
+  reset(pid);  // after an interrupt the partition must prove itself steady again
+}
+
+void FastForward::skip_back(uint32_t pid) {
+  Part& p = part(pid);
+  const Time now = net_.now();
+  // Whole ns, rounded up: INT clocks move by whole ns, and no moved event may land before now.
+  const Time kept = (now - p.skip_start + kNs - 1) / kNs * kNs;
+  const Time back = kept - p.delta;
+  const uint32_t payload = net_.config().packet_payload_size;
+  net_.shift(parts_.ports(pid), parts_.flows(pid), back, 0, 0);
+  for (uint32_t id : parts_.flows(pid)) {
+    Track& t = track(id);
+    int64_t keep = t.credited;
+    if (s_.skip_back)
+      keep = static_cast<int64_t>(static_cast<uint64_t>(t.goodput * double(kept)) / payload) * payload;
+    const int64_t pkts_back = (t.credited - keep) / payload;
+    stats_.packets_skipped -= static_cast<uint64_t>(pkts_back);
+    stats_.events_skipped -= static_cast<uint64_t>(pkts_back) * 4 * t.hops;
+    stats_.skipped_flow_time += back;
+    net_.credit(id, keep - t.credited, back);
+    t.credited = keep;
+  }
+  ++stats_.skip_backs;
+  end_skip(pid);
+}
+
+void FastForward::settle(const std::vector<uint32_t>& pids) {
+  for (uint32_t pid : pids) {
+    if (!part(pid).skipping) continue;
+    if (net_.now() < part(pid).skip_end) skip_back(pid);
+    else end_skip(pid);
+  }
+}
+
+void FastForward::flow_started(uint32_t id) {
+  const std::vector<uint32_t> ports = net_.data_path(id);
+  settle(parts_.partitions_of_ports(ports));
+  const uint32_t pid = parts_.add_flow(id, ports);
+  uint32_t slot;
+  if (free_tracks_.empty()) {
+    slot = static_cast<uint32_t>(tracks_.size());
+    tracks_.emplace_back();
+  } else {
+    slot = free_tracks_.back();
+    free_tracks_.pop_back();
+  }
+  track_of_[id] = slot;
+  tracks_[slot].hops = static_cast<uint32_t>(ports.size());
+  reset(pid);
+  stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
+  ensure_tick();
+}
+
+void FastForward::flow_finished(uint32_t id) {
+  const uint32_t pid = parts_.partition_of_flow(id);
+  if (pid == PartitionSet::kNone) return;
+  settle({pid});
+  const uint32_t slot = track_of_.at(id);
+  free_tracks_.push_back(slot);
+  track_of_.erase(id);
+  for (uint32_t p : parts_.remove_flow(id)) reset(p);
+}
+
+void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps) {
+  auto it = track_of_.find(id);
+  if (it == track_of_.end()) return;
+  sample_until(id, tracks_[it->second], old_rate_bps, net_.now());
+}
+
+void FastForward::touched(uint32_t port) {
+  const uint32_t pid = parts_.partition_of_port(port);
+  if (pid != PartitionSet::kNone) settle({pid});
+}
+
+void FastForward::routes_changed() {
+  // LINK_DOWN may move any flow: rebuild every partition from the new paths (rare, so global).
+  std::vector<uint32_t> active;
+  for (const auto& [id, slot] : track_of_) active.push_back(id);
+  std::sort(active.begin(), active.end());
+  settle(parts_.live_ids());
+  for (uint32_t id : active) parts_.remove_flow(id);
+  for (uint32_t id : active) {
+    const std::vector<uint32_t> ports = net_.data_path(id);
+    parts_.add_flow(id, ports);
+    track(id).hops = static_cast<uint32_t>(ports.size());
+  }
+  for (uint32_t pid : parts_.live_ids()) reset(pid);
+}
+
+bool FastForward::try_skip(uint32_t pid) {
+  const Time now = net_.now();
+  const uint32_t payload = net_.config().packet_payload_size;
+  Time dt = run_end_ - now;
+  if (const Time t = net_.next_flow_start(); t >= 0) dt = std::min(dt, t - now);
+  if (const Time t = net_.link_down_time(); t >= 0) dt = std::min(dt, t - now);
+  for (uint32_t id : parts_.flows(pid)) {
+    const Track& t = track(id);
+    const Flow& f = net_.flow(id);
+    if (t.goodput <= 0) return false;
+    // Leave the flow's last base RTT at its rate, plus one packet, to packet-level simulation.
+    const double guard = t.goodput * double(f.base_rtt) + payload;
+    const double avail = double(f.end_seq() - f.snd_nxt) - guard;
+    if (avail <= 0) return false;
+    dt = std::min(dt, static_cast<Time>(avail / t.goodput));
+  }
+  dt = dt / kNs * kNs;
+  if (dt < s_.sample_interval) return false;
+  net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt, dt);
+  for (uint32_t id : parts_.flows(pid)) {
+    Track& t = track(id);
+    const uint64_t pkts = static_cast<uint64_t>(t.goodput * double(dt)) / payload;
+    t.credited = static_cast<int64_t>(pkts * payload);
+    net_.credit(id, t.credited, dt);
+    stats_.packets_skipped += pkts;
+    stats_.events_skipped += pkts * 4 * t.hops;
+    stats_.skipped_flow_time += dt;
+  }
+  Part& p = part(pid);
+  p.skipping = true;
+  p.skip_start = now;
+  p.skip_end = now + dt;
+  p.delta = dt;
+  ++skipping_now_;
+  ++stats_.skips;
+  return true;
+}
+
+void FastForward::on_tick() {
+  tick_pending_ = false;
+  const Time now = net_.now();
+  const std::vector<uint32_t> live = parts_.live_ids();
+  std::vector<uint32_t> due;
+  for (uint32_t pid : live) {
+    Part& p = part(pid);
+    if (p.skipping && p.skip_end <= now) end_skip(pid);
+    if (!p.skipping && p.due <= now) due.push_back(pid);
+  }
+  // Sample up to now and move the goodput checkpoints (cheap, sequential), then test the windows.
+  const Time half = static_cast<Time>(s_.window) * s_.sample_interval / 2;
+  for (uint32_t pid : due)
+    for (uint32_t id : parts_.flows(pid)) {
+      Track& t = track(id);
+      const Flow& f = net_.flow(id);
+      sample_until(id, t, f.rate_bps, now);
+      if (f.last_progress - t.c1_t >= half) {
+        t.c0_t = t.c1_t, t.c0_acked = t.c1_acked;
+        t.c1_t = f.last_progress, t.c1_acked = f.snd_una;
+      }
+      t.goodput = f.last_progress > t.c0_t ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t) : 0;
+    }
+  std::vector<uint8_t> steady(due.size(), 0);
+  auto check = [&](size_t i) {
+    bool all = true;
+    for (uint32_t id : parts_.flows(due[i])) all = all && tracks_[track_of_.at(id)].window.steady(s_.theta);
+    steady[i] = all;
+  };
+  if (due.size() > 1) {
+    // The flags depend only on each partition's own windows, so any thread count gives the same.
+    static thread_local std::unique_ptr<tbb::task_arena> arena;
+    if (!arena) arena = std::make_unique<tbb::task_arena>(s_.threads ? static_cast<int>(s_.threads) : tbb::task_arena::automatic);
+    arena->execute([&] { tbb::parallel_for(size_t(0), due.size(), check); });
+  } else if (due.size() == 1) {
+    check(0);
+  }
+  stats_.checks += due.size();
+  for (size_t i = 0; i < due.size(); ++i) {
+    Part& p = part(due[i]);
+    if (!(steady[i] && s_.fast_forward && try_skip(due[i]))) p.due = now + s_.sample_interval;
+  }
+  record_timeline();
+  if (parts_.size() > 0) ensure_tick();
+}
+
+void FastForward::record_timeline() {
+  const PartitionSample s{net_.now(), static_cast<uint32_t>(parts_.size()), skipping_now_};
+  if (timeline_.empty() || timeline_.back().partitions != s.partitions || timeline_.back().skipping != s.skipping)
+    timeline_.push_back(s);
+}
+
+}  // namespace wh

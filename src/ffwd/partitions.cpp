@@ -1,0 +1,201 @@
+// Incremental network partitions (see partitions.h).
+#include "wormhole/ffwd/partitions.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace wh {
+
+namespace {
+
+// Merges sorted `extra` into sorted `into` in place: one linear pass, no re-sort.
+void merge_sorted(std::vector<uint32_t>& into, const std::vector<uint32_t>& extra) {
+  if (extra.empty()) return;
+  const auto mid = static_cast<std::ptrdiff_t>(into.size());
+  into.insert(into.end(), extra.begin(), extra.end());
+  std::inplace_merge(into.begin(), into.begin() + mid, into.end());
+}
+
+// Index of `x` in sorted `v`; x must be present.
+size_t index_of(const std::vector<uint32_t>& v, uint32_t x) {
+  return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), x) - v.begin());
+}
+
+}  // namespace
+
+PartitionSet::PartitionSet(uint32_t num_ports) : port_part_(num_ports, kNone), port_flows_(num_ports) {}
+
+uint32_t PartitionSet::new_part() {
+  uint32_t pid;
+  if (!free_ids_.empty()) {
+    pid = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    pid = static_cast<uint32_t>(parts_.size());
+    parts_.emplace_back();
+  }
+  parts_[pid].live = true;
+  ++live_count_;
+  return pid;
+}
+
+void PartitionSet::free_part(uint32_t pid) {
+  Part& p = parts_[pid];
+  p.live = false;
+  p.flows.clear();
+  p.ports.clear();
+  free_ids_.push_back(pid);
+  --live_count_;
+}
+
+std::vector<uint32_t> PartitionSet::partitions_of_ports(std::span<const uint32_t> ports) const {
+  std::vector<uint32_t> ids;
+  for (uint32_t p : ports) {
+    if (p >= port_part_.size()) throw std::out_of_range("PartitionSet: port " + std::to_string(p) + " out of range");
+    if (port_part_[p] != kNone) ids.push_back(port_part_[p]);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_in) {
+  if (flow_part_.count(flow)) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " already present");
+  // Validate before touching any state, so a rejected call leaves the set as it was.
+  const std::vector<uint32_t> touched = partitions_of_ports(ports_in);
+  std::vector<uint32_t> ports(ports_in.begin(), ports_in.end());
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+
+  uint32_t pid;
+  if (touched.empty()) {
+    pid = new_part();
+  } else {
+    // Folding the smaller partitions into the largest moves the fewest flows and ports.
+    pid = touched[0];
+    for (uint32_t t : touched)
+      if (parts_[t].flows.size() > parts_[pid].flows.size()) pid = t;
+    for (uint32_t t : touched) {  // ascending, so the largest absorbed id is the next one reused
+      if (t == pid) continue;
+      Part& src = parts_[t];
+      for (uint32_t f : src.flows) flow_part_[f] = pid;
+      for (uint32_t p : src.ports) port_part_[p] = pid;
+      merge_sorted(parts_[pid].flows, src.flows);
+      merge_sorted(parts_[pid].ports, src.ports);
+      free_part(t);
+    }
+  }
+
+  Part& part = parts_[pid];
+  part.flows.insert(std::lower_bound(part.flows.begin(), part.flows.end(), flow), flow);
+  std::vector<uint32_t> fresh;  // ports no flow used before: they join the partition now
+  for (uint32_t p : ports) {
+    port_flows_[p].push_back(flow);
+    if (port_part_[p] == kNone) {
+      port_part_[p] = pid;
+      fresh.push_back(p);
+    }
+  }
+  merge_sorted(part.ports, fresh);
+  flow_part_.emplace(flow, pid);
+  flow_ports_.emplace(flow, std::move(ports));
+  return pid;
+}
+
+std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
+  const auto fp = flow_part_.find(flow);
+  if (fp == flow_part_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
+  const uint32_t pid = fp->second;
+  flow_part_.erase(fp);
+  const auto fports = flow_ports_.find(flow);
+  for (uint32_t p : fports->second) {
+    auto& users = port_flows_[p];
+    // Order within a port's list is irrelevant (only reachability is read), so swap-erase.
+    *std::find(users.begin(), users.end(), flow) = users.back();
+    users.pop_back();
+  }
+  flow_ports_.erase(fports);
+
+  // Take the old contents out: new_part() below may grow parts_ and move its elements.
+  std::vector<uint32_t> flows = std::move(parts_[pid].flows);
+  std::vector<uint32_t> ports = std::move(parts_[pid].ports);
+  parts_[pid].flows.clear();
+  parts_[pid].ports.clear();
+  flows.erase(std::lower_bound(flows.begin(), flows.end(), flow));
+
+  if (flows.empty()) {
+    for (uint32_t p : ports) port_part_[p] = kNone;
+    free_part(pid);
+    return {};
+  }
+
+  // Connected components over flow -> port -> flow, confined to the old partition. Visiting the
+  // flows in ascending order numbers the components by their smallest flow id.
+  constexpr uint32_t kUnseen = UINT32_MAX;
+  std::vector<uint32_t> comp(flows.size(), kUnseen);
+  std::vector<char> port_seen(ports.size(), 0);
+  std::vector<uint32_t> queue;
+  queue.reserve(flows.size());
+  uint32_t ncomp = 0;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    if (comp[i] != kUnseen) continue;
+    const uint32_t c = ncomp++;
+    comp[i] = c;
+    queue.assign(1, flows[i]);
+    for (size_t q = 0; q < queue.size(); ++q) {
+      for (uint32_t p : flow_ports_.find(queue[q])->second) {
+        char& seen = port_seen[index_of(ports, p)];
+        if (seen) continue;  // each port's flow list is scanned once, so a hub port stays linear
+        seen = 1;
+        for (uint32_t g : port_flows_[p]) {
+          uint32_t& cg = comp[index_of(flows, g)];
+          if (cg != kUnseen) continue;
+          cg = c;
+          queue.push_back(g);
+        }
+      }
+    }
+  }
+
+  std::vector<uint32_t> ids(ncomp);
+  ids[0] = pid;
+  for (uint32_t c = 1; c < ncomp; ++c) ids[c] = new_part();
+  // Filling in ascending order keeps every component's vectors sorted without a sort.
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const uint32_t target = ids[comp[i]];
+    parts_[target].flows.push_back(flows[i]);
+    if (target != pid) flow_part_[flows[i]] = target;
+  }
+  for (uint32_t p : ports) {
+    if (port_flows_[p].empty()) {
+      port_part_[p] = kNone;  // only the removed flow used it
+      continue;
+    }
+    const uint32_t target = ids[comp[index_of(flows, port_flows_[p].front())]];
+    parts_[target].ports.push_back(p);
+    port_part_[p] = target;
+  }
+  return ids;
+}
+
+uint32_t PartitionSet::partition_of_flow(uint32_t flow) const {
+  const auto it = flow_part_.find(flow);
+  return it == flow_part_.end() ? kNone : it->second;
+}
+
+const std::vector<uint32_t>& PartitionSet::flow_ports(uint32_t flow) const {
+  const auto it = flow_ports_.find(flow);
+  if (it == flow_ports_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
+  return it->second;
+}
+
+std::vector<uint32_t> PartitionSet::live_ids() const {
+  std::vector<uint32_t> ids;
+  ids.reserve(live_count_);
+  for (uint32_t i = 0; i < parts_.size(); ++i)
+    if (parts_[i].live) ids.push_back(i);
+  return ids;
+}
+
+}  // namespace wh

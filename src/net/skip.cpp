@@ -1,0 +1,193 @@
+// The network's side of fast-forwarding (wormhole-paper.md §5): moving a partition's pending
+// events and absolute times by ΔT, freezing its ports, letting other flows' control packets pass
+// them and holding its own packets that arrive while it is frozen. Decisions are src/ffwd's.
+#include <algorithm>
+
+#include "wormhole/io/results_writer.h"
+#include "wormhole/net/hash.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+namespace {
+bool is_flow_packet(const Packet& pk) { return pk.type != PktType::Pfc; }
+}  // namespace
+
+std::vector<uint32_t> Network::data_path(uint32_t id) const {
+  const Flow& f = flows_[id];
+  std::vector<uint32_t> path;
+  if (f.nic == UINT32_MAX) return path;
+  path.push_back(f.nic);
+  uint32_t node = ports_[ports_[f.nic].peer].node;
+  // A path longer than the node count would be a routing loop; routes are shortest paths.
+  for (size_t guard = 0; nodes_[node].is_switch && guard < nodes_.size(); ++guard) {
+    auto hops = routing_.next_hops(node, f.dst);
+    if (hops.empty()) break;
+    uint32_t out = hops[0];
+    if (hops.size() > 1) out = hops[ecmp_hash(node_ip(f.src), node_ip(f.dst), f.sport, f.dport, node) % hops.size()];
+    path.push_back(out);
+    node = ports_[ports_[out].peer].node;
+  }
+  return path;
+}
+
+Time Network::link_down_time() const {
+  if (cfg_.link_down_us <= 0) return -1;
+  const Time t = 2 * kSec + static_cast<Time>(cfg_.link_down_us) * kUs;
+  return t >= kernel_.now() ? t : -1;
+}
+
+Time Network::next_flow_start() const {
+  return next_start_ < start_order_.size() ? flows_[start_order_[next_start_]].start : -1;
+}
+
+void Network::credit(uint32_t id, int64_t bytes, Time time) {
+  Flow& f = flows_[id];
+  f.skipped_bytes = static_cast<uint64_t>(static_cast<int64_t>(f.skipped_bytes) + bytes);
+  f.skipped_time += time;
+}
+
+void Network::shift_packet_times(Packet& pk, Time delta) {
+  if (!is_flow_packet(pk)) return;
+  pk.ts += delta;
+  // INT hop times are 24-bit ns counters: moving them by whole ns keeps every difference.
+  const uint32_t d = static_cast<uint32_t>(static_cast<int64_t>(delta / kNs));
+  const uint32_t n = std::min<uint32_t>(pk.ih.nhop, IntHeader::kMaxHops);
+  for (uint32_t i = 0; i < n; ++i) pk.ih.hop[i].time = (pk.ih.hop[i].time + d) & ((1u << IntHop::kTimeBits) - 1);
+}
+
+void Network::bypass(uint32_t port, uint32_t pkt) {
+  const Port& p = ports_[port];
+  if (!p.up) return drop(pkt);
+  pool_[pkt].in_port = p.peer;
+  kernel_.schedule(kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay, kBypass, pkt);
+}
+
+bool Network::hold_if_frozen(uint32_t port, uint32_t pkt) {
+  const Packet& pk = pool_[pkt];
+  if (!is_flow_packet(pk)) return false;
+  const Flow& f = flows_[pk.flow];
+  const Time now = kernel_.now();
+  if (now >= f.frozen_until) return false;
+  uint32_t slot;
+  if (free_held_.empty()) {
+    slot = static_cast<uint32_t>(held_.size());
+    held_.emplace_back();
+  } else {
+    slot = free_held_.back();
+    free_held_.pop_back();
+  }
+  Held& h = held_[slot];
+  h.pkt = pkt;
+  h.port = port;
+  h.arrived = now;
+  h.due = now + f.skip_shift;
+  ++h.gen;
+  kernel_.schedule(h.due, kHeld, slot, h.gen);
+  return true;
+}
+
+void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
+  Held& h = held_[slot];
+  if (h.due != at || h.gen != gen) return;  // re-timed by a skip-back
+  const uint32_t pkt = h.pkt, port = h.port;
+  // In its partition's clock the packet arrives now: its timestamps move with it.
+  shift_packet_times(pool_[pkt], h.due - h.arrived);
+  h.due = -1;
+  free_held_.push_back(slot);
+  receive(port, pkt);
+}
+
+void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
+  Port& p = ports_[port];
+  auto member = [&](uint32_t pkt) {
+    const Packet& pk = pool_[pkt];
+    return is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow);
+  };
+  const bool sw = nodes_[p.node].is_switch;
+  for (uint32_t c = 0; c < kClasses; ++c) {
+    for (uint32_t n = p.queue[c].size(); n > 0; --n) {
+      const uint32_t pkt = p.queue[c].pop();
+      if (member(pkt)) {
+        p.queue[c].push(pkt);
+        continue;
+      }
+      const uint32_t size = pool_[pkt].size;
+      p.queue_bytes[c] -= size;
+      p.bytes_total -= size;
+      if (sw && c != 0) release_ingress(pkt, c);  // it leaves the switch now
+      bypass(port, pkt);
+    }
+  }
+  // Packets of other flows already on the wire arrive when they would have.
+  for (uint32_t n = p.wire.size(); n > 0; --n) {
+    const WireSlot s = p.wire.pop();
+    if (member(s.pkt)) {
+      p.wire.push(s);
+      continue;
+    }
+    pool_[s.pkt].in_port = p.peer;
+    kernel_.schedule(s.arrive, kBypass, s.pkt, 0, s.cause);
+  }
+}
+
+void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows, Time delta,
+                    Time frozen_until, Time hold) {
+  const Time now = kernel_.now();
+  const bool freezing = frozen_until > now;
+  for (uint32_t id : flows) {
+    Flow& f = flows_[id];
+    ++f.epoch;
+    for (int slot = 0; slot <= kRtoSlot; ++slot) {
+      if (f.timer_at[slot] >= 0) f.timer_at[slot] += delta;
+      f.timer_cause[slot].origin += delta;
+      if (f.timer_ev[slot] >= 0) {
+        f.timer_ev[slot] += delta;
+        kernel_.schedule(f.timer_ev[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
+      }
+    }
+    f.next_avail += delta;
+    f.last_progress += delta;
+    if (f.nack_timer > 0) f.nack_timer += delta;
+    shift_cc_times(f.cc, delta);
+    f.frozen_until = freezing ? frozen_until : 0;
+    f.skip_shift = freezing ? hold : 0;
+  }
+  if (freezing)
+    for (uint32_t p : ports) ports_[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
+  for (uint32_t port : ports) {
+    Port& p = ports_[port];
+    ++p.epoch;
+    if (freezing) evacuate(port, flows);
+    p.busy_until += delta;
+    p.tx_cause.origin += delta;
+    if (p.txdone_pending) kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
+    for (uint32_t i = 0; i < p.wire.size(); ++i) {
+      WireSlot& s = p.wire.at(i);
+      s.arrive += delta;
+      s.cause.origin += delta;
+      shift_packet_times(pool_[s.pkt], delta);
+    }
+    if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
+    for (uint32_t c = 0; c < kClasses; ++c)
+      for (uint32_t i = 0; i < p.queue[c].size(); ++i) shift_packet_times(pool_[p.queue[c].at(i)], delta);
+    if (p.wake_at >= 0) {
+      p.wake_at += delta;
+      p.wake_cause.origin += delta;
+      kernel_.schedule(p.wake_at, kWake, port, p.epoch, p.wake_cause);
+    }
+    p.last_pkt_time += delta;
+    if (!freezing) p.frozen_until = 0;
+  }
+  // Packets of these flows held from an earlier skip belong to the same clock.
+  for (uint32_t slot = 0; slot < held_.size(); ++slot) {
+    Held& h = held_[slot];
+    if (h.due < 0 || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
+    h.due += delta;
+    ++h.gen;
+    kernel_.schedule(h.due, kHeld, slot, h.gen);
+  }
+  freeze_horizon_ = std::max(freeze_horizon_, frozen_until);
+}
+
+}  // namespace wh
