@@ -40,15 +40,14 @@ void FastForward::reset(uint32_t pid) {
     Track& t = track(id);
     t.window.reset(s_.window);
     t.next_grid = k + 1;
-    // Checkpoints are taken at ACK instants (the last time snd_una moved), so a steady ACK
-    // stream gives its rate exactly: whole packets over whole packet intervals.
-    t.c0_t = t.c1_t = net_.flow(id).last_progress;
-    t.c0_acked = t.c1_acked = net_.flow(id).snd_una;
+    t.c0_t = t.c1_t = -1;
+    t.goodput = 0;
     t.credited = 0;
   }
   Part& p = part(pid);
   p = Part{};
   p.due = static_cast<Time>(k + s_.window) * s_.sample_interval;
+  p.checkpoint = p.due - static_cast<Time>(s_.window / 2) * s_.sample_interval;
 }
 
 void FastForward::ensure_tick() {
@@ -195,23 +194,34 @@ void FastForward::on_tick() {
   const Time now = net_.now();
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
+  const Time half = static_cast<Time>(s_.window / 2) * s_.sample_interval;
   for (uint32_t pid : live) {
     Part& p = part(pid);
     if (p.skipping && p.skip_end <= now) end_skip(pid);
-    if (!p.skipping && p.due <= now) due.push_back(pid);
+    if (p.skipping) continue;
+    // Goodput checkpoints every half window from the middle of the first one, at ACK instants
+    // (the last time snd_una moved): a steady ACK stream then gives its rate exactly, and the
+    // flow's start-up (first RTT, ramp) is not in the estimate.
+    if (p.checkpoint <= now) {
+      p.checkpoint = now + half;
+      for (uint32_t id : parts_.flows(pid)) {
+        Track& t = track(id);
+        const Flow& f = net_.flow(id);
+        t.c0_t = t.c1_t, t.c0_acked = t.c1_acked;
+        t.c1_t = f.last_progress, t.c1_acked = f.snd_una;
+      }
+    }
+    if (p.due <= now) due.push_back(pid);
   }
-  // Sample up to now and move the goodput checkpoints (cheap, sequential), then test the windows.
-  const Time half = static_cast<Time>(s_.window) * s_.sample_interval / 2;
+  // Sample up to now and estimate goodput (cheap, sequential), then test the windows.
   for (uint32_t pid : due)
     for (uint32_t id : parts_.flows(pid)) {
       Track& t = track(id);
       const Flow& f = net_.flow(id);
       sample_until(id, t, f.rate_bps, now);
-      if (f.last_progress - t.c1_t >= half) {
-        t.c0_t = t.c1_t, t.c0_acked = t.c1_acked;
-        t.c1_t = f.last_progress, t.c1_acked = f.snd_una;
-      }
-      t.goodput = f.last_progress > t.c0_t ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t) : 0;
+      t.goodput = t.c0_t >= 0 && f.last_progress > t.c0_t
+                      ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
+                      : 0;
     }
   std::vector<uint8_t> steady(due.size(), 0);
   auto check = [&](size_t i) {

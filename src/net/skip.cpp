@@ -60,6 +60,7 @@ void Network::bypass(uint32_t port, uint32_t pkt) {
   const Port& p = ports_[port];
   if (!p.up) return drop(pkt);
   pool_[pkt].in_port = p.peer;
+  ++bypassed_;
   kernel_.schedule(kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay, kBypass, pkt);
 }
 
@@ -83,6 +84,7 @@ bool Network::hold_if_frozen(uint32_t port, uint32_t pkt) {
   h.arrived = now;
   h.due = now + f.skip_shift;
   ++h.gen;
+  ++held_count_;
   kernel_.schedule(h.due, kHeld, slot, h.gen);
   return true;
 }
@@ -127,6 +129,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       continue;
     }
     pool_[s.pkt].in_port = p.peer;
+    ++bypassed_;
     kernel_.schedule(s.arrive, kBypass, s.pkt, 0, s.cause);
   }
 }

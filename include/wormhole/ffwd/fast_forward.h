@@ -42,9 +42,10 @@ struct PartitionSample {
 /// fast-forwarded by ΔT = the time to the earliest known interrupt: the next flow start of the
 /// flow file, LINK_DOWN, the end of the run, and each flow's estimated completion less a guard of
 /// one base RTT at its rate plus one packet, so that its end is simulated packet by packet.
-/// Each flow is credited whole packets of goodput R̂ × ΔT, R̂ = payload bytes acknowledged over
-/// about the last window / the time between the ACKs that bound it (no calibration factor as in
-/// the paper's artifact: the goodput already excludes headers, ACK interleaving and pauses). An interrupt nobody announced (a flow started by a dependency, a data packet or PFC
+/// Each flow is credited whole packets of goodput R̂ × ΔT, R̂ = payload bytes acknowledged since a
+/// checkpoint half a window to a window ago / the time between the ACKs that bound them (no
+/// calibration factor as in the paper's artifact: the goodput already excludes headers, ACK
+/// interleaving and pauses). An interrupt nobody announced (a flow started by a dependency, a data packet or PFC
 /// frame reaching a frozen port) pulls the partition back to now and un-credits the difference.
 class FastForward final : public SkipHooks {
  public:
@@ -80,6 +81,7 @@ class FastForward final : public SkipHooks {
   };
   struct Part {                   // one partition's fast-forward state
     Time due = 0;                 // first check time (all windows full)
+    Time checkpoint = 0;          // next goodput checkpoint
     bool skipping = false;
     Time skip_start = 0, skip_end = 0, delta = 0;
   };

@@ -114,6 +114,9 @@ class Network final : public CcHost {
   Time link_down_time() const;
   /// The start time of the next flow added with add_flows that has not started yet, or -1.
   Time next_flow_start() const;
+  /// Control packets that passed a frozen port, and packets held for a frozen flow, so far.
+  uint64_t packets_bypassed() const { return bypassed_; }
+  uint64_t packets_held() const { return held_count_; }
 
   // --- results and inspection ---
   const std::vector<Flow>& flows() const { return flows_; }
@@ -227,6 +230,7 @@ class Network final : public CcHost {
     uint16_t gen = 0;            // carried by its kHeld event: re-timing leaves the old one stale
   };
   std::vector<Held> held_;
+  uint64_t bypassed_ = 0, held_count_ = 0;
   std::vector<uint32_t> free_held_;
 };
 

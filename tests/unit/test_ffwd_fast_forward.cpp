@@ -1,0 +1,194 @@
+// Fast-forwarding end to end on small networks: a lone flow skipped finishes within one packet
+// time of packet mode; skip-back when a dependent flow arrives mid-skip; other flows' ACKs pass a
+// frozen partition; detect-only ≡ packet mode; the outcome does not depend on the thread count.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "wormhole/cc/factory.h"
+#include "wormhole/ffwd/fast_forward.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/topology.h"
+#include "wormhole/net/network.h"
+
+using namespace wh;
+
+namespace {
+
+constexpr uint64_t k100G = 100'000'000'000ull;
+/// One 1,048-B data packet at 100 Gb/s, truncated to whole ns as the reference does.
+constexpr Time kPacketTime = 83 * kNs;
+
+/// The reference ring runs' DCQCN config, ECN marking off: with nothing random the packet-mode
+/// outcome is a pure function of the event order, so differences are Wormhole's alone.
+SimConfig config() {
+  SimConfig c = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  c.enable_qcn = false;
+  return c;
+}
+
+/// `hosts` hosts on one switch (node `hosts`), 100 G, 1 µs links.
+Topology star(uint32_t hosts) {
+  Topology t;
+  t.num_nodes = hosts + 1;
+  t.is_switch.assign(hosts + 1, 0);
+  t.is_switch[hosts] = 1;
+  for (uint32_t h = 0; h < hosts; ++h) t.links.push_back(TopoLink{h, hosts, k100G, 1 * kUs, 0, 0});
+  return t;
+}
+
+FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) {
+  FlowSpec f;
+  f.src = src;
+  f.dst = dst;
+  f.size_bytes = size;
+  f.start = start;
+  return f;
+}
+
+/// Injects one flow at a given time, as a workload driver does when a dependency finishes.
+class Injector final : public EventClient {
+ public:
+  Injector(Network& net, FlowSpec spec, Time at) : net_(net), spec_(spec) { net_.schedule_client(at, 0); }
+  void client_event(uint32_t, uint16_t) override { id = net_.inject_flow(spec_); }
+  uint32_t id = UINT32_MAX;
+
+ private:
+  Network& net_;
+  FlowSpec spec_;
+};
+
+struct Outcome {
+  std::vector<Time> fct;  // per flow id, ps (-1: unfinished)
+  std::vector<Time> skipped;  // per flow id, ps fast-forwarded
+  SkipStats stats;
+  uint64_t bypassed = 0, held = 0;
+};
+
+/// Runs `flows` on `topo` (plus one injected flow if `inject_at` >= 0) with Wormhole set by `ws`
+/// (nullptr: packet mode, no controller at all).
+Outcome run(const Topology& topo, const std::vector<FlowSpec>& flows, const WormholeSettings* ws,
+            const FlowSpec* injected = nullptr, Time inject_at = -1) {
+  const SimConfig cfg = config();
+  Network net(cfg, topo, make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  std::unique_ptr<Injector> inj;
+  if (injected) {
+    inj = std::make_unique<Injector>(net, *injected, inject_at);
+    net.set_client(inj.get());
+  }
+  std::unique_ptr<FastForward> ff;
+  if (ws) ff = std::make_unique<FastForward>(net, *ws, 1 * kSec);
+  net.run(1 * kSec);
+  Outcome o;
+  for (const Flow& f : net.flows()) {
+    o.fct.push_back(f.finished() ? f.finish - f.start : -1);
+    o.skipped.push_back(f.skipped_time);
+  }
+  if (ff) o.stats = ff->stats();
+  o.bypassed = net.packets_bypassed();
+  o.held = net.packets_held();
+  return o;
+}
+
+WormholeSettings on() {
+  WormholeSettings s;
+  s.enabled = true;  // θ = 0.05, l = 2000, 1 µs
+  return s;
+}
+
+}  // namespace
+
+TEST(FastForward, LoneFlowFinishesWithinOnePacketTimeOfPacketMode) {
+  // 60 MB at ~95 Gb/s goodput lasts ~5 ms: steady after the 2-ms window, then skipped to its
+  // last base RTT.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000)};
+  const WormholeSettings ws = on();
+  const Outcome pkt = run(star(2), flows, nullptr);
+  const Outcome ff = run(star(2), flows, &ws);
+  ASSERT_GT(pkt.fct[0], 0);
+  ASSERT_GT(ff.fct[0], 0);
+  EXPECT_EQ(ff.stats.skips, 1u);
+  EXPECT_EQ(ff.stats.skip_backs, 0u);
+  // Most of the 60,000 packets after the first 2 ms (~24,000 of them) are credited, not sent.
+  EXPECT_GT(ff.stats.packets_skipped, 30'000u);
+  EXPECT_LE(std::abs(ff.fct[0] - pkt.fct[0]), kPacketTime) << "packet mode " << pkt.fct[0] << " ps, ff " << ff.fct[0];
+}
+
+TEST(FastForward, DetectOnlyIsPacketMode) {
+  // Steady checks run, nothing is skipped: bit-identical to a run without a controller.
+  const std::vector<FlowSpec> flows = {flow(0, 2, 20'000'000), flow(1, 2, 10'000'000, 500 * kUs), flow(2, 0, 30'000'000)};
+  WormholeSettings ws = on();
+  ws.fast_forward = false;
+  ws.window = 200;
+  const Outcome pkt = run(star(3), flows, nullptr);
+  const Outcome det = run(star(3), flows, &ws);
+  EXPECT_GT(det.stats.checks, 0u);
+  EXPECT_EQ(det.stats.skips, 0u);
+  EXPECT_EQ(det.fct, pkt.fct);
+}
+
+TEST(FastForward, SkipBackWhenADependentFlowArrivesMidSkip) {
+  // Flow A (0 -> 2, 60 MB) is steady at ~2 ms and skipped towards ~5 ms; at 3 ms a dependency
+  // releases flow B (1 -> 2, 1 MB), which shares A's last egress port: nobody knew it when the skip
+  // began, so A is pulled back to 3 ms and keeps only the credit of the 1 ms it really skipped.
+  const std::vector<FlowSpec> flows = {flow(0, 2, 60'000'000)};
+  const FlowSpec b = flow(1, 2, 1'000'000);
+  const Time at = 3 * kMs;
+  const WormholeSettings ws = on();
+  const Outcome pkt = run(star(3), flows, nullptr, &b, at);
+  const Outcome ff = run(star(3), flows, &ws, &b, at);
+  ASSERT_EQ(pkt.fct.size(), 2u);
+  ASSERT_EQ(ff.fct.size(), 2u);
+  EXPECT_EQ(ff.stats.skips, 1u);  // after B, A's end is nearer than another window
+  EXPECT_EQ(ff.stats.skip_backs, 1u);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_LE(std::abs(ff.fct[i] - pkt.fct[i]), 2 * kPacketTime)
+        << "flow " << i << ": packet mode " << pkt.fct[i] << " ps, ff " << ff.fct[i];
+
+  // Without skip-back A keeps the credit of the whole planned skip: it finishes far too early.
+  WormholeSettings no_back = ws;
+  no_back.skip_back = false;
+  const Outcome wrong = run(star(3), flows, &no_back, &b, at);
+  EXPECT_LT(wrong.fct[0], pkt.fct[0] - 100 * kUs);
+}
+
+TEST(FastForward, OtherFlowsAcksPassAFrozenPartition) {
+  // A (0 -> 1) and B (1 -> 0) have disjoint data paths, so separate partitions; B's ACKs leave
+  // host 0 through A's NIC and A's ACKs through B's. A becomes steady 300 µs before B: while A is
+  // frozen B's ACKs bypass its ports, and A's own ACKs in flight are held until A's clock resumes.
+  //
+  // What control traffic outside partitions ignores: while A is frozen its ACKs no longer share
+  // host 1's NIC with B's data, so B runs (and is measured) up to the ACKs' share of that link
+  // faster than in packet mode (60 B per 1,048-B packet: 60/1,108) — and A likewise in its last
+  // stretch while B is frozen. Each flow's error is at most two packets plus that share of the
+  // time the other one was frozen.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(1, 0, 60'000'000, 300 * kUs)};
+  const WormholeSettings ws = on();
+  const Outcome pkt = run(star(2), flows, nullptr);
+  const Outcome ff = run(star(2), flows, &ws);
+  EXPECT_EQ(ff.stats.skips, 2u);
+  EXPECT_EQ(ff.stats.skip_backs, 0u);
+  EXPECT_GT(ff.bypassed, 0u);
+  EXPECT_GT(ff.held, 0u);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_LE(std::abs(ff.fct[i] - pkt.fct[i]), 2 * kPacketTime + ff.skipped[1 - i] * 60 / 1108)
+        << "flow " << i << ": packet mode " << pkt.fct[i] << " ps, ff " << ff.fct[i];
+}
+
+TEST(FastForward, SameOutcomeForAnyThreadCount) {
+  // Eight disjoint pairs: eight partitions due at the same ticks, checked in parallel.
+  std::vector<FlowSpec> flows;
+  for (uint32_t h = 0; h < 8; ++h) flows.push_back(flow(h, h + 8, 20'000'000 + h * 1'000'000, h * 10 * kUs));
+  WormholeSettings one = on(), many = on();
+  one.window = many.window = 500;
+  one.threads = 1;
+  many.threads = 4;
+  const Outcome a = run(star(16), flows, &one);
+  const Outcome b = run(star(16), flows, &many);
+  EXPECT_EQ(a.stats.skips, 8u);
+  EXPECT_EQ(a.fct, b.fct);
+  EXPECT_EQ(a.stats.packets_skipped, b.stats.packets_skipped);
+  EXPECT_EQ(a.stats.checks, b.stats.checks);
+}
