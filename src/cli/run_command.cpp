@@ -132,7 +132,8 @@ int run_command(const RunOptions& o) {
   out.flush();
 
   auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
-  write_hdf5_results(results, records, obs.pfc_, meta);
+  const SkipReport skip = ff ? ff->report() : SkipReport{};
+  write_hdf5_results(results, records, obs.pfc_, meta, nullptr, ff ? &skip : nullptr);
 
   const SlowdownStats st = slowdown_stats(records);
   size_t unfinished = 0;

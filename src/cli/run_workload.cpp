@@ -125,7 +125,8 @@ int run_workload_scenario(const RunOptions& o) {
 
   auto [records, meta] = collect_results(net, cfg, sc.path, wall);
   const WorkloadReport& rep = driver.report();
-  write_hdf5_results(results, records, obs.pfc_, meta, &rep);
+  const SkipReport skip = ff ? ff->report() : SkipReport{};
+  write_hdf5_results(results, records, obs.pfc_, meta, &rep, ff ? &skip : nullptr);
   write_workload_csvs(out.string(), rep);
 
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());

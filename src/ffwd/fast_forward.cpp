@@ -246,6 +246,17 @@ void FastForward::on_tick() {
   if (parts_.size() > 0) ensure_tick();
 }
 
+SkipReport FastForward::report() const {
+  SkipReport r;
+  r.settings = s_;
+  r.stats = stats_;
+  r.timeline = timeline_;
+  r.events_executed = net_.kernel().events_executed();
+  r.control_bypassed = net_.packets_bypassed();
+  r.packets_held = net_.packets_held();
+  return r;
+}
+
 void FastForward::record_timeline() {
   const PartitionSample s{net_.now(), static_cast<uint32_t>(parts_.size()), skipping_now_};
   if (timeline_.empty() || timeline_.back().partitions != s.partitions || timeline_.back().skipping != s.skipping)

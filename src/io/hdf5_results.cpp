@@ -17,149 +17,20 @@
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
+#include "hdf5_util.h"
+#include "wormhole/ffwd/skip_stats.h"
 
 namespace wh {
 
+void write_wormhole(hid_t file, const SkipReport& r);  // hdf5_wormhole.cpp
+
 namespace {
 
-// Bump when a dataset or field changes meaning. 2: the /workload group.
-constexpr unsigned kLayoutVersion = 2;
+using namespace h5;
 
-// Owns one HDF5 id and closes it with the matching H5?close, so an exception half-way through
-// leaves no open objects behind (which would keep the file open and unreadable).
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Handle() { close(); }
-  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  operator hid_t() const { return id_; }
-  herr_t close() {
-    herr_t rc = 0;
-    if (id_ >= 0) rc = close_(id_);
-    id_ = -1;
-    return rc;
-  }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// HDF5 prints its whole error stack to stderr by default; we report errors ourselves, so the
-// printing is switched off while we write and the caller's handler is put back afterwards.
-class QuietErrors {
- public:
-  QuietErrors() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  QuietErrors(const QuietErrors&) = delete;
-  QuietErrors& operator=(const QuietErrors&) = delete;
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-// The innermost entry of the error stack is the most specific one (for a failed create it holds
-// the OS error text), so that is what goes into our message.
-herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
-  if (n == 0 && e && e->desc) *static_cast<std::string*>(out) = std::string(e->func_name) + ": " + e->desc;
-  return 0;
-}
-std::string error_detail() {
-  std::string s;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &s);
-  H5Eclear2(H5E_DEFAULT);
-  return s.empty() ? "unknown HDF5 error" : s;
-}
-
-// herr_t results widen to hid_t, so one checker serves both.
-hid_t check(hid_t rc, const std::string& what) {
-  if (rc < 0) throw std::runtime_error("HDF5: " + what + " failed: " + error_detail());
-  return rc;
-}
-
-Handle make_space(std::vector<hsize_t> dims, std::vector<hsize_t> maxdims, const std::string& what) {
-  return Handle(check(H5Screate_simple(int(dims.size()), dims.data(), maxdims.data()), what), H5Sclose);
-}
-
-// Variable-length UTF-8 string: h5py returns it as str (attributes) or bytes (datasets, .asstr()).
-Handle string_type() {
-  Handle t(check(H5Tcopy(H5T_C_S1), "copying the string type"), H5Tclose);
-  check(H5Tset_size(t, H5T_VARIABLE), "making a variable-length string type");
-  check(H5Tset_cset(t, H5T_CSET_UTF8), "setting UTF-8 on the string type");
-  return t;
-}
-
-void attr_string(hid_t obj, const char* name, const std::string& value) {
-  Handle type = string_type();
-  Handle space(check(H5Screate(H5S_SCALAR), "creating a scalar space"), H5Sclose);
-  Handle a(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
-                 std::string("creating attribute ") + name),
-           H5Aclose);
-  const char* p = value.c_str();
-  check(H5Awrite(a, type, &p), std::string("writing attribute ") + name);
-}
-
-template <class T>
-void attr_scalar(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, T value) {
-  Handle space(check(H5Screate(H5S_SCALAR), "creating a scalar space"), H5Sclose);
-  Handle a(check(H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT),
-                 std::string("creating attribute ") + name),
-           H5Aclose);
-  check(H5Awrite(a, mem_type, &value), std::string("writing attribute ") + name);
-}
-void attr_u64(hid_t o, const char* n, uint64_t v) { attr_scalar(o, n, H5T_STD_U64LE, H5T_NATIVE_UINT64, v); }
-void attr_i64(hid_t o, const char* n, int64_t v) { attr_scalar(o, n, H5T_STD_I64LE, H5T_NATIVE_INT64, v); }
-void attr_f64(hid_t o, const char* n, double v) { attr_scalar(o, n, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v); }
-void attr_u8(hid_t o, const char* n, uint8_t v) { attr_scalar(o, n, H5T_STD_U8LE, H5T_NATIVE_UINT8, v); }
-
-// A compound field: where it sits in our C struct, and its (little-endian, fixed-size) file type.
-struct Field {
-  const char* name;
-  size_t offset;
-  hid_t mem;
-  hid_t file;
-};
-
-// The memory type mirrors the struct (with its padding); the file type is the same fields packed
-// back to back in standard little-endian types, so the file does not depend on this compiler.
-std::pair<Handle, Handle> compound(size_t struct_size, const std::vector<Field>& fields) {
-  size_t packed = 0;
-  for (const Field& f : fields) packed += H5Tget_size(f.file);
-  Handle mem(check(H5Tcreate(H5T_COMPOUND, struct_size), "creating a compound type"), H5Tclose);
-  Handle file(check(H5Tcreate(H5T_COMPOUND, packed), "creating a compound type"), H5Tclose);
-  size_t at = 0;
-  for (const Field& f : fields) {
-    check(H5Tinsert(mem, f.name, f.offset, f.mem), std::string("adding field ") + f.name);
-    check(H5Tinsert(file, f.name, at, f.file), std::string("adding field ") + f.name);
-    at += H5Tget_size(f.file);
-  }
-  return {std::move(mem), std::move(file)};
-}
-
-// A 1-D table, chunked with an unlimited row dimension: that is the form that also works for 0
-// rows (h5py reads it as an empty array) and lets a later writer append. Chunks of ~1 MiB.
-// `parent` is the group's path for messages ("" for the root).
-void write_table(hid_t loc, const char* name, const std::pair<Handle, Handle>& types, const void* rows,
-                 size_t n, const char* units, const char* description, const std::string& parent = "") {
-  const std::string what = parent + "/" + name;
-  Handle space = make_space({hsize_t(n)}, {H5S_UNLIMITED}, "creating the space of " + what);
-  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
-  const size_t row = H5Tget_size(types.second);
-  const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, (1u << 20) / row));
-  check(H5Pset_chunk(dcpl, 1, &chunk), "setting the chunk size of " + what);
-  Handle ds(check(H5Dcreate2(loc, name, types.second, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
-                  "creating dataset " + what),
-            H5Dclose);
-  if (n > 0) check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), "writing " + what);
-  attr_string(ds, "units", units);
-  attr_string(ds, "description", description);
-}
+// Bump when a dataset or field changes meaning. 2: the /workload group. 3: /wormhole and the
+// skipped_* columns of /flows.
+constexpr unsigned kLayoutVersion = 3;
 
 struct FlowRow {
   uint32_t id, src, dst, sport, dport, pg;
@@ -168,6 +39,9 @@ struct FlowRow {
   uint64_t ideal_fct_ns;
   double slowdown;
   uint8_t finished;
+  int64_t skipped_ns;
+  uint64_t skipped_bytes;
+  double skipped_fraction;
 };
 
 struct PfcRow {
@@ -193,6 +67,9 @@ void write_flows(hid_t file, const std::vector<FlowRecord>& flows) {
       Field{"ideal_fct_ns", HOFFSET(FlowRow, ideal_fct_ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"slowdown", HOFFSET(FlowRow, slowdown), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
       Field{"finished", HOFFSET(FlowRow, finished), H5T_NATIVE_UINT8, H5T_STD_U8LE},
+      Field{"skipped_ns", HOFFSET(FlowRow, skipped_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"skipped_bytes", HOFFSET(FlowRow, skipped_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"skipped_fraction", HOFFSET(FlowRow, skipped_fraction), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
   });
   std::vector<FlowRow> rows;
   rows.reserve(flows.size());
@@ -201,14 +78,18 @@ void write_flows(hid_t file, const std::vector<FlowRecord>& flows) {
     // Times are whole ns, truncated exactly as fct.txt prints them, so the two files agree.
     rows.push_back({f.id, f.src, f.dst, f.sport, f.dport, f.pg, f.size_bytes, int64_t(to_ns(f.start)),
                     done ? int64_t(to_ns(f.finish)) : -1, done ? int64_t(f.fct_ns()) : -1, f.ideal_fct_ns,
-                    done ? f.slowdown() : std::numeric_limits<double>::quiet_NaN(), uint8_t(done)});
+                    done ? f.slowdown() : std::numeric_limits<double>::quiet_NaN(), uint8_t(done),
+                    int64_t(f.skipped / kNs), f.skipped_bytes,
+                    done && f.finish > f.start ? double(f.skipped) / double(f.finish - f.start)
+                                               : std::numeric_limits<double>::quiet_NaN()});
   }
   write_table(file, "flows", types, rows.data(), rows.size(),
               "src, dst: node id; sport, dport: UDP port; pg: priority group; size_bytes: bytes; "
               "start_ns, finish_ns, fct_ns, ideal_fct_ns: ns; slowdown: fct_ns / ideal_fct_ns; "
-              "finished: 1 or 0",
+              "finished: 1 or 0; skipped_ns: ns; skipped_bytes: bytes; skipped_fraction: skipped_ns / fct_ns",
               "one row per flow in flow-file order; finish_ns = fct_ns = -1 and slowdown = NaN for a "
-              "flow unfinished at the stop time; ideal_fct_ns is the reference's standalone FCT");
+              "flow unfinished at the stop time; ideal_fct_ns is the reference's standalone FCT; skipped_*: "
+              "how much of the flow Wormhole fast-forwarded (0 in packet mode, fraction NaN if unfinished)");
 }
 
 void write_pfc(hid_t file, const std::vector<PfcRecord>& pfc) {
@@ -474,7 +355,7 @@ void write_workload(hid_t file, const WorkloadReport& w) {
 
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload) {
+                        const WorkloadReport* workload, const SkipReport* skip) {
   QuietErrors quiet;
   const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) throw_create_error(path);
@@ -484,6 +365,7 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
   write_pfc(file, pfc);
   write_run(file, flows, meta);
   if (workload) write_workload(file, *workload);
+  if (skip) write_wormhole(file, *skip);
   // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
   check(file.close(), "closing " + path);
 }

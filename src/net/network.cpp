@@ -412,6 +412,8 @@ FlowRecord Network::record(uint32_t id) const {
   r.start = f.start;
   r.finish = f.finish;
   r.ideal_fct_ns = f.ideal_fct_ns;
+  r.skipped = f.skipped_time;
+  r.skipped_bytes = f.skipped_bytes;
   return r;
 }
 

@@ -8,28 +8,10 @@
 #include "wormhole/ffwd/partitions.h"
 #include "wormhole/ffwd/rate_window.h"
 #include "wormhole/ffwd/settings.h"
+#include "wormhole/ffwd/skip_stats.h"
 #include "wormhole/net/network.h"
 
 namespace wh {
-
-/// What fast-forwarding did in a run.
-struct SkipStats {
-  uint64_t skips = 0;             ///< fast-forwards begun
-  uint64_t skip_backs = 0;        ///< of which pulled back by an unforeseen interrupt
-  uint64_t checks = 0;            ///< steady-state checks of a partition (window full)
-  uint64_t packets_skipped = 0;   ///< data packets credited instead of simulated
-  uint64_t events_skipped = 0;    ///< estimate: credited packets × 4 events per hop (data + ACK)
-  Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps
-  uint64_t max_partitions = 0;    ///< most partitions alive at once
-};
-
-/// One point of the partitions-over-time series (written when a count changes, at most once
-/// per sample interval).
-struct PartitionSample {
-  Time time = 0;                  ///< ps
-  uint32_t partitions = 0;        ///< live partitions
-  uint32_t skipping = 0;          ///< of which being fast-forwarded
-};
 
 /// Attaches itself to `net` (Network::set_skip_hooks) and detaches on destruction.
 ///
@@ -56,6 +38,8 @@ class FastForward final : public SkipHooks {
   FastForward& operator=(const FastForward&) = delete;
 
   const SkipStats& stats() const { return stats_; }
+  /// The report written into the results (stats, timeline, the network's bypass/hold counters).
+  SkipReport report() const;
   const std::vector<PartitionSample>& timeline() const { return timeline_; }
   const PartitionSet& partitions() const { return parts_; }
   /// Whether partition `pid` is being fast-forwarded now.

@@ -47,15 +47,17 @@ struct RunMetadata {
 };
 
 struct WorkloadReport;  // wormhole/io/workload_results.h
+struct SkipReport;      // wormhole/ffwd/skip_stats.h
 
 /// Writes the HDF5 results file (layout in README.md, "HDF5 results"): /flows (one row per flow),
 /// /pfc (one row per PFC frame received), and attributes of /run; with `workload`, also the group
 /// /workload (tables iterations, layers and collectives, times in ps, and the EndToEnd figures as
-/// attributes). The file is replaced if it exists. Throws InputError if the file cannot be
-/// created, std::runtime_error on an HDF5 failure.
+/// attributes); with `skip` (Wormhole on), the group /wormhole (counters as attributes, table
+/// partitions over time). The file is replaced if it exists. Throws InputError if the file cannot
+/// be created, std::runtime_error on an HDF5 failure.
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload = nullptr);
+                        const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr);
 
 /// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json).
 struct SlowdownStats {

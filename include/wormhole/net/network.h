@@ -123,6 +123,7 @@ class Network final : public CcHost {
   FlowRecord record(uint32_t id) const;
   RunStats stats() const;
   Kernel& kernel() { return kernel_; }
+  const Kernel& kernel() const { return kernel_; }
   const std::vector<Port>& ports() const { return ports_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   /// The routes (built on first use: by add_flows, run or this call).

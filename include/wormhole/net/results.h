@@ -19,6 +19,8 @@ struct FlowRecord {
   Time start = 0;             ///< ps
   Time finish = -1;           ///< ps; -1 = did not finish before the stop time
   uint64_t ideal_fct_ns = 0;  ///< the reference's standalone FCT (hpcc-model.md §5.1), ns
+  Time skipped = 0;           ///< ps of its lifetime fast-forwarded (0 in packet mode)
+  uint64_t skipped_bytes = 0; ///< payload bytes credited instead of sent
   bool finished() const { return finish >= 0; }
   /// FCT in whole ns as the reference prints it (now − start, both integer ns).
   uint64_t fct_ns() const { return to_ns(finish) - to_ns(start); }

@@ -1,0 +1,40 @@
+// What fast-forwarding did in a run, as plain data (written by src/io into the results).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "wormhole/core/time.h"
+#include "wormhole/ffwd/settings.h"
+
+namespace wh {
+
+/// Counters of one run's fast-forwarding.
+struct SkipStats {
+  uint64_t skips = 0;             ///< fast-forwards begun
+  uint64_t skip_backs = 0;        ///< of which pulled back by an unforeseen interrupt
+  uint64_t checks = 0;            ///< steady-state checks of a partition (window full)
+  uint64_t packets_skipped = 0;   ///< data packets credited instead of simulated
+  uint64_t events_skipped = 0;    ///< estimate: credited packets × 4 events per data-path hop (data + ACK)
+  Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps
+  uint64_t max_partitions = 0;    ///< most partitions alive at once
+};
+
+/// One point of the partitions-over-time series (written when a count changes, at most once
+/// per sample interval).
+struct PartitionSample {
+  Time time = 0;                  ///< ps
+  uint32_t partitions = 0;        ///< live partitions
+  uint32_t skipping = 0;          ///< of which being fast-forwarded
+};
+
+/// Everything the results file says about Wormhole.
+struct SkipReport {
+  WormholeSettings settings;
+  SkipStats stats;
+  std::vector<PartitionSample> timeline;
+  uint64_t events_executed = 0;     ///< the run's executed events
+  uint64_t control_bypassed = 0;    ///< control packets that passed a frozen port
+  uint64_t packets_held = 0;        ///< packets held for a frozen flow
+};
+
+}  // namespace wh

@@ -1,0 +1,150 @@
+// HDF5 C API helpers shared by the results writers (src/io/hdf5_*.cpp): owned ids, quiet error
+// stacks turned into exceptions, scalar attributes, and compound tables that h5py reads as is.
+#pragma once
+#include <hdf5.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wh::h5 {
+
+// Owns one HDF5 id and closes it with the matching H5?close, so an exception half-way through
+// leaves no open objects behind (which would keep the file open and unreadable).
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~Handle() { close(); }
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  operator hid_t() const { return id_; }
+  herr_t close() {
+    herr_t rc = 0;
+    if (id_ >= 0) rc = close_(id_);
+    id_ = -1;
+    return rc;
+  }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+// HDF5 prints its whole error stack to stderr by default; we report errors ourselves, so the
+// printing is switched off while we write and the caller's handler is put back afterwards.
+class QuietErrors {
+ public:
+  QuietErrors() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  QuietErrors(const QuietErrors&) = delete;
+  QuietErrors& operator=(const QuietErrors&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// The innermost entry of the error stack is the most specific one (for a failed create it holds
+// the OS error text), so that is what goes into our message.
+inline herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
+  if (n == 0 && e && e->desc) *static_cast<std::string*>(out) = std::string(e->func_name) + ": " + e->desc;
+  return 0;
+}
+inline std::string error_detail() {
+  std::string s;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &s);
+  H5Eclear2(H5E_DEFAULT);
+  return s.empty() ? "unknown HDF5 error" : s;
+}
+
+// herr_t results widen to hid_t, so one checker serves both.
+inline hid_t check(hid_t rc, const std::string& what) {
+  if (rc < 0) throw std::runtime_error("HDF5: " + what + " failed: " + error_detail());
+  return rc;
+}
+
+inline Handle make_space(std::vector<hsize_t> dims, std::vector<hsize_t> maxdims, const std::string& what) {
+  return Handle(check(H5Screate_simple(int(dims.size()), dims.data(), maxdims.data()), what), H5Sclose);
+}
+
+// Variable-length UTF-8 string: h5py returns it as str (attributes) or bytes (datasets, .asstr()).
+inline Handle string_type() {
+  Handle t(check(H5Tcopy(H5T_C_S1), "copying the string type"), H5Tclose);
+  check(H5Tset_size(t, H5T_VARIABLE), "making a variable-length string type");
+  check(H5Tset_cset(t, H5T_CSET_UTF8), "setting UTF-8 on the string type");
+  return t;
+}
+
+inline void attr_string(hid_t obj, const char* name, const std::string& value) {
+  Handle type = string_type();
+  Handle space(check(H5Screate(H5S_SCALAR), "creating a scalar space"), H5Sclose);
+  Handle a(check(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
+                 std::string("creating attribute ") + name),
+           H5Aclose);
+  const char* p = value.c_str();
+  check(H5Awrite(a, type, &p), std::string("writing attribute ") + name);
+}
+
+template <class T>
+inline void attr_scalar(hid_t obj, const char* name, hid_t file_type, hid_t mem_type, T value) {
+  Handle space(check(H5Screate(H5S_SCALAR), "creating a scalar space"), H5Sclose);
+  Handle a(check(H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT),
+                 std::string("creating attribute ") + name),
+           H5Aclose);
+  check(H5Awrite(a, mem_type, &value), std::string("writing attribute ") + name);
+}
+inline void attr_u64(hid_t o, const char* n, uint64_t v) { attr_scalar(o, n, H5T_STD_U64LE, H5T_NATIVE_UINT64, v); }
+inline void attr_i64(hid_t o, const char* n, int64_t v) { attr_scalar(o, n, H5T_STD_I64LE, H5T_NATIVE_INT64, v); }
+inline void attr_f64(hid_t o, const char* n, double v) { attr_scalar(o, n, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v); }
+inline void attr_u8(hid_t o, const char* n, uint8_t v) { attr_scalar(o, n, H5T_STD_U8LE, H5T_NATIVE_UINT8, v); }
+
+// A compound field: where it sits in our C struct, and its (little-endian, fixed-size) file type.
+struct Field {
+  const char* name;
+  size_t offset;
+  hid_t mem;
+  hid_t file;
+};
+
+// The memory type mirrors the struct (with its padding); the file type is the same fields packed
+// back to back in standard little-endian types, so the file does not depend on this compiler.
+inline std::pair<Handle, Handle> compound(size_t struct_size, const std::vector<Field>& fields) {
+  size_t packed = 0;
+  for (const Field& f : fields) packed += H5Tget_size(f.file);
+  Handle mem(check(H5Tcreate(H5T_COMPOUND, struct_size), "creating a compound type"), H5Tclose);
+  Handle file(check(H5Tcreate(H5T_COMPOUND, packed), "creating a compound type"), H5Tclose);
+  size_t at = 0;
+  for (const Field& f : fields) {
+    check(H5Tinsert(mem, f.name, f.offset, f.mem), std::string("adding field ") + f.name);
+    check(H5Tinsert(file, f.name, at, f.file), std::string("adding field ") + f.name);
+    at += H5Tget_size(f.file);
+  }
+  return {std::move(mem), std::move(file)};
+}
+
+// A 1-D table, chunked with an unlimited row dimension: that is the form that also works for 0
+// rows (h5py reads it as an empty array) and lets a later writer append. Chunks of ~1 MiB.
+// `parent` is the group's path for messages ("" for the root).
+inline void write_table(hid_t loc, const char* name, const std::pair<Handle, Handle>& types, const void* rows,
+                 size_t n, const char* units, const char* description, const std::string& parent = "") {
+  const std::string what = parent + "/" + name;
+  Handle space = make_space({hsize_t(n)}, {H5S_UNLIMITED}, "creating the space of " + what);
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
+  const size_t row = H5Tget_size(types.second);
+  const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, (1u << 20) / row));
+  check(H5Pset_chunk(dcpl, 1, &chunk), "setting the chunk size of " + what);
+  Handle ds(check(H5Dcreate2(loc, name, types.second, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                  "creating dataset " + what),
+            H5Dclose);
+  if (n > 0) check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), "writing " + what);
+  attr_string(ds, "units", units);
+  attr_string(ds, "description", description);
+}
+
+}  // namespace wh::h5

@@ -1,0 +1,58 @@
+// The /wormhole group of the results file: what fast-forwarding did (README "HDF5 results").
+#include <hdf5.h>
+
+#include "hdf5_util.h"
+#include "wormhole/ffwd/skip_stats.h"
+#include "wormhole/io/results_writer.h"
+
+namespace wh {
+
+using namespace h5;
+
+namespace {
+struct PartitionRow {
+  int64_t time_ns;
+  uint32_t partitions, skipping;
+};
+}  // namespace
+
+void write_wormhole(hid_t file, const SkipReport& r) {
+  Handle g(check(H5Gcreate2(file, "wormhole", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group /wormhole"),
+           H5Gclose);
+  const SkipStats& s = r.stats;
+  attr_f64(g, "theta", r.settings.theta);
+  attr_u64(g, "window", r.settings.window);
+  attr_i64(g, "sample_interval_ns", r.settings.sample_interval / kNs);
+  attr_u8(g, "fast_forward", r.settings.fast_forward);
+  attr_u8(g, "skip_back", r.settings.skip_back);
+  attr_u64(g, "events_executed", r.events_executed);
+  attr_u64(g, "events_skipped", s.events_skipped);
+  const double total = double(r.events_executed + s.events_skipped);
+  attr_f64(g, "events_skipped_fraction", total > 0 ? double(s.events_skipped) / total : 0.0);
+  attr_u64(g, "packets_skipped", s.packets_skipped);
+  attr_u64(g, "skips", s.skips);
+  attr_u64(g, "skip_backs", s.skip_backs);
+  attr_u64(g, "steady_checks", s.checks);
+  attr_i64(g, "skipped_flow_time_ns", s.skipped_flow_time / kNs);
+  attr_u64(g, "max_partitions", s.max_partitions);
+  attr_u64(g, "control_packets_bypassed", r.control_bypassed);
+  attr_u64(g, "packets_held", r.packets_held);
+  attr_string(g, "units",
+              "sample_interval_ns, skipped_flow_time_ns: ns; events_skipped: estimate (credited packets x 4 per "
+              "data-path hop); events_skipped_fraction: skipped / (executed + skipped)");
+
+  const auto types = compound(sizeof(PartitionRow), {
+      Field{"time_ns", HOFFSET(PartitionRow, time_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"partitions", HOFFSET(PartitionRow, partitions), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"skipping", HOFFSET(PartitionRow, skipping), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+  });
+  std::vector<PartitionRow> rows;
+  rows.reserve(r.timeline.size());
+  for (const PartitionSample& p : r.timeline) rows.push_back({p.time / kNs, p.partitions, p.skipping});
+  write_table(g, "partitions", types, rows.data(), rows.size(), "time_ns: ns; partitions, skipping: counts",
+              "network partitions alive and being fast-forwarded, a row whenever either count changed (checked "
+              "once per sample interval)",
+              "/wormhole");
+}
+
+}  // namespace wh
