@@ -217,7 +217,8 @@ class Hdf5Results(WormholeTestCase):
 
     FLOW_FIELDS = {"id": "u4", "src": "u4", "dst": "u4", "sport": "u4", "dport": "u4", "pg": "u4",
                    "size_bytes": "u8", "start_ns": "i8", "finish_ns": "i8", "fct_ns": "i8",
-                   "ideal_fct_ns": "u8", "slowdown": "f8", "finished": "u1"}
+                   "ideal_fct_ns": "u8", "slowdown": "f8", "finished": "u1",
+                   "skipped_ns": "i8", "skipped_bytes": "u8", "skipped_fraction": "f8"}
     PFC_FIELDS = {"time_ns": "i8", "node": "u4", "node_type": "u1", "if_index": "u4", "type": "u1", "cls": "u1"}
 
     @classmethod

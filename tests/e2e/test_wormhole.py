@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""End-to-end tests of Wormhole (steady-state detection and fast-forwarding) through the CLI.
+
+Wormhole off, and Wormhole detecting without skipping, reproduce the reference byte for byte; on the
+upstream bundled example (two 200 MB HPCC flows, 36 ms) one skip covers ~93 % of each flow and the
+FCTs stay within the paper's rate-estimate bound θ/(1−θ) over the skipped part; the HDF5 /wormhole
+group agrees with the summary line; misspelt [wormhole] keys are named. Environment as test_refruns.py.
+"""
+import math
+import re
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import h5py
+
+from test_refruns import REFRUNS, RING_1MB, SOURCE_DIR, WORMHOLE, WormholeTestCase, copy_scenario, read_fct, run
+
+BUNDLED = "hpcc-bundled-example"
+
+
+class WormholeOffIsPacketMode(WormholeTestCase):
+    def check_identical(self, *sets):
+        work = copy_scenario(RING_1MB, Path(tempfile.mkdtemp(dir=self.tmp)))
+        args = [a for s in sets for a in ("--set", s)]
+        proc = run(work, "config_hpcc.txt", "-q", *args)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for name in ("fct.txt", "pfc.txt"):
+            self.assertEqual((work / "out" / "hpcc" / name).read_bytes(),
+                             (REFRUNS / RING_1MB / "out_hpcc" / name).read_bytes(), f"{sets}: {name}")
+
+    def test_wormhole_0_is_byte_identical(self):
+        self.check_identical("WORMHOLE=0")
+
+    def test_detection_without_skipping_is_byte_identical(self):
+        # Ticks and rate windows run (l = 50 so windows fill inside these ~100-µs flows); nothing moves.
+        self.check_identical("WORMHOLE=1", "WORMHOLE_FAST_FORWARD=0", "WORMHOLE_WINDOW=50")
+
+
+class BundledExampleFastForwarded(WormholeTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.runs = {}
+        for mode in ("off", "on"):
+            work = copy_scenario(BUNDLED, Path(tempfile.mkdtemp(dir=cls.tmp)))
+            proc = run(work, "config_hpcc.txt", "--set", f"WORMHOLE={1 if mode == 'on' else 0}")
+            if proc.returncode != 0:
+                raise AssertionError(f"{mode}: {proc.stderr}")
+            cls.runs[mode] = (work, proc.stdout)
+
+    def test_fcts_within_the_rate_bound_over_the_skipped_part(self):
+        off = read_fct(self.runs["off"][0] / "out" / "hpcc" / "fct.txt")
+        on = read_fct(self.runs["on"][0] / "out" / "hpcc" / "fct.txt")
+        self.assertEqual(set(on), set(off))
+        with h5py.File(self.runs["on"][0] / "out" / "hpcc" / "results.h5") as f:
+            flows = f["flows"][:]
+        theta = 0.05
+        for row in flows:
+            key = next(k for k in off if k[2] == row["sport"] and int(k[0], 16) >> 8 & 0xffff == row["src"])
+            err = abs(on[key][1] - off[key][1]) / off[key][1]
+            # Theorem 2 of the paper: |R̂ − R| / R < θ / (1 − θ), applied to the skipped fraction.
+            self.assertGreater(row["skipped_fraction"], 0.9)
+            self.assertLess(err, theta / (1 - theta) * row["skipped_fraction"], f"flow {row['id']}: {err:.4%}")
+
+    def test_report_agrees_with_summary(self):
+        work, stdout = self.runs["on"]
+        m = re.search(r"wormhole: (\d+) skips \((\d+) pulled back\), (\d+) steady checks, (\d+) packets credited, "
+                      r"~(\d+) events skipped", stdout)
+        self.assertIsNotNone(m, stdout)
+        skips, backs, checks, pkts, events = map(int, m.groups())
+        self.assertEqual((skips, backs), (1, 0))
+        with h5py.File(work / "out" / "hpcc" / "results.h5") as f:
+            self.assertEqual(int(f.attrs["layout_version"]), 3)
+            g = f["wormhole"]
+            self.assertEqual(int(g.attrs["skips"]), skips)
+            self.assertEqual(int(g.attrs["steady_checks"]), checks)
+            self.assertEqual(int(g.attrs["packets_skipped"]), pkts)
+            self.assertEqual(int(g.attrs["events_skipped"]), events)
+            self.assertEqual(int(g.attrs["events_executed"]), int(f["run"].attrs["events"]))
+            # 2 flows of 200,000 packets; the credited ones are never sent.
+            flows = f["flows"][:]
+            self.assertEqual(int(flows["skipped_bytes"].sum()), pkts * 1000)
+            self.assertLess(pkts, 400_000)
+            # One partition (both flows share the switch port to host 1): alive, skipped, alive, gone.
+            part = g["partitions"][:]
+            self.assertEqual([(int(p["partitions"]), int(p["skipping"])) for p in part],
+                             [(1, 0), (1, 1), (1, 0), (0, 0)])
+            with h5py.File(self.runs["off"][0] / "out" / "hpcc" / "results.h5") as off:
+                self.assertNotIn("wormhole", off)
+                self.assertEqual(int(off["flows"][:]["skipped_bytes"].sum()), 0)
+
+
+class WormholeSettingsErrors(WormholeTestCase):
+    def test_misspelt_key_is_named(self):
+        proc = subprocess.run([str(WORMHOLE), "run", str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"),
+                               "-o", str(self.tmp / "x"), "--set", "wormhole.thta=0.1"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("thta", proc.stderr)
+        self.assertIn("theta", proc.stderr)
+
+    def test_bad_theta_is_rejected(self):
+        proc = subprocess.run([str(WORMHOLE), "run", str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"),
+                               "-o", str(self.tmp / "y"), "--set", "wormhole.theta=0"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("theta must be above 0", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
