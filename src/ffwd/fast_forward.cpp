@@ -8,8 +8,17 @@
 
 namespace wh {
 
+struct FastForward::Arena {
+  tbb::task_arena arena;
+  explicit Arena(unsigned threads) : arena(threads ? static_cast<int>(threads) : tbb::task_arena::automatic) {}
+};
+
 FastForward::FastForward(Network& net, const WormholeSettings& settings, Time run_end)
-    : net_(net), s_(settings), run_end_(run_end), parts_(static_cast<uint32_t>(net.ports().size())) {
+    : net_(net),
+      s_(settings),
+      arena_(std::make_unique<Arena>(settings.threads)),
+      run_end_(run_end),
+      parts_(static_cast<uint32_t>(net.ports().size())) {
   net_.set_skip_hooks(this);
 }
 
@@ -231,9 +240,7 @@ void FastForward::on_tick() {
   };
   if (due.size() > 1) {
     // The flags depend only on each partition's own windows, so any thread count gives the same.
-    static thread_local std::unique_ptr<tbb::task_arena> arena;
-    if (!arena) arena = std::make_unique<tbb::task_arena>(s_.threads ? static_cast<int>(s_.threads) : tbb::task_arena::automatic);
-    arena->execute([&] { tbb::parallel_for(size_t(0), due.size(), check); });
+    arena_->arena.execute([&] { tbb::parallel_for(size_t(0), due.size(), check); });
   } else if (due.size() == 1) {
     check(0);
   }

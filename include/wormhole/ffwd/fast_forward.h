@@ -2,6 +2,7 @@
 // and fast-forwarding with skip-back (wormhole-paper.md §3–§5).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -80,8 +81,10 @@ class FastForward final : public SkipHooks {
   void record_timeline();
   Part& part(uint32_t pid);
 
+  struct Arena;                                   // the oneTBB arena of the steady checks
   Network& net_;
   WormholeSettings s_;
+  std::unique_ptr<Arena> arena_;
   Time run_end_;
   PartitionSet parts_;
   std::vector<Part> part_state_;
