@@ -48,13 +48,18 @@ baseline, then one on-run for each θ in --sweep-thetas (default 0.01,0.03,0.05,
 p99 FCT error / iteration-time error / events skipped % / speedup) and the same points one per row.
 --sweep-only skips the accuracy table.
 
-Time it takes (this 2-core machine, shared; packet-mode wall times, the on-runs take about as long or less):
-* refruns: the 7 config pairs together take well under a minute (ring16 16MB the longest).
-* moe-32g: about 1 s per run (DCQCN), 1.4 s (HPCC); 4 runs.
-* gpt7b-64g: about 60 s per run, 3.2 GB RSS, 460 MB of outputs per run; 4 runs, about 4-5 minutes.
-  The default accuracy table therefore takes about 5-6 minutes in all.
-* gpt13b-128g (--big only): about 4 minutes and 11 GB per packet-mode run, 1.2 GB of outputs; 4 runs.
-* sweep: (1 + #θ × #l) runs of the sweep scenario, 17 by default: about 17 minutes on gpt7b-64g.
+Time it takes (measured on the 2-core development machine, shared; one run at a time; on-runs took about as
+long as the off-runs except where Wormhole skips much):
+* refruns: the 7 config pairs (14 runs) take about 2 s in all (0.03-0.2 s per run).
+* moe-32g: about 1.1 s per run with DCQCN, 1.6 s with HPCC; 4 runs, about 5 s.
+  `--only ring16,bundled,incast,moe` thus takes under 10 s.
+* gpt7b-64g: about 61 s per run with DCQCN, 72 s with HPCC (3.2 GB RSS, 460 MB of outputs per run, 3.8 M
+  flows; comparing two fct.txt takes a few seconds); 4 runs, about 4.5 minutes.
+  The default accuracy table therefore takes about 5 minutes in all.
+* gpt13b-128g (--big only): about 4 minutes and 11 GB per packet-mode run, 1.2 GB of outputs; 4 runs,
+  15-20 minutes (not measured by this script's author).
+* sweep: 1 + #θ × #l runs of the sweep scenario, 17 by default: about 17 minutes on gpt7b-64g (DCQCN); a
+  sweep on a refruns config.txt takes about a second.
 Outputs of each pair of runs are deleted as soon as they are compared, unless --keep (then the temporary
 folder is kept and its path printed). Tables (Markdown) go to stdout and, with --out FILE, to FILE; progress
 goes to stderr. Python 3 standard library only.
@@ -383,10 +388,15 @@ def measure_pair(binary, sc, workdir, tag, theta, window, timeout, step, keep, n
 # ---------------------------------------------------------------- tables
 
 def pct(x, digits=3):
+    """x as a percentage; values below 10^-digits % in scientific notation, so that tiny is not shown as 0."""
     if x is None:
         return "–"
     if math.isinf(x):
         return "inf"
+    if x == 0:
+        return "0 %"
+    if 100 * x < 10 ** -digits:
+        return f"{100 * x:.1e} %"
     return f"{100 * x:.{digits}f} %"
 
 
