@@ -146,18 +146,23 @@ void FastForward::touched(uint32_t port) {
 }
 
 void FastForward::routes_changed() {
-  // LINK_DOWN may move any flow: rebuild every partition from the new paths (rare, so global).
+  // A rerouted flow leaves its partition (which may split) and joins the ones of its new path;
+  // flows whose path did not change stay where they are. Skips never run past LINK_DOWN.
   std::vector<uint32_t> active;
   for (const auto& [id, slot] : track_of_) active.push_back(id);
-  std::sort(active.begin(), active.end());
-  settle(parts_.live_ids());
-  for (uint32_t id : active) parts_.remove_flow(id);
+  std::sort(active.begin(), active.end());  // the map's order is not deterministic
   for (uint32_t id : active) {
-    const std::vector<uint32_t> ports = net_.data_path(id);
-    parts_.add_flow(id, ports);
+    std::vector<uint32_t> ports = net_.data_path(id);
+    std::vector<uint32_t> sorted = ports;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    if (sorted == parts_.flow_ports(id)) continue;
+    settle({parts_.partition_of_flow(id)});
+    for (uint32_t p : parts_.remove_flow(id)) reset(p);
+    settle(parts_.partitions_of_ports(ports));
+    reset(parts_.add_flow(id, ports));
     track(id).hops = static_cast<uint32_t>(ports.size());
   }
-  for (uint32_t pid : parts_.live_ids()) reset(pid);
 }
 
 bool FastForward::try_skip(uint32_t pid) {
