@@ -109,6 +109,9 @@ int run_workload_scenario(const RunOptions& o) {
   opt.send_latency = sc.workload.send_latency;
   opt.zero_chunk = sc.workload.zero_chunk;
   opt.report_gpu = sc.workload.report_gpu;
+  for (const std::string& g : sc.workload.ignore_groups)
+    for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
+      if (g == to_string(c)) opt.ignore_group[static_cast<size_t>(c)] = true;
   WorkloadDriver driver(net, w, layout, opt, &obs);
   if (!o.quiet)
     fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}), {} rows x {} iteration(s), {} nodes, {} links\n",

@@ -23,8 +23,8 @@ using namespace scenario_detail;
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kSections = {"topology", "workload", "network", "wormhole", "output"};
-const std::vector<std::string> kWorkloadKeys = {"file", "iterations", "send_latency", "zero_chunk", "report_gpu",
-                                                "max_time"};
+const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "send_latency", "zero_chunk",
+                                                "report_gpu", "max_time",   "ignore_groups"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads"};
@@ -160,14 +160,14 @@ class Reader {
     items_[section].push_back(std::move(it));
   }
 
-  /// The override's value as TOML: an integer, float or boolean if it reads as one, else the text.
+  /// The override's value as TOML: an integer, float, boolean, string or array if it reads as one, else the text.
   const toml::node& override_value(const std::string& v, bool raw_text) {
     toml::table& holder = override_values_.emplace_back();
     if (!raw_text) {
       try {
         toml::table parsed = toml::parse(std::string_view("v = " + v));
         const toml::node* n = parsed.get("v");
-        if (n && (n->is_integer() || n->is_floating_point() || n->is_boolean() || n->is_string())) {
+        if (n && (n->is_integer() || n->is_floating_point() || n->is_boolean() || n->is_string() || n->is_array())) {
           holder = std::move(parsed);
           return *holder.get("v");
         }
@@ -213,6 +213,19 @@ class Reader {
       else if (it.key == "send_latency") w.send_latency = get_time(it);
       else if (it.key == "report_gpu") w.report_gpu = static_cast<uint32_t>(get_count(it, 0));
       else if (it.key == "max_time") w.max_time = get_time(it);
+      else if (it.key == "ignore_groups") {
+        const auto* a = it.node->as_array();
+        const std::string fix = "write e.g. ignore_groups = [\"TP\"] (groups: TP, DP, EP, DP_EP)";
+        if (!a) fail(it, "ignore_groups must be an array of group names", fix);
+        w.ignore_groups.clear();
+        for (const toml::node& n : *a) {
+          const auto* v = n.as_string();
+          const std::string g = v ? v->get() : "";
+          if (g != "TP" && g != "DP" && g != "EP" && g != "DP_EP")
+            fail(it, "\"" + (v ? g : std::string("?")) + "\" is not a communication group", fix);
+          w.ignore_groups.push_back(g);
+        }
+      }
       else if (it.key == "zero_chunk") {
         const std::string z = get_string(it);
         if (z == "no-flows") w.zero_chunk = ZeroChunk::NoFlows;

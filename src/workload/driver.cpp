@@ -283,8 +283,10 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   const CommOp& op = op_of(row, phase);
   const std::vector<uint32_t> members = group_members(layout_, op.group, g);
   const Time now = net_.now();
-  if (op.op == Collective::None || op.bytes == 0 || members.size() <= 1) {
-    // Nothing to send: no instance; the GPU moves on at once (after the update delay).
+  if (op.op == Collective::None || op.bytes == 0 || members.size() <= 1 ||
+      o_.ignore_group[static_cast<size_t>(op.group)]) {
+    // Nothing to send (or a group the user chose not to simulate): no instance; the GPU moves on
+    // at once (after the update delay).
     collective_done_at(g, UINT32_MAX);
     return;
   }

@@ -188,6 +188,26 @@ class WorkloadRuns(unittest.TestCase):
             row = next(csv.DictReader(f))
         self.assertAlmostEqual(float(row["Total time"]), end / 1e6, places=2)
 
+    def test_ignored_group_sends_nothing(self):
+        # ignore_groups = ["TP"]: every TP collective completes at issue; the other groups' flows are
+        # exactly those of the full run's non-TP collectives, and no time is exposed to TP.
+        scenario = SOURCE_DIR / "inputs" / "llm" / "moe-32g.toml"
+        _, out = self.run_wh(scenario, "-q")
+        with h5py.File(out / "results.h5") as f:
+            coll = f["/workload"]["collectives"][:]
+            non_tp = coll[coll["group"] != b"TP"]
+            expected = (int(non_tp["flows"].sum()), int(non_tp["flow_bytes"].sum()))
+            self.assertGreater(int(coll[coll["group"] == b"TP"]["flows"].sum()), 0)
+        _, out = self.run_wh(scenario, "-q", "--set", 'workload.ignore_groups=["TP"]')
+        with h5py.File(out / "results.h5") as f:
+            w = f["/workload"]
+            flows = f["/flows"][:]
+            self.assertEqual((len(flows), int(flows["size_bytes"].sum())), expected)
+            self.assertEqual(int(w.attrs["exposed_tp_ps"]), 0)
+            self.assertFalse((w["collectives"][:]["group"] == b"TP").any())
+        p, _ = self.run_wh(scenario, "-q", "--set", 'workload.ignore_groups=["XP"]', expect=2)
+        self.assertIn('"XP" is not a communication group', p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

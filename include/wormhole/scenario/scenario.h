@@ -83,6 +83,9 @@ struct WorkloadSpec {
   uint32_t report_gpu = 0;             ///< the GPU whose per-layer view is reported (SimAI: 0)
   /// Ends the run when simulated time passes this with collectives pending (0 = never), ps.
   Time max_time = 0;
+  /// Communication groups whose collectives are not simulated: they complete at issue, with no
+  /// traffic (e.g. {"TP"}: what the Wormhole paper's evaluation does with intra-node TP/SP).
+  std::vector<std::string> ignore_groups;
   int line = 0;
 };
 

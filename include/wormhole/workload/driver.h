@@ -3,6 +3,7 @@
 // (plan_collective, §5) that are injected into the network only when their predecessors have finished,
 // so flow arrivals are not known in advance.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -24,6 +25,8 @@ struct DriverOptions {
   ZeroChunk zero_chunk = ZeroChunk::NoFlows;
   uint32_t report_gpu = 0;      ///< whose per-layer view is reported (SimAI reports rank 0)
   uint32_t priority_group = 3;  ///< switch queue class of every flow (SimAI: 3)
+  /// Collectives of these groups (indexed by CommGroup) complete at issue without traffic.
+  std::array<bool, 5> ignore_group{};
 };
 
 /// Executes one workload on one network. Semantics (HYBRID_TRANSFORMER* policies, per GPU, per
