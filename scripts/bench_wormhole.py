@@ -18,9 +18,9 @@ What is measured, per scenario and CC
   writing of every output, fct.txt and results.h5 included); speedup = wall off / wall on. "loop speedup" is
   the same ratio of the simulation loop's own time, the "events N in X s wall" of the summary.
 * Events: N of the summary line "events N in X s wall" (executed events) of each run, and from the on-run's
-  line "wormhole: S skips (B pulled back), C steady checks, P packets credited, ~E events skipped (Q % of
+  line "wormhole: S skips (B pulled back), C steady checks, P packets credited, ~E events skipped (Q % of the model's
   executed + skipped), ..." the skips S, the skip-backs B (skips pulled back), the estimated skipped events E
-  and Q = E / (executed + E). Runs are made WITHOUT -q so that these lines are printed (stdout).
+  and Q = E / (executed − bookkeeping + E). Runs are made WITHOUT -q so that these lines are printed (stdout).
 * Per-flow FCT error: both runs' fct.txt (HPCC format, `srcip dstip sport dport size start_ns fct_ns
   standalone_ns`) are joined on (srcip, dstip, sport, dport), which is unique per flow; for each flow in both,
   e = |fct_on - fct_off| / fct_off. Reported: the number of flows compared, the flows found in one file only
@@ -97,7 +97,7 @@ STDERR_TAIL = 30
 
 EVENTS_RE = re.compile(r"events (\d+) in ([0-9.eE+-]+) s wall")
 SKIP_RE = re.compile(r"^wormhole: (\d+) skips \((\d+) pulled back\), (\d+) steady checks, (\d+) packets credited, "
-                     r"~(\d+) events skipped \(([0-9.eE+-]+) % of executed \+ skipped\), ([0-9.eE+-]+) s of flow "
+                     r"~(\d+) events skipped \(([0-9.eE+-]+) % of the model's executed \+ skipped\), ([0-9.eE+-]+) s of flow "
                      r"time fast-forwarded, at most (\d+) partitions", re.M)
 
 

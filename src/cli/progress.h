@@ -54,12 +54,13 @@ inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Net
   return {std::move(records), std::move(meta)};
 }
 
-/// One summary line of what Wormhole skipped (events_executed: the run's executed events).
-inline void print_skip_summary(const FastForward& ff, uint64_t events_executed) {
-  const SkipStats& s = ff.stats();
-  const double total = double(events_executed + s.events_skipped);
+/// One summary line of what Wormhole skipped.
+inline void print_skip_summary(const FastForward& ff) {
+  const SkipReport r = ff.report();
+  const SkipStats& s = r.stats;
+  const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
   std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks, %lu packets credited, ~%lu events skipped "
-              "(%.2f %% of executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions\n",
+              "(%.2f %% of the model's executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions\n",
               static_cast<unsigned long>(s.skips), static_cast<unsigned long>(s.skip_backs),
               static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.packets_skipped),
               static_cast<unsigned long>(s.events_skipped), total > 0 ? 100.0 * double(s.events_skipped) / total : 0.0,

@@ -170,7 +170,7 @@ int run_command(const RunOptions& o) {
                "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
                s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
-    if (ff) print_skip_summary(*ff, s.events);
+    if (ff) print_skip_summary(*ff);
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }
   return 0;

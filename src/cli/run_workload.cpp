@@ -135,7 +135,7 @@ int run_workload_scenario(const RunOptions& o) {
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
     print_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
-    if (ff) print_skip_summary(*ff, meta.stats.events);
+    if (ff) print_skip_summary(*ff);
     fmt::print("outputs: {}\n", out.string());
   }
   return complete ? 0 : 3;

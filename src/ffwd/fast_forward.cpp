@@ -80,7 +80,7 @@ void FastForward::skip_back(uint32_t pid) {
   const Time kept = (now - p.skip_start + kNs - 1) / kNs * kNs;
   const Time back = kept - p.delta;
   const uint32_t payload = net_.config().packet_payload_size;
-  net_.shift(parts_.ports(pid), parts_.flows(pid), back, 0, 0);
+  net_.shift(parts_.ports(pid), parts_.flows(pid), back, 0);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
     int64_t keep = t.credited;
@@ -117,7 +117,10 @@ void FastForward::flow_started(uint32_t id) {
     slot = free_tracks_.back();
     free_tracks_.pop_back();
   }
+  if (id >= track_of_.size()) track_of_.resize(std::max<size_t>(id + 1, track_of_.size() * 2), kNoTrack);
   track_of_[id] = slot;
+  tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
+  active_.push_back(id);
   tracks_[slot].hops = static_cast<uint32_t>(ports.size());
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
@@ -128,16 +131,20 @@ void FastForward::flow_finished(uint32_t id) {
   const uint32_t pid = parts_.partition_of_flow(id);
   if (pid == PartitionSet::kNone) return;
   settle({pid});
-  const uint32_t slot = track_of_.at(id);
+  const uint32_t slot = track_of_[id];
   free_tracks_.push_back(slot);
-  track_of_.erase(id);
+  track_of_[id] = kNoTrack;
+  // Swap-remove from the active list: the last active flow takes the place of this one.
+  const uint32_t pos = tracks_[slot].active_pos, last = active_.back();
+  active_[pos] = last;
+  if (last != id) tracks_[track_of_[last]].active_pos = pos;
+  active_.pop_back();
   for (uint32_t p : parts_.remove_flow(id)) reset(p);
 }
 
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps) {
-  auto it = track_of_.find(id);
-  if (it == track_of_.end()) return;
-  sample_until(id, tracks_[it->second], old_rate_bps, net_.now());
+  if (id >= track_of_.size() || track_of_[id] == kNoTrack) return;
+  sample_until(id, tracks_[track_of_[id]], old_rate_bps, net_.now());
 }
 
 void FastForward::touched(uint32_t port) {
@@ -148,9 +155,8 @@ void FastForward::touched(uint32_t port) {
 void FastForward::routes_changed() {
   // A rerouted flow leaves its partition (which may split) and joins the ones of its new path;
   // flows whose path did not change stay where they are. Skips never run past LINK_DOWN.
-  std::vector<uint32_t> active;
-  for (const auto& [id, slot] : track_of_) active.push_back(id);
-  std::sort(active.begin(), active.end());  // the map's order is not deterministic
+  std::vector<uint32_t> active = active_;
+  std::sort(active.begin(), active.end());  // flow-id order, whatever the order of starts and ends
   for (uint32_t id : active) {
     std::vector<uint32_t> ports = net_.data_path(id);
     std::vector<uint32_t> sorted = ports;
@@ -183,7 +189,8 @@ bool FastForward::try_skip(uint32_t pid) {
   }
   dt = dt / kNs * kNs;
   if (dt < s_.sample_interval) return false;
-  net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt, dt);
+  if (!net_.can_freeze(parts_.ports(pid), parts_.flows(pid))) return false;
+  net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
     const uint64_t pkts = static_cast<uint64_t>(t.goodput * double(dt)) / payload;
@@ -205,6 +212,7 @@ bool FastForward::try_skip(uint32_t pid) {
 
 void FastForward::on_tick() {
   tick_pending_ = false;
+  ++stats_.ticks;
   const Time now = net_.now();
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
@@ -240,7 +248,7 @@ void FastForward::on_tick() {
   std::vector<uint8_t> steady(due.size(), 0);
   auto check = [&](size_t i) {
     bool all = true;
-    for (uint32_t id : parts_.flows(due[i])) all = all && tracks_[track_of_.at(id)].window.steady(s_.theta);
+    for (uint32_t id : parts_.flows(due[i])) all = all && tracks_[track_of_[id]].window.steady(s_.theta);
     steady[i] = all;
   };
   if (due.size() > 1) {
@@ -255,7 +263,9 @@ void FastForward::on_tick() {
     if (!(steady[i] && s_.fast_forward && try_skip(due[i]))) p.due = now + s_.sample_interval;
   }
   record_timeline();
-  if (parts_.size() > 0) ensure_tick();
+  // Ticks alone must not keep a run alive: with nothing else pending, the network is idle (or
+  // stuck, which a workload's watchdog must see).
+  if (parts_.size() > 0 && net_.kernel().pending() > 0) ensure_tick();
 }
 
 SkipReport FastForward::report() const {
@@ -264,6 +274,7 @@ SkipReport FastForward::report() const {
   r.stats = stats_;
   r.timeline = timeline_;
   r.events_executed = net_.kernel().events_executed();
+  r.events_discarded = net_.events_discarded() + stats_.ticks;
   r.control_bypassed = net_.packets_bypassed();
   r.packets_held = net_.packets_held();
   return r;

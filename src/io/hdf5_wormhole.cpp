@@ -26,8 +26,10 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   attr_u8(g, "fast_forward", r.settings.fast_forward);
   attr_u8(g, "skip_back", r.settings.skip_back);
   attr_u64(g, "events_executed", r.events_executed);
+  attr_u64(g, "events_discarded", r.events_discarded);
   attr_u64(g, "events_skipped", s.events_skipped);
-  const double total = double(r.events_executed + s.events_skipped);
+  // Against the model's events only: the bookkeeping ones would not exist in packet mode.
+  const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
   attr_f64(g, "events_skipped_fraction", total > 0 ? double(s.events_skipped) / total : 0.0);
   attr_u64(g, "packets_skipped", s.packets_skipped);
   attr_u64(g, "skips", s.skips);
@@ -39,7 +41,8 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   attr_u64(g, "packets_held", r.packets_held);
   attr_string(g, "units",
               "sample_interval_ns, skipped_flow_time_ns: ns; events_skipped: estimate (credited packets x 4 per "
-              "data-path hop); events_skipped_fraction: skipped / (executed + skipped)");
+              "data-path hop); events_discarded: stale events left behind by shifts, and ticks; events_skipped_fraction: "
+              "skipped / (executed - discarded + skipped)");
 
   const auto types = compound(sizeof(PartitionRow), {
       Field{"time_ns", HOFFSET(PartitionRow, time_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},

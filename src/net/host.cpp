@@ -124,6 +124,7 @@ void Network::nic_send(uint32_t port) {
     pk.pg = f.pg;
     pk.ts = now;
     pk.retx = f.rto_recovery;
+    pk.offset = f.clock_offset;
     f.snd_nxt += payload;
     f.last_pkt_size = pk.size;
     f.last_ser = ser(pk.size, f.rate_bps);

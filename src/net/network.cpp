@@ -203,15 +203,22 @@ void Network::handle(const Event& e) {
   switch (e.kind) {
     case kTxDone: {
       Port& p = ports_[e.target];
-      if (e.aux != p.epoch) break;  // left behind by a fast-forward
+      // Left behind by a fast-forward: another epoch, or not its time (either alone could wrap).
+      if (e.aux != p.epoch || e.time != p.busy_until) {
+        ++discarded_;
+        break;
+      }
       p.txdone_pending = false;
       if (nodes_[p.node].is_switch) switch_send(e.target);
       else nic_send(e.target);
       break;
     }
-    case kArrive:
-      if (e.aux == ports_[e.target].epoch) on_arrive(e.target);
+    case kArrive: {
+      const Port& p = ports_[e.target];
+      if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(e.target);
+      else ++discarded_;
       break;
+    }
     case kWake: {
       Port& p = ports_[e.target];
       if (e.time != p.wake_at || e.aux != p.epoch) break;  // superseded by an earlier retry
@@ -231,6 +238,7 @@ void Network::handle(const Event& e) {
     }
     case kTimer:
       if ((e.aux >> 2) == (flows_[e.target].epoch & kTimerEpochMask)) on_timer(e.target, e.aux & 3);
+      else ++discarded_;
       break;
     case kQpStart: start_flow(e.target); break;
     case kInject:
@@ -322,9 +330,9 @@ void Network::on_arrive(uint32_t port) {
 }
 
 void Network::receive(uint32_t port, uint32_t pkt) {
-  // A packet of a flow whose partition is being skipped waits until the partition's clock
-  // catches up (fast-forward; never true when Wormhole is off).
-  if (kernel_.now() < freeze_horizon_ && hold_if_frozen(port, pkt)) return;
+  // A packet behind its flow's clock waits until the clock catches up (fast-forward; never true
+  // when Wormhole is off).
+  if (shifted_ && hold_if_owed(port, pkt)) return;
   Port& p = ports_[port];
   if (!p.up) return drop(pkt);
   if (p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt);
@@ -339,7 +347,7 @@ void Network::receive(uint32_t port, uint32_t pkt) {
 }
 
 void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
-  if (kernel_.now() < ports_[port].frozen_until) skip_->touched(port);
+  if (skip_ && kernel_.now() < ports_[port].frozen_until) skip_->touched(port);
   Port& p = ports_[port];
   if (observer_) {
     PfcRecord r;

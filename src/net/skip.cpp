@@ -48,7 +48,6 @@ void Network::credit(uint32_t id, int64_t bytes, Time time) {
 }
 
 void Network::shift_packet_times(Packet& pk, Time delta) {
-  if (!is_flow_packet(pk)) return;
   pk.ts += delta;
   // INT hop times are 24-bit ns counters: moving them by whole ns keeps every difference.
   const uint32_t d = static_cast<uint32_t>(static_cast<int64_t>(delta / kNs));
@@ -64,12 +63,17 @@ void Network::bypass(uint32_t port, uint32_t pkt) {
   kernel_.schedule(kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay, kBypass, pkt);
 }
 
-bool Network::hold_if_frozen(uint32_t port, uint32_t pkt) {
-  const Packet& pk = pool_[pkt];
+bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
+  Packet& pk = pool_[pkt];
   if (!is_flow_packet(pk)) return false;
-  const Flow& f = flows_[pk.flow];
   const Time now = kernel_.now();
-  if (now >= f.frozen_until) return false;
+  // On its way through switches a packet behind its flow's clock only matters where it could
+  // enter its own frozen partition; at the host it acts on its flow.
+  if (nodes_[ports_[port].node].is_switch && now >= freeze_horizon_) return false;
+  const Flow& f = flows_[pk.flow];
+  const Time owed = f.clock_offset - pk.offset;
+  if (owed <= 0) return false;
+  pk.offset = f.clock_offset;
   uint32_t slot;
   if (free_held_.empty()) {
     slot = static_cast<uint32_t>(held_.size());
@@ -82,7 +86,7 @@ bool Network::hold_if_frozen(uint32_t port, uint32_t pkt) {
   h.pkt = pkt;
   h.port = port;
   h.arrived = now;
-  h.due = now + f.skip_shift;
+  h.due = now + owed;
   ++h.gen;
   ++held_count_;
   kernel_.schedule(h.due, kHeld, slot, h.gen);
@@ -98,6 +102,22 @@ void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
   h.due = -1;
   free_held_.push_back(slot);
   receive(port, pkt);
+}
+
+bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows) const {
+  auto foreign_data = [&](uint32_t pkt) {
+    const Packet& pk = pool_[pkt];
+    return pk.type == PktType::Data && !std::binary_search(flows.begin(), flows.end(), pk.flow);
+  };
+  for (uint32_t port : ports) {
+    const Port& p = ports_[port];
+    for (uint32_t c = 1; c < kClasses; ++c)
+      for (uint32_t i = 0; i < p.queue[c].size(); ++i)
+        if (foreign_data(p.queue[c].at(i))) return false;
+    for (uint32_t i = 0; i < p.wire.size(); ++i)
+      if (foreign_data(p.wire.at(i).pkt)) return false;
+  }
+  return true;
 }
 
 void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
@@ -135,9 +155,15 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
 }
 
 void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows, Time delta,
-                    Time frozen_until, Time hold) {
+                    Time frozen_until) {
   const Time now = kernel_.now();
   const bool freezing = frozen_until > now;
+  shifted_ = true;
+  auto move = [&](Packet& pk) {  // a packet on the partition's ports moves with it
+    if (!is_flow_packet(pk)) return;
+    shift_packet_times(pk, delta);
+    pk.offset += delta;
+  };
   for (uint32_t id : flows) {
     Flow& f = flows_[id];
     ++f.epoch;
@@ -153,8 +179,7 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     f.last_progress += delta;
     if (f.nack_timer > 0) f.nack_timer += delta;
     shift_cc_times(f.cc, delta);
-    f.frozen_until = freezing ? frozen_until : 0;
-    f.skip_shift = freezing ? hold : 0;
+    f.clock_offset += delta;
   }
   if (freezing)
     for (uint32_t p : ports) ports_[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
@@ -169,11 +194,11 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
       WireSlot& s = p.wire.at(i);
       s.arrive += delta;
       s.cause.origin += delta;
-      shift_packet_times(pool_[s.pkt], delta);
+      move(pool_[s.pkt]);
     }
     if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
     for (uint32_t c = 0; c < kClasses; ++c)
-      for (uint32_t i = 0; i < p.queue[c].size(); ++i) shift_packet_times(pool_[p.queue[c].at(i)], delta);
+      for (uint32_t i = 0; i < p.queue[c].size(); ++i) move(pool_[p.queue[c].at(i)]);
     if (p.wake_at >= 0) {
       p.wake_at += delta;
       p.wake_cause.origin += delta;
@@ -187,6 +212,7 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     Held& h = held_[slot];
     if (h.due < 0 || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
     h.due += delta;
+    pool_[h.pkt].offset += delta;
     ++h.gen;
     kernel_.schedule(h.due, kHeld, slot, h.gen);
   }

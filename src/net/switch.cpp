@@ -35,7 +35,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
     // The egress belongs to a partition being skipped: control traffic of other flows passes it
     // (DESIGN.md), a data packet is an interrupt nobody announced (skip-back).
     if (pk.type != PktType::Data) return bypass(out, pkt);
-    skip_->touched(out);
+    if (skip_) skip_->touched(out);
   }
   const uint32_t c = pk.pg;
   Port& in = ports_[in_port];

@@ -15,6 +15,7 @@ class Ring {
   const T& front() const { return buf_[head_]; }
   /// i-th element from the front (0 = front).
   T& at(uint32_t i) { return buf_[(head_ + i) & mask()]; }
+  const T& at(uint32_t i) const { return buf_[(head_ + i) & mask()]; }
   void push(const T& v) {
     if (count_ == buf_.size()) grow();
     buf_[(head_ + count_) & mask()] = v;

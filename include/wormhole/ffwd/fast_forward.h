@@ -3,7 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "wormhole/ffwd/partitions.h"
@@ -63,6 +62,7 @@ class FastForward final : public SkipHooks {
     double goodput = 0;           // bytes/ps over the last window (at the last check)
     int64_t credited = 0;         // bytes credited by the current skip
     uint32_t hops = 0;            // data-path length (for the event estimate)
+    uint32_t active_pos = 0;      // index in active_
   };
   struct Part {                   // one partition's fast-forward state
     Time due = 0;                 // first check time (all windows full)
@@ -70,7 +70,7 @@ class FastForward final : public SkipHooks {
     bool skipping = false;
     Time skip_start = 0, skip_end = 0, delta = 0;
   };
-  Track& track(uint32_t id) { return tracks_[track_of_.at(id)]; }
+  Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
   void reset(uint32_t pid);
   void end_skip(uint32_t pid);           ///< a skip that ran its course
@@ -90,7 +90,11 @@ class FastForward final : public SkipHooks {
   std::vector<Part> part_state_;
   std::vector<Track> tracks_;                     // pooled: windows keep their memory
   std::vector<uint32_t> free_tracks_;
-  std::unordered_map<uint32_t, uint32_t> track_of_;  // active flow -> tracks_ slot
+  // flow id -> tracks_ slot (kNoTrack: not active). A dense vector, not a map: HPCC changes a
+  // flow's rate on every ACK, and the lookup is on that path.
+  static constexpr uint32_t kNoTrack = UINT32_MAX;
+  std::vector<uint32_t> track_of_;
+  std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   bool tick_pending_ = false;
   uint32_t skipping_now_ = 0;
   SkipStats stats_;

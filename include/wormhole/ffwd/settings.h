@@ -14,7 +14,9 @@ struct WormholeSettings {
   uint64_t window = 2000;         ///< l: samples per window
   Time sample_interval = kUs;     ///< ps between rate samples
   bool fast_forward = true;       ///< off: detect and report steady states, never skip
-  bool skip_back = true;          ///< off: an early interrupt keeps the whole skip's credit (ablation)
+  /// off: an early interrupt still pulls the partition back but keeps the whole skip's credit
+  /// (an ablation: flows then report the bytes of the planned skip for the time really skipped).
+  bool skip_back = true;
   unsigned threads = 0;           ///< oneTBB threads for the steady checks; 0 = all cores
 };
 

@@ -17,6 +17,7 @@ struct SkipStats {
   uint64_t events_skipped = 0;    ///< estimate: credited packets × 4 events per data-path hop (data + ACK)
   Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps
   uint64_t max_partitions = 0;    ///< most partitions alive at once
+  uint64_t ticks = 0;             ///< the controller's own periodic events
 };
 
 /// One point of the partitions-over-time series (written when a count changes, at most once
@@ -32,7 +33,8 @@ struct SkipReport {
   WormholeSettings settings;
   SkipStats stats;
   std::vector<PartitionSample> timeline;
-  uint64_t events_executed = 0;     ///< the run's executed events
+  uint64_t events_executed = 0;     ///< the run's executed events, all kinds
+  uint64_t events_discarded = 0;    ///< of which bookkeeping: stale events a shift left behind, and ticks
   uint64_t control_bypassed = 0;    ///< control packets that passed a frozen port
   uint64_t packets_held = 0;        ///< packets held for a frozen flow
 };

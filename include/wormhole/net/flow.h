@@ -55,8 +55,7 @@ struct Flow {
   // fast-forward (src/ffwd)
   uint64_t skipped_bytes = 0;     ///< payload credited by fast-forwards: the flow's tail is never sent
   Time skipped_time = 0;          ///< ps of the flow's lifetime spent fast-forwarded
-  Time frozen_until = 0;          ///< ps: its partition is being skipped until then
-  Time skip_shift = 0;            ///< ps: the current skip's shift (packets arriving meanwhile wait this long)
+  Time clock_offset = 0;          ///< ps: Σ of the time shifts its partition made (see Packet::offset)
   uint16_t epoch = 0;             ///< carried by its timer events (see Port::epoch)
 
   bool finished() const { return finish >= 0; }

@@ -93,18 +93,21 @@ class Network final : public CcHost {
   /// The egress ports flow `id`'s data packets leave from, in path order: its NIC, then each
   /// switch's ECMP choice (the same hash the switches use). Empty for a flow without a NIC.
   std::vector<uint32_t> data_path(uint32_t id) const;
+  /// Whether `ports` can be frozen for `flows` (sorted): false if a data packet of another flow
+  /// is queued on them or on their wires (a stale retransmission, a route LINK_DOWN changed).
+  bool can_freeze(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows) const;
   /// Moves a partition in time by `delta` ps (positive: a fast-forward begins; negative: a
   /// skip-back): every pending event of `ports` and of `flows`' timers moves by delta, as do the
   /// absolute times they keep (pacing, RTO, NACK timer, INT and send timestamps of their packets,
-  /// packets held for them), so that relative to each other nothing changes. The ports' queues
-  /// and buffer occupancy stay as they are (frozen). With `frozen_until` > now the ports and
-  /// flows are frozen until then: control packets of other flows queued on the ports leave them
-  /// (they pass at line rate without queueing; the packets already on a wire keep their arrival
-  /// time), and packets of the flows that arrive meanwhile are held for `hold` ps.
-  /// Preconditions: every pending event moved stays >= now; `flows` are the flows whose data
-  /// paths use `ports`.
-  void shift(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows, Time delta, Time frozen_until,
-             Time hold);
+  /// HPCC's INT records, packets held for them), so that relative to each other nothing changes;
+  /// the flows' clock offset grows by delta. Packets of `flows` elsewhere (ACKs on other links)
+  /// are behind by delta and are held that long when they reach a host. The ports' queues and
+  /// buffer occupancy stay as they are (frozen). With `frozen_until` > now the ports are frozen
+  /// until then: control packets of other flows queued on them leave them (they pass at line rate
+  /// without queueing; those already on a wire keep their arrival time), and later ones pass.
+  /// Preconditions: every pending event moved stays >= now; `flows` (sorted) are the flows whose
+  /// data paths use `ports`; can_freeze() when freezing.
+  void shift(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows, Time delta, Time frozen_until);
   /// Credits `bytes` of payload (whole packets) to flow `id` for `time` ps skipped: they are
   /// never sent. Negative values un-credit (skip-back). The flow's end must stay past snd_nxt.
   void credit(uint32_t id, int64_t bytes, Time time);
@@ -117,6 +120,8 @@ class Network final : public CcHost {
   /// Control packets that passed a frozen port, and packets held for a frozen flow, so far.
   uint64_t packets_bypassed() const { return bypassed_; }
   uint64_t packets_held() const { return held_count_; }
+  /// Events a fast-forward left behind, found stale and dropped when their time came.
+  uint64_t events_discarded() const { return discarded_; }
 
   // --- results and inspection ---
   const std::vector<Flow>& flows() const { return flows_; }
@@ -188,11 +193,14 @@ class Network final : public CcHost {
   /// Sends control packet `pkt` past frozen port `port`: it reaches the peer after its
   /// serialization and the link delay, without touching the port's queues.
   void bypass(uint32_t port, uint32_t pkt);
-  /// Holds `pkt` (arriving at `port` now) if its flow is frozen; returns whether it did.
-  bool hold_if_frozen(uint32_t port, uint32_t pkt);
+  /// Holds `pkt` (arriving at `port` now) if its flow's clock moved since the packet was last
+  /// in step with it (checked at hosts, and at switches while a partition is frozen); returns
+  /// whether it did.
+  bool hold_if_owed(uint32_t port, uint32_t pkt);
   void deliver_held(uint32_t slot, Time at, uint16_t gen);
   /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
   void evacuate(uint32_t port, const std::vector<uint32_t>& members);
+  /// Moves a flow packet's send timestamp and INT hop times by `delta` (ps, whole ns).
   void shift_packet_times(Packet& pk, Time delta);
 
   SimConfig cfg_;
@@ -224,14 +232,15 @@ class Network final : public CcHost {
   std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
   // fast-forward
   SkipHooks* skip_ = nullptr;
-  Time freeze_horizon_ = 0;  // no port or flow is frozen at or after this time (ps)
+  Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)
+  bool shifted_ = false;     // some partition has moved: packets may be behind their flow's clock
   struct Held {
     uint32_t pkt = 0, port = 0;
     Time arrived = 0, due = -1;  // due -1: free slot
     uint16_t gen = 0;            // carried by its kHeld event: re-timing leaves the old one stale
   };
   std::vector<Held> held_;
-  uint64_t bypassed_ = 0, held_count_ = 0;
+  uint64_t bypassed_ = 0, held_count_ = 0, discarded_ = 0;
   std::vector<uint32_t> free_held_;
 };
 

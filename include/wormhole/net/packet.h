@@ -36,6 +36,10 @@ struct Packet {
   uint8_t pfc_pause = 0;  ///< PFC: 1 pause, 0 resume
   uint8_t retx = 0;       ///< data sent after a retransmission timeout (ours, see RTO_US)
   IntHeader ih;           ///< INT written by switches into data packets, copied into their ACK
+  /// Fast-forward: the clock offset of its flow (Flow::clock_offset) this packet's times are in.
+  /// A packet that was outside its partition's ports when the partition moved is behind by the
+  /// difference and is held that long when it next reaches a host (or a switch during a skip).
+  Time offset = 0;
 
   /// Back to a fresh packet without clearing the INT hop records: they are written before they
   /// are read (nhop counts them), and zeroing them would cost a 100-byte memset per packet.
@@ -49,10 +53,11 @@ struct Packet {
     ecn = cnp = pfc_class = pfc_pause = retx = 0;
     ih.nhop = 0;
     ih.pint_power = 0;
+    offset = 0;
   }
 };
 // reset() lists every field: a new field must be added there too.
-static_assert(sizeof(Packet) == 184, "a Packet field was added or removed: update Packet::reset()");
+static_assert(sizeof(Packet) == 192, "a Packet field was added or removed: update Packet::reset()");
 
 /// Fixed-record pool with a free list; indices stay valid until release().
 class PacketPool {
