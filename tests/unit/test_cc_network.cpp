@@ -16,11 +16,13 @@
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
 
+#include "net_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
 
-constexpr uint64_t k100G = 100'000'000'000ull;
 
 SimConfig ring_config(const char* which) {
   return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_" + which + ".txt");
@@ -46,14 +48,6 @@ Topology two_hosts() {
   return t;
 }
 
-FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
 
 struct RunResult {
   uint64_t fct_ns;

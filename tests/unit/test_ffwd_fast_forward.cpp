@@ -13,11 +13,13 @@
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
 
+#include "net_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
 
-constexpr uint64_t k100G = 100'000'000'000ull;
 /// One 1,048-B data packet at 100 Gb/s, truncated to whole ns as the reference does.
 constexpr Time kPacketTime = 83 * kNs;
 
@@ -29,24 +31,7 @@ SimConfig config() {
   return c;
 }
 
-/// `hosts` hosts on one switch (node `hosts`), 100 G, 1 µs links.
-Topology star(uint32_t hosts) {
-  Topology t;
-  t.num_nodes = hosts + 1;
-  t.is_switch.assign(hosts + 1, 0);
-  t.is_switch[hosts] = 1;
-  for (uint32_t h = 0; h < hosts; ++h) t.links.push_back(TopoLink{h, hosts, k100G, 1 * kUs, 0, 0});
-  return t;
-}
 
-FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
 
 /// Injects one flow at a given time, as a workload driver does when a dependency finishes.
 class Injector final : public EventClient {

@@ -11,11 +11,13 @@
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
 
+#include "net_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
 
-constexpr uint64_t k100G = 100'000'000'000ull;
 
 /// The reference ring runs' DCQCN config (HAS_WIN 0, L2_ACK_INTERVAL 1, L2_CHUNK_SIZE 4000,
 /// ACK_HIGH_PRIO 1, payload 1000, 100 G ECN thresholds 400/1600 KB).
@@ -44,14 +46,6 @@ Topology two_switches() {
   return t;
 }
 
-FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
 
 /// FCT (ns) of one 1 MB flow 0 -> 1 on two_hosts() started at 2 s.
 uint64_t single_flow_fct(const SimConfig& cfg) {

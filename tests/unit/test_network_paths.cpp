@@ -17,11 +17,13 @@
 #include "wormhole/net/hash.h"
 #include "wormhole/net/network.h"
 
+#include "net_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
 
-constexpr uint64_t k100G = 100'000'000'000ull;
 constexpr uint64_t k25G = 25'000'000'000ull;
 
 /// The reference ring runs' DCQCN config (ENABLE_QCN 1, HAS_WIN 0, L2_ACK_INTERVAL 1,
@@ -30,24 +32,7 @@ SimConfig ring_dcqcn_config() {
   return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
 }
 
-/// Hosts 0..n-1 on switch n, 100 G, 1 µs; host i's NIC is port i, the switch's port to host i is n + i.
-Topology star(uint32_t n, double error_rate = 0) {
-  Topology t;
-  t.num_nodes = n + 1;
-  t.is_switch.assign(n + 1, 0);
-  t.is_switch[n] = 1;
-  for (uint32_t i = 0; i < n; ++i) t.links.push_back(TopoLink{i, n, k100G, 1 * kUs, error_rate, 0});
-  return t;
-}
 
-FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
 
 struct PfcLog final : NetObserver {
   std::vector<PfcRecord> recs;

@@ -11,11 +11,13 @@
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
 
+#include "net_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
 
-constexpr uint64_t k100G = 100'000'000'000ull;
 constexpr uint64_t k400G = 400'000'000'000ull;
 
 /// The DCQCN config of the reference ring runs (run.py "dcqcn" at 100 G: ENABLE_QCN 1,
@@ -25,25 +27,7 @@ SimConfig ring_dcqcn_config() {
   return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
 }
 
-/// Hosts 0..n-1 on switch n, all links `rate` and 1 µs; link i joins host i and the switch, so
-/// host i's NIC is port i and the switch's interface to host i is port n + i.
-Topology star(uint32_t n, uint64_t rate = k100G) {
-  Topology t;
-  t.num_nodes = n + 1;
-  t.is_switch.assign(n + 1, 0);
-  t.is_switch[n] = 1;
-  for (uint32_t i = 0; i < n; ++i) t.links.push_back(TopoLink{i, n, rate, 1 * kUs, 0.0, 0});
-  return t;
-}
 
-FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) {
-  FlowSpec f;
-  f.src = src;
-  f.dst = dst;
-  f.size_bytes = size;
-  f.start = start;
-  return f;
-}
 
 struct PfcLog final : NetObserver {
   std::vector<PfcRecord> recs;
