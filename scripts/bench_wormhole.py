@@ -213,7 +213,7 @@ def accuracy_scenarios(data, big, only, no_tp=False):
             raise BenchError(f"{folder} has neither config_dcqcn.txt nor config_hpcc.txt")
     for rel in TOMLS + (BIG_TOMLS if big else []):
         path = REPO / rel
-        if not wanted(path.stem):
+        if not wanted(path.stem) and not (no_tp and wanted(path.stem + " no-TP")):
             continue
         if not path.is_file():
             raise BenchError(f"scenario not found: {path}")
