@@ -35,11 +35,12 @@ bool FastForward::skipping(uint32_t pid) const {
 
 void FastForward::sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now) {
   // Grid point k (time k·interval) samples the rate in force before the events of that instant.
+  // HPCC changes rates on every ACK, mostly between two grid points: one compare, no division.
+  if (now < t.next_sample_at) return;
   const uint64_t last = static_cast<uint64_t>(now / s_.sample_interval);
-  if (last + 1 > t.next_grid) {
-    t.window.append(rate_bps, last + 1 - t.next_grid);
-    t.next_grid = last + 1;
-  }
+  t.window.append(rate_bps, last + 1 - t.next_grid);
+  t.next_grid = last + 1;
+  t.next_sample_at = static_cast<Time>(t.next_grid) * s_.sample_interval;
 }
 
 void FastForward::reset(uint32_t pid) {
@@ -49,6 +50,7 @@ void FastForward::reset(uint32_t pid) {
     Track& t = track(id);
     t.window.reset(s_.window);
     t.next_grid = k + 1;
+    t.next_sample_at = static_cast<Time>(k + 1) * s_.sample_interval;
     t.c0_t = t.c1_t = -1;
     t.goodput = 0;
     t.credited = 0;
@@ -236,8 +238,10 @@ void FastForward::on_tick() {
     if (p.due <= now) due.push_back(pid);
   }
   // Sample up to now and estimate goodput (cheap, sequential), then test the windows.
+  size_t due_flows = 0;
   for (uint32_t pid : due)
     for (uint32_t id : parts_.flows(pid)) {
+      ++due_flows;
       Track& t = track(id);
       const Flow& f = net_.flow(id);
       sample_until(id, t, f.rate_bps, now);
@@ -251,11 +255,13 @@ void FastForward::on_tick() {
     for (uint32_t id : parts_.flows(due[i])) all = all && tracks_[track_of_[id]].window.steady(s_.theta);
     steady[i] = all;
   };
-  if (due.size() > 1) {
-    // The flags depend only on each partition's own windows, so any thread count gives the same.
+  // The flags depend only on each partition's own windows, so any thread count gives the same.
+  // A check is a few loads per flow: below a few hundred flows, handing them to threads costs
+  // more than it saves (every 1 µs tick would pay a parallel_for).
+  if (due.size() > 1 && due_flows >= s_.parallel_min_flows) {
     arena_->arena.execute([&] { tbb::parallel_for(size_t(0), due.size(), check); });
-  } else if (due.size() == 1) {
-    check(0);
+  } else {
+    for (size_t i = 0; i < due.size(); ++i) check(i);
   }
   stats_.checks += due.size();
   for (size_t i = 0; i < due.size(); ++i) {

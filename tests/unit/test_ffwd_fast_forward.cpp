@@ -171,6 +171,7 @@ TEST(FastForward, SameOutcomeForAnyThreadCount) {
   one.window = many.window = 500;
   one.threads = 1;
   many.threads = 4;
+  one.parallel_min_flows = many.parallel_min_flows = 0;  // always through oneTBB
   const Outcome a = run(star(16), flows, &one);
   const Outcome b = run(star(16), flows, &many);
   EXPECT_EQ(a.stats.skips, 8u);

@@ -57,6 +57,7 @@ class FastForward final : public SkipHooks {
   struct Track {                  // one active flow
     RateWindow window;
     uint64_t next_grid = 0;       // first grid point not yet sampled
+    Time next_sample_at = 0;      // its time, ps
     Time c0_t = 0, c1_t = 0;      // goodput checkpoints (time snd_una last moved, snd_una)
     uint64_t c0_acked = 0, c1_acked = 0;
     double goodput = 0;           // bytes/ps over the last window (at the last check)

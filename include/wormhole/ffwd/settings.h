@@ -18,6 +18,9 @@ struct WormholeSettings {
   /// (an ablation: flows then report the bytes of the planned skip for the time really skipped).
   bool skip_back = true;
   unsigned threads = 0;           ///< oneTBB threads for the steady checks; 0 = all cores
+  /// Fewer flows than this due at a tick are checked on the calling thread (a parallel_for per
+  /// 1-µs tick costs more than a few hundred checks). Speed only: results never depend on it.
+  uint64_t parallel_min_flows = 256;
 };
 
 }  // namespace wh
