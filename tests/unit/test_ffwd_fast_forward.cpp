@@ -335,3 +335,24 @@ TEST(FastForward, AShiftedPartitionIsPacketModeLater) {
 TEST(FastForward, AShiftedHpccPartitionIsPacketModeLater) {
   check_shift_is_exact(hpcc_config());  // a rate update from INT on every ACK
 }
+
+TEST(FastForward, MembershipChangesResetTheWindows) {
+  // A (0 -> 2, 60 MB) alone would be steady at 2 ms (its DCQCN rate never moves with ECN off).
+  // B (1 -> 2, 1 MB) joins A's partition at 1 ms and leaves it at about 1.2 ms: each change
+  // restarts A's window, so the first check, and the skip, come a full window after B left.
+  const std::vector<FlowSpec> flows = {flow(0, 2, 60'000'000), flow(1, 2, 1'000'000, 1 * kMs)};
+  const SimConfig cfg = config();
+  Network net(cfg, star(3), make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  const WormholeSettings ws = on();
+  FastForward ff(net, ws, 1 * kSec);
+  net.run(1 * kSec);
+  ASSERT_TRUE(net.flows()[1].finished());
+  Time first_skip = -1;
+  for (const PartitionSample& s : ff.timeline())
+    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  EXPECT_EQ(ff.stats().skips, 1u);
+  // The window after the reset holds the 2,000 grid points after B's finish (1-µs grid).
+  const Time due = (net.flows()[1].finish / kUs + 2000) * kUs;
+  EXPECT_EQ(first_skip, due);
+}
