@@ -18,7 +18,7 @@ What is measured, per scenario and CC
   writing of every output, fct.txt and results.h5 included); speedup = wall off / wall on. "loop speedup" is
   the same ratio of the simulation loop's own time, the "events N in X s wall" of the summary.
 * Events: N of the summary line "events N in X s wall" (executed events) of each run, and from the on-run's
-  line "wormhole: S skips (B pulled back), C steady checks, P packets credited, ~E events skipped (Q % of the model's
+  line "wormhole: S skips (B pulled back), C steady checks (K steady, smallest spread X), P packets credited, ~E events skipped (Q % of the model's
   executed + skipped), ..." the skips S, the skip-backs B (skips pulled back), the estimated skipped events E
   and Q = E / (executed − bookkeeping + E). Runs are made WITHOUT -q so that these lines are printed (stdout).
 * Per-flow FCT error: both runs' fct.txt (HPCC format, `srcip dstip sport dport size start_ns fct_ns
@@ -96,7 +96,8 @@ CC_NAMES = {"1": "DCQCN", "3": "HPCC", "7": "TIMELY", "8": "DCTCP", "10": "HPCC-
 STDERR_TAIL = 30
 
 EVENTS_RE = re.compile(r"events (\d+) in ([0-9.eE+-]+) s wall")
-SKIP_RE = re.compile(r"^wormhole: (\d+) skips \((\d+) pulled back\), (\d+) steady checks, (\d+) packets credited, "
+SKIP_RE = re.compile(r"^wormhole: (\d+) skips \((\d+) pulled back\), (\d+) steady checks \(\d+ steady, smallest spread "
+                     r"[0-9.a-z]+\), (\d+) packets credited, "
                      r"~(\d+) events skipped \(([0-9.eE+-]+) % of the model's executed \+ skipped\), ([0-9.eE+-]+) s of flow "
                      r"time fast-forwarded, at most (\d+) partitions", re.M)
 
@@ -524,7 +525,8 @@ def main():
     scenarios = [] if args.sweep_only else accuracy_scenarios(Path(args.data).resolve(), args.big, only, args.no_tp)
     if not args.sweep_only and not scenarios:
         raise BenchError(f"--only {args.only}: no accuracy scenario matches (names: {', '.join(REFRUNS)}, "
-                         f"{', '.join(Path(t).stem for t in TOMLS + BIG_TOMLS)})")
+                         f"{', '.join(Path(t).stem for t in TOMLS)}; {', '.join(Path(t).stem for t in BIG_TOMLS)} "
+                         f"only with --big; '<gpt scenario> no-TP' only with --no-tp)")
     sweep_sc = thetas = windows = None
     if args.sweep:
         sweep_sc = scenario_from_path(args.sweep_scenario, args.sweep_set)

@@ -12,5 +12,8 @@ cmake --build "$root/build" -j"$(nproc)" >"$root/build/build.log" 2>&1 ||
 config="${1:-$root/inputs/llm/moe-32g.toml}"
 shift || true
 # The shipped HPCC configs write to out/<cc>/ beside them; the reference does not create directories.
-[[ "$config" == *.toml ]] || mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
+# Not needed (nor wanted, e.g. in a read-only data folder) when -o/--output-dir says where outputs go.
+wants_out_dirs=1
+for a in "$@"; do [[ "$a" == -o || "$a" == --output-dir || "$a" == --output-dir=* || "$a" == -o?* ]] && wants_out_dirs=0; done
+[[ "$config" == *.toml || $wants_out_dirs == 0 ]] || mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
 exec "$root/build/wormhole" run "$config" "$@"

@@ -59,10 +59,12 @@ inline void print_skip_summary(const FastForward& ff) {
   const SkipReport r = ff.report();
   const SkipStats& s = r.stats;
   const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
-  std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks, %lu packets credited, ~%lu events skipped "
+  std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks (%lu steady, smallest spread %.4f), "
+              "%lu packets credited, ~%lu events skipped "
               "(%.2f %% of the model's executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions\n",
               static_cast<unsigned long>(s.skips), static_cast<unsigned long>(s.skip_backs),
-              static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.packets_skipped),
+              static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.steady_found), s.min_spread,
+              static_cast<unsigned long>(s.packets_skipped),
               static_cast<unsigned long>(s.events_skipped), total > 0 ? 100.0 * double(s.events_skipped) / total : 0.0,
               double(s.skipped_flow_time) / kSec, static_cast<unsigned long>(s.max_partitions));
 }

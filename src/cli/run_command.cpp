@@ -63,6 +63,15 @@ std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<st
   return overrides;
 }
 
+void warn_unused_wormhole(const SimConfig& cfg, bool table_given) {
+  if (cfg.wormhole.enabled) return;
+  bool keys = table_given;
+  for (const auto& [key, origin] : cfg.key_origin) keys |= key.rfind("WORMHOLE_", 0) == 0;
+  if (keys)
+    std::fprintf(stderr, "wormhole: warning: Wormhole settings are given but Wormhole is off, so they do nothing "
+                         "(set WORMHOLE 1, or enabled = true under [wormhole])\n");
+}
+
 // The reference truncates serialisation to whole ns; at high rates that runs links visibly fast.
 void warn_ns_truncation(const SimConfig& cfg, const Topology& topo) {
   if (!cfg.ns_truncation) return;
@@ -95,6 +104,7 @@ int run_command(const RunOptions& o) {
   }
   const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
   for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+  warn_unused_wormhole(cfg, false);
   check_input_files(cfg);
   const Topology topo = read_topology(cfg.topology_file);
   const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
@@ -125,6 +135,9 @@ int run_command(const RunOptions& o) {
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
   std::unique_ptr<FastForward> ff;
+  if (cfg.wormhole.enabled)
+    for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
+      std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, cfg.stop_time());
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());

@@ -26,6 +26,10 @@ int run_command(const RunOptions& o);
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
 
+/// Warns on stderr when Wormhole settings were given (WORMHOLE_* keys, or `table_given`: keys of a
+/// scenario's [wormhole] table) but Wormhole is off, so they do nothing.
+void warn_unused_wormhole(const SimConfig& cfg, bool table_given);
+
 /// Warns on stderr when NS_TRUNCATION 1 makes the fastest link's packets > 2 % fast.
 void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);
 

@@ -50,6 +50,7 @@ int run_workload_scenario(const RunOptions& o) {
   Scenario sc = read_scenario(o.scenario, parse_sets(o.sets));
   for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+  warn_unused_wormhole(sc.net, sc.wormhole_table);
 
   // Inputs first, all of them: nothing is written until every input has been checked.
   const SimaiTopology topo = build_topology(sc);
@@ -120,6 +121,9 @@ int run_workload_scenario(const RunOptions& o) {
   Time until = cfg.stop_time();
   if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
   std::unique_ptr<FastForward> ff;
+  if (cfg.wormhole.enabled)
+    for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
+      std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, until);
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(until);

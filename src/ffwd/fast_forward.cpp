@@ -218,7 +218,7 @@ void FastForward::on_tick() {
   const Time now = net_.now();
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
-  const Time half = static_cast<Time>(s_.window / 2) * s_.sample_interval;
+  const Time half = static_cast<Time>(std::max<uint64_t>(s_.window / 2, 1)) * s_.sample_interval;
   for (uint32_t pid : live) {
     Part& p = part(pid);
     if (p.skipping && p.skip_end <= now) end_skip(pid);
@@ -231,8 +231,12 @@ void FastForward::on_tick() {
       for (uint32_t id : parts_.flows(pid)) {
         Track& t = track(id);
         const Flow& f = net_.flow(id);
-        t.c0_t = t.c1_t, t.c0_acked = t.c1_acked;
-        t.c1_t = f.last_progress, t.c1_acked = f.snd_una;
+        // c0 moves up only to a checkpoint at least two RTTs old, so short windows still measure
+        // the rate over two round trips of ACKs.
+        if (t.c1_t < 0 || f.last_progress - t.c1_t >= 2 * f.base_rtt) {
+          t.c0_t = t.c1_t, t.c0_acked = t.c1_acked;
+          t.c1_t = f.last_progress, t.c1_acked = f.snd_una;
+        }
       }
     }
     if (p.due <= now) due.push_back(pid);
@@ -245,15 +249,18 @@ void FastForward::on_tick() {
       Track& t = track(id);
       const Flow& f = net_.flow(id);
       sample_until(id, t, f.rate_bps, now);
-      t.goodput = t.c0_t >= 0 && f.last_progress > t.c0_t
+      // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
+      // ACK clock's bursts, not the rate): otherwise none, and no skip.
+      t.goodput = t.c0_t >= 0 && f.last_progress - t.c0_t >= 2 * f.base_rtt && f.last_progress > t.c0_t
                       ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
                       : 0;
     }
-  std::vector<uint8_t> steady(due.size(), 0);
+  // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
+  std::vector<double> spread(due.size(), 0.0);
   auto check = [&](size_t i) {
-    bool all = true;
-    for (uint32_t id : parts_.flows(due[i])) all = all && tracks_[track_of_[id]].window.steady(s_.theta);
-    steady[i] = all;
+    double worst = 0;
+    for (uint32_t id : parts_.flows(due[i])) worst = std::max(worst, tracks_[track_of_[id]].window.spread());
+    spread[i] = worst;
   };
   // The flags depend only on each partition's own windows, so any thread count gives the same.
   // A check is a few loads per flow: below a few hundred flows, handing them to threads costs
@@ -266,12 +273,26 @@ void FastForward::on_tick() {
   stats_.checks += due.size();
   for (size_t i = 0; i < due.size(); ++i) {
     Part& p = part(due[i]);
-    if (!(steady[i] && s_.fast_forward && try_skip(due[i]))) p.due = now + s_.sample_interval;
+    stats_.min_spread = std::min(stats_.min_spread, spread[i]);
+    const bool steady = spread[i] < s_.theta;
+    if (steady) ++stats_.steady_found;
+    if (!(steady && s_.fast_forward && try_skip(due[i]))) p.due = now + s_.sample_interval;
   }
   record_timeline();
   // Ticks alone must not keep a run alive: with nothing else pending, the network is idle (or
   // stuck, which a workload's watchdog must see).
   if (parts_.size() > 0 && net_.kernel().pending() > 0) ensure_tick();
+}
+
+std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time max_rtt) {
+  std::vector<std::string> w;
+  const Time span = static_cast<Time>(s.window) * s.sample_interval;
+  if (span < 2 * max_rtt)
+    w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
+                " ns) is shorter than two round trips of the network (maxRtt " + std::to_string(max_rtt / kNs) +
+                " ns): a window that short cannot tell a steady state from a CC's reaction, and results may be "
+                "far off (the paper's l = 2000 at 1 us covers 2 ms)");
+  return w;
 }
 
 SkipReport FastForward::report() const {

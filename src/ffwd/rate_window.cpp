@@ -1,6 +1,8 @@
 // Sliding window of sampled rates (see rate_window.h).
 #include "wormhole/ffwd/rate_window.h"
 
+#include <limits>
+
 #include <algorithm>
 
 namespace wh {
@@ -61,12 +63,12 @@ double RateWindow::mean() const {
   return static_cast<double>(sum_) / static_cast<double>(count_);
 }
 
-bool RateWindow::steady(double theta) const {
-  if (!full()) return false;
+double RateWindow::spread() const {
+  if (!full()) return std::numeric_limits<double>::infinity();
   const double m = mean();
   // All-zero windows have an undefined spread; a stopped flow is not "steady" for fast-forward.
-  if (!(m > 0.0)) return false;
-  return static_cast<double>(max() - min()) / m < theta;
+  if (!(m > 0.0)) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(max() - min()) / m;
 }
 
 }  // namespace wh

@@ -22,7 +22,7 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   const SkipStats& s = r.stats;
   attr_f64(g, "theta", r.settings.theta);
   attr_u64(g, "window", r.settings.window);
-  attr_i64(g, "sample_interval_ns", r.settings.sample_interval / kNs);
+  attr_i64(g, "sample_interval_ps", r.settings.sample_interval);
   attr_u8(g, "fast_forward", r.settings.fast_forward);
   attr_u8(g, "skip_back", r.settings.skip_back);
   attr_u64(g, "events_executed", r.events_executed);
@@ -35,12 +35,14 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   attr_u64(g, "skips", s.skips);
   attr_u64(g, "skip_backs", s.skip_backs);
   attr_u64(g, "steady_checks", s.checks);
+  attr_u64(g, "steady_found", s.steady_found);
+  attr_f64(g, "min_spread", s.min_spread);
   attr_i64(g, "skipped_flow_time_ns", s.skipped_flow_time / kNs);
   attr_u64(g, "max_partitions", s.max_partitions);
   attr_u64(g, "control_packets_bypassed", r.control_bypassed);
   attr_u64(g, "packets_held", r.packets_held);
   attr_string(g, "units",
-              "sample_interval_ns, skipped_flow_time_ns: ns; events_skipped: estimate (credited packets x 4 per "
+              "sample_interval_ps: ps; skipped_flow_time_ns: ns; min_spread: ratio (inf: no check); events_skipped: estimate (credited packets x 4 per "
               "data-path hop); events_discarded: stale events left behind by shifts, and ticks; events_skipped_fraction: "
               "skipped / (executed - discarded + skipped)");
 

@@ -130,14 +130,15 @@ class ConfigParser {
 
   uint64_t uint(uint64_t max = std::numeric_limits<uint64_t>::max(), uint64_t min = 0) {
     const InputToken& t = next();
+    const std::string whole = min > 0 ? "give a whole number of at least " + std::to_string(min) : "give a non-negative whole number";
     if (!t.text.empty() && t.text[0] == '-')
-      fail(t, "negative value " + t.text + " makes no sense", "give a non-negative whole number");
+      fail(t, "negative value " + t.text + " makes no sense", whole);
     uint64_t v = 0;
     auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
     if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == t.text.data() + t.text.size() && v > max))
       fail(t, "value " + t.text + " is too large", "give at most " + std::to_string(max));
     if (ec != std::errc() || p != t.text.data() + t.text.size())
-      fail(t, "\"" + t.text + "\" is not a whole number", "give a non-negative whole number");
+      fail(t, "\"" + t.text + "\" is not a whole number", whole);
     if (v < min) fail(t, "value " + t.text + " must be at least " + std::to_string(min), "give at least " + std::to_string(min));
     return v;
   }
@@ -283,7 +284,10 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
   else if (k == "SEED") c.seed = uint();
   else if (k == "WORMHOLE") c.wormhole.enabled = flag();
-  else if (k == "WORMHOLE_THETA") c.wormhole.theta = real(1e-9, 10);
+  else if (k == "WORMHOLE_THETA") {
+    c.wormhole.theta = real(0, 1, true);
+    if (c.wormhole.theta <= 0) fail((*toks_)[pos_ - 1], "WORMHOLE_THETA must be above 0 and below 1", "give e.g. 0.05 (5 %)");
+  }
   else if (k == "WORMHOLE_WINDOW") c.wormhole.window = u32(1);
   else if (k == "WORMHOLE_SAMPLE_INTERVAL_US") c.wormhole.sample_interval = static_cast<Time>(std::llround(real(1e-3, 1e6) * 1e6));
   else if (k == "WORMHOLE_FAST_FORWARD") c.wormhole.fast_forward = flag();

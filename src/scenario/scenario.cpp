@@ -73,6 +73,7 @@ class Reader {
     read_workload(s.workload);
     read_network(s);
     read_wormhole(s.net.wormhole);
+    for (const Item& it : items_["wormhole"]) s.wormhole_table |= it.key != "enabled";
     s.output_dir = "out/" + s.name;
     for (const Item& it : items_["output"]) s.output_dir = get_string(it);
     return s;
@@ -243,10 +244,16 @@ class Reader {
     for (const Item& it : items_["wormhole"]) {
       if (it.key == "enabled") w.enabled = get_bool(it);
       else if (it.key == "theta") {
+        // A spread threshold of 0 would never pass, and one of 1 or more always.
+        const auto v = it.node->value<double>();
+        if (v && !(*v > 0 && *v < 1)) fail(it, "theta must be above 0 and below 1", "write e.g. theta = 0.05 (5 %)");
         w.theta = get_fraction(it);
-        if (w.theta <= 0) fail(it, "theta must be above 0", "write e.g. theta = 0.05 (5 %)");
       }
-      else if (it.key == "window") w.window = get_count(it, 1);
+      else if (it.key == "window") {
+        if (const auto* i = it.node->as_integer(); i && i->get() < 1)
+          fail(it, "window must be at least 1 sample", "write e.g. window = 2000 (the paper's l)");
+        w.window = get_count(it, 1);
+      }
       else if (it.key == "sample_interval") {
         w.sample_interval = get_time(it);
         if (w.sample_interval < kNs) fail(it, "the sample interval must be at least 1 ns", "write e.g. sample_interval = \"1us\"");

@@ -66,16 +66,24 @@ class BundledExampleFastForwarded(WormholeTestCase):
 
     def test_report_agrees_with_summary(self):
         work, stdout = self.runs["on"]
-        m = re.search(r"wormhole: (\d+) skips \((\d+) pulled back\), (\d+) steady checks, (\d+) packets credited, "
+        m = re.search(r"wormhole: (\d+) skips \((\d+) pulled back\), (\d+) steady checks \((\d+) steady, smallest "
+                      r"spread ([0-9.]+)\), (\d+) packets credited, "
                       r"~(\d+) events skipped", stdout)
         self.assertIsNotNone(m, stdout)
-        skips, backs, checks, pkts, events = map(int, m.groups())
+        skips, backs, checks, found, spread, pkts, events = m.groups()
+        skips, backs, checks, found, pkts, events = map(int, (skips, backs, checks, found, pkts, events))
         self.assertEqual((skips, backs), (1, 0))
         with h5py.File(work / "out" / "hpcc" / "results.h5") as f:
             self.assertEqual(int(f.attrs["layout_version"]), 3)
             g = f["wormhole"]
             self.assertEqual(int(g.attrs["skips"]), skips)
             self.assertEqual(int(g.attrs["steady_checks"]), checks)
+            self.assertEqual(int(g.attrs["steady_found"]), found)
+            # The one skip followed the one check that found the partition steady, below θ.
+            self.assertEqual(found, 1)
+            self.assertLess(float(g.attrs["min_spread"]), 0.05)
+            self.assertAlmostEqual(float(g.attrs["min_spread"]), float(spread), places=4)
+            self.assertEqual(int(g.attrs["sample_interval_ps"]), 1_000_000)
             self.assertEqual(int(g.attrs["packets_skipped"]), pkts)
             self.assertEqual(int(g.attrs["events_skipped"]), events)
             self.assertEqual(int(g.attrs["events_executed"]), int(f["run"].attrs["events"]))

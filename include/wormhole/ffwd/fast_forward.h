@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "wormhole/ffwd/partitions.h"
@@ -38,6 +39,9 @@ class FastForward final : public SkipHooks {
   FastForward& operator=(const FastForward&) = delete;
 
   const SkipStats& stats() const { return stats_; }
+  /// Warnings about settings that cannot work on a network whose largest base RTT is `max_rtt`
+  /// (ps): a window shorter than two round trips.
+  static std::vector<std::string> warnings(const WormholeSettings& s, Time max_rtt);
   /// The report written into the results (stats, timeline, the network's bypass/hold counters).
   SkipReport report() const;
   const std::vector<PartitionSample>& timeline() const { return timeline_; }

@@ -29,7 +29,9 @@ class RateWindow {
   double mean() const;
   /// Steady ⇔ the window is full and (max − min) / mean < theta (wormhole-paper.md §4).
   /// A window of zero rates is not steady.
-  bool steady(double theta) const;
+  bool steady(double theta) const { return spread() < theta; }
+  /// (max − min) / mean of a full window; +inf if the window is not full or its mean is 0.
+  double spread() const;
 
  private:
   struct Run {

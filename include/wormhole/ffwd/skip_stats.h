@@ -1,6 +1,7 @@
 // What fast-forwarding did in a run, as plain data (written by src/io into the results).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "wormhole/core/time.h"
@@ -13,6 +14,10 @@ struct SkipStats {
   uint64_t skips = 0;             ///< fast-forwards begun
   uint64_t skip_backs = 0;        ///< of which pulled back by an unforeseen interrupt
   uint64_t checks = 0;            ///< steady-state checks of a partition (window full)
+  uint64_t steady_found = 0;      ///< of which found it steady (a skip may still be refused: too near an end)
+  /// The smallest spread (max − min) / mean of a partition's least steady flow at any check:
+  /// how close to θ the run came (+inf without checks). Guides the choice of θ.
+  double min_spread = std::numeric_limits<double>::infinity();
   uint64_t packets_skipped = 0;   ///< data packets credited instead of simulated
   uint64_t events_skipped = 0;    ///< estimate: credited packets × 4 events per data-path hop (data + ACK)
   Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps

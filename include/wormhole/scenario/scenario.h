@@ -101,6 +101,8 @@ struct Scenario {
   /// Non-fatal findings ("FILE:LINE: text"), e.g. TOPOLOGY_FILE or FLOW_FILE in [network], which
   /// a scenario does not use. The network config's own warnings are in net.warnings.
   std::vector<std::string> warnings;
+  /// Whether the [wormhole] table set anything but `enabled`.
+  bool wormhole_table = false;
 };
 
 /// Reads a scenario file. `overrides` are ("section.key", "value") for scenario keys (e.g.
