@@ -288,8 +288,9 @@ void ConfigParser::set(const std::string& k) {
     c.wormhole.theta = real(0, 1, true);
     if (c.wormhole.theta <= 0) fail((*toks_)[pos_ - 1], "WORMHOLE_THETA must be above 0 and below 1", "give e.g. 0.05 (5 %)");
   }
-  else if (k == "WORMHOLE_WINDOW") c.wormhole.window = u32(1);
-  else if (k == "WORMHOLE_SAMPLE_INTERVAL_US") c.wormhole.sample_interval = static_cast<Time>(std::llround(real(1e-3, 1e6) * 1e6));
+  // Bounded so that window × interval (ps) stays far inside a Time.
+  else if (k == "WORMHOLE_WINDOW") c.wormhole.window = uint(10'000'000, 1);
+  else if (k == "WORMHOLE_SAMPLE_INTERVAL_US") c.wormhole.sample_interval = static_cast<Time>(std::llround(real(1e-3, 1e5) * 1e6));
   else if (k == "WORMHOLE_FAST_FORWARD") c.wormhole.fast_forward = flag();
   else if (k == "WORMHOLE_SKIP_BACK") c.wormhole.skip_back = flag();
   else if (k == "WORMHOLE_THREADS") c.wormhole.threads = u32();

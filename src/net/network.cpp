@@ -221,7 +221,11 @@ void Network::handle(const Event& e) {
     }
     case kWake: {
       Port& p = ports_[e.target];
-      if (e.time != p.wake_at || e.aux != p.epoch) break;  // superseded by an earlier retry
+      if (e.aux != p.epoch) {  // left behind by a fast-forward
+        ++discarded_;
+        break;
+      }
+      if (e.time != p.wake_at) break;  // superseded by an earlier retry
       p.wake_at = -1;
       nic_send(e.target);
       break;

@@ -95,7 +95,10 @@ bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
 
 void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
   Held& h = held_[slot];
-  if (h.due != at || h.gen != gen) return;  // re-timed by a skip-back
+  if (h.due != at || h.gen != gen) {  // re-timed by a later shift of its partition
+    ++discarded_;
+    return;
+  }
   const uint32_t pkt = h.pkt, port = h.port;
   // In its partition's clock the packet arrives now: its timestamps move with it.
   shift_packet_times(pool_[pkt], h.due - h.arrived);
@@ -111,7 +114,7 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
   };
   for (uint32_t port : ports) {
     const Port& p = ports_[port];
-    for (uint32_t c = 1; c < kClasses; ++c)
+    for (uint32_t c = 0; c < kClasses; ++c)  // class 0 too: a flow may use priority group 0
       for (uint32_t i = 0; i < p.queue[c].size(); ++i)
         if (foreign_data(p.queue[c].at(i))) return false;
     for (uint32_t i = 0; i < p.wire.size(); ++i)

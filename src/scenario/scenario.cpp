@@ -252,11 +252,12 @@ class Reader {
       else if (it.key == "window") {
         if (const auto* i = it.node->as_integer(); i && i->get() < 1)
           fail(it, "window must be at least 1 sample", "write e.g. window = 2000 (the paper's l)");
-        w.window = get_count(it, 1);
+        w.window = get_count(it, 1, 10'000'000);  // window × interval must stay far inside a Time
       }
       else if (it.key == "sample_interval") {
         w.sample_interval = get_time(it);
-        if (w.sample_interval < kNs) fail(it, "the sample interval must be at least 1 ns", "write e.g. sample_interval = \"1us\"");
+        if (w.sample_interval < kNs || w.sample_interval > 100 * kMs)
+          fail(it, "the sample interval must be between 1 ns and 100 ms", "write e.g. sample_interval = \"1us\"");
       }
       else if (it.key == "fast_forward") w.fast_forward = get_bool(it);
       else if (it.key == "skip_back") w.skip_back = get_bool(it);

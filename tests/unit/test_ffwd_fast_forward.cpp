@@ -296,7 +296,9 @@ TEST(FastForward, HpccPairWithinTheRateBound) {
 /// partition's ports) when it moved: on 1-µs links most reach their next node after the 200-ns
 /// freeze has ended, and must still wait out the shift; and, with HPCC, the INT clock: the
 /// records the flow keeps and those in flight move with it, or the next update reads a gap.
-void check_shift_is_exact(const SimConfig& cfg) {
+/// With `back` > 0, the shift is pulled back by `back` after `back_after` (during the freeze), as a
+/// skip-back does: the partition then runs exactly δ − back later than packet mode.
+void check_shift_is_exact(const SimConfig& cfg, Time back = 0, Time back_after = 0) {
   Network pkt(cfg, star(3), make_cc(cfg, nullptr)), sh(cfg, star(3), make_cc(cfg, nullptr));
   // Two flows into one port, so the CC has something to react to.
   const std::vector<FlowSpec> flows = {flow(0, 2, 2'000'000), flow(1, 2, 2'000'000)};
@@ -310,22 +312,29 @@ void check_shift_is_exact(const SimConfig& cfg) {
   std::sort(ports.begin(), ports.end());
   ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
   sh.shift(ports, {0, 1}, delta, t0 + delta);
+  Time lag = delta;
+  if (back > 0) {
+    sh.run(t0 + back_after);
+    sh.shift(ports, {0, 1}, -back, 0);
+    lag = delta - back;
+  }
   for (Time t = t0 + 10 * kNs; t < t0 + 20 * kUs; t += 10 * kNs) {
+    if (t + lag < sh.now()) continue;
     pkt.run(t);
-    sh.run(t + delta);
+    sh.run(t + lag);
     for (uint32_t id = 0; id < 2; ++id) {
       const Flow &a = pkt.flows()[id], &b = sh.flows()[id];
       ASSERT_EQ(a.snd_una, b.snd_una) << "flow " << id << " at T = " << t << " ps";
       ASSERT_EQ(a.snd_nxt, b.snd_nxt) << "flow " << id << " at T = " << t << " ps";
       ASSERT_EQ(a.rcv_nxt, b.rcv_nxt) << "flow " << id << " at T = " << t << " ps";
       ASSERT_EQ(a.rate_bps, b.rate_bps) << "flow " << id << " at T = " << t << " ps";
-      ASSERT_EQ(a.last_progress + delta, b.last_progress) << "flow " << id << " at T = " << t << " ps";
+      ASSERT_EQ(a.last_progress + lag, b.last_progress) << "flow " << id << " at T = " << t << " ps";
     }
   }
   EXPECT_GT(sh.packets_held(), 0u);
   pkt.run(1 * kSec);
   sh.run(1 * kSec);
-  for (uint32_t id = 0; id < 2; ++id) EXPECT_EQ(pkt.flows()[id].finish + delta, sh.flows()[id].finish);
+  for (uint32_t id = 0; id < 2; ++id) EXPECT_EQ(pkt.flows()[id].finish + lag, sh.flows()[id].finish);
 }
 
 TEST(FastForward, AShiftedPartitionIsPacketModeLater) {
@@ -334,6 +343,13 @@ TEST(FastForward, AShiftedPartitionIsPacketModeLater) {
 
 TEST(FastForward, AShiftedHpccPartitionIsPacketModeLater) {
   check_shift_is_exact(hpcc_config());  // a rate update from INT on every ACK
+}
+
+TEST(FastForward, APulledBackPartitionIsPacketModeLater) {
+  // Shifted by 200 ns, pulled back by 130 ns after 70 ns (what a skip-back does): 70 ns behind,
+  // with held ACKs re-timed and nothing scheduled before now.
+  check_shift_is_exact(config(), 130 * kNs, 70 * kNs);
+  check_shift_is_exact(hpcc_config(), 130 * kNs, 70 * kNs);
 }
 
 TEST(FastForward, MembershipChangesResetTheWindows) {
