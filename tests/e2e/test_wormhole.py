@@ -101,20 +101,24 @@ class BundledExampleFastForwarded(WormholeTestCase):
 
 
 class WormholeSettingsErrors(WormholeTestCase):
-    def test_misspelt_key_is_named(self):
-        proc = subprocess.run([str(WORMHOLE), "run", str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"),
-                               "-o", str(self.tmp / "x"), "--set", "wormhole.thta=0.1"],
-                              capture_output=True, text=True, timeout=60)
-        self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("thta", proc.stderr)
-        self.assertIn("theta", proc.stderr)
+    """Bad [wormhole] values: exit 2, the key named and a fix given, nothing run."""
 
-    def test_bad_theta_is_rejected(self):
+    def check_rejected(self, override, *expected):
         proc = subprocess.run([str(WORMHOLE), "run", str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"),
-                               "-o", str(self.tmp / "y"), "--set", "wormhole.theta=0"],
+                               "-o", str(self.tmp / "bad"), "--set", override],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("theta must be above 0", proc.stderr)
+        for text in expected:
+            self.assertIn(text, proc.stderr)
+        self.assertIn("(fix: ", proc.stderr)
+
+    def test_bad_settings_are_rejected(self):
+        self.check_rejected("wormhole.thta=0.1", "thta", "theta")
+        self.check_rejected("wormhole.theta=0", "theta must be above 0 and below 1")
+        self.check_rejected("wormhole.theta=1.5", "theta must be above 0 and below 1")
+        self.check_rejected("wormhole.window=0", "window must be at least 1 sample", "window = 2000")
+        self.check_rejected("wormhole.sample_interval=5", "sample_interval")
+        self.check_rejected("WORMHOLE_THETA=2", "WORMHOLE_THETA")
 
 
 if __name__ == "__main__":
