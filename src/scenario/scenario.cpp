@@ -144,6 +144,9 @@ class Reader {
     if (key.empty()) throw InputError(kCommandLine, 0, "override \"" + k + "=" + v + "\" has no key", fix);
     if (dot == std::string::npos && key != "name") {
       if (has_lower(key)) {
+        if (key == "wormhole")
+          throw InputError(kCommandLine, 0, "override \"" + k + "\" names a table, not a key",
+                           "write wormhole.enabled=true (or the network key WORMHOLE=1)");
         for (const char* sec : {"topology", "workload", "wormhole", "output"})
           if (contains(keys_of(sec), key))
             throw InputError(kCommandLine, 0, "override \"" + k + "\" names no table",

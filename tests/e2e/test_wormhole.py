@@ -119,6 +119,7 @@ class WormholeSettingsErrors(WormholeTestCase):
         self.check_rejected("wormhole.window=0", "window must be at least 1 sample", "window = 2000")
         self.check_rejected("wormhole.sample_interval=5", "sample_interval")
         self.check_rejected("WORMHOLE_THETA=2", "WORMHOLE_THETA")
+        self.check_rejected("wormhole=1", "wormhole.enabled=true")
 
 
 if __name__ == "__main__":
