@@ -1,0 +1,51 @@
+// Flow contention graphs (FCG): the memo key of a partition's unsteady period
+// (wormhole-paper.md §6), their canonical hash and their exact isomorphism.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace wh {
+
+/// One flow of a partition, as the FCG sees it.
+struct FcgFlow {
+  std::vector<uint32_t> ports;   ///< data-path egress ports (any order)
+  uint64_t rate_bps = 0;         ///< current sending rate, bit/s
+  uint64_t bottleneck_bps = 0;   ///< slowest link on its path, bit/s
+};
+
+/// Undirected, labelled, weighted graph: a vertex per flow labelled (quantised rate, bottleneck
+/// rate); an edge between two flows that share ports, weighted by the number they share. Vertex i
+/// is the i-th flow given to make_fcg. Edges are stored once, u < v, sorted.
+struct Fcg {
+  struct Edge {
+    uint32_t u = 0, v = 0;
+    uint32_t weight = 0;  ///< shared ports
+  };
+  std::vector<uint64_t> rate_q;      ///< per vertex: rate / quantum (rounded to nearest)
+  std::vector<uint64_t> bottleneck;  ///< per vertex: bottleneck link rate, bit/s
+  std::vector<Edge> edges;
+
+  size_t vertices() const { return rate_q.size(); }
+  /// Whether vertex labels are equal (what VF2 requires of matched vertices).
+  bool same_label(uint32_t a, const Fcg& other, uint32_t b) const {
+    return rate_q[a] == other.rate_q[b] && bottleneck[a] == other.bottleneck[b];
+  }
+};
+
+/// Builds the FCG of `flows`. `rate_quantum_bps` (> 0) is the rate quantisation step: rates that
+/// round to the same multiple are equal labels. Throws std::invalid_argument on a zero quantum.
+/// Cost: O(Σ ports · flows sharing them).
+Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps);
+
+/// A Weisfeiler–Lehman hash of the FCG (`rounds` refinement rounds over vertex labels, neighbour
+/// labels and edge weights): equal for isomorphic graphs, whatever the vertex order; unequal
+/// hashes prove non-isomorphism, equal ones do not prove isomorphism (use isomorphism()).
+uint64_t wl_hash(const Fcg& g, int rounds = 3);
+
+/// An isomorphism from `a` to `b` that preserves vertex labels and edge weights, found with
+/// Boost.Graph's VF2 (vf2_graph_iso): map[i] = the vertex of `b` matched to vertex i of `a`; or
+/// nothing if there is none.
+std::optional<std::vector<uint32_t>> isomorphism(const Fcg& a, const Fcg& b);
+
+}  // namespace wh

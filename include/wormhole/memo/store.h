@@ -1,0 +1,64 @@
+// The memo store: unsteady periods of partitions keyed by their flow contention graph
+// (wormhole-paper.md §6), with isomorphism-checked lookup.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "wormhole/core/time.h"
+#include "wormhole/memo/fcg.h"
+#include "wormhole/net/cc.h"
+
+namespace wh {
+
+/// What a memoized unsteady period did, per flow in the key's vertex order.
+struct MemoValue {
+  Time duration = 0;                    ///< ps from the period's start to convergence
+  std::vector<uint64_t> bytes;          ///< payload bytes each flow sent during it
+  std::vector<uint64_t> end_rate_bps;   ///< each flow's rate at convergence (FCG_end), bit/s
+  std::vector<CcSnapshot> cc;           ///< each flow's CC state at convergence (beyond the paper)
+};
+
+/// One entry: the key graph, its value, when it became visible and how often it was hit.
+struct MemoEntry {
+  uint64_t ns = 0;        ///< namespace: hash of everything that changes convergence (CC, rates, MTU, buffers)
+  Fcg key;
+  MemoValue value;
+  Time visible_from = 0;  ///< simulated time of insertion, ps: no lookup at an earlier time sees it
+  mutable uint64_t hits = 0;  ///< statistics only: counted through a const lookup result
+};
+
+/// A hit: the entry and the map from the query's vertices to the entry key's vertices.
+struct MemoHit {
+  const MemoEntry* entry = nullptr;
+  std::vector<uint32_t> map;  ///< map[i] = key vertex matched to query vertex i
+};
+
+/// Entries bucketed by (namespace, vertices, edges, WL hash); within a bucket VF2 decides.
+/// Lookups see only entries inserted at or before their simulated time, so a run's hits do not
+/// depend on the order in which threads happened to insert. Not thread-safe by itself: the
+/// controller looks up from oneTBB threads with no insert in between (inserts happen in the
+/// sequential part of a tick).
+class MemoStore {
+ public:
+  /// The entry isomorphic to `key` in namespace `ns` visible at `now` (ps), with the vertex map;
+  /// nothing if none. A hit increments the entry's hit count only through count_hit().
+  std::optional<MemoHit> lookup(uint64_t ns, const Fcg& key, Time now) const;
+  /// Inserts unless an isomorphic key exists in `ns` already (then returns false and keeps the
+  /// old entry). The value's vectors must have one element per key vertex (std::invalid_argument).
+  bool insert(uint64_t ns, Fcg key, MemoValue value, Time now);
+  static void count_hit(const MemoHit& h) { ++h.entry->hits; }
+  size_t size() const { return size_; }
+  /// Every entry, in bucket order (deterministic: by namespace, sizes, hash, then insertion).
+  std::vector<const MemoEntry*> entries() const;
+
+ private:
+  using BucketKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;  // ns, |V|, |E|, WL hash
+  std::map<BucketKey, std::deque<MemoEntry>> buckets_;  // a deque: entry addresses stay valid
+  size_t size_ = 0;
+};
+
+}  // namespace wh

@@ -1,0 +1,43 @@
+// The memo store (see store.h).
+#include "wormhole/memo/store.h"
+
+#include <stdexcept>
+
+namespace wh {
+
+std::optional<MemoHit> MemoStore::lookup(uint64_t ns, const Fcg& key, Time now) const {
+  auto it = buckets_.find({ns, key.vertices(), key.edges.size(), wl_hash(key)});
+  if (it == buckets_.end()) return std::nullopt;
+  for (const MemoEntry& e : it->second) {
+    if (e.visible_from > now) continue;
+    if (auto map = isomorphism(key, e.key)) return MemoHit{&e, std::move(*map)};
+  }
+  return std::nullopt;
+}
+
+bool MemoStore::insert(uint64_t ns, Fcg key, MemoValue value, Time now) {
+  const size_t n = key.vertices();
+  if (value.bytes.size() != n || value.end_rate_bps.size() != n || (!value.cc.empty() && value.cc.size() != n))
+    throw std::invalid_argument("MemoStore::insert: the value needs one element per key vertex");
+  std::deque<MemoEntry>& bucket = buckets_[{ns, n, key.edges.size(), wl_hash(key)}];
+  for (const MemoEntry& e : bucket)
+    if (isomorphism(key, e.key)) return false;
+  MemoEntry e;
+  e.ns = ns;
+  e.key = std::move(key);
+  e.value = std::move(value);
+  e.visible_from = now;
+  bucket.push_back(std::move(e));
+  ++size_;
+  return true;
+}
+
+std::vector<const MemoEntry*> MemoStore::entries() const {
+  std::vector<const MemoEntry*> out;
+  out.reserve(size_);
+  for (const auto& [k, bucket] : buckets_)
+    for (const MemoEntry& e : bucket) out.push_back(&e);
+  return out;
+}
+
+}  // namespace wh

@@ -1,0 +1,86 @@
+// Flow contention graphs: hand-built graphs, relabelled isomorphic ones hit with the right map,
+// WL-indistinguishable non-isomorphic ones are told apart by VF2.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "wormhole/memo/fcg.h"
+
+using namespace wh;
+
+namespace {
+
+constexpr uint64_t kG = 1'000'000'000ull;
+
+FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG, uint64_t bottleneck = 100 * kG) {
+  return FcgFlow{std::move(ports), rate, bottleneck};
+}
+
+/// Two disjoint triangles, or one hexagon: both 2-regular on 6 equal vertices, so WL hashing
+/// cannot tell them apart; they are not isomorphic.
+std::vector<FcgFlow> two_triangles() {
+  return {fl({1, 2}), fl({1, 3}), fl({2, 3}), fl({11, 12}), fl({11, 13}), fl({12, 13})};
+}
+std::vector<FcgFlow> hexagon() {
+  std::vector<FcgFlow> f;
+  for (uint32_t i = 0; i < 6; ++i) f.push_back(fl({20 + (i + 5) % 6, 20 + i}));
+  return f;
+}
+
+}  // namespace
+
+TEST(Fcg, EdgesWeighSharedPortsAndRatesAreQuantised) {
+  // A {1,2,3}, B {3,4}, C {2,3,5}: A–B share port 3, A–C ports 2 and 3, B–C port 3.
+  const Fcg g = make_fcg({fl({1, 2, 3}, 49'600'000'000), fl({3, 4, 4}, 50'400'000'000), fl({5, 3, 2}, 48'400'000'000)}, kG);
+  ASSERT_EQ(g.vertices(), 3u);
+  EXPECT_EQ(g.rate_q, (std::vector<uint64_t>{50, 50, 48}));
+  ASSERT_EQ(g.edges.size(), 3u);
+  const uint32_t want[3][3] = {{0, 1, 1}, {0, 2, 2}, {1, 2, 1}};  // (u, v, shared ports)
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(g.edges[i].u, want[i][0]);
+    EXPECT_EQ(g.edges[i].v, want[i][1]);
+    EXPECT_EQ(g.edges[i].weight, want[i][2]);
+  }
+  EXPECT_THROW(make_fcg({fl({1})}, 0), std::invalid_argument);
+}
+
+TEST(Fcg, RelabelledFlowsAreIsomorphicWithTheRightMap) {
+  // The same contention pattern on other ports, flows listed in another order (C, A, B), one of
+  // them at another rate so the map is forced: A -> 1, B -> 2, C -> 0.
+  const Fcg a = make_fcg({fl({1, 2, 3}, 30 * kG), fl({3, 4}), fl({2, 3, 5})}, kG);
+  const Fcg b = make_fcg({fl({72, 73, 75}), fl({71, 72, 73}, 30 * kG), fl({73, 74})}, kG);
+  EXPECT_EQ(wl_hash(a), wl_hash(b));
+  const auto map = isomorphism(a, b);
+  ASSERT_TRUE(map.has_value());
+  EXPECT_EQ(*map, (std::vector<uint32_t>{1, 2, 0}));
+}
+
+TEST(Fcg, EqualWlHashButNotIsomorphic) {
+  const Fcg t = make_fcg(two_triangles(), kG), h = make_fcg(hexagon(), kG);
+  EXPECT_EQ(t.edges.size(), 6u);
+  EXPECT_EQ(h.edges.size(), 6u);
+  EXPECT_EQ(wl_hash(t), wl_hash(h));
+  EXPECT_FALSE(isomorphism(t, h).has_value());
+  EXPECT_TRUE(isomorphism(t, t).has_value());
+}
+
+TEST(Fcg, LabelsAndWeightsMustMatch) {
+  const Fcg base = make_fcg({fl({1, 2}), fl({1, 2})}, kG);           // one edge of weight 2
+  const Fcg lighter = make_fcg({fl({1, 2}), fl({1, 3})}, kG);        // weight 1
+  const Fcg slower = make_fcg({fl({1, 2}), fl({1, 2}, 20 * kG)}, kG);  // another rate label
+  const Fcg narrower = make_fcg({fl({1, 2}), fl({1, 2}, 50 * kG, 25 * kG)}, kG);  // another bottleneck
+  for (const Fcg* other : {&lighter, &slower, &narrower}) {
+    EXPECT_NE(wl_hash(base), wl_hash(*other));
+    EXPECT_FALSE(isomorphism(base, *other).has_value());
+  }
+  // Rates within half a quantum of each other are the same label.
+  EXPECT_TRUE(isomorphism(base, make_fcg({fl({7, 8}, 50'400'000'000), fl({7, 8}, 49'700'000'000)}, kG)).has_value());
+}
+
+TEST(Fcg, EmptyAndLoneFlow) {
+  EXPECT_TRUE(isomorphism(Fcg{}, Fcg{}).has_value());
+  const Fcg one = make_fcg({fl({3})}, kG);
+  EXPECT_EQ(one.edges.size(), 0u);
+  EXPECT_EQ(*isomorphism(one, make_fcg({fl({9})}, kG)), std::vector<uint32_t>{0});
+  EXPECT_FALSE(isomorphism(one, Fcg{}).has_value());
+}
