@@ -15,13 +15,13 @@ std::optional<MemoHit> MemoStore::lookup(uint64_t ns, const Fcg& key, Time now) 
   return std::nullopt;
 }
 
-bool MemoStore::insert(uint64_t ns, Fcg key, MemoValue value, Time now) {
+std::pair<const MemoEntry*, bool> MemoStore::insert(uint64_t ns, Fcg key, MemoValue value, Time now) {
   const size_t n = key.vertices();
   if (value.bytes.size() != n || value.end_rate_bps.size() != n || (!value.cc.empty() && value.cc.size() != n))
     throw std::invalid_argument("MemoStore::insert: the value needs one element per key vertex");
   std::deque<MemoEntry>& bucket = buckets_[{ns, n, key.edges.size(), wl_hash(key)}];
   for (const MemoEntry& e : bucket)
-    if (isomorphism(key, e.key)) return false;
+    if (isomorphism(key, e.key)) return {&e, false};
   MemoEntry e;
   e.ns = ns;
   e.key = std::move(key);
@@ -29,7 +29,7 @@ bool MemoStore::insert(uint64_t ns, Fcg key, MemoValue value, Time now) {
   e.visible_from = now;
   bucket.push_back(std::move(e));
   ++size_;
-  return true;
+  return {&bucket.back(), true};
 }
 
 std::vector<const MemoEntry*> MemoStore::entries() const {

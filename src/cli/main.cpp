@@ -1,8 +1,9 @@
-// The wormhole command: `wormhole run SCENARIO`, `--help`, `--version`.
+// The wormhole command: `wormhole run SCENARIO`, `wormhole memo ...`, `--help`, `--version`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 
+#include "memo_command.h"
 #include "run_command.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/version.h"
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
   wh::RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario: a .toml scenario file (cluster + SimAI workload) or an HPCC config.txt");
   wh::add_run_options(*run_cmd, run);
+  wh::MemoOptions memo;
+  CLI::App* memo_cmd = app.add_subcommand("memo", "memo database files of the Wormhole memoization: merge, stats, inspect");
+  wh::add_memo_commands(*memo_cmd, memo);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -29,6 +33,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run_cmd->parsed()) return wh::run_command(run);
+    if (memo_cmd->parsed()) return wh::memo_command(memo);
   } catch (const wh::InputError& e) {
     std::fprintf(stderr, "wormhole: error: %s\n", e.what());
     return 2;

@@ -17,7 +17,7 @@
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
-#include "hdf5_util.h"
+#include "wormhole/io/hdf5_util.h"
 #include "wormhole/ffwd/skip_stats.h"
 
 namespace wh {

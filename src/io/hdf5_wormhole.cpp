@@ -1,7 +1,7 @@
 // The /wormhole group of the results file: what fast-forwarding did (README "HDF5 results").
 #include <hdf5.h>
 
-#include "hdf5_util.h"
+#include "wormhole/io/hdf5_util.h"
 #include "wormhole/ffwd/skip_stats.h"
 #include "wormhole/io/results_writer.h"
 

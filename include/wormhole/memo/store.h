@@ -47,9 +47,10 @@ class MemoStore {
   /// The entry isomorphic to `key` in namespace `ns` visible at `now` (ps), with the vertex map;
   /// nothing if none. A hit increments the entry's hit count only through count_hit().
   std::optional<MemoHit> lookup(uint64_t ns, const Fcg& key, Time now) const;
-  /// Inserts unless an isomorphic key exists in `ns` already (then returns false and keeps the
-  /// old entry). The value's vectors must have one element per key vertex (std::invalid_argument).
-  bool insert(uint64_t ns, Fcg key, MemoValue value, Time now);
+  /// Inserts unless an isomorphic key exists in `ns` already (then the old entry is kept).
+  /// Returns the entry now holding the key and whether it is the new one. The value's vectors
+  /// must have one element per key vertex (std::invalid_argument).
+  std::pair<const MemoEntry*, bool> insert(uint64_t ns, Fcg key, MemoValue value, Time now);
   static void count_hit(const MemoHit& h) { ++h.entry->hits; }
   size_t size() const { return size_; }
   /// Every entry, in bucket order (deterministic: by namespace, sizes, hash, then insertion).

@@ -1,9 +1,11 @@
-// HDF5 C API helpers shared by the results writers (src/io/hdf5_*.cpp): owned ids, quiet error
-// stacks turned into exceptions, scalar attributes, and compound tables that h5py reads as is.
+// HDF5 C API helpers shared by the results and memo files (src/io/hdf5_*.cpp, memo/memo_file.cpp):
+// owned ids, quiet error stacks turned into exceptions, scalar attributes, and compound tables that
+// h5py reads as is — written and read back.
 #pragma once
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -145,6 +147,42 @@ inline void write_table(hid_t loc, const char* name, const std::pair<Handle, Han
   if (n > 0) check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), "writing " + what);
   attr_string(ds, "units", units);
   attr_string(ds, "description", description);
+}
+
+/// Whether `obj` has a link (dataset or group) or attribute called `name`.
+inline bool has_link(hid_t obj, const char* name) { return H5Lexists(obj, name, H5P_DEFAULT) > 0; }
+inline bool has_attr(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
+
+/// A variable-length string attribute (std::runtime_error if absent or of another type).
+inline std::string read_attr_string(hid_t obj, const char* name) {
+  Handle a(check(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  Handle type = string_type();
+  char* p = nullptr;
+  check(H5Aread(a, type, &p), std::string("reading attribute ") + name);
+  std::string v = p ? p : "";
+  H5free_memory(p);
+  return v;
+}
+/// An unsigned integer attribute, converted to u64.
+inline uint64_t read_attr_u64(hid_t obj, const char* name) {
+  Handle a(check(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  uint64_t v = 0;
+  check(H5Aread(a, H5T_NATIVE_UINT64, &v), std::string("reading attribute ") + name);
+  return v;
+}
+
+/// Reads 1-D compound dataset `name` into rows of `Row` through the memory type of `types`
+/// (fields are matched by name, so a file with the fields in another order reads the same).
+template <class Row>
+std::vector<Row> read_table(hid_t loc, const char* name, const std::pair<Handle, Handle>& types) {
+  Handle ds(check(H5Dopen2(loc, name, H5P_DEFAULT), std::string("opening dataset ") + name), H5Dclose);
+  Handle space(check(H5Dget_space(ds), std::string("reading the space of ") + name), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space) != 1) throw std::runtime_error(std::string("dataset ") + name + " is not 1-D");
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  std::vector<Row> rows(n);
+  if (n > 0) check(H5Dread(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), std::string("reading ") + name);
+  return rows;
 }
 
 }  // namespace wh::h5

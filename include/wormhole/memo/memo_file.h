@@ -1,0 +1,32 @@
+// Memo files: a MemoStore on disk as HDF5 (layout in memo/README.md), and merging them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "wormhole/memo/store.h"
+
+namespace wh {
+
+/// A store and the descriptions of its namespaces (namespace hash -> the settings text it hashes).
+struct MemoDb {
+  MemoStore store;
+  std::map<uint64_t, std::string> namespaces;
+};
+
+/// Writes `db` to `path` (replaced if it exists). CC snapshots are not written (layout 1).
+/// Throws InputError if the file cannot be created, std::runtime_error on an HDF5 failure.
+void write_memo_file(const std::string& path, const MemoDb& db);
+
+/// Reads a memo file. Throws InputError naming the file when it is not HDF5, not a wormhole memo
+/// file (a results file, another program's), of another layout version, or inconsistent (a table
+/// missing, offsets out of range, an entry whose namespace is not described).
+MemoDb read_memo_file(const std::string& path);
+
+/// Merges files into one database: entries whose keys are isomorphic (same namespace) are kept
+/// once — the first file's value, with the hits of all — and namespaces are united. Throws
+/// InputError for a bad file, or for one namespace hash described differently in two files.
+MemoDb merge_memo_files(const std::vector<std::string>& paths);
+
+}  // namespace wh

@@ -1,0 +1,187 @@
+// Memo files in HDF5 (see memo_file.h and memo/README.md for the layout).
+#include "wormhole/memo/memo_file.h"
+
+#include <hdf5.h>
+
+#include <filesystem>
+
+#include "wormhole/io/hdf5_util.h"
+#include "wormhole/io/input_error.h"
+#include "wormhole/version.h"
+
+namespace wh {
+
+using namespace h5;
+
+namespace {
+
+constexpr const char* kFormat = "wormhole-memo";
+constexpr uint64_t kLayout = 1;  // bump when a field changes meaning
+
+struct NsRow {
+  uint64_t ns;
+  const char* description;
+};
+struct EntryRow {
+  uint64_t ns, wl_hash;
+  uint32_t vertices, edges;
+  uint64_t vertex_offset, edge_offset;
+  int64_t duration_ps, visible_from_ps;
+  uint64_t hits;
+};
+struct VertexRow {
+  uint64_t rate_q, bottleneck_bps, bytes, end_rate_bps;
+};
+struct EdgeRow {
+  uint32_t u, v, weight;
+};
+
+std::pair<Handle, Handle> ns_types() {
+  Handle str = string_type();
+  return compound(sizeof(NsRow), {Field{"ns", HOFFSET(NsRow, ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+                                  Field{"description", HOFFSET(NsRow, description), str, str}});
+}
+std::pair<Handle, Handle> entry_types() {
+  return compound(sizeof(EntryRow), {
+      Field{"ns", HOFFSET(EntryRow, ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"wl_hash", HOFFSET(EntryRow, wl_hash), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"vertices", HOFFSET(EntryRow, vertices), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"edges", HOFFSET(EntryRow, edges), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"vertex_offset", HOFFSET(EntryRow, vertex_offset), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"edge_offset", HOFFSET(EntryRow, edge_offset), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"duration_ps", HOFFSET(EntryRow, duration_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"visible_from_ps", HOFFSET(EntryRow, visible_from_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"hits", HOFFSET(EntryRow, hits), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+  });
+}
+std::pair<Handle, Handle> vertex_types() {
+  return compound(sizeof(VertexRow), {
+      Field{"rate_q", HOFFSET(VertexRow, rate_q), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"bottleneck_bps", HOFFSET(VertexRow, bottleneck_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"bytes", HOFFSET(VertexRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"end_rate_bps", HOFFSET(VertexRow, end_rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+  });
+}
+std::pair<Handle, Handle> edge_types() {
+  return compound(sizeof(EdgeRow), {
+      Field{"u", HOFFSET(EdgeRow, u), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"v", HOFFSET(EdgeRow, v), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"weight", HOFFSET(EdgeRow, weight), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+  });
+}
+
+}  // namespace
+
+void write_memo_file(const std::string& path, const MemoDb& db) {
+  QuietErrors quiet;
+  const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (fid < 0)
+    throw InputError(path, 0, "cannot create the memo file: " + error_detail(), "check that its folder exists and is writable");
+  Handle file(fid, H5Fclose);
+  attr_string(file, "format", kFormat);
+  attr_u64(file, "layout_version", kLayout);
+  attr_string(file, "version", WORMHOLE_VERSION);
+
+  std::vector<NsRow> ns;
+  for (const auto& [h, text] : db.namespaces) ns.push_back({h, text.c_str()});
+  write_table(file, "namespaces", ns_types(), ns.data(), ns.size(), "ns: hash; description: text",
+              "one row per namespace: the settings that change convergence, and their hash");
+  std::vector<EntryRow> entries;
+  std::vector<VertexRow> vertices;
+  std::vector<EdgeRow> edges;
+  for (const MemoEntry* e : db.store.entries()) {
+    entries.push_back({e->ns, wl_hash(e->key), static_cast<uint32_t>(e->key.vertices()),
+                       static_cast<uint32_t>(e->key.edges.size()), vertices.size(), edges.size(), e->value.duration,
+                       e->visible_from, e->hits});
+    for (size_t i = 0; i < e->key.vertices(); ++i)
+      vertices.push_back({e->key.rate_q[i], e->key.bottleneck[i], e->value.bytes[i], e->value.end_rate_bps[i]});
+    for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight});
+  }
+  write_table(file, "entries", entry_types(), entries.data(), entries.size(),
+              "duration_ps, visible_from_ps: ps; *_offset: rows of /vertices and /edges",
+              "one row per memoized unsteady period: its FCG key (vertices, edges) and value");
+  write_table(file, "vertices", vertex_types(), vertices.data(), vertices.size(),
+              "rate_q: rate quanta; bottleneck_bps, end_rate_bps: bit/s; bytes: bytes",
+              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps) and value (bytes sent, end rate)");
+  write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: shared ports",
+              "per entry, its key's edges (u < v)");
+  check(file.close(), "closing " + path);
+}
+
+MemoDb read_memo_file(const std::string& path) {
+  QuietErrors quiet;
+  const std::string fix = "give a memo file written by wormhole (wormhole memo merge writes one)";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, 0, "no such memo file", fix);
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path, 0, "not an HDF5 file (or corrupt)", fix);
+  const hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (fid < 0) throw InputError(path, 0, "cannot open: " + error_detail(), fix);
+  Handle file(fid, H5Fclose);
+  if (!has_attr(file, "format") || read_attr_string(file, "format") != kFormat)
+    throw InputError(path, 0, "an HDF5 file but not a wormhole memo file (no format = \"wormhole-memo\")", fix);
+  if (!has_attr(file, "layout_version") || read_attr_u64(file, "layout_version") != kLayout)
+    throw InputError(path, 0, "memo layout version is not " + std::to_string(kLayout), "use the wormhole that wrote it");
+  for (const char* t : {"namespaces", "entries", "vertices", "edges"})
+    if (!has_link(file, t)) throw InputError(path, 0, std::string("the table /") + t + " is missing (corrupt file)", fix);
+  MemoDb db;
+  try {
+    for (const NsRow& r : read_table<NsRow>(file, "namespaces", ns_types())) {
+      db.namespaces[r.ns] = r.description ? r.description : "";
+      H5free_memory(const_cast<char*>(r.description));
+    }
+    const auto entries = read_table<EntryRow>(file, "entries", entry_types());
+    const auto vertices = read_table<VertexRow>(file, "vertices", vertex_types());
+    const auto edges = read_table<EdgeRow>(file, "edges", edge_types());
+    for (size_t k = 0; k < entries.size(); ++k) {
+      const EntryRow& e = entries[k];
+      const std::string where = "entry " + std::to_string(k);
+      if (e.vertex_offset + e.vertices > vertices.size() || e.edge_offset + e.edges > edges.size())
+        throw InputError(path, 0, where + " points past the vertex or edge tables (corrupt file)", fix);
+      if (!db.namespaces.count(e.ns))
+        throw InputError(path, 0, where + " has a namespace /namespaces does not describe (corrupt file)", fix);
+      Fcg key;
+      MemoValue v;
+      v.duration = e.duration_ps;
+      for (uint64_t i = e.vertex_offset; i < e.vertex_offset + e.vertices; ++i) {
+        key.rate_q.push_back(vertices[i].rate_q);
+        key.bottleneck.push_back(vertices[i].bottleneck_bps);
+        v.bytes.push_back(vertices[i].bytes);
+        v.end_rate_bps.push_back(vertices[i].end_rate_bps);
+      }
+      for (uint64_t i = e.edge_offset; i < e.edge_offset + e.edges; ++i) {
+        const EdgeRow& x = edges[i];
+        if (x.u >= x.v || x.v >= e.vertices)
+          throw InputError(path, 0, where + " has an edge between vertices it does not have (corrupt file)", fix);
+        key.edges.push_back({x.u, x.v, x.weight});
+      }
+      // wl_hash is informative (for other tools); the store hashes the graph itself.
+      // A file never holds two isomorphic keys of one namespace; if it does, their hits add up.
+      db.store.insert(e.ns, std::move(key), std::move(v), e.visible_from_ps).first->hits += e.hits;
+    }
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const InputError*>(&e)) throw;
+    throw InputError(path, 0, std::string("unreadable memo file: ") + e.what(), fix);
+  }
+  return db;
+}
+
+MemoDb merge_memo_files(const std::vector<std::string>& paths) {
+  MemoDb out;
+  for (const std::string& p : paths) {
+    MemoDb in = read_memo_file(p);
+    for (const auto& [h, text] : in.namespaces) {
+      auto [it, fresh] = out.namespaces.emplace(h, text);
+      if (!fresh && it->second != text)
+        throw InputError(p, 0, "namespace " + std::to_string(h) + " is described differently than in an earlier file",
+                         "merge only memo files written by the same wormhole version");
+    }
+    for (const MemoEntry* e : in.store.entries()) {
+      auto [entry, fresh] = out.store.insert(e->ns, e->key, e->value, e->visible_from);
+      if (fresh) entry->hits = e->hits;
+      else entry->hits += e->hits;
+    }
+  }
+  return out;
+}
+
+}  // namespace wh

@@ -1,0 +1,69 @@
+// `wormhole memo merge|stats|inspect`: the memo database files (memo/README.md).
+#include "memo_command.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <map>
+
+#include "wormhole/memo/memo_file.h"
+
+namespace wh {
+
+void add_memo_commands(CLI::App& memo, MemoOptions& o) {
+  memo.require_subcommand(1);
+  CLI::App* merge = memo.add_subcommand("merge", "merge memo files (e.g. one per rank or per run) into one; isomorphic "
+                                                 "patterns are kept once with their hits added");
+  merge->add_option("inputs", o.inputs, "memo files to merge")->required()->check(CLI::ExistingFile);
+  merge->add_option("-o,--output", o.output, "the merged file (replaced if it exists)")->required();
+  merge->callback([&o] { o.action = "merge"; });
+  CLI::App* stats = memo.add_subcommand("stats", "summarise a memo file: patterns, namespaces, hits, size");
+  stats->add_option("file", o.file, "a memo file")->required();
+  stats->callback([&o] { o.action = "stats"; });
+  CLI::App* inspect = memo.add_subcommand("inspect", "list a memo file's patterns, one line each");
+  inspect->add_option("file", o.file, "a memo file")->required();
+  inspect->add_option("-n,--limit", o.limit, "at most this many patterns (default 20, 0 = all)");
+  inspect->callback([&o] { o.action = "inspect"; });
+}
+
+int memo_command(const MemoOptions& o) {
+  if (o.action == "merge") {
+    const MemoDb db = merge_memo_files(o.inputs);
+    write_memo_file(o.output, db);
+    fmt::print("{} patterns in {} namespaces from {} files -> {}\n", db.store.size(), db.namespaces.size(),
+               o.inputs.size(), o.output);
+    return 0;
+  }
+  const MemoDb db = read_memo_file(o.file);
+  const auto entries = db.store.entries();
+  if (o.action == "stats") {
+    uint64_t hits = 0, vertices = 0, edges = 0;
+    std::map<size_t, size_t> by_size;
+    for (const MemoEntry* e : entries) {
+      hits += e->hits, vertices += e->key.vertices(), edges += e->key.edges.size();
+      ++by_size[e->key.vertices()];
+    }
+    fmt::print("{}: {} patterns, {} flows and {} contention edges in all, {} hits, {} bytes on disk\n", o.file,
+               entries.size(), vertices, edges, hits, std::filesystem::file_size(o.file));
+    for (const auto& [h, text] : db.namespaces) fmt::print("namespace {:016x}: {}\n", h, text);
+    for (const auto& [n, count] : by_size) fmt::print("  {} patterns of {} flows\n", count, n);
+    return 0;
+  }
+  fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",
+             "duration_us", "hits");
+  size_t k = 0;
+  for (const MemoEntry* e : entries) {
+    if (o.limit > 0 && k >= o.limit) {
+      fmt::print("... {} more (--limit 0 lists all)\n", entries.size() - k);
+      break;
+    }
+    std::string bytes;
+    for (size_t i = 0; i < e->value.bytes.size() && i < 6; ++i) bytes += fmt::format(" {}", e->value.bytes[i]);
+    if (e->value.bytes.size() > 6) bytes += " ...";
+    fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>8} {}\n", k++, e->ns, e->key.vertices(), e->key.edges.size(),
+               double(e->value.duration) / kUs, e->hits, bytes);
+  }
+  return 0;
+}
+
+}  // namespace wh

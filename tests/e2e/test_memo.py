@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""End-to-end tests of `wormhole memo merge|stats|inspect` on memo files written with h5py from the
+documented layout (memo/README.md): two files with one pattern in common merge into their union
+with the hits added; stats and inspect describe it; a foreign or corrupt file is refused (exit 2,
+file named). Environment as test_refruns.py."""
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from test_refruns import WORMHOLE
+
+NS = np.dtype([("ns", "<u8"), ("description", h5py.string_dtype())])
+ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edges", "<u4"),
+                  ("vertex_offset", "<u8"), ("edge_offset", "<u8"), ("duration_ps", "<i8"),
+                  ("visible_from_ps", "<i8"), ("hits", "<u8")])
+VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("bytes", "<u8"), ("end_rate_bps", "<u8")])
+EDGE = np.dtype([("u", "<u4"), ("v", "<u4"), ("weight", "<u4")])
+G = 10**9
+
+
+def write_memo(path, patterns):
+    """patterns: list of (labels [(rate_q, bottleneck)], edges [(u, v, w)], hits)."""
+    entries, vertices, edges = [], [], []
+    for labels, es, hits in patterns:
+        entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits))
+        vertices += [(r, b, 1000 * (i + 1), 40 * G) for i, (r, b) in enumerate(labels)]
+        edges += es
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "wormhole-memo"
+        f.attrs["layout_version"] = np.uint64(1)
+        f.create_dataset("namespaces", data=np.array([(7, "DCQCN test")], dtype=NS))
+        f.create_dataset("entries", data=np.array(entries, dtype=ENTRY))
+        f.create_dataset("vertices", data=np.array(vertices, dtype=VERTEX))
+        f.create_dataset("edges", data=np.array(edges, dtype=EDGE))
+
+
+# A chain of three flows (the first at 30 Gb/s), the same chain listed the other way round, and a pair.
+CHAIN = ([(30, 100 * G), (50, 100 * G), (50, 100 * G)], [(0, 1, 1), (1, 2, 1)], 2)
+CHAIN_REVERSED = ([(50, 100 * G), (50, 100 * G), (30, 100 * G)], [(0, 1, 1), (1, 2, 1)], 5)
+PAIR = ([(50, 100 * G), (50, 100 * G)], [(0, 1, 2)], 1)
+
+
+class MemoCommands(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_memo_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def wh(self, *args, expect=0):
+        p = subprocess.run([str(WORMHOLE), "memo", *map(str, args)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, expect, p.stdout + p.stderr)
+        return p
+
+    def test_merge_stats_inspect(self):
+        write_memo(self.dir / "a.h5", [CHAIN, PAIR])
+        write_memo(self.dir / "b.h5", [CHAIN_REVERSED])
+        p = self.wh("merge", self.dir / "a.h5", self.dir / "b.h5", "-o", self.dir / "m.h5")
+        self.assertIn("2 patterns in 1 namespaces from 2 files", p.stdout)
+        with h5py.File(self.dir / "m.h5") as f:
+            e = f["entries"][:]
+            self.assertEqual(sorted(int(x) for x in e["vertices"]), [2, 3])
+            self.assertEqual(int(e[e["vertices"] == 3]["hits"][0]), 7)  # 2 + 5
+            self.assertEqual(len(f["vertices"]), 5)
+        p = self.wh("stats", self.dir / "m.h5")
+        self.assertIn("2 patterns, 5 flows and 3 contention edges in all, 8 hits", p.stdout)
+        self.assertIn("DCQCN test", p.stdout)
+        p = self.wh("inspect", self.dir / "m.h5", "--limit", "1")
+        self.assertIn("... 1 more", p.stdout)
+
+    def test_foreign_and_corrupt_files(self):
+        (self.dir / "text.h5").write_text("hello\n")
+        p = self.wh("stats", self.dir / "text.h5", expect=2)
+        self.assertIn("text.h5: not an HDF5 file", p.stderr)
+        with h5py.File(self.dir / "other.h5", "w") as f:
+            f.create_dataset("flows", data=np.arange(3))
+        p = self.wh("inspect", self.dir / "other.h5", expect=2)
+        self.assertIn("not a wormhole memo file", p.stderr)
+        write_memo(self.dir / "bad.h5", [CHAIN])
+        with h5py.File(self.dir / "bad.h5", "a") as f:
+            e = f["entries"][:]
+            e["vertex_offset"] = 99
+            f["entries"][...] = e
+        p = self.wh("merge", self.dir / "bad.h5", "-o", self.dir / "x.h5", expect=2)
+        self.assertIn("points past the vertex or edge tables", p.stderr)
+        self.assertFalse((self.dir / "x.h5").exists())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,120 @@
+// Memo files: write/read round trip, merging two files is their union (isomorphic keys once, hits
+// added), corrupt and foreign files are rejected with the file named.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "wormhole/io/input_error.h"
+#include "wormhole/io/results_writer.h"
+#include "wormhole/memo/memo_file.h"
+
+using namespace wh;
+
+namespace {
+
+constexpr uint64_t kG = 1'000'000'000ull;
+
+FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG) { return FcgFlow{std::move(ports), rate, 100 * kG}; }
+
+MemoValue value_for(size_t n, uint64_t first) {
+  MemoValue v;
+  v.duration = 77 * kUs;
+  for (size_t i = 0; i < n; ++i) v.bytes.push_back(first + i), v.end_rate_bps.push_back(40 * kG + i);
+  return v;
+}
+
+class MemoFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("wh-memo-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+// A chain A–B–C with A at 30G, and a pair.
+const Fcg chain = make_fcg({fl({1, 2}, 30 * kG), fl({2, 3}), fl({3, 4})}, kG);
+const Fcg chain_relabelled = make_fcg({fl({9, 8}), fl({8, 7}), fl({7, 6}, 30 * kG)}, kG);  // C', B', A'
+const Fcg pair = make_fcg({fl({1, 2}), fl({1, 2})}, kG);
+
+}  // namespace
+
+TEST_F(MemoFile, RoundTrip) {
+  MemoDb db;
+  db.namespaces = {{11, "CC_MODE 1 ..."}, {12, "CC_MODE 3 ..."}};
+  db.store.insert(11, chain, value_for(3, 100), 5 * kUs).first->hits = 4;
+  db.store.insert(12, pair, value_for(2, 200), 6 * kUs);
+  write_memo_file(path("a.h5"), db);
+  const MemoDb back = read_memo_file(path("a.h5"));
+  EXPECT_EQ(back.namespaces, db.namespaces);
+  ASSERT_EQ(back.store.size(), 2u);
+  const auto hit = back.store.lookup(11, chain_relabelled, 1 * kSec);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->entry->value.bytes, (std::vector<uint64_t>{100, 101, 102}));
+  EXPECT_EQ(hit->entry->value.duration, 77 * kUs);
+  EXPECT_EQ(hit->entry->visible_from, 5 * kUs);
+  EXPECT_EQ(hit->entry->hits, 4u);
+  EXPECT_EQ(hit->map, (std::vector<uint32_t>{2, 1, 0}));
+  EXPECT_FALSE(back.store.lookup(11, pair, 1 * kSec).has_value());
+  EXPECT_TRUE(back.store.lookup(12, pair, 1 * kSec).has_value());
+}
+
+TEST_F(MemoFile, MergeIsTheUnion) {
+  MemoDb a, b;
+  a.namespaces = b.namespaces = {{11, "ns eleven"}};
+  a.store.insert(11, chain, value_for(3, 100), 0).first->hits = 2;
+  a.store.insert(11, pair, value_for(2, 300), 0);
+  b.store.insert(11, chain_relabelled, value_for(3, 900), 0).first->hits = 5;  // the same pattern
+  const Fcg star3 = make_fcg({fl({1, 2}), fl({1, 3}), fl({1, 4})}, kG);
+  b.store.insert(11, star3, value_for(3, 400), 0);
+  write_memo_file(path("a.h5"), a);
+  write_memo_file(path("b.h5"), b);
+  const MemoDb m = merge_memo_files({path("a.h5"), path("b.h5")});
+  EXPECT_EQ(m.store.size(), 3u);  // chain once, pair, star
+  const auto hit = m.store.lookup(11, chain, 1 * kSec);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->entry->hits, 7u);
+  EXPECT_EQ(hit->entry->value.bytes[0], 100u);  // the first file's value
+  EXPECT_TRUE(m.store.lookup(11, star3, 1 * kSec).has_value());
+  EXPECT_TRUE(m.store.lookup(11, pair, 1 * kSec).has_value());
+  // Written and read again, the merge is the same.
+  write_memo_file(path("m.h5"), m);
+  EXPECT_EQ(read_memo_file(path("m.h5")).store.size(), 3u);
+}
+
+TEST_F(MemoFile, CorruptAndForeignFilesAreRejected) {
+  auto rejected = [&](const std::string& p, const std::string& why) {
+    try {
+      read_memo_file(p);
+      ADD_FAILURE() << p << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), p);
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  rejected(path("missing.h5"), "no such memo file");
+  std::ofstream(path("text.h5")) << "not hdf5\n";
+  rejected(path("text.h5"), "not an HDF5 file");
+  // A results file is HDF5, but not a memo file.
+  write_hdf5_results(path("results.h5"), {}, {}, RunMetadata{});
+  rejected(path("results.h5"), "not a wormhole memo file");
+  // A memo file cut short.
+  MemoDb db;
+  db.namespaces = {{1, "x"}};
+  db.store.insert(1, chain, value_for(3, 0), 0);
+  write_memo_file(path("whole.h5"), db);
+  const auto size = std::filesystem::file_size(path("whole.h5"));
+  std::filesystem::copy_file(path("whole.h5"), path("cut.h5"));
+  std::filesystem::resize_file(path("cut.h5"), size / 2);
+  rejected(path("cut.h5"), "");
+  // Two files describing one namespace differently cannot be merged.
+  MemoDb other = MemoDb{};
+  other.namespaces = {{1, "y"}};
+  write_memo_file(path("other.h5"), other);
+  EXPECT_THROW(merge_memo_files({path("whole.h5"), path("other.h5")}), InputError);
+}
