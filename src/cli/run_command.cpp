@@ -12,6 +12,7 @@
 
 #include "wormhole/cc/factory.h"
 #include "wormhole/ffwd/fast_forward.h"
+#include "memo_session.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/input_error.h"
@@ -139,6 +140,7 @@ int run_command(const RunOptions& o) {
     for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
       std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, cfg.stop_time());
+  MemoSession memo(net, ff.get(), cfg);
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -147,6 +149,7 @@ int run_command(const RunOptions& o) {
   auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
   const SkipReport skip = ff ? ff->report() : SkipReport{};
   write_hdf5_results(results, records, obs.pfc_, meta, nullptr, ff ? &skip : nullptr);
+  memo.finish((std::filesystem::path(results).parent_path() / "memo.h5").string(), o.quiet);
 
   const SlowdownStats st = slowdown_stats(records);
   size_t unfinished = 0;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "memo_session.h"
 #include "progress.h"
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
@@ -125,6 +126,7 @@ int run_workload_scenario(const RunOptions& o) {
     for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
       std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, until);
+  MemoSession memo(net, ff.get(), cfg);
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -134,6 +136,7 @@ int run_workload_scenario(const RunOptions& o) {
   const WorkloadReport& rep = driver.report();
   const SkipReport skip = ff ? ff->report() : SkipReport{};
   write_hdf5_results(results, records, obs.pfc_, meta, &rep, ff ? &skip : nullptr);
+  memo.finish((out / "memo.h5").string(), o.quiet);
   write_workload_csvs(out.string(), rep);
 
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());

@@ -59,6 +59,7 @@ void FastForward::reset(uint32_t pid) {
   p = Part{};
   p.due = static_cast<Time>(k + s_.window) * s_.sample_interval;
   p.checkpoint = p.due - static_cast<Time>(s_.window / 2) * s_.sample_interval;
+  if (period_observer_) period_observer_->period_started(pid, now);
 }
 
 void FastForward::ensure_tick() {
@@ -276,6 +277,10 @@ void FastForward::on_tick() {
     stats_.min_spread = std::min(stats_.min_spread, spread[i]);
     const bool steady = spread[i] < s_.theta;
     if (steady) ++stats_.steady_found;
+    if (steady && !p.converged) {
+      p.converged = true;
+      if (period_observer_) period_observer_->period_converged(due[i], now);
+    }
     if (!(steady && s_.fast_forward && try_skip(due[i]))) p.due = now + s_.sample_interval;
   }
   record_timeline();

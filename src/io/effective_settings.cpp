@@ -77,6 +77,7 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
     add("WORMHOLE_FAST_FORWARD", u(c.wormhole.fast_forward));
     add("WORMHOLE_SKIP_BACK", u(c.wormhole.skip_back));
     add("WORMHOLE_THREADS", u(c.wormhole.threads));
+    add("WORMHOLE_MEMO", u(c.wormhole.memo));
   }
   return s;
 }

@@ -27,7 +27,7 @@ const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "sen
                                                 "report_gpu", "max_time",   "ignore_groups"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
-                                                "skip_back", "threads"};
+                                                "skip_back", "threads", "memo"};
 
 /// Names other tools use for our keys, so a user coming from them is told the scenario's name.
 const std::map<std::string, std::string> kAliases = {
@@ -265,6 +265,7 @@ class Reader {
       else if (it.key == "fast_forward") w.fast_forward = get_bool(it);
       else if (it.key == "skip_back") w.skip_back = get_bool(it);
       else if (it.key == "threads") w.threads = static_cast<unsigned>(get_count(it, 0, 1024));
+      else if (it.key == "memo") w.memo = get_bool(it);
     }
   }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from test_refruns import WORMHOLE
+from test_refruns import WORMHOLE, copy_scenario, run
 
 NS = np.dtype([("ns", "<u8"), ("description", h5py.string_dtype())])
 ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edges", "<u4"),
@@ -89,6 +89,24 @@ class MemoCommands(unittest.TestCase):
         p = self.wh("merge", self.dir / "bad.h5", "-o", self.dir / "x.h5", expect=2)
         self.assertIn("points past the vertex or edge tables", p.stderr)
         self.assertFalse((self.dir / "x.h5").exists())
+
+    def test_a_run_records_its_patterns(self):
+        # The bundled example with WORMHOLE_MEMO 1: its two flows share the switch port to host 1
+        # (one contention edge of weight 1) and converge once before the skip: one pattern.
+        work = copy_scenario("hpcc-bundled-example", self.dir)
+        p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("memo: 4 unsteady periods, 1 converged: 1 new patterns", p.stdout)
+        memo = work / "out" / "hpcc" / "memo.h5"
+        with h5py.File(memo) as f:
+            self.assertEqual(f.attrs["format"], "wormhole-memo")
+            e = f["entries"][:]
+            self.assertEqual((len(e), int(e[0]["vertices"]), int(e[0]["edges"])), (1, 2, 1))
+            self.assertEqual(int(f["edges"][0]["weight"]), 1)
+            self.assertTrue((f["vertices"][:]["bytes"] > 0).all())
+            self.assertIn("CC_MODE=3", f["namespaces"][0]["description"].decode())
+        p = self.wh("stats", memo)
+        self.assertIn("1 patterns, 2 flows and 1 contention edges", p.stdout)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "wormhole/ffwd/partitions.h"
+#include "wormhole/ffwd/period_observer.h"
 #include "wormhole/ffwd/rate_window.h"
 #include "wormhole/ffwd/settings.h"
 #include "wormhole/ffwd/skip_stats.h"
@@ -46,6 +47,8 @@ class FastForward final : public SkipHooks {
   SkipReport report() const;
   const std::vector<PartitionSample>& timeline() const { return timeline_; }
   const PartitionSet& partitions() const { return parts_; }
+  /// Tells `o` (nullptr: nobody) when unsteady periods start and converge (a memoizer).
+  void set_period_observer(PeriodObserver* o) { period_observer_ = o; }
   /// Whether partition `pid` is being fast-forwarded now.
   bool skipping(uint32_t pid) const;
 
@@ -74,6 +77,7 @@ class FastForward final : public SkipHooks {
     Time checkpoint = 0;          // next goodput checkpoint
     bool skipping = false;
     Time skip_start = 0, skip_end = 0, delta = 0;
+    bool converged = false;       // a check found it steady since its windows were reset
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
@@ -100,6 +104,7 @@ class FastForward final : public SkipHooks {
   static constexpr uint32_t kNoTrack = UINT32_MAX;
   std::vector<uint32_t> track_of_;
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
+  PeriodObserver* period_observer_ = nullptr;
   bool tick_pending_ = false;
   uint32_t skipping_now_ = 0;
   SkipStats stats_;

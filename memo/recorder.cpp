@@ -1,0 +1,68 @@
+// Recording unsteady periods into the memo store (see recorder.h).
+#include "wormhole/memo/recorder.h"
+
+#include <algorithm>
+
+namespace wh {
+
+uint64_t memo_namespace(const std::string& description) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : description) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+MemoRecorder::MemoRecorder(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint64_t rate_quantum_bps)
+    : net_(net), ff_(ff), db_(db), ns_(ns), quantum_(rate_quantum_bps) {
+  ff_.set_period_observer(this);
+}
+
+MemoRecorder::~MemoRecorder() { ff_.set_period_observer(nullptr); }
+
+Fcg MemoRecorder::fcg_of(const std::vector<uint32_t>& flows) const {
+  std::vector<FcgFlow> v;
+  v.reserve(flows.size());
+  for (uint32_t id : flows) {
+    FcgFlow f;
+    f.ports = ff_.partitions().flow_ports(id);
+    f.rate_bps = net_.flow(id).rate_bps;
+    f.bottleneck_bps = UINT64_MAX;
+    for (uint32_t p : f.ports) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);
+    v.push_back(std::move(f));
+  }
+  return make_fcg(v, quantum_);
+}
+
+void MemoRecorder::period_started(uint32_t pid, Time now) {
+  ++stats_.periods;
+  Record r;
+  r.flows = ff_.partitions().flows(pid);
+  r.key = fcg_of(r.flows);
+  for (uint32_t id : r.flows) r.acked.push_back(net_.flow(id).snd_una);
+  r.start = now;
+  if (auto hit = db_.store.lookup(ns_, r.key, now)) {
+    ++stats_.seen_at_start;
+    MemoStore::count_hit(*hit);
+  }
+  open_[pid] = std::move(r);  // an earlier, unconverged period of pid is void
+}
+
+void MemoRecorder::period_converged(uint32_t pid, Time now) {
+  auto it = open_.find(pid);
+  if (it == open_.end()) return;
+  Record r = std::move(it->second);
+  open_.erase(it);
+  // A period only counts if the partition still holds exactly its flows (ids were reused otherwise).
+  if (ff_.partitions().flows(pid) != r.flows) return;
+  ++stats_.converged;
+  MemoValue v;
+  v.duration = now - r.start;
+  for (size_t i = 0; i < r.flows.size(); ++i) {
+    const Flow& f = net_.flow(r.flows[i]);
+    v.bytes.push_back(f.snd_una - r.acked[i]);
+    v.end_rate_bps.push_back(f.rate_bps);
+  }
+  if (db_.store.insert(ns_, std::move(r.key), std::move(v), now).second) ++stats_.inserted;
+  else ++stats_.repeated;
+}
+
+}  // namespace wh

@@ -1,0 +1,78 @@
+// Recording unsteady periods: identical partitions give one pattern and repeats; a period whose
+// membership changes before it converges is not recorded.
+#include <gtest/gtest.h>
+
+#include "net_fixtures.h"
+#include "wormhole/cc/factory.h"
+#include "wormhole/memo/recorder.h"
+
+using namespace wh;
+using namespace wh::test;
+
+namespace {
+
+SimConfig config() {
+  SimConfig c = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  c.enable_qcn = false;  // rates stay at line rate: every period converges at its first check
+  return c;
+}
+
+struct Recorded {
+  MemoRecordStats stats;
+  MemoDb db;
+};
+
+Recorded record(const std::vector<FlowSpec>& flows, uint32_t hosts) {
+  const SimConfig cfg = config();
+  Network net(cfg, star(hosts), make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  WormholeSettings ws;
+  ws.enabled = true;
+  ws.window = 500;
+  FastForward ff(net, ws, 1 * kSec);
+  Recorded r;
+  {
+    MemoRecorder rec(net, ff, r.db, 42, 1'000'000'000);
+    net.run(1 * kSec);
+    r.stats = rec.stats();
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(MemoRecorder, IdenticalPartitionsAreOnePattern) {
+  // Eight disjoint pairs started together, different sizes: eight one-flow partitions converge at
+  // the same check (one pattern, seven repeats); after each skip a new period starts on the known
+  // pattern and ends with the flow, unconverged.
+  std::vector<FlowSpec> flows;
+  for (uint32_t h = 0; h < 8; ++h) flows.push_back(flow(h, h + 8, 20'000'000 + h * 1'000'000));
+  const Recorded r = record(flows, 16);
+  EXPECT_EQ(r.stats.periods, 16u);
+  EXPECT_EQ(r.stats.converged, 8u);
+  EXPECT_EQ(r.stats.inserted, 1u);
+  EXPECT_EQ(r.stats.repeated, 7u);
+  EXPECT_EQ(r.stats.seen_at_start, 8u);
+  ASSERT_EQ(r.db.store.size(), 1u);
+  const MemoEntry& e = *r.db.store.entries().front();
+  EXPECT_EQ(e.ns, 42u);
+  EXPECT_EQ(e.key.vertices(), 1u);
+  EXPECT_EQ(e.key.rate_q[0], 100u);         // line rate, 100 Gb/s in 1-Gb/s quanta
+  EXPECT_EQ(e.key.bottleneck[0], k100G);
+  EXPECT_EQ(e.value.end_rate_bps[0], k100G);
+  EXPECT_EQ(e.value.duration, 500 * kUs);  // windows full after 500 samples of 1 µs
+  // One 1000-B payload per 83 ns (1048 B at 100 Gb/s, truncated to whole ns) over 500 µs, less the
+  // first RTT of 4,160 ns before any ACK: (500,000 − 4,160) / 83 = 5,974 packets.
+  EXPECT_EQ(e.value.bytes[0], 5'974'000u);
+  EXPECT_EQ(e.hits, 8u);
+}
+
+TEST(MemoRecorder, AMembershipChangeVoidsThePeriod) {
+  // B joins A's partition at 100 µs and leaves it at ~120 µs: A's first period is void; the one
+  // after B left converges as a one-flow pattern.
+  const Recorded r = record({flow(0, 2, 20'000'000), flow(1, 2, 200'000, 100 * kUs)}, 3);
+  EXPECT_EQ(r.stats.inserted, 1u);
+  EXPECT_EQ(r.stats.converged, 1u);
+  EXPECT_GE(r.stats.periods, 3u);  // A alone, A with B, A alone again (+ after its skip)
+  EXPECT_EQ(r.db.store.entries().front()->key.vertices(), 1u);
+}
