@@ -4,17 +4,13 @@
 
 #include <stdexcept>
 
+#include "memo_fixtures.h"
 #include "wormhole/memo/fcg.h"
 
 using namespace wh;
+using namespace wh::test;
 
 namespace {
-
-constexpr uint64_t kG = 1'000'000'000ull;
-
-FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG, uint64_t bottleneck = 100 * kG) {
-  return FcgFlow{std::move(ports), rate, bottleneck};
-}
 
 /// Two disjoint triangles, or one hexagon: both 2-regular on 6 equal vertices, so WL hashing
 /// cannot tell them apart; they are not isomorphic.

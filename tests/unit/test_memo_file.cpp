@@ -10,20 +10,12 @@
 #include "wormhole/io/results_writer.h"
 #include "wormhole/memo/memo_file.h"
 
+#include "memo_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
-
-constexpr uint64_t kG = 1'000'000'000ull;
-
-FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG) { return FcgFlow{std::move(ports), rate, 100 * kG}; }
-
-MemoValue value_for(size_t n, uint64_t first) {
-  MemoValue v;
-  v.duration = 77 * kUs;
-  for (size_t i = 0; i < n; ++i) v.bytes.push_back(first + i), v.end_rate_bps.push_back(40 * kG + i);
-  return v;
-}
 
 class MemoFile : public ::testing::Test {
  protected:

@@ -6,23 +6,12 @@
 
 #include "wormhole/memo/store.h"
 
+#include "memo_fixtures.h"
+
 using namespace wh;
+using namespace wh::test;
 
 namespace {
-
-constexpr uint64_t kG = 1'000'000'000ull;
-
-FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG) { return FcgFlow{std::move(ports), rate, 100 * kG}; }
-
-MemoValue value_for(size_t n, uint64_t first_bytes) {
-  MemoValue v;
-  v.duration = 123 * kUs;
-  for (size_t i = 0; i < n; ++i) {
-    v.bytes.push_back(first_bytes + i);
-    v.end_rate_bps.push_back(40 * kG + i);
-  }
-  return v;
-}
 
 }  // namespace
 

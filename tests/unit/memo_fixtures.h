@@ -1,0 +1,28 @@
+// Small FCG flows and memo values shared by the memo tests.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "wormhole/memo/store.h"
+
+namespace wh::test {
+
+constexpr uint64_t kG = 1'000'000'000ull;
+
+/// A flow on `ports` at `rate` (bit/s) whose slowest link is `bottleneck` (bit/s).
+inline FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG, uint64_t bottleneck = 100 * kG) {
+  return FcgFlow{std::move(ports), rate, bottleneck};
+}
+
+/// A value for `n` flows: bytes first, first + 1, ...; end rates 40 Gb/s + i; `duration` ps.
+inline MemoValue value_for(size_t n, uint64_t first, Time duration = 77 * kUs) {
+  MemoValue v;
+  v.duration = duration;
+  for (size_t i = 0; i < n; ++i) {
+    v.bytes.push_back(first + i);
+    v.end_rate_bps.push_back(40 * kG + i);
+  }
+  return v;
+}
+
+}  // namespace wh::test
