@@ -12,7 +12,7 @@
 
 #include "wormhole/cc/factory.h"
 #include "wormhole/ffwd/fast_forward.h"
-#include "memo_session.h"
+#include "wormhole_session.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/input_error.h"
@@ -135,21 +135,15 @@ int run_command(const RunOptions& o) {
   if (!o.quiet)
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
-  std::unique_ptr<FastForward> ff;
-  if (cfg.wormhole.enabled)
-    for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
-      std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, cfg.stop_time());
-  MemoSession memo(net, ff.get(), cfg);
+  WormholeSession wormhole(net, cfg, cfg.stop_time());
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   out.flush();
 
   auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
-  const SkipReport skip = ff ? ff->report() : SkipReport{};
-  write_hdf5_results(results, records, obs.pfc_, meta, nullptr, ff ? &skip : nullptr);
-  memo.finish((std::filesystem::path(results).parent_path() / "memo.h5").string(), o.quiet);
+  write_hdf5_results(results, records, obs.pfc_, meta, nullptr, wormhole.report());
+  wormhole.write_memo((std::filesystem::path(results).parent_path() / "memo.h5").string());
 
   const SlowdownStats st = slowdown_stats(records);
   size_t unfinished = 0;
@@ -186,7 +180,7 @@ int run_command(const RunOptions& o) {
                "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
                s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
-    if (ff) print_skip_summary(*ff);
+    wormhole.print_summary();
     fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
   }
   return 0;

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "memo_session.h"
+#include "wormhole_session.h"
 #include "progress.h"
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
@@ -121,12 +121,7 @@ int run_workload_scenario(const RunOptions& o) {
                opt.iterations, topo.topo.num_nodes, topo.topo.links.size());
   Time until = cfg.stop_time();
   if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
-  std::unique_ptr<FastForward> ff;
-  if (cfg.wormhole.enabled)
-    for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
-      std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  if (cfg.wormhole.enabled) ff = std::make_unique<FastForward>(net, cfg.wormhole, until);
-  MemoSession memo(net, ff.get(), cfg);
+  WormholeSession wormhole(net, cfg, until);
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -134,15 +129,14 @@ int run_workload_scenario(const RunOptions& o) {
 
   auto [records, meta] = collect_results(net, cfg, sc.path, wall);
   const WorkloadReport& rep = driver.report();
-  const SkipReport skip = ff ? ff->report() : SkipReport{};
-  write_hdf5_results(results, records, obs.pfc_, meta, &rep, ff ? &skip : nullptr);
-  memo.finish((out / "memo.h5").string(), o.quiet);
+  write_hdf5_results(results, records, obs.pfc_, meta, &rep, wormhole.report());
+  wormhole.write_memo((out / "memo.h5").string());
   write_workload_csvs(out.string(), rep);
 
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
     print_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
-    if (ff) print_skip_summary(*ff);
+    wormhole.print_summary();
     fmt::print("outputs: {}\n", out.string());
   }
   return complete ? 0 : 3;

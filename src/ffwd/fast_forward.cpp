@@ -29,10 +29,6 @@ FastForward::Part& FastForward::part(uint32_t pid) {
   return part_state_[pid];
 }
 
-bool FastForward::skipping(uint32_t pid) const {
-  return pid < part_state_.size() && part_state_[pid].skipping && net_.now() < part_state_[pid].skip_end;
-}
-
 void FastForward::sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now) {
   // Grid point k (time k·interval) samples the rate in force before the events of that instant.
   // HPCC changes rates on every ACK, mostly between two grid points: one compare, no division.
@@ -81,7 +77,7 @@ void FastForward::skip_back(uint32_t pid) {
   const Time now = net_.now();
   // Whole ns, rounded up: INT clocks move by whole ns, and no moved event may land before now.
   const Time kept = (now - p.skip_start + kNs - 1) / kNs * kNs;
-  const Time back = kept - p.delta;
+  const Time back = kept - (p.skip_end - p.skip_start);
   const uint32_t payload = net_.config().packet_payload_size;
   net_.shift(parts_.ports(pid), parts_.flows(pid), back, 0);
   for (uint32_t id : parts_.flows(pid)) {
@@ -207,7 +203,6 @@ bool FastForward::try_skip(uint32_t pid) {
   p.skipping = true;
   p.skip_start = now;
   p.skip_end = now + dt;
-  p.delta = dt;
   ++skipping_now_;
   ++stats_.skips;
   return true;

@@ -49,8 +49,6 @@ class FastForward final : public SkipHooks {
   const PartitionSet& partitions() const { return parts_; }
   /// Tells `o` (nullptr: nobody) when unsteady periods start and converge (a memoizer).
   void set_period_observer(PeriodObserver* o) { period_observer_ = o; }
-  /// Whether partition `pid` is being fast-forwarded now.
-  bool skipping(uint32_t pid) const;
 
   // SkipHooks
   void flow_started(uint32_t id) override;
@@ -76,7 +74,7 @@ class FastForward final : public SkipHooks {
     Time due = 0;                 // first check time (all windows full)
     Time checkpoint = 0;          // next goodput checkpoint
     bool skipping = false;
-    Time skip_start = 0, skip_end = 0, delta = 0;
+    Time skip_start = 0, skip_end = 0;  // the skip's shift is skip_end − skip_start
     bool converged = false;       // a check found it steady since its windows were reset
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
