@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "cc_codec.h"
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/version.h"
@@ -16,7 +17,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 1;  // bump when a field changes meaning
+constexpr uint64_t kLayout = 2;  // bump when a field changes meaning
 
 struct NsRow {
   uint64_t ns;
@@ -31,6 +32,7 @@ struct EntryRow {
 };
 struct VertexRow {
   uint64_t rate_q, bottleneck_bps, bytes, end_rate_bps;
+  double goodput;
 };
 struct EdgeRow {
   uint32_t u, v, weight;
@@ -60,6 +62,7 @@ std::pair<Handle, Handle> vertex_types() {
       Field{"bottleneck_bps", HOFFSET(VertexRow, bottleneck_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"bytes", HOFFSET(VertexRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"end_rate_bps", HOFFSET(VertexRow, end_rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"goodput_bytes_per_ps", HOFFSET(VertexRow, goodput), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
   });
 }
 std::pair<Handle, Handle> edge_types() {
@@ -89,12 +92,16 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
   std::vector<EntryRow> entries;
   std::vector<VertexRow> vertices;
   std::vector<EdgeRow> edges;
+  std::vector<CcRow> cc;
   for (const MemoEntry* e : db.store.entries()) {
     entries.push_back({e->ns, wl_hash(e->key), static_cast<uint32_t>(e->key.vertices()),
                        static_cast<uint32_t>(e->key.edges.size()), vertices.size(), edges.size(), e->value.duration,
                        e->visible_from, e->hits});
-    for (size_t i = 0; i < e->key.vertices(); ++i)
-      vertices.push_back({e->key.rate_q[i], e->key.bottleneck[i], e->value.bytes[i], e->value.end_rate_bps[i]});
+    for (size_t i = 0; i < e->key.vertices(); ++i) {
+      vertices.push_back({e->key.rate_q[i], e->key.bottleneck[i], e->value.bytes[i], e->value.end_rate_bps[i],
+                          e->value.goodput[i]});
+      cc.push_back(encode_cc(e->value.cc[i]));
+    }
     for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight});
   }
   write_table(file, "entries", entry_types(), entries.data(), entries.size(),
@@ -102,7 +109,9 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "one row per memoized unsteady period: its FCG key (vertices, edges) and value");
   write_table(file, "vertices", vertex_types(), vertices.data(), vertices.size(),
               "rate_q: rate quanta; bottleneck_bps, end_rate_bps: bit/s; bytes: bytes",
-              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps) and value (bytes sent, end rate)");
+              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps) and value (bytes sent, end rate, goodput)");
+  write_table(file, "cc", cc_row_types(), cc.data(), cc.size(), "rate_bps, a0 (rates): bit/s; timer*_ps: ps; snd_nxt, seqs: bytes",
+              "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
   write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: shared ports",
               "per entry, its key's edges (u < v)");
   check(file.close(), "closing " + path);
@@ -121,7 +130,7 @@ MemoDb read_memo_file(const std::string& path) {
     throw InputError(path, 0, "an HDF5 file but not a wormhole memo file (no format = \"wormhole-memo\")", fix);
   if (!has_attr(file, "layout_version") || read_attr_u64(file, "layout_version") != kLayout)
     throw InputError(path, 0, "memo layout version is not " + std::to_string(kLayout), "use the wormhole that wrote it");
-  for (const char* t : {"namespaces", "entries", "vertices", "edges"})
+  for (const char* t : {"namespaces", "entries", "vertices", "edges", "cc"})
     if (!has_link(file, t)) throw InputError(path, 0, std::string("the table /") + t + " is missing (corrupt file)", fix);
   MemoDb db;
   try {
@@ -132,6 +141,10 @@ MemoDb read_memo_file(const std::string& path) {
     const auto entries = read_table<EntryRow>(file, "entries", entry_types());
     const auto vertices = read_table<VertexRow>(file, "vertices", vertex_types());
     const auto edges = read_table<EdgeRow>(file, "edges", edge_types());
+    const auto cc = read_table<CcRow>(file, "cc", cc_row_types());
+    if (cc.size() != vertices.size())
+      throw InputError(path, 0, "/cc has " + std::to_string(cc.size()) + " rows for " + std::to_string(vertices.size()) +
+                                    " vertices (corrupt file)", fix);
     for (size_t k = 0; k < entries.size(); ++k) {
       const EntryRow& e = entries[k];
       const std::string where = "entry " + std::to_string(k);
@@ -147,6 +160,8 @@ MemoDb read_memo_file(const std::string& path) {
         key.bottleneck.push_back(vertices[i].bottleneck_bps);
         v.bytes.push_back(vertices[i].bytes);
         v.end_rate_bps.push_back(vertices[i].end_rate_bps);
+        v.goodput.push_back(vertices[i].goodput);
+        v.cc.push_back(decode_cc(cc[i]));
       }
       for (uint64_t i = e.edge_offset; i < e.edge_offset + e.edges; ++i) {
         const EdgeRow& x = edges[i];

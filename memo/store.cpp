@@ -17,7 +17,7 @@ std::optional<MemoHit> MemoStore::lookup(uint64_t ns, const Fcg& key, Time now) 
 
 std::pair<const MemoEntry*, bool> MemoStore::insert(uint64_t ns, Fcg key, MemoValue value, Time now) {
   const size_t n = key.vertices();
-  if (value.bytes.size() != n || value.end_rate_bps.size() != n || (!value.cc.empty() && value.cc.size() != n))
+  if (value.bytes.size() != n || value.end_rate_bps.size() != n || value.goodput.size() != n || value.cc.size() != n)
     throw std::invalid_argument("MemoStore::insert: the value needs one element per key vertex");
   std::deque<MemoEntry>& bucket = buckets_[{ns, n, key.edges.size(), wl_hash(key)}];
   for (const MemoEntry& e : bucket)

@@ -67,6 +67,10 @@ inline void print_skip_summary(const FastForward& ff) {
               static_cast<unsigned long>(s.packets_skipped),
               static_cast<unsigned long>(s.events_skipped), total > 0 ? 100.0 * double(s.events_skipped) / total : 0.0,
               double(s.skipped_flow_time) / kSec, static_cast<unsigned long>(s.max_partitions));
+  if (s.replays + s.replays_refused > 0)
+    std::printf("wormhole: %lu memoized periods replayed (%lu pulled back, %lu refused), %.6f s of flow time replayed\n",
+                static_cast<unsigned long>(s.replays), static_cast<unsigned long>(s.replay_backs),
+                static_cast<unsigned long>(s.replays_refused), double(s.replayed_flow_time) / kSec);
 }
 
 }  // namespace wh

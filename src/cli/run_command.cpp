@@ -36,6 +36,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("-o,--output-dir", o.output_dir,
                  "write every output (fct.txt, pfc.txt, results.h5; the CSV reports of a .toml scenario) into DIR "
                  "(created if missing) instead of the config's paths or the scenario's [output] dir");
+  cmd.add_option("--memo", o.memo_in,
+                 "warm-start Wormhole's memoization from a memo file of earlier runs (memo.h5, or one written by "
+                 "'wormhole memo merge'); turns memoization on; needs Wormhole on")
+      ->check(CLI::ExistingFile);
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line and no summary");
 }
 
@@ -135,7 +139,7 @@ int run_command(const RunOptions& o) {
   if (!o.quiet)
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
-  WormholeSession wormhole(net, cfg, cfg.stop_time());
+  WormholeSession wormhole(net, cfg, cfg.stop_time(), o.memo_in);
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -15,6 +15,7 @@ struct RunOptions {
   std::vector<std::string> sets;        ///< KEY=VALUE overrides
   std::string results;                  ///< HDF5 path ("" = results.h5 beside FCT_OUTPUT_FILE)
   std::string output_dir;               ///< if set: fct.txt, pfc.txt, results.h5 go there (created)
+  std::string memo_in;                  ///< memo file to warm-start the memoization from ("" = none)
   bool quiet = false;
 };
 

@@ -121,7 +121,7 @@ int run_workload_scenario(const RunOptions& o) {
                opt.iterations, topo.topo.num_nodes, topo.topo.links.size());
   Time until = cfg.stop_time();
   if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
-  WormholeSession wormhole(net, cfg, until);
+  WormholeSession wormhole(net, cfg, until, o.memo_in);
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

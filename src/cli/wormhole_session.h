@@ -1,6 +1,6 @@
 // Wormhole for one `wormhole run`, shared by the config and scenario paths: the fast-forward
-// controller (settings.enabled), its start-up warnings, memo recording (settings.memo), and what
-// the run writes and prints about them.
+// controller (settings.enabled), its start-up warnings, memoization (settings.memo, or a memo file
+// to warm-start from), and what the run writes and prints about them.
 #pragma once
 #include <fmt/core.h>
 
@@ -8,27 +8,37 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "progress.h"
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/memo/recorder.h"
+#include "wormhole/io/input_error.h"
+#include "wormhole/memo/memoizer.h"
 
 namespace wh {
 
 class WormholeSession {
  public:
   /// Attaches the controller to `net` if cfg.wormhole.enabled (skips bounded by `run_end`, ps),
-  /// after printing its warnings, and a memo recorder if cfg.wormhole.memo too.
-  WormholeSession(Network& net, const SimConfig& cfg, Time run_end) {
-    if (!cfg.wormhole.enabled) return;
+  /// after printing its warnings, and a memoizer if cfg.wormhole.memo or `memo_in` (a memo file
+  /// whose entries of this run's namespace are hit from time 0 on). Throws InputError for a
+  /// `memo_in` with Wormhole off, unreadable, or without this run's namespace.
+  WormholeSession(Network& net, const SimConfig& cfg, Time run_end, const std::string& memo_in = "") {
+    if (!cfg.wormhole.enabled) {
+      if (!memo_in.empty())
+        throw InputError(memo_in, 0, "--memo given but Wormhole is off, so nothing would use the memo file",
+                         "turn Wormhole on: WORMHOLE 1 (config.txt, or --set WORMHOLE=1) or [wormhole] enabled = true");
+      return;
+    }
     for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
       std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     ff_ = std::make_unique<FastForward>(net, cfg.wormhole, run_end);
-    if (!cfg.wormhole.memo) return;
+    if (!cfg.wormhole.memo && memo_in.empty()) return;
     const std::string text = describe(net, cfg);
     const uint64_t ns = memo_namespace(text);
+    if (!memo_in.empty()) warm_start(memo_in, ns, text);
     db_.namespaces[ns] = text;
-    rec_ = std::make_unique<MemoRecorder>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
+    rec_ = std::make_unique<Memoizer>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
   }
   /// What the results file gets (nullptr with Wormhole off); valid until the next call.
   const SkipReport* report() {
@@ -47,13 +57,47 @@ class WormholeSession {
     if (!ff_) return;
     print_skip_summary(*ff_);
     if (!rec_) return;
-    const MemoRecordStats& s = rec_->stats();
-    fmt::print("memo: {} unsteady periods, {} converged: {} new patterns, {} repeats; {} started on a known pattern; "
-               "{} patterns -> {}\n",
-               s.periods, s.converged, s.inserted, s.repeated, s.seen_at_start, db_.store.size(), memo_path_);
+    const MemoStats& s = rec_->stats();
+    fmt::print("memo: {} unsteady periods: {} hits ({} replayed), {} simulated to convergence: {} new patterns, {} "
+               "repeats; {} patterns -> {}{}\n",
+               s.periods, s.hits, s.replayed, s.converged, s.inserted, s.repeated, db_.store.size(), memo_path_,
+               warm_path_.empty() ? "" : fmt::format(" (warm start: {} patterns from {})", warm_, warm_path_));
   }
 
  private:
+  /// Loads `path`'s entries, visible from time 0. The file must know namespace `ns` (its settings
+  /// text `text`); other namespaces' entries are kept and written back, unused.
+  void warm_start(const std::string& path, uint64_t ns, const std::string& text) {
+    MemoDb in = read_memo_file(path);
+    if (!in.namespaces.count(ns)) {
+      std::string why = "its runs had other settings";
+      if (!in.namespaces.empty()) why += ": " + first_difference(in.namespaces.begin()->second, text);
+      throw InputError(path, 0, "the memo file has no entries for this run's namespace (" + why + ")",
+                       "warm-start only from runs of the same network settings (CC, rates, delays, MTU, buffers)");
+    }
+    db_.namespaces = in.namespaces;
+    for (const MemoEntry* e : in.store.entries()) db_.store.insert(e->ns, e->key, e->value, 0).first->hits = e->hits;
+    warm_ = db_.store.size();
+    warm_path_ = path;
+  }
+  /// The first "KEY=VALUE;" item of `theirs` and `ours` that differs, as "KEY: A there, B here".
+  static std::string first_difference(const std::string& theirs, const std::string& ours) {
+    auto items = [](const std::string& s) {
+      std::vector<std::string> v;
+      for (size_t a = 0, b; a < s.size(); a = b + 2) {
+        b = s.find("; ", a);
+        if (b == std::string::npos) b = s.size();
+        v.push_back(s.substr(a, b - a));
+      }
+      return v;
+    };
+    const auto t = items(theirs), o = items(ours);
+    for (size_t i = 0; i < std::max(t.size(), o.size()); ++i) {
+      const std::string a = i < t.size() ? t[i] : "(none)", b = i < o.size() ? o[i] : "(none)";
+      if (a != b) return a + " there, " + b + " here";
+    }
+    return "same settings text, different hash";
+  }
   /// The memo namespace's text: what changes convergence — the network settings but paths,
   /// monitors, stop time and Wormhole's own, then the distinct link (rate, delay) classes.
   static std::string describe(const Network& net, const SimConfig& cfg) {
@@ -74,8 +118,9 @@ class WormholeSession {
   std::unique_ptr<FastForward> ff_;
   SkipReport report_;
   MemoDb db_;
-  std::string memo_path_;
-  std::unique_ptr<MemoRecorder> rec_;  // declared after ff_: destroyed (detached) first
+  std::string memo_path_, warm_path_;
+  size_t warm_ = 0;
+  std::unique_ptr<Memoizer> rec_;  // declared after ff_: destroyed (detached) first
 };
 
 }  // namespace wh

@@ -55,7 +55,10 @@ void FastForward::reset(uint32_t pid) {
   p = Part{};
   p.due = static_cast<Time>(k + s_.window) * s_.sample_interval;
   p.checkpoint = p.due - static_cast<Time>(s_.window / 2) * s_.sample_interval;
-  if (period_observer_) period_observer_->period_started(pid, now);
+  if (period_observer_) {
+    period_observer_->period_started(pid, now);
+    p.lookup = true;
+  }
 }
 
 void FastForward::ensure_tick() {
@@ -65,10 +68,13 @@ void FastForward::ensure_tick() {
   net_.schedule_skip_tick(static_cast<Time>(k) * s_.sample_interval);
 }
 
-void FastForward::end_skip(uint32_t pid) {
+void FastForward::end_skip(uint32_t pid, bool may_continue) {
   Part& p = part(pid);
   p.skipping = false;
   --skipping_now_;
+  // A replay ends where the memoized period converged: the partition is steady, go on to
+  // fast-forward (when the recorded goodputs allow it and nothing ends too soon).
+  if (may_continue && p.replaying && s_.fast_forward && try_skip(pid)) return;
   reset(pid);  // after an interrupt the partition must prove itself steady again
 }
 
@@ -84,23 +90,25 @@ void FastForward::skip_back(uint32_t pid) {
     Track& t = track(id);
     int64_t keep = t.credited;
     if (s_.skip_back)
-      keep = static_cast<int64_t>(static_cast<uint64_t>(t.goodput * double(kept)) / payload) * payload;
+      keep = std::min<int64_t>(t.credited,
+                               static_cast<int64_t>(static_cast<uint64_t>(t.skip_rate * double(kept)) / payload) * payload);
     const int64_t pkts_back = (t.credited - keep) / payload;
     stats_.packets_skipped -= static_cast<uint64_t>(pkts_back);
     stats_.events_skipped -= static_cast<uint64_t>(pkts_back) * 4 * t.hops;
     stats_.skipped_flow_time += back;
+    if (p.replaying) stats_.replayed_flow_time += back;
     net_.credit(id, keep - t.credited, back);
     t.credited = keep;
   }
-  ++stats_.skip_backs;
-  end_skip(pid);
+  ++(p.replaying ? stats_.replay_backs : stats_.skip_backs);
+  end_skip(pid, false);
 }
 
 void FastForward::settle(const std::vector<uint32_t>& pids) {
   for (uint32_t pid : pids) {
     if (!part(pid).skipping) continue;
     if (net_.now() < part(pid).skip_end) skip_back(pid);
-    else end_skip(pid);
+    else end_skip(pid, false);  // its membership is about to change: no fast-forward now
   }
 }
 
@@ -180,9 +188,7 @@ bool FastForward::try_skip(uint32_t pid) {
     const Track& t = track(id);
     const Flow& f = net_.flow(id);
     if (t.goodput <= 0) return false;
-    // Leave the flow's last base RTT at its rate, plus one packet, to packet-level simulation.
-    const double guard = t.goodput * double(f.base_rtt) + payload;
-    const double avail = double(f.end_seq() - f.snd_nxt) - guard;
+    const double avail = double(f.end_seq() - f.snd_nxt) - guard(f, t.goodput);
     if (avail <= 0) return false;
     dt = std::min(dt, static_cast<Time>(avail / t.goodput));
   }
@@ -194,6 +200,7 @@ bool FastForward::try_skip(uint32_t pid) {
     Track& t = track(id);
     const uint64_t pkts = static_cast<uint64_t>(t.goodput * double(dt)) / payload;
     t.credited = static_cast<int64_t>(pkts * payload);
+    t.skip_rate = t.goodput;
     net_.credit(id, t.credited, dt);
     stats_.packets_skipped += pkts;
     stats_.events_skipped += pkts * 4 * t.hops;
@@ -201,6 +208,7 @@ bool FastForward::try_skip(uint32_t pid) {
   }
   Part& p = part(pid);
   p.skipping = true;
+  p.replaying = false;
   p.skip_start = now;
   p.skip_end = now + dt;
   ++skipping_now_;
@@ -208,16 +216,88 @@ bool FastForward::try_skip(uint32_t pid) {
   return true;
 }
 
+double FastForward::guard(const Flow& f, double rate) const {
+  // The flow's last base RTT at its rate, plus one packet, is left to packet-level simulation.
+  return rate * double(f.base_rtt) + net_.config().packet_payload_size;
+}
+
+void FastForward::lookups() {
+  std::vector<uint32_t> pids;
+  for (uint32_t pid : parts_.live_ids()) {
+    Part& p = part(pid);
+    if (p.lookup && !p.skipping) pids.push_back(pid);
+    p.lookup = false;
+  }
+  if (pids.empty()) return;
+  std::vector<std::optional<Replay>> found(pids.size());
+  auto find = [&](size_t i) { found[i] = period_observer_->find_replay(pids[i], net_.now()); };
+  // Each lookup reads only its own partition's record and the store (no insert in between), so
+  // the hits do not depend on the thread count.
+  if (pids.size() > 1) {
+    arena_->arena.execute([&] { tbb::parallel_for(size_t(0), pids.size(), find); });
+  } else {
+    find(0);
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (!found[i]) continue;
+    const bool applied = try_replay(pids[i], *found[i]);
+    if (!applied) ++stats_.replays_refused;
+    period_observer_->replay_done(pids[i], applied);
+  }
+}
+
+bool FastForward::try_replay(uint32_t pid, const Replay& r) {
+  const Time now = net_.now();
+  const uint32_t payload = net_.config().packet_payload_size;
+  const std::vector<uint32_t>& flows = parts_.flows(pid);
+  const Time dt = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
+  if (dt <= 0 || r.bytes.size() != flows.size() || r.cc.size() != flows.size()) return false;
+  // Skips never run past what is known to come (a skip-back would undo most of the replay).
+  if (const Time t = net_.next_flow_start(); t >= 0 && t < now + dt) return false;
+  if (const Time t = net_.link_down_time(); t >= 0 && t < now + dt) return false;
+  if (now + dt > run_end_) return false;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const Flow& f = net_.flow(flows[i]);
+    const double rate = r.goodput[i] > 0 ? r.goodput[i] : double(r.bytes[i]) / double(dt);
+    if (double(f.end_seq() - f.snd_nxt) - guard(f, rate) < double(r.bytes[i])) return false;
+  }
+  if (!net_.can_freeze(parts_.ports(pid), flows)) return false;
+  net_.shift(parts_.ports(pid), flows, dt, now + dt);
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const uint32_t id = flows[i];
+    Track& t = track(id);
+    const uint64_t pkts = r.bytes[i] / payload;
+    t.credited = static_cast<int64_t>(pkts * payload);
+    t.skip_rate = double(t.credited) / double(dt);
+    t.goodput = r.goodput[i];
+    net_.credit(id, t.credited, dt);
+    net_.restore_flow_cc(id, r.cc[i], now + dt);
+    stats_.packets_skipped += pkts;
+    stats_.events_skipped += pkts * 4 * t.hops;
+    stats_.skipped_flow_time += dt;
+    stats_.replayed_flow_time += dt;
+  }
+  Part& p = part(pid);
+  p.skipping = true;
+  p.replaying = true;
+  p.skip_start = now;
+  p.skip_end = now + dt;
+  ++skipping_now_;
+  ++stats_.replays;
+  return true;
+}
+
 void FastForward::on_tick() {
   tick_pending_ = false;
   ++stats_.ticks;
   const Time now = net_.now();
+  if (period_observer_) lookups();
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
   const Time half = static_cast<Time>(std::max<uint64_t>(s_.window / 2, 1)) * s_.sample_interval;
   for (uint32_t pid : live) {
     Part& p = part(pid);
-    if (p.skipping && p.skip_end <= now) end_skip(pid);
+    if (p.skipping && p.skip_end <= now) end_skip(pid, true);
     if (p.skipping) continue;
     // Goodput checkpoints every half window from the middle of the first one, at ACK instants
     // (the last time snd_una moved): a steady ACK stream then gives its rate exactly, and the

@@ -18,7 +18,12 @@ NS = np.dtype([("ns", "<u8"), ("description", h5py.string_dtype())])
 ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edges", "<u4"),
                   ("vertex_offset", "<u8"), ("edge_offset", "<u8"), ("duration_ps", "<i8"),
                   ("visible_from_ps", "<i8"), ("hits", "<u8")])
-VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("bytes", "<u8"), ("end_rate_bps", "<u8")])
+VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
+                   ("goodput_bytes_per_ps", "<f8")])
+CC = np.dtype([("kind", "u1"), ("rate_bps", "<u8"), ("timer0_ps", "<i8"), ("timer1_ps", "<i8"), ("timer2_ps", "<i8"),
+               ("snd_nxt", "<u8"), ("a0", "<u8"), ("a1", "<u8"), ("a2", "<u8"), ("a3", "<u8"), ("x0", "<f8"),
+               ("r0", "<u8"), ("r1", "<u8"), ("hop_u", "<f8", (5,)), ("hop_rc_bps", "<u8", (5,)),
+               ("hop_stage", "<u4", (5,))])
 EDGE = np.dtype([("u", "<u4"), ("v", "<u4"), ("weight", "<u4")])
 G = 10**9
 
@@ -28,15 +33,18 @@ def write_memo(path, patterns):
     entries, vertices, edges = [], [], []
     for labels, es, hits in patterns:
         entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits))
-        vertices += [(r, b, 1000 * (i + 1), 40 * G) for i, (r, b) in enumerate(labels)]
+        vertices += [(r, b, 1000 * (i + 1), 40 * G, 0.005) for i, (r, b) in enumerate(labels)]
         edges += es
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "wormhole-memo"
-        f.attrs["layout_version"] = np.uint64(1)
+        f.attrs["layout_version"] = np.uint64(2)
         f.create_dataset("namespaces", data=np.array([(7, "DCQCN test")], dtype=NS))
         f.create_dataset("entries", data=np.array(entries, dtype=ENTRY))
         f.create_dataset("vertices", data=np.array(vertices, dtype=VERTEX))
         f.create_dataset("edges", data=np.array(edges, dtype=EDGE))
+        # DCQCN at 40 Gb/s (target 40G, alpha 0.5, first CNP seen), no timer armed
+        cc = [(1, 40 * G, -1, -1, -1, 0, 40 * G, 0, 0, 0, 0.5, 0, 0, [0] * 5, [0] * 5, [0] * 5)] * len(vertices)
+        f.create_dataset("cc", data=np.array(cc, dtype=CC))
 
 
 # A chain of three flows (the first at 30 Gb/s), the same chain listed the other way round, and a pair.
@@ -96,7 +104,8 @@ class MemoCommands(unittest.TestCase):
         work = copy_scenario("hpcc-bundled-example", self.dir)
         p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("memo: 4 unsteady periods, 1 converged: 1 new patterns", p.stdout)
+        self.assertIn("memo: 4 unsteady periods: 0 hits (0 replayed), 1 simulated to convergence: 1 new patterns",
+                      p.stdout)
         memo = work / "out" / "hpcc" / "memo.h5"
         with h5py.File(memo) as f:
             self.assertEqual(f.attrs["format"], "wormhole-memo")

@@ -428,10 +428,16 @@ TEST(CcSnapshot, SnapshotIsAValue) {
   EXPECT_EQ(std::get<DctcpState>(s.cc).ecn_count, copy.ecn_count);
   Driver B{cc, 1, line_flow(), {}, 0};
   Driver C{cc, 2, line_flow(), {}, 0};
+  B.f.snd_nxt = C.f.snd_nxt = s.snd_nxt;  // the same point of the stream: nothing to rebase
   restore_cc(1, B.f, s, B.h);
   restore_cc(2, C.f, s, C.h);
   expect_same_state(B.f.cc, C.f.cc);
   expect_same_state(B.f.cc, s.cc);
+  // Restored 1,000 bytes further on in a stream, the sequence numbers move with it.
+  Driver D{cc, 3, line_flow(), {}, 0};
+  D.f.snd_nxt = s.snd_nxt + 1000;
+  restore_cc(3, D.f, s, D.h);
+  EXPECT_EQ(std::get<DctcpState>(D.f.cc).last_update_seq, std::get<DctcpState>(s.cc).last_update_seq + 1000);
   EXPECT_EQ(B.f.rate_bps, s.rate_bps);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(s.timer_in[i], -1);  // DCTCP arms no timers
 }

@@ -49,6 +49,15 @@ TEST_F(MemoFile, RoundTrip) {
   ASSERT_TRUE(hit.has_value());
   EXPECT_EQ(hit->entry->value.bytes, (std::vector<uint64_t>{100, 101, 102}));
   EXPECT_EQ(hit->entry->value.duration, 77 * kUs);
+  EXPECT_EQ(hit->entry->value.goodput, (std::vector<double>{0.001, 0.002, 0.003}));
+  ASSERT_EQ(hit->entry->value.cc.size(), 3u);
+  const auto& d = std::get<DcqcnState>(hit->entry->value.cc[2].cc);
+  EXPECT_EQ(d.target_bps, 30 * kG + 2);
+  EXPECT_EQ(d.alpha, 0.25);
+  EXPECT_FALSE(d.first_cnp);
+  EXPECT_EQ(hit->entry->value.cc[2].timer_in[1], 55 * kUs);
+  EXPECT_EQ(hit->entry->value.cc[2].timer_in[0], -1);
+  EXPECT_EQ(hit->entry->value.cc[2].snd_nxt, 2000u);
   EXPECT_EQ(hit->entry->visible_from, 5 * kUs);
   EXPECT_EQ(hit->entry->hits, 4u);
   EXPECT_EQ(hit->map, (std::vector<uint32_t>{2, 1, 0}));

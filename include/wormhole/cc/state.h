@@ -77,4 +77,30 @@ inline void shift_cc_times(CcState& s, int64_t delta_ps) {
   }
 }
 
+/// Moves the sequence numbers a CC state keeps (bytes: last_update_seq, DCTCP's high_seq) by
+/// `delta` (a snapshot restored into a QP at another point of its stream). 0 means "none yet" to
+/// every algorithm and stays 0; a result below 1 becomes 0 (the algorithm starts a new round).
+inline void rebase_cc_seqs(CcState& s, int64_t delta) {
+  auto move = [delta](uint64_t& seq) {
+    if (seq == 0) return;
+    const int64_t v = static_cast<int64_t>(seq) + delta;
+    seq = v < 1 ? 0 : static_cast<uint64_t>(v);
+  };
+  if (auto* h = std::get_if<HpccState>(&s)) move(h->last_update_seq);
+  if (auto* t = std::get_if<TimelyState>(&s)) move(t->last_update_seq);
+  if (auto* d = std::get_if<DctcpState>(&s)) move(d->last_update_seq), move(d->high_seq);
+  if (auto* p = std::get_if<HpccPintState>(&s)) move(p->last_update_seq);
+}
+
+/// Makes a CC state portable to a QP on other ports: HPCC's last INT records (absolute per-port
+/// byte counters and switch clocks) mean nothing elsewhere, so they are dropped and the next ACK
+/// re-learns them (last_update_seq = 0, the reference's first-RTT branch, hpcc-model.md §13.2);
+/// the rates, U and stages are kept. Other states are portable as they are.
+inline void make_cc_portable(CcState& s) {
+  if (auto* h = std::get_if<HpccState>(&s)) {
+    h->last_update_seq = 0;
+    for (IntHop& hop : h->hop) hop = IntHop{};
+  }
+}
+
 }  // namespace wh

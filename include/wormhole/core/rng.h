@@ -2,6 +2,7 @@
 // across ports or on how the network is split over ranks.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 namespace wh {
 
@@ -29,6 +30,13 @@ class Rng {
     b ^= a;
     s0_ = ((a << 24) | (a >> 40)) ^ b ^ (b << 16);
     s1_ = (b << 37) | (b >> 27);
+    return r;
+  }
+  /// The generator's whole state (two words), and a generator continuing from one (memo files).
+  std::pair<uint64_t, uint64_t> state() const { return {s0_, s1_}; }
+  static Rng from_state(uint64_t s0, uint64_t s1) {
+    Rng r;
+    r.s0_ = s0, r.s1_ = s1;
     return r;
   }
   /// Uniform in [0, 1) with 53 random bits.

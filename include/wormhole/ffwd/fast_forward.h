@@ -31,6 +31,13 @@ namespace wh {
 /// calibration factor as in the paper's artifact: the goodput already excludes headers, ACK
 /// interleaving and pauses). An interrupt nobody announced (a flow started by a dependency, a data packet or PFC
 /// frame reaching a frozen port) pulls the partition back to now and un-credits the difference.
+///
+/// With a PeriodObserver that finds replays (the memoizer), a partition whose period just started
+/// is looked up at the next tick (lookups on oneTBB threads); a hit is replayed as a skip of the
+/// period's remaining duration crediting its recorded bytes, after which the flows' CC states are
+/// those recorded at convergence and the partition is fast-forwarded at once with the recorded
+/// goodput, as if it had been found steady. A replay is refused when a flow would come within its
+/// guard of its end inside it. A replay pulled back credits its bytes in proportion to the time kept.
 class FastForward final : public SkipHooks {
  public:
   /// `run_end` (ps) bounds every skip (the run's stop time).
@@ -47,6 +54,9 @@ class FastForward final : public SkipHooks {
   SkipReport report() const;
   const std::vector<PartitionSample>& timeline() const { return timeline_; }
   const PartitionSet& partitions() const { return parts_; }
+  /// Active flow `id`'s goodput estimate at the last steady check of its partition, bytes/ps
+  /// (0: none yet).
+  double goodput(uint32_t id) const { return tracks_[track_of_[id]].goodput; }
   /// Tells `o` (nullptr: nobody) when unsteady periods start and converge (a memoizer).
   void set_period_observer(PeriodObserver* o) { period_observer_ = o; }
 
@@ -67,6 +77,7 @@ class FastForward final : public SkipHooks {
     uint64_t c0_acked = 0, c1_acked = 0;
     double goodput = 0;           // bytes/ps over the last window (at the last check)
     int64_t credited = 0;         // bytes credited by the current skip
+    double skip_rate = 0;         // bytes/ps the current skip credits (a skip-back keeps rate × time kept)
     uint32_t hops = 0;            // data-path length (for the event estimate)
     uint32_t active_pos = 0;      // index in active_
   };
@@ -76,14 +87,22 @@ class FastForward final : public SkipHooks {
     bool skipping = false;
     Time skip_start = 0, skip_end = 0;  // the skip's shift is skip_end − skip_start
     bool converged = false;       // a check found it steady since its windows were reset
+    bool lookup = false;          // its period started since the last tick: ask the memoizer
+    bool replaying = false;       // the current skip replays a memoized period
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
   void reset(uint32_t pid);
-  void end_skip(uint32_t pid);           ///< a skip that ran its course
+  /// A skip that ran its course; a replay's end goes on to fast-forward if `may_continue`.
+  void end_skip(uint32_t pid, bool may_continue);
   void skip_back(uint32_t pid);          ///< an early interrupt
   void settle(const std::vector<uint32_t>& pids);  ///< end or pull back skips before membership changes
   bool try_skip(uint32_t pid);
+  void lookups();                        ///< replays for the partitions whose period just started
+  bool try_replay(uint32_t pid, const Replay& r);
+  /// The guard left to packet-level simulation at a flow's end: one base RTT at `rate` (bytes/ps)
+  /// plus one packet, bytes.
+  double guard(const Flow& f, double rate) const;
   void ensure_tick();
   void record_timeline();
   Part& part(uint32_t pid);

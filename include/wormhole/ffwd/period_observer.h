@@ -1,12 +1,24 @@
-// What a memoizer needs to hear from the fast-forward controller: when a partition's unsteady
-// period starts and when it has converged (wormhole-paper.md §6). Defined here so the memo room
-// depends on ffwd, not the other way round.
+// What a memoizer and the fast-forward controller tell each other (wormhole-paper.md §6): when a
+// partition's unsteady period starts and when it has converged, and — on a memo hit — the
+// replay that stands in for simulating the period. Defined here so the memo room depends on
+// ffwd, not the other way round.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "wormhole/core/time.h"
+#include "wormhole/net/cc.h"
 
 namespace wh {
+
+/// A memoized unsteady period to replay on a partition, per flow in PartitionSet::flows(pid) order.
+struct Replay {
+  Time duration = 0;               ///< ps still to go: the period's length less the time since it started
+  std::vector<uint64_t> bytes;     ///< payload bytes each flow still sends in the period (credited)
+  std::vector<double> goodput;     ///< each flow's goodput at convergence, bytes/ps (0: unknown, no fast-forward)
+  std::vector<CcSnapshot> cc;      ///< each flow's CC state at convergence (portable: make_cc_portable)
+};
 
 class PeriodObserver {
  public:
@@ -16,6 +28,13 @@ class PeriodObserver {
   virtual void period_started(uint32_t pid, Time now) = 0;
   /// The first steady check since the period started found `pid` steady at `now` (ps).
   virtual void period_converged(uint32_t pid, Time now) = 0;
+  /// At the first tick after period_started(pid): the replay of a known pattern, or nothing
+  /// (then the period is simulated). Called concurrently from oneTBB threads for distinct
+  /// partitions, with no other call in between: it may touch only `pid`'s own record.
+  virtual std::optional<Replay> find_replay(uint32_t pid, Time now) { return std::nullopt; }
+  /// The controller replayed the period found for `pid` (true) or refused it (false: a flow
+  /// would finish inside it, or the partition cannot be frozen), in the sequential part of the tick.
+  virtual void replay_done(uint32_t pid, bool applied) {}
 };
 
 }  // namespace wh

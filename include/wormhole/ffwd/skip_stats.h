@@ -21,6 +21,10 @@ struct SkipStats {
   uint64_t packets_skipped = 0;   ///< data packets credited instead of simulated
   uint64_t events_skipped = 0;    ///< estimate: credited packets × 4 events per data-path hop (data + ACK)
   Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps
+  uint64_t replays = 0;           ///< memoized periods replayed (not counted in skips or skip_backs)
+  uint64_t replay_backs = 0;      ///< of which pulled back by an unforeseen interrupt
+  uint64_t replays_refused = 0;   ///< memo hits not replayed: a flow would end inside, or no freeze
+  Time replayed_flow_time = 0;    ///< Σ over flows of the time replayed, ps (part of skipped_flow_time)
   uint64_t max_partitions = 0;    ///< most partitions alive at once
   uint64_t ticks = 0;             ///< the controller's own periodic events
 };

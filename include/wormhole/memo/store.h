@@ -19,7 +19,8 @@ struct MemoValue {
   Time duration = 0;                    ///< ps from the period's start to convergence
   std::vector<uint64_t> bytes;          ///< payload bytes each flow sent during it
   std::vector<uint64_t> end_rate_bps;   ///< each flow's rate at convergence (FCG_end), bit/s
-  std::vector<CcSnapshot> cc;           ///< each flow's CC state at convergence (beyond the paper)
+  std::vector<double> goodput;          ///< each flow's goodput at convergence, bytes/ps (0: not measured)
+  std::vector<CcSnapshot> cc;           ///< each flow's CC state at convergence, portable (beyond the paper)
 };
 
 /// One entry: the key graph, its value, when it became visible and how often it was hit.
@@ -49,7 +50,7 @@ class MemoStore {
   std::optional<MemoHit> lookup(uint64_t ns, const Fcg& key, Time now) const;
   /// Inserts unless an isomorphic key exists in `ns` already (then the old entry is kept).
   /// Returns the entry now holding the key and whether it is the new one. The value's vectors
-  /// must have one element per key vertex (std::invalid_argument).
+  /// must each have one element per key vertex (std::invalid_argument).
   std::pair<const MemoEntry*, bool> insert(uint64_t ns, Fcg key, MemoValue value, Time now);
   static void count_hit(const MemoHit& h) { ++h.entry->hits; }
   size_t size() const { return size_; }

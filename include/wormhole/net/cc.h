@@ -61,6 +61,7 @@ struct CcSnapshot {
   CcState cc;
   uint64_t rate_bps = 0;
   Time timer_in[3] = {-1, -1, -1};  ///< ps from the snapshot time to each armed CC timer; -1 = none
+  uint64_t snd_nxt = 0;             ///< the QP's snd_nxt (bytes) the state's sequence numbers refer to
 };
 
 /// Takes the snapshot of `f`'s congestion control at time `now` (ps).
@@ -69,16 +70,22 @@ inline CcSnapshot snapshot_cc(const Flow& f, Time now) {
   s.cc = f.cc;
   s.rate_bps = f.rate_bps;
   for (int i = 0; i < 3; ++i) s.timer_in[i] = f.timer_at[i] < 0 ? -1 : f.timer_at[i] - now;
+  s.snd_nxt = f.snd_nxt;
   return s;
 }
 
-/// Restores `s` into flow `id` at the host's current time: the state and rate are copied and the
-/// timers re-armed at the same distances. The flow's line rate must be the snapshot's.
-inline void restore_cc(uint32_t id, Flow& f, const CcSnapshot& s, CcHost& host) {
+/// Restores `s` into flow `id` as of time `at` (ps; default: the host's now): the state and rate
+/// are copied, the timers re-armed at the same distances from `at`, and the state's sequence
+/// numbers moved by f.snd_nxt − s.snd_nxt (rebase_cc_seqs), so a snapshot of one QP means the
+/// same thing in another at a different point of its stream. The flow's line rate must be the
+/// snapshot's.
+inline void restore_cc(uint32_t id, Flow& f, const CcSnapshot& s, CcHost& host, Time at = -1) {
+  if (at < 0) at = host.now();
   f.cc = s.cc;
+  rebase_cc_seqs(f.cc, static_cast<int64_t>(f.snd_nxt) - static_cast<int64_t>(s.snd_nxt));
   host.set_rate(id, f, s.rate_bps, false);
   for (int i = 0; i < 3; ++i)
-    if (s.timer_in[i] >= 0) host.set_timer(id, f, i, host.now() + s.timer_in[i]);
+    if (s.timer_in[i] >= 0) host.set_timer(id, f, i, at + s.timer_in[i]);
 }
 
 }  // namespace wh

@@ -111,6 +111,9 @@ class Network final : public CcHost {
   /// Credits `bytes` of payload (whole packets) to flow `id` for `time` ps skipped: they are
   /// never sent. Negative values un-credit (skip-back). The flow's end must stay past snd_nxt.
   void credit(uint32_t id, int64_t bytes, Time time);
+  /// Restores CC snapshot `s` into flow `id` as of time `at` (ps, ≥ now): wh::restore_cc on the
+  /// network's own flow (a memo replay's end state).
+  void restore_flow_cc(uint32_t id, const CcSnapshot& s, Time at) { restore_cc(id, flows_[id], s, *this, at); }
   const Flow& flow(uint32_t id) const { return flows_[id]; }
   const SimConfig& config() const { return cfg_; }
   /// The time LINK_DOWN happens (ps), or -1 if none is configured or it is past.

@@ -1,5 +1,5 @@
 // Recording unsteady periods into the memo store (see recorder.h).
-#include "wormhole/memo/recorder.h"
+#include "wormhole/memo/memoizer.h"
 
 #include <algorithm>
 
@@ -11,14 +11,14 @@ uint64_t memo_namespace(const std::string& description) {
   return h;
 }
 
-MemoRecorder::MemoRecorder(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint64_t rate_quantum_bps)
+Memoizer::Memoizer(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint64_t rate_quantum_bps)
     : net_(net), ff_(ff), db_(db), ns_(ns), quantum_(rate_quantum_bps) {
   ff_.set_period_observer(this);
 }
 
-MemoRecorder::~MemoRecorder() { ff_.set_period_observer(nullptr); }
+Memoizer::~Memoizer() { ff_.set_period_observer(nullptr); }
 
-Fcg MemoRecorder::fcg_of(const std::vector<uint32_t>& flows) const {
+Fcg Memoizer::fcg_of(const std::vector<uint32_t>& flows) const {
   std::vector<FcgFlow> v;
   v.reserve(flows.size());
   for (uint32_t id : flows) {
@@ -32,21 +32,48 @@ Fcg MemoRecorder::fcg_of(const std::vector<uint32_t>& flows) const {
   return make_fcg(v, quantum_);
 }
 
-void MemoRecorder::period_started(uint32_t pid, Time now) {
+void Memoizer::period_started(uint32_t pid, Time now) {
   ++stats_.periods;
   Record r;
   r.flows = ff_.partitions().flows(pid);
   r.key = fcg_of(r.flows);
   for (uint32_t id : r.flows) r.acked.push_back(net_.flow(id).snd_una);
   r.start = now;
-  if (auto hit = db_.store.lookup(ns_, r.key, now)) {
-    ++stats_.seen_at_start;
-    MemoStore::count_hit(*hit);
-  }
   open_[pid] = std::move(r);  // an earlier, unconverged period of pid is void
 }
 
-void MemoRecorder::period_converged(uint32_t pid, Time now) {
+std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
+  auto it = open_.find(pid);
+  if (it == open_.end()) return std::nullopt;
+  Record& r = it->second;
+  if (ff_.partitions().flows(pid) != r.flows) return std::nullopt;
+  r.hit = db_.store.lookup(ns_, r.key, now);
+  if (!r.hit) return std::nullopt;
+  const MemoValue& v = r.hit->entry->value;
+  // The period started at r.start; what happened since is simulated already.
+  Replay p;
+  p.duration = v.duration - (now - r.start);
+  for (size_t i = 0; i < r.flows.size(); ++i) {
+    const uint32_t k = r.hit->map[i];
+    const uint64_t since = net_.flow(r.flows[i]).snd_una - r.acked[i];
+    p.bytes.push_back(v.bytes[k] > since ? v.bytes[k] - since : 0);
+    p.goodput.push_back(v.goodput[k]);
+    p.cc.push_back(v.cc[k]);
+  }
+  return p;
+}
+
+void Memoizer::replay_done(uint32_t pid, bool applied) {
+  auto it = open_.find(pid);
+  if (it == open_.end() || !it->second.hit) return;
+  ++stats_.hits;
+  if (!applied) return;  // simulated instead, and recorded as a repeat when it converges
+  ++stats_.replayed;
+  MemoStore::count_hit(*it->second.hit);
+  open_.erase(it);
+}
+
+void Memoizer::period_converged(uint32_t pid, Time now) {
   auto it = open_.find(pid);
   if (it == open_.end()) return;
   Record r = std::move(it->second);
@@ -60,6 +87,10 @@ void MemoRecorder::period_converged(uint32_t pid, Time now) {
     const Flow& f = net_.flow(r.flows[i]);
     v.bytes.push_back(f.snd_una - r.acked[i]);
     v.end_rate_bps.push_back(f.rate_bps);
+    v.goodput.push_back(ff_.goodput(r.flows[i]));
+    CcSnapshot cc = snapshot_cc(f, now);
+    make_cc_portable(cc.cc);
+    v.cc.push_back(cc);
   }
   if (db_.store.insert(ns_, std::move(r.key), std::move(v), now).second) ++stats_.inserted;
   else ++stats_.repeated;

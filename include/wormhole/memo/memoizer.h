@@ -1,0 +1,74 @@
+// Memoization of a run's unsteady periods (wormhole-paper.md §6): record them into a memo store,
+// replay the ones whose pattern is known.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "wormhole/ffwd/fast_forward.h"
+#include "wormhole/memo/memo_file.h"
+
+namespace wh {
+
+/// What the memoizer did in a run.
+struct MemoStats {
+  uint64_t periods = 0;     ///< unsteady periods started
+  uint64_t converged = 0;   ///< of which simulated to convergence with their membership unchanged
+  uint64_t inserted = 0;    ///< new patterns
+  uint64_t repeated = 0;    ///< converged periods whose pattern was already in the store
+  uint64_t hits = 0;        ///< periods whose starting pattern was found in the store
+  uint64_t replayed = 0;    ///< of which replayed (the rest refused by the controller, then simulated)
+};
+
+/// The memoization of unsteady periods (wormhole-paper.md §6): observes `ff`'s partitions
+/// (attaches itself with set_period_observer; detaches on destruction), with the store `db.store`
+/// under namespace `ns`.
+/// - At a period's start it takes the FCG of the partition (FCG_start: rates quantised by
+///   `rate_quantum_bps`, bottleneck = the slowest egress port on a flow's data path) and each
+///   flow's acknowledged bytes.
+/// - At the next tick (find_replay, on oneTBB threads) it looks the FCG up; a hit visible at that
+///   time becomes a Replay mapped through the isomorphism: the remaining duration, the bytes each
+///   flow sent in the recorded period less what it acknowledged since the start, its goodput and
+///   CC state at convergence. A replayed period is not recorded.
+/// - When a simulated period converges with its membership unchanged it inserts FCG_start →
+///   (duration, bytes each flow sent, rates, goodputs and portable CC snapshots at convergence);
+///   a period whose membership changed first is void.
+/// Entries already in `db` (a warm start from a memo file) are hit like the run's own.
+class Memoizer final : public PeriodObserver {
+ public:
+  Memoizer(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint64_t rate_quantum_bps);
+  ~Memoizer() override;
+  Memoizer(const Memoizer&) = delete;
+  Memoizer& operator=(const Memoizer&) = delete;
+
+  void period_started(uint32_t pid, Time now) override;
+  void period_converged(uint32_t pid, Time now) override;
+  std::optional<Replay> find_replay(uint32_t pid, Time now) override;
+  void replay_done(uint32_t pid, bool applied) override;
+  const MemoStats& stats() const { return stats_; }
+
+ private:
+  struct Record {
+    Fcg key;
+    std::vector<uint32_t> flows;    // vertex i = flows[i]
+    std::vector<uint64_t> acked;    // snd_una at the start
+    Time start = 0;
+    std::optional<MemoHit> hit;     // set by find_replay
+  };
+  Fcg fcg_of(const std::vector<uint32_t>& flows) const;
+
+  Network& net_;
+  FastForward& ff_;
+  MemoDb& db_;
+  uint64_t ns_, quantum_;
+  std::unordered_map<uint32_t, Record> open_;  // partition -> its period in progress
+  MemoStats stats_;
+};
+
+/// The namespace of a run: a 64-bit FNV-1a hash of `description`, the text of everything that
+/// changes convergence (CC and its parameters, link rates and delays, MTU, buffer, ECN, PFC).
+uint64_t memo_namespace(const std::string& description);
+
+}  // namespace wh
