@@ -33,6 +33,7 @@ struct EntryRow {
 struct VertexRow {
   uint64_t rate_q, bottleneck_bps, bytes, end_rate_bps;
   double goodput;
+  uint8_t fresh;
 };
 struct EdgeRow {
   uint32_t u, v, weight;
@@ -63,6 +64,7 @@ std::pair<Handle, Handle> vertex_types() {
       Field{"bytes", HOFFSET(VertexRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"end_rate_bps", HOFFSET(VertexRow, end_rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"goodput_bytes_per_ps", HOFFSET(VertexRow, goodput), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"fresh", HOFFSET(VertexRow, fresh), H5T_NATIVE_UINT8, H5T_STD_U8LE},
   });
 }
 std::pair<Handle, Handle> edge_types() {
@@ -99,7 +101,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
                        e->visible_from, e->hits});
     for (size_t i = 0; i < e->key.vertices(); ++i) {
       vertices.push_back({e->key.rate_q[i], e->key.bottleneck[i], e->value.bytes[i], e->value.end_rate_bps[i],
-                          e->value.goodput[i]});
+                          e->value.goodput[i], e->key.fresh[i]});
       cc.push_back(encode_cc(e->value.cc[i]));
     }
     for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight});
@@ -108,8 +110,8 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "duration_ps, visible_from_ps: ps; *_offset: rows of /vertices and /edges",
               "one row per memoized unsteady period: its FCG key (vertices, edges) and value");
   write_table(file, "vertices", vertex_types(), vertices.data(), vertices.size(),
-              "rate_q: rate quanta; bottleneck_bps, end_rate_bps: bit/s; bytes: bytes",
-              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps) and value (bytes sent, end rate, goodput)");
+              "rate_q: rate quanta; bottleneck_bps, end_rate_bps: bit/s; bytes: bytes; goodput_bytes_per_ps: bytes/ps; fresh: 0/1",
+              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, fresh) and value (bytes sent, end rate, goodput)");
   write_table(file, "cc", cc_row_types(), cc.data(), cc.size(), "rate_bps, a0 (rates): bit/s; timer*_ps: ps; snd_nxt, seqs: bytes",
               "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
   write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: shared ports",
@@ -158,6 +160,7 @@ MemoDb read_memo_file(const std::string& path) {
       for (uint64_t i = e.vertex_offset; i < e.vertex_offset + e.vertices; ++i) {
         key.rate_q.push_back(vertices[i].rate_q);
         key.bottleneck.push_back(vertices[i].bottleneck_bps);
+        key.fresh.push_back(vertices[i].fresh != 0);
         v.bytes.push_back(vertices[i].bytes);
         v.end_rate_bps.push_back(vertices[i].end_rate_bps);
         v.goodput.push_back(vertices[i].goodput);

@@ -25,6 +25,7 @@ Fcg Memoizer::fcg_of(const std::vector<uint32_t>& flows) const {
     FcgFlow f;
     f.ports = ff_.partitions().flow_ports(id);
     f.rate_bps = net_.flow(id).rate_bps;
+    f.fresh = net_.flow(id).snd_nxt == 0;
     f.bottleneck_bps = UINT64_MAX;
     for (uint32_t p : f.ports) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);
     v.push_back(std::move(f));
@@ -37,7 +38,7 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   Record r;
   r.flows = ff_.partitions().flows(pid);
   r.key = fcg_of(r.flows);
-  for (uint32_t id : r.flows) r.acked.push_back(net_.flow(id).snd_una);
+  for (uint32_t id : r.flows) r.sent.push_back(net_.flow(id).snd_nxt);
   r.start = now;
   open_[pid] = std::move(r);  // an earlier, unconverged period of pid is void
 }
@@ -55,7 +56,8 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   p.duration = v.duration - (now - r.start);
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const uint32_t k = r.hit->map[i];
-    const uint64_t since = net_.flow(r.flows[i]).snd_una - r.acked[i];
+    const uint64_t now_sent = net_.flow(r.flows[i]).snd_nxt;
+    const uint64_t since = now_sent > r.sent[i] ? now_sent - r.sent[i] : 0;
     p.bytes.push_back(v.bytes[k] > since ? v.bytes[k] - since : 0);
     p.goodput.push_back(v.goodput[k]);
     p.cc.push_back(v.cc[k]);
@@ -85,7 +87,7 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
   v.duration = now - r.start;
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const Flow& f = net_.flow(r.flows[i]);
-    v.bytes.push_back(f.snd_una - r.acked[i]);
+    v.bytes.push_back(f.snd_nxt > r.sent[i] ? f.snd_nxt - r.sent[i] : 0);  // less after a go-back-N rewind
     v.end_rate_bps.push_back(f.rate_bps);
     v.goodput.push_back(ff_.goodput(r.flows[i]));
     CcSnapshot cc = snapshot_cc(f, now);

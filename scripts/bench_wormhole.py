@@ -247,14 +247,16 @@ def tail(path, n=STDERR_TAIL):
     return "\n".join(lines[-n:]) if lines else "(stderr empty)"
 
 
-def run_sim(binary, sc, workdir, tag, on, theta, window, timeout, step):
-    """Runs one simulation (without -q), returns a Run; raises BenchError on a failure."""
+def run_sim(binary, sc, workdir, tag, on, theta, window, timeout, step, extra_sets=(), extra_args=(), mode=""):
+    """Runs one simulation (without -q), returns a Run; raises BenchError on a failure. `extra_sets` are more
+    --set KEY=VALUE, `extra_args` more arguments (e.g. --memo FILE), `mode` a word for the progress line."""
     outdir = workdir / tag
     stdout_path, stderr_path = workdir / f"{tag}.stdout.txt", workdir / f"{tag}.stderr.txt"
-    cmd = [str(binary), "run", sc.target, "-o", str(outdir)]
-    for s in sc.sets + sc.wormhole_sets(on, theta, window):
+    cmd = [str(binary), "run", sc.target, "-o", str(outdir)] + list(extra_args)
+    for s in sc.sets + sc.wormhole_sets(on, theta, window) + list(extra_sets):
         cmd += ["--set", s]
-    what = f"{sc.label} " + (f"Wormhole on (theta {theta:g}, window {window})" if on else "packet mode")
+    what = f"{sc.label} " + (f"Wormhole on (theta {theta:g}, window {window}{', ' + mode if mode else ''})" if on
+                             else "packet mode")
     log(f"[{step}] {what} ...")
     with open(stdout_path, "w") as fo, open(stderr_path, "w") as fe:
         t0 = time.perf_counter()
@@ -287,9 +289,11 @@ def run_sim(binary, sc, workdir, tag, on, theta, window, timeout, step):
         raise BenchError(f"{what}: no {fct} after the run")
     if sc.kind == "toml" and not (outdir / "iterations.csv").is_file():
         raise BenchError(f"{what}: no {outdir / 'iterations.csv'} after the run")
+    run = Run(outdir, wall, int(m.group(1)), float(m.group(2)), skip)
+    run.stdout = out
     log(f"      {wall:.2f} s wall, {int(m.group(1)):,} events"
         + (f", {skip['skips']} skips, ~{skip['skipped']:,} events skipped ({skip['skipped_pct']:.2f} %)" if skip else ""))
-    return Run(outdir, wall, int(m.group(1)), float(m.group(2)), skip)
+    return run
 
 
 def remove_run(workdir, tag):

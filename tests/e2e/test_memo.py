@@ -19,7 +19,7 @@ ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edge
                   ("vertex_offset", "<u8"), ("edge_offset", "<u8"), ("duration_ps", "<i8"),
                   ("visible_from_ps", "<i8"), ("hits", "<u8")])
 VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
-                   ("goodput_bytes_per_ps", "<f8")])
+                   ("goodput_bytes_per_ps", "<f8"), ("fresh", "u1")])
 CC = np.dtype([("kind", "u1"), ("rate_bps", "<u8"), ("timer0_ps", "<i8"), ("timer1_ps", "<i8"), ("timer2_ps", "<i8"),
                ("snd_nxt", "<u8"), ("a0", "<u8"), ("a1", "<u8"), ("a2", "<u8"), ("a3", "<u8"), ("x0", "<f8"),
                ("r0", "<u8"), ("r1", "<u8"), ("hop_u", "<f8", (5,)), ("hop_rc_bps", "<u8", (5,)),
@@ -33,7 +33,7 @@ def write_memo(path, patterns):
     entries, vertices, edges = [], [], []
     for labels, es, hits in patterns:
         entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits))
-        vertices += [(r, b, 1000 * (i + 1), 40 * G, 0.005) for i, (r, b) in enumerate(labels)]
+        vertices += [(r, b, 1000 * (i + 1), 40 * G, 0.005, 0) for i, (r, b) in enumerate(labels)]
         edges += es
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "wormhole-memo"

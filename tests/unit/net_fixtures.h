@@ -4,6 +4,7 @@
 
 #include "wormhole/io/flows.h"
 #include "wormhole/io/topology.h"
+#include "wormhole/net/network.h"
 
 namespace wh::test {
 
@@ -30,5 +31,18 @@ inline FlowSpec flow(uint32_t src, uint32_t dst, uint64_t size, Time start = 0) 
   f.start = start;
   return f;
 }
+
+/// Injects one flow at a given time, as a workload driver does when a dependency finishes
+/// (install with net.set_client).
+class Injector final : public EventClient {
+ public:
+  Injector(Network& net, FlowSpec spec, Time at) : net_(net), spec_(spec) { net_.schedule_client(at, 0); }
+  void client_event(uint32_t, uint16_t) override { id = net_.inject_flow(spec_); }
+  uint32_t id = UINT32_MAX;
+
+ private:
+  Network& net_;
+  FlowSpec spec_;
+};
 
 }  // namespace wh::test

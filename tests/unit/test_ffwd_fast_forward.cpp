@@ -33,18 +33,6 @@ SimConfig config() {
 
 
 
-/// Injects one flow at a given time, as a workload driver does when a dependency finishes.
-class Injector final : public EventClient {
- public:
-  Injector(Network& net, FlowSpec spec, Time at) : net_(net), spec_(spec) { net_.schedule_client(at, 0); }
-  void client_event(uint32_t, uint16_t) override { id = net_.inject_flow(spec_); }
-  uint32_t id = UINT32_MAX;
-
- private:
-  Network& net_;
-  FlowSpec spec_;
-};
-
 struct Outcome {
   std::vector<Time> fct;  // per flow id, ps (-1: unfinished)
   std::vector<Time> skipped;  // per flow id, ps fast-forwarded

@@ -65,7 +65,10 @@ TEST(Fcg, LabelsAndWeightsMustMatch) {
   const Fcg lighter = make_fcg({fl({1, 2}), fl({1, 3})}, kG);        // weight 1
   const Fcg slower = make_fcg({fl({1, 2}), fl({1, 2}, 20 * kG)}, kG);  // another rate label
   const Fcg narrower = make_fcg({fl({1, 2}), fl({1, 2}, 50 * kG, 25 * kG)}, kG);  // another bottleneck
-  for (const Fcg* other : {&lighter, &slower, &narrower}) {
+  FcgFlow fresh = fl({1, 2});
+  fresh.fresh = true;
+  const Fcg newer = make_fcg({fl({1, 2}), fresh}, kG);  // one flow has sent nothing yet
+  for (const Fcg* other : {&lighter, &slower, &narrower, &newer}) {
     EXPECT_NE(wl_hash(base), wl_hash(*other));
     EXPECT_FALSE(isomorphism(base, *other).has_value());
   }

@@ -44,8 +44,8 @@ Recorded record(const std::vector<FlowSpec>& flows, uint32_t hosts) {
 TEST(Memoizer, IdenticalPartitionsAreOnePattern) {
   // Eight disjoint pairs started together, different sizes: eight one-flow partitions converge at
   // the same check (one pattern, seven repeats: nothing was known when they started); after each
-  // skip a new period starts on the known pattern, but the flow is within its guard of the end,
-  // so the replay is refused and the period ends with the flow, unconverged.
+  // skip a new period starts with the flow no longer fresh (another pattern, not known) and ends
+  // with the flow, unconverged.
   std::vector<FlowSpec> flows;
   for (uint32_t h = 0; h < 8; ++h) flows.push_back(flow(h, h + 8, 20'000'000 + h * 1'000'000));
   const Recorded r = record(flows, 16);
@@ -53,7 +53,7 @@ TEST(Memoizer, IdenticalPartitionsAreOnePattern) {
   EXPECT_EQ(r.stats.converged, 8u);
   EXPECT_EQ(r.stats.inserted, 1u);
   EXPECT_EQ(r.stats.repeated, 7u);
-  EXPECT_EQ(r.stats.hits, 8u);
+  EXPECT_EQ(r.stats.hits, 0u);
   EXPECT_EQ(r.stats.replayed, 0u);
   ASSERT_EQ(r.db.store.size(), 1u);
   const MemoEntry& e = *r.db.store.entries().front();
@@ -61,11 +61,12 @@ TEST(Memoizer, IdenticalPartitionsAreOnePattern) {
   EXPECT_EQ(e.key.vertices(), 1u);
   EXPECT_EQ(e.key.rate_q[0], 100u);         // line rate, 100 Gb/s in 1-Gb/s quanta
   EXPECT_EQ(e.key.bottleneck[0], k100G);
+  EXPECT_EQ(e.key.fresh[0], 1);
   EXPECT_EQ(e.value.end_rate_bps[0], k100G);
   EXPECT_EQ(e.value.duration, 500 * kUs);  // windows full after 500 samples of 1 µs
-  // One 1000-B payload per 83 ns (1048 B at 100 Gb/s, truncated to whole ns) over 500 µs, less the
-  // first RTT of 4,160 ns before any ACK: (500,000 − 4,160) / 83 = 5,974 packets.
-  EXPECT_EQ(e.value.bytes[0], 5'974'000u);
+  // One 1000-B payload sent every 83 ns (1048 B at 100 Gb/s, truncated to whole ns) from 0 to
+  // 500 µs: at 0, 83, ..., 6,024 × 83 = 499,992 ns, 6,025 packets.
+  EXPECT_EQ(e.value.bytes[0], 6'025'000u);
   EXPECT_EQ(e.hits, 0u);  // hits count replays
 }
 

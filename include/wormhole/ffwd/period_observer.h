@@ -15,7 +15,7 @@ namespace wh {
 /// A memoized unsteady period to replay on a partition, per flow in PartitionSet::flows(pid) order.
 struct Replay {
   Time duration = 0;               ///< ps still to go: the period's length less the time since it started
-  std::vector<uint64_t> bytes;     ///< payload bytes each flow still sends in the period (credited)
+  std::vector<uint64_t> bytes;     ///< payload bytes each flow still sends in the period (credited, never sent)
   std::vector<double> goodput;     ///< each flow's goodput at convergence, bytes/ps (0: unknown, no fast-forward)
   std::vector<CcSnapshot> cc;      ///< each flow's CC state at convergence (portable: make_cc_portable)
 };

@@ -12,10 +12,13 @@ struct FcgFlow {
   std::vector<uint32_t> ports;   ///< data-path egress ports (any order)
   uint64_t rate_bps = 0;         ///< current sending rate, bit/s
   uint64_t bottleneck_bps = 0;   ///< slowest link on its path, bit/s
+  /// Nothing sent yet (a new QP): it starts from an empty pipe, not from packets in flight, and
+  /// sends about one RTT's worth of bytes less in the same time.
+  bool fresh = false;
 };
 
 /// Undirected, labelled, weighted graph: a vertex per flow labelled (quantised rate, bottleneck
-/// rate); an edge between two flows that share ports, weighted by the number they share. Vertex i
+/// rate, fresh); an edge between two flows that share ports, weighted by the number they share. Vertex i
 /// is the i-th flow given to make_fcg. Edges are stored once, u < v, sorted.
 struct Fcg {
   struct Edge {
@@ -24,12 +27,13 @@ struct Fcg {
   };
   std::vector<uint64_t> rate_q;      ///< per vertex: rate / quantum (rounded to nearest)
   std::vector<uint64_t> bottleneck;  ///< per vertex: bottleneck link rate, bit/s
+  std::vector<uint8_t> fresh;        ///< per vertex: 1 if the flow had sent nothing yet (FcgFlow::fresh)
   std::vector<Edge> edges;
 
   size_t vertices() const { return rate_q.size(); }
   /// Whether vertex labels are equal (what VF2 requires of matched vertices).
   bool same_label(uint32_t a, const Fcg& other, uint32_t b) const {
-    return rate_q[a] == other.rate_q[b] && bottleneck[a] == other.bottleneck[b];
+    return rate_q[a] == other.rate_q[b] && bottleneck[a] == other.bottleneck[b] && fresh[a] == other.fresh[b];
   }
 };
 

@@ -26,12 +26,15 @@ struct MemoStats {
 /// (attaches itself with set_period_observer; detaches on destruction), with the store `db.store`
 /// under namespace `ns`.
 /// - At a period's start it takes the FCG of the partition (FCG_start: rates quantised by
-///   `rate_quantum_bps`, bottleneck = the slowest egress port on a flow's data path) and each
-///   flow's acknowledged bytes.
+///   `rate_quantum_bps`, bottleneck = the slowest egress port on a flow's data path, fresh = sent
+///   nothing yet) and each flow's snd_nxt.
 /// - At the next tick (find_replay, on oneTBB threads) it looks the FCG up; a hit visible at that
 ///   time becomes a Replay mapped through the isomorphism: the remaining duration, the bytes each
-///   flow sent in the recorded period less what it acknowledged since the start, its goodput and
-///   CC state at convergence. A replayed period is not recorded.
+///   flow sent in the recorded period less what it sent since the start, its goodput and CC state
+///   at convergence. Sent, not acknowledged, bytes: the packets a flow has in flight at the start
+///   are shifted, not re-created, so crediting what the recorded flow sent makes the flow's last
+///   byte leave when it would have (crediting acknowledged bytes would lose the pipe's content,
+///   about one RTT of sending, on a fresh flow). A replayed period is not recorded.
 /// - When a simulated period converges with its membership unchanged it inserts FCG_start →
 ///   (duration, bytes each flow sent, rates, goodputs and portable CC snapshots at convergence);
 ///   a period whose membership changed first is void.
@@ -53,7 +56,7 @@ class Memoizer final : public PeriodObserver {
   struct Record {
     Fcg key;
     std::vector<uint32_t> flows;    // vertex i = flows[i]
-    std::vector<uint64_t> acked;    // snd_una at the start
+    std::vector<uint64_t> sent;     // snd_nxt at the start
     Time start = 0;
     std::optional<MemoHit> hit;     // set by find_replay
   };
