@@ -126,6 +126,8 @@ int run_command(const RunOptions& o) {
   Network net(cfg, topo, std::move(cc));
   warn_ns_truncation(cfg, topo);
   net.add_flows(specs, cfg.flow_file);
+  // Before any output is made: a bad memo file must not cost the previous run's outputs.
+  WormholeSession wormhole(net, cfg, cfg.stop_time(), o.memo_in);
 
   // Outputs last: every input has been checked by now.
   if (results.empty())
@@ -139,7 +141,6 @@ int run_command(const RunOptions& o) {
   if (!o.quiet)
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
-  WormholeSession wormhole(net, cfg, cfg.stop_time(), o.memo_in);
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();

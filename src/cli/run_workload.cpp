@@ -84,6 +84,10 @@ int run_workload_scenario(const RunOptions& o) {
   if (!cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
   Network net(cfg, topo.topo, std::move(cc));
   warn_ns_truncation(cfg, topo.topo);
+  Time until = cfg.stop_time();
+  if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
+  // Before any output is made: a bad memo file must not cost the previous run's outputs.
+  WormholeSession wormhole(net, cfg, until, o.memo_in);
 
   const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;
   std::error_code ec;
@@ -119,9 +123,6 @@ int run_workload_scenario(const RunOptions& o) {
     fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}), {} rows x {} iteration(s), {} nodes, {} links\n",
                sc.name, layout.gpus, layout.gpus_per_server, layout.tp, layout.dp, layout.ep, w.layers.size(),
                opt.iterations, topo.topo.num_nodes, topo.topo.links.size());
-  Time until = cfg.stop_time();
-  if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
-  WormholeSession wormhole(net, cfg, until, o.memo_in);
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
