@@ -38,11 +38,15 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   attr_u64(g, "steady_found", s.steady_found);
   attr_f64(g, "min_spread", s.min_spread);
   attr_i64(g, "skipped_flow_time_ns", s.skipped_flow_time / kNs);
+  attr_u64(g, "replays", s.replays);
+  attr_u64(g, "replay_backs", s.replay_backs);
+  attr_u64(g, "replays_refused", s.replays_refused);
+  attr_i64(g, "replayed_flow_time_ns", s.replayed_flow_time / kNs);
   attr_u64(g, "max_partitions", s.max_partitions);
   attr_u64(g, "control_packets_bypassed", r.control_bypassed);
   attr_u64(g, "packets_held", r.packets_held);
   attr_string(g, "units",
-              "sample_interval_ps: ps; skipped_flow_time_ns: ns; min_spread: ratio (inf: no check); events_skipped: estimate (credited packets x 4 per "
+              "sample_interval_ps: ps; skipped_flow_time_ns, replayed_flow_time_ns (part of it): ns; min_spread: ratio (inf: no check); events_skipped: estimate (credited packets x 4 per "
               "data-path hop); events_discarded: stale events left behind by shifts, and ticks; events_skipped_fraction: "
               "skipped / (executed - discarded + skipped)");
 

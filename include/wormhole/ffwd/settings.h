@@ -18,8 +18,9 @@ struct WormholeSettings {
   /// (an ablation: flows then report the bytes of the planned skip for the time really skipped).
   bool skip_back = true;
   unsigned threads = 0;           ///< oneTBB threads for the steady checks; 0 = all cores
-  /// Record every converged unsteady period into a memo store and write it (memo.h5 beside the
-  /// results) at the end of the run (memo/README.md). Needs enabled.
+  /// Memoize unsteady periods: replay the ones whose pattern is known, record the others when they
+  /// converge, and write the store (memo.h5 beside the results) at the end of the run
+  /// (memo/README.md). Needs enabled.
   bool memo = false;
   uint64_t memo_rate_quantum_bps = 1'000'000'000;  ///< FCG rate labels: rates rounded to this step
   /// Fewer flows than this due at a tick are checked on the calling thread (a parallel_for per

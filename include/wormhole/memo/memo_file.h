@@ -15,13 +15,14 @@ struct MemoDb {
   std::map<uint64_t, std::string> namespaces;
 };
 
-/// Writes `db` to `path` (replaced if it exists). CC snapshots are not written (layout 1).
+/// Writes `db` to `path` (replaced if it exists), CC snapshots included (layout 2, memo/README.md).
 /// Throws InputError if the file cannot be created, std::runtime_error on an HDF5 failure.
 void write_memo_file(const std::string& path, const MemoDb& db);
 
 /// Reads a memo file. Throws InputError naming the file when it is not HDF5, not a wormhole memo
 /// file (a results file, another program's), of another layout version, or inconsistent (a table
-/// missing, offsets out of range, an entry whose namespace is not described).
+/// missing, offsets out of range, an entry whose namespace is not described, /cc rows not one per
+/// vertex, an unknown CC kind).
 MemoDb read_memo_file(const std::string& path);
 
 /// Merges files into one database: entries whose keys are isomorphic (same namespace) are kept
