@@ -207,7 +207,8 @@ def pfc_from_txt(path):
 
 
 def workload(f):
-    """(attrs, iterations, layers) of /workload, or None for a run without a training workload."""
+    """(attributes, /workload/iterations rows) of a results file, or None for a run without a training
+    workload."""
     if "workload" not in f:
         return None
     a = attrs(f, "workload", ("total_time_ps", "complete"))
