@@ -1,0 +1,159 @@
+"""The run summary: flows and FCT / slowdown statistics, run counters, PFC pauses, the training workload's
+iterations and exposed communication, and what Wormhole's fast-forwarding did.
+
+Statistics are recomputed from /flows (finished flows only; nearest-rank percentiles), so they match the
+writer's /run attributes and refruns' summary.json. Times: µs unless named otherwise.
+"""
+import math
+
+import numpy as np
+
+from .common import fmt, pct, stats
+from .load import attrs, flows_from_results, is_hdf5, load_flows, open_results, pfc_from_results, workload
+
+
+def pfc_pauses(pfc, end_ns):
+    """Pause intervals of a PFC frame table (dict of arrays as load.pfc_from_results returns).
+
+    A PAUSE received by (node, if_index, cls) pauses that port's class until a RESUME for it arrives (HPCC's
+    pauses never expire: hpcc-model.md §PFC); a PAUSE while paused or a RESUME while not paused changes
+    nothing. A pause still open at the end is closed at end_ns. Returns a list of
+    (start_ns, end_ns, node, node_type, if_index, cls), in start order, and the number left open."""
+    order = np.argsort(pfc["time_ns"], kind="stable")
+    open_at, out = {}, []
+    for i in order:
+        port = (int(pfc["node"][i]), int(pfc["node_type"][i]), int(pfc["if_index"][i]), int(pfc["cls"][i]))
+        t = int(pfc["time_ns"][i])
+        if pfc["type"][i] == 1:
+            open_at.setdefault(port, t)
+        elif port in open_at:
+            out.append((open_at.pop(port), t) + port)
+    still_open = len(open_at)
+    for port, t in open_at.items():
+        out.append((t, max(t, int(end_ns))) + port)
+    out.sort()
+    return out, still_open
+
+
+def pfc_stats(pfc, end_ns):
+    """{frames, pause_frames, resume_frames, ports, pauses, paused_port_time_us, longest_pause_us,
+    max_paused_at_once, still_paused_at_end} of a PFC frame table."""
+    iv, still_open = pfc_pauses(pfc, end_ns)
+    durations = [e - s for s, e, *_ in iv]
+    # Most ports paused at once: a sweep over interval ends (-1) and starts (+1); an end at the same time
+    # as a start comes first.
+    edges = sorted([(s, 1) for s, *_ in iv] + [(e, -1) for _, e, *_ in iv])
+    cur = most = 0
+    for _, d in edges:
+        cur += d
+        most = max(most, cur)
+    ports = {tuple(int(pfc[c][i]) for c in ("node", "if_index", "cls")) for i in range(len(pfc["time_ns"]))}
+    return {"frames": int(len(pfc["time_ns"])), "pause_frames": int(np.sum(pfc["type"] == 1)),
+            "resume_frames": int(np.sum(pfc["type"] == 0)), "ports": len(ports), "pauses": len(iv),
+            "paused_port_time_us": sum(durations) / 1000.0,
+            "longest_pause_us": max(durations) / 1000.0 if durations else 0.0,
+            "max_paused_at_once": most, "still_paused_at_end": still_open}
+
+
+def flow_section(fl):
+    """Flow counts, FCT (µs) and slowdown statistics over finished flows, and the makespan."""
+    done = fl.done()
+    fct_us = fl.fct[done] / 1000.0
+    out = {"flows": len(fl), "finished": int(done.sum()), "fct_us": stats(fct_us), "slowdown": stats(fl.slowdown()),
+           "bytes": int(fl.size.sum())}
+    if done.any():
+        first, last = int(fl.start.min()), int((fl.start[done] + fl.fct[done]).max())
+        out.update(first_start_ns=first, last_finish_ns=last, makespan_us=(last - first) / 1000.0)
+    return out
+
+
+def summarize(path):
+    """The summary of a results .h5 (every section present in the file) or of an HPCC fct.txt (flows only),
+    as a dict; see text() for the printed form."""
+    if not is_hdf5(path):
+        return {"file": str(path), "kind": "fct.txt", "flows": flow_section(load_flows(path))}
+    with open_results(path) as f:
+        run = attrs(f, "run")
+        out = {"file": str(path), "kind": "results", "layout_version": int(f.attrs.get("layout_version", 0)),
+               "flows": flow_section(flows_from_results(f))}
+        out["run"] = {k: run[k] for k in ("scenario", "version", "events", "wall_s", "events_per_s", "sim_end_ns",
+                                          "ecn_marks", "packets_dropped", "retransmit_timeouts",
+                                          "max_queue_bytes") if k in run}
+        out["pfc"] = pfc_stats(pfc_from_results(f), run.get("sim_end_ns", 0))
+        w = workload(f)
+        if w is not None:
+            a, its = w
+            keys = ("workload_file", "gpus", "tp", "dp", "ep", "dp_ep", "report_gpu", "total_time_ps",
+                    "total_compute_ps", "total_exposed_ps", "exposed_tp_ps", "exposed_dp_ps", "exposed_ep_ps",
+                    "exposed_dp_ep_ps", "exposed_pp_ps", "complete", "incomplete")
+            out["workload"] = {k: a[k] for k in keys if k in a}
+            out["workload"]["iteration_time_us"] = [int(t) / 1e6 for t in its["time_ps"]]
+        if "wormhole" in f:
+            out["wormhole"] = dict(attrs(f, "wormhole"))
+            out["wormhole"].pop("units", None)
+    return out
+
+
+def _stat_line(s, spec):
+    return (f"mean {fmt(s['mean'], spec)}, p50 {fmt(s['p50'], spec)}, p99 {fmt(s['p99'], spec)}, "
+            f"max {fmt(s['max'], spec)}")
+
+
+def text(s):
+    """The summary dict as text lines."""
+    fl = s["flows"]
+    head = f"file      {s['file']}"
+    if s["kind"] == "results":
+        r = s["run"]
+        head += f" (layout {s['layout_version']}, wormhole {r.get('version', '?')}, scenario {r.get('scenario', '?')})"
+    else:
+        head += " (HPCC fct.txt: finished flows only)"
+    lines = [head, f"flows     {fl['finished']:,} finished of {fl['flows']:,} ({fl['bytes']:,} bytes)",
+             f"FCT us    {_stat_line(fl['fct_us'], '.3f')}",
+             f"slowdown  {_stat_line(fl['slowdown'], '.4f')} (FCT / standalone FCT)"]
+    if "makespan_us" in fl:
+        lines.append(f"makespan  {fl['makespan_us']:.3f} us (first start {fl['first_start_ns'] / 1e9:.9f} s, last "
+                     f"finish {fl['last_finish_ns'] / 1e9:.9f} s)")
+    if s["kind"] != "results":
+        return lines
+    r = s["run"]
+    lines.append(f"run       {int(r.get('events', 0)):,} events in {fmt(r.get('wall_s'), '.3f')} s wall "
+                 f"({fmt(r.get('events_per_s', math.nan) / 1e6, '.2f')} M events/s), simulated until "
+                 f"{r.get('sim_end_ns', 0) / 1e9:.9f} s")
+    lines.append(f"network   ECN marks {int(r.get('ecn_marks', 0)):,}, drops {int(r.get('packets_dropped', 0)):,}, "
+                 f"retransmission timeouts {int(r.get('retransmit_timeouts', 0)):,}, peak switch queue "
+                 f"{int(r.get('max_queue_bytes', 0)):,} B")
+    p = s["pfc"]
+    if p["frames"] == 0:
+        lines.append("PFC       no PFC frames")
+    else:
+        lines.append(f"PFC       {p['frames']:,} frames ({p['pause_frames']:,} PAUSE, {p['resume_frames']:,} RESUME) "
+                     f"on {p['ports']} ports; {p['pauses']:,} pauses, paused port-time "
+                     f"{p['paused_port_time_us']:.3f} us, "
+                     f"longest {p['longest_pause_us']:.3f} us, at most {p['max_paused_at_once']} ports paused at once"
+                     + (f", {p['still_paused_at_end']} still paused at the end" if p["still_paused_at_end"] else ""))
+    w = s.get("workload")
+    if w:
+        us = lambda k: w.get(k, 0) / 1e6  # noqa: E731  (ps -> µs)
+        lines.append(f"workload  {w.get('workload_file', '?')}: {w.get('gpus')} GPUs, TP {w.get('tp')}, "
+                     f"DP {w.get('dp')}, EP {w.get('ep')}, DP_EP {w.get('dp_ep')}; "
+                     + ("complete" if w.get("complete") else f"INCOMPLETE ({w.get('incomplete', '')})"))
+        for i, t in enumerate(w["iteration_time_us"]):
+            lines.append(f"iteration {i}: {t:.3f} us")
+        lines.append(f"GPU {w.get('report_gpu')}     compute {us('total_compute_ps'):.3f} us, exposed communication "
+                     f"{us('total_exposed_ps'):.3f} us (TP {us('exposed_tp_ps'):.3f}, DP {us('exposed_dp_ps'):.3f}, "
+                     f"EP {us('exposed_ep_ps'):.3f}, DP_EP {us('exposed_dp_ep_ps'):.3f}, "
+                     f"PP {us('exposed_pp_ps'):.3f}); "
+                     f"total {us('total_time_ps'):.3f} us")
+    h = s.get("wormhole")
+    if h:
+        lines.append(f"wormhole  theta {h.get('theta')}, window {h.get('window')}, sample interval "
+                     f"{h.get('sample_interval_ps', 0) / 1e6:g} us; {int(h.get('skips', 0)):,} skips "
+                     f"({int(h.get('skip_backs', 0)):,} pulled back), {int(h.get('steady_checks', 0)):,} steady checks "
+                     f"({int(h.get('steady_found', 0)):,} steady, smallest spread {fmt(h.get('min_spread'), '.4g')})")
+        lines.append(f"          ~{int(h.get('events_skipped', 0)):,} events skipped "
+                     f"({pct(h.get('events_skipped_fraction', math.nan), 2)}), {int(h.get('packets_skipped', 0)):,} "
+                     f"packets credited, {h.get('skipped_flow_time_ns', 0) / 1e3:.3f} us of flow time fast-forwarded, "
+                     f"at most {h.get('max_partitions')} partitions")
+    return lines
+

@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""Analyse wormhole runs: summaries, plots and run-against-run comparisons of results.h5 / fct.txt files.
+
+Sub-commands (each has --help; --json prints the figures as JSON instead of text):
+  summary FILE                  run summary: flows, FCT (µs) and slowdown mean/p50/p99/max, makespan, events,
+                                ECN/drops, PFC pauses, workload iteration times and exposed communication,
+                                Wormhole statistics (FILE: results .h5, or an HPCC fct.txt for the flow part)
+  plot-fct FILE -o DIR          DIR/fct_slowdown_cdf.png and DIR/fct_slowdown_by_size.png
+  plot-layers RESULTS -o PNG    per-layer exposed communication of one iteration (/workload/layers)
+  plot-pfc RESULTS -o PNG       PFC pauses over time (/pfc); or plot-pfc --pfc pfc.txt -o PNG
+  compare A B [--plot PNG]      per-flow join of two runs (results .h5 or fct.txt each, A the baseline):
+                                relative FCT error |B-A|/A mean/p50/p99/max, iteration-time error
+  plot-scaling TABLE -o PNG     speedup and parallel efficiency against MPI ranks
+  plot-sweep TABLE -o PNG       error against speedup over a θ × l sweep (bench_wormhole.py --out works)
+
+Units: FCTs and times printed in µs (the results file stores ns in /flows and /pfc, ps in /workload);
+slowdown = FCT / standalone FCT; errors are fractions printed as %.
+Exit status: 0 done, 2 bad input (missing file, not HDF5, missing dataset, column or field; the message
+names the file), 130 interrupted. Needs h5py, numpy and matplotlib (Debian python3-h5py, python3-numpy,
+python3-matplotlib: run it with /usr/bin/python3).
+
+Example:
+  ref=../shared/data/refruns/hpcc-incast16to1-leafspine64-1MB/out_dcqcn/fct.txt
+  /usr/bin/python3 scripts/wh_analyze.py compare $ref out/incast/results.h5 --plot incast.png
+"""
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from wh_analysis import compare as cmp  # noqa: E402
+from wh_analysis import load, plots, summary, tables  # noqa: E402
+from wh_analysis.common import AnalysisError, json_clean  # noqa: E402
+
+
+def emit(args, data, lines):
+    """Prints data as JSON (--json) or the text lines."""
+    if args.json:
+        print(json.dumps(json_clean(data), indent=1, ensure_ascii=False))
+    else:
+        print("\n".join(lines))
+
+
+def out_path(path, is_dir=False):
+    """The output path, its directory (or, is_dir, itself) created if missing."""
+    p = Path(path)
+    (p if is_dir else p.parent).mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def cmd_summary(args):
+    s = summary.summarize(args.file)
+    emit(args, s, summary.text(s))
+
+
+def cmd_plot_fct(args):
+    r = plots.plot_fct(load.load_flows(args.file), out_path(args.output, is_dir=True))
+    sd = r["slowdown"]
+    lines = [f"{r['cdf']}: {sd['flows']:,} flows, slowdown p50 {sd['p50']:.4f}, p99 {sd['p99']:.4f}, "
+             f"max {sd['max']:.4f}",
+             f"{r['by_size']}: {len(r['bins'])} size bins"]
+    for b in r["bins"]:
+        size = f"{b['size_lo']:,} B" if b["size_lo"] == b["size_hi"] else f"{b['size_lo']:,}-{b['size_hi']:,} B"
+        lines.append(f"  {size}: {b['flows']:,} flows, slowdown p50 {b['p50']:.4f}, p99 {b['p99']:.4f}")
+    emit(args, r, lines)
+
+
+def cmd_plot_layers(args):
+    with load.open_results(args.file) as f:
+        r = plots.plot_layers(f, args.iteration, out_path(args.output))
+    e = r["exposed_us"]
+    lines = [f"{r['file']}: iteration {r['iteration']}, {r['rows']} workload rows at GPU {r['report_gpu']}: exposed "
+             f"communication {r['exposed_total_us']:.3f} us (fwd {e['fwd']:.3f}, ig {e['ig']:.3f}, wg {e['wg']:.3f}); "
+             f"collectives took {sum(r['comm_us'].values()):.3f} us in all"]
+    lines += [f"  most exposed: row {t['layer']} {t['name']}: {t['exposed_us']:.3f} us" for t in r["top"]
+              if t["exposed_us"] > 0]
+    emit(args, r, lines)
+
+
+def cmd_plot_pfc(args):
+    if (args.file is None) == (args.pfc is None):
+        raise AnalysisError("plot-pfc: give either a results file or --pfc pfc.txt (one of them)")
+    if args.file is not None:
+        with load.open_results(args.file) as f:
+            pfc = load.pfc_from_results(f)
+            end = int(load.attrs(f, "run", ("sim_end_ns",))["sim_end_ns"])
+            starts = load.table(f, "flows", ("start_ns",))["start_ns"]
+        source = args.file
+    else:
+        pfc, source = load.pfc_from_txt(args.pfc), args.pfc
+        end = int(pfc["time_ns"].max()) if len(pfc["time_ns"]) else 0
+        starts = []
+    firsts = [int(pfc["time_ns"].min())] if len(pfc["time_ns"]) else []
+    firsts += [int(min(starts))] if len(starts) else []
+    t0 = min(firsts) if firsts else 0
+    r = plots.plot_pfc(pfc, end, t0, out_path(args.output), source)
+    lines = [f"{r['file']}: {r['frames']:,} PFC frames ({r['pause_frames']:,} PAUSE, {r['resume_frames']:,} RESUME) "
+             f"on {r['ports']} ports; {r['pauses']:,} pauses, paused port-time {r['paused_port_time_us']:.3f} us, "
+             f"longest {r['longest_pause_us']:.3f} us, at most {r['max_paused_at_once']} ports paused at once"]
+    emit(args, dict(r, t0_ns=t0, end_ns=end), lines)
+
+
+def cmd_compare(args):
+    c = cmp.compare(args.a, args.b, args.ignore_start)
+    lines = cmp.text(c)
+    if args.plot:
+        p = plots.plot_compare(c, out_path(args.plot))
+        lines.append(f"{p['file']}: {p['points']:,} flows plotted")
+        c["plot"] = p["file"]
+    emit(args, {k: v for k, v in c.items() if not k.startswith("_")}, lines)
+
+
+def cmd_plot_scaling(args):
+    curves = tables.scaling(args.table, args.weak)
+    tables.plot_scaling(curves, out_path(args.output), args.weak)
+    lines = [f"{args.output}: {'weak' if args.weak else 'strong'} scaling, {len(curves)} curve(s)"]
+    for label, pts in curves.items():
+        for p in pts:
+            lines.append(f"  {label + ' ' if label else ''}ranks {p['ranks']}: wall {p['wall_s']:.3f} s"
+                         + ("" if args.weak else f", speedup {p['speedup']:.3f}")
+                         + f", efficiency {p['efficiency']:.3f}")
+    emit(args, {"file": args.output, "weak": args.weak, "curves": curves}, lines)
+
+
+def cmd_plot_sweep(args):
+    pts, skipped = tables.sweep(args.table, args.metric)
+    tables.plot_sweep(pts, out_path(args.output), args.metric)
+    lines = [f"{args.output}: {len(pts)} points ({args.metric} against speedup; * = Pareto-optimal)"]
+    for p in sorted(pts, key=lambda p: (p["label"], p["theta"], p["window"])):
+        lines.append(f"  {'*' if p['pareto'] else ' '} {p['label'] + ' ' if p['label'] else ''}theta {p['theta']:g} "
+                     f"l {p['window']}: {args.metric} {100 * p['error']:.4g} %, speedup {p['speedup']:.3g}x")
+    if skipped:
+        lines.append(f"  rows left out (a value missing): {', '.join(map(str, skipped))}")
+    emit(args, {"file": args.output, "metric": args.metric, "points": pts, "skipped_rows": skipped}, lines)
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog="wh_analyze.py", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print the figures as JSON instead of text")
+    raw = argparse.RawDescriptionHelpFormatter
+
+    def add(name, func, doc, short):
+        p = sub.add_parser(name, parents=[common], help=short, description=doc, formatter_class=raw)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("summary", cmd_summary, summary.__doc__, "print the run summary")
+    p.add_argument("file", metavar="FILE", help="results .h5 (or an HPCC fct.txt: flow statistics only)")
+    p = add("plot-fct", cmd_plot_fct, plots.plot_fct.__doc__, "FCT slowdown CDF and slowdown by flow size")
+    p.add_argument("file", metavar="FILE", help="results .h5 or HPCC fct.txt")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
+    p = add("plot-layers", cmd_plot_layers, plots.plot_layers.__doc__, "per-layer exposed communication")
+    p.add_argument("file", metavar="RESULTS", help="results .h5 of a training-workload run")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
+    p.add_argument("--iteration", type=int, default=0, help="0-based iteration (default 0)")
+    p = add("plot-pfc", cmd_plot_pfc, plots.plot_pfc.__doc__ + "\n    The frames come from the results file's /pfc, or "
+            "from an HPCC pfc.txt given with --pfc\n    (`time_ns node node_type if_index type`, class 3 assumed).",
+            "PFC pauses over time")
+    p.add_argument("file", metavar="RESULTS", nargs="?", help="results .h5")
+    p.add_argument("--pfc", metavar="PFC_TXT", help="read the frames from this HPCC pfc.txt instead")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
+    p = add("compare", cmd_compare, cmp.__doc__, "per-flow FCT and iteration-time errors of B against A")
+    p.add_argument("a", metavar="A", help="baseline: results .h5 or HPCC fct.txt")
+    p.add_argument("b", metavar="B", help="compared run: results .h5 or HPCC fct.txt")
+    p.add_argument("--plot", metavar="PNG", help="also write a log-log scatter of FCT A vs B")
+    p.add_argument("--ignore-start", action="store_true", help="join on (sip, dip, sport, dport) only")
+    p = add("plot-scaling", cmd_plot_scaling, tables.__doc__, "speedup and efficiency against MPI ranks")
+    p.add_argument("table", metavar="TABLE", help="CSV, JSON or Markdown table with ranks and wall_s")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
+    p.add_argument("--weak", action="store_true", help="weak scaling: efficiency = wall_s(r0) / wall_s(r)")
+    p = add("plot-sweep", cmd_plot_sweep, tables.__doc__, "error against speedup over a θ × l sweep")
+    p.add_argument("table", metavar="TABLE", help="CSV, JSON or Markdown (bench_wormhole.py --out) sweep table")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
+    p.add_argument("--metric", choices=("error", "p99_error", "iter_error"), default="error",
+                   help="which error to plot against the speedup (default: error, the mean FCT error)")
+    return ap
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    try:
+        args.func(args)
+        sys.stdout.flush()
+        return 0
+    except AnalysisError as e:
+        print(f"wh_analyze: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `| head`: the reader is gone; nothing left to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"wh_analyze: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("wh_analyze: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

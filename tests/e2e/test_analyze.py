@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""End-to-end tests of scripts/wh_analyze.py on small real runs of the built wormhole binary.
+
+Runs (a few seconds in all): the 16→1 DCQCN incast as shipped (no PFC) and with BUFFER_SIZE 4 (PFC
+pauses), the bundled HPCC example with Wormhole off and on, the MoE workload (moe-32g, per-layer
+exposure) and the 16-GPU micro AllReduce with DCQCN and HPCC (iteration times differ), plus a small
+θ × l sweep by scripts/bench_wormhole.py. Every sub-command is run and its numbers are checked against
+values computed here independently with h5py / plain Python from the same files; bad inputs must give
+exit status 2 and a message naming the file, never a traceback. Environment as test_refruns.py.
+"""
+import csv
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+SHARED_DATA = Path(os.environ.get("WH_SHARED_DATA", SOURCE_DIR.parent / "shared" / "data"))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
+ANALYZE = SOURCE_DIR / "scripts" / "wh_analyze.py"
+INCAST = "hpcc-incast16to1-leafspine64-1MB"
+REF_INCAST_DCQCN = SHARED_DATA / "refruns" / INCAST / "out_dcqcn" / "fct.txt"
+TIMEOUT = 120
+
+
+def nearest_rank(values, p):
+    s = sorted(values)
+    return s[max(1, math.ceil(p * len(s) - 1e-9)) - 1]
+
+
+def read_fct(path, with_start=True):
+    """fct.txt -> {key: fct_ns}, key (sip, dip, sport, dport[, start_ns]) with the IPs as hex text."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        t = line.split()
+        if t:
+            out[tuple(t[:4]) + ((t[5],) if with_start else ())] = int(t[6])
+    return out
+
+
+def errors(a, b):
+    """Relative FCT errors |b - a| / a of the flows in both dicts."""
+    return [abs(b[k] - a[k]) / a[k] for k in a if k in b]
+
+
+def node_ip_hex(node):
+    return f"{0x0B000001 + (int(node) // 256) * 0x10000 + (int(node) % 256) * 0x100:08x}"
+
+
+def paused_port_time_ns(rows, end_ns):
+    """Σ over (node, if_index, cls) of the time between a PAUSE and the next RESUME (open ones to end_ns)."""
+    since, total = {}, 0
+    for t, node, if_index, typ, cls in sorted(rows, key=lambda r: r[0]):
+        port = (node, if_index, cls)
+        if typ == 1:
+            since.setdefault(port, t)
+        elif port in since:
+            total += t - since.pop(port)
+    return total + sum(end_ns - t for t in since.values())
+
+
+def wormhole(*args, cwd=None):
+    p = subprocess.run([str(WORMHOLE), "run", *map(str, args), "-q"], capture_output=True, text=True,
+                       timeout=TIMEOUT, cwd=cwd)
+    if p.returncode != 0:
+        raise AssertionError(f"wormhole run {args} failed ({p.returncode}):\n{p.stderr}")
+
+
+class Analyze(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not WORMHOLE.is_file():
+            raise AssertionError(f"wormhole binary not found: {WORMHOLE} (set WORMHOLE)")
+        cls._tmp = tempfile.TemporaryDirectory(prefix="wh-e2e-analyze-")
+        t = cls.tmp = Path(cls._tmp.name)
+        inputs = SOURCE_DIR / "inputs"
+        wormhole(inputs / INCAST / "config_dcqcn.txt", "-o", t / "incast")
+        wormhole(inputs / INCAST / "config_dcqcn.txt", "-o", t / "pfc", "--set", "BUFFER_SIZE=4")
+        wormhole(inputs / "hpcc-bundled-example" / "config_hpcc.txt", "-o", t / "off")
+        wormhole(inputs / "hpcc-bundled-example" / "config_hpcc.txt", "-o", t / "on", "--set", "WORMHOLE=1")
+        wormhole(inputs / "llm" / "moe-32g.toml", "-o", t / "moe")
+        wormhole(inputs / "llm" / "micro-allreduce-16g.toml", "-o", t / "micro")
+        wormhole(inputs / "llm" / "micro-allreduce-16g.toml", "-o", t / "micro-hpcc", "--set", "CC_MODE=3")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def analyze(self, *args, expect=0):
+        p = subprocess.run([sys.executable, str(ANALYZE), *map(str, args)], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(p.returncode, expect, f"wh_analyze {args}:\n{p.stdout}\n{p.stderr}")
+        return p
+
+    def analyze_json(self, *args):
+        return json.loads(self.analyze(*args, "--json").stdout)
+
+    def check_png(self, path, min_w=500, min_h=350):
+        """A PNG of at least min_w × min_h pixels with something drawn on at least 2 % of it."""
+        data = Path(path).read_bytes()
+        self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n", path)
+        w, h = struct.unpack(">II", data[16:24])
+        self.assertGreaterEqual(w, min_w, path)
+        self.assertGreaterEqual(h, min_h, path)
+        self.assertGreater(len(data), 10_000, path)
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.image
+        img = matplotlib.image.imread(str(path))[..., :3]
+        inked = np.mean(np.any(img < 0.9, axis=-1))
+        self.assertGreater(inked, 0.02, f"{path}: almost blank ({inked:.3%} drawn)")
+
+    # ------------------------------------------------------------------ help
+
+    def test_help_of_every_command(self):
+        out = self.analyze("--help").stdout
+        for cmd in ("summary", "plot-fct", "plot-layers", "plot-pfc", "compare", "plot-scaling", "plot-sweep"):
+            self.assertIn(cmd, out)
+            sub = self.analyze(cmd, "--help").stdout
+            self.assertIn(f"wh_analyze.py {cmd}", sub)
+        self.assertIn("ranks", self.analyze("plot-scaling", "--help").stdout)
+        self.assertIn("start_ns", self.analyze("compare", "--help").stdout)
+
+    # ------------------------------------------------------------------ summary
+
+    def test_summary_flow_and_pfc_figures(self):
+        h5 = self.tmp / "pfc" / "results.h5"
+        with h5py.File(h5) as f:
+            flows = f["flows"][:]
+            pfc = f["pfc"][:]
+            end = int(f["run"].attrs["sim_end_ns"])
+        done = flows[flows["finished"] == 1]
+        fct_us = done["fct_ns"] / 1000.0
+        s = self.analyze_json("summary", h5)
+        self.assertEqual(s["flows"]["flows"], len(flows))
+        self.assertEqual(s["flows"]["finished"], len(done))
+        self.assertAlmostEqual(s["flows"]["fct_us"]["mean"], float(np.mean(fct_us)), places=9)
+        self.assertEqual(s["flows"]["fct_us"]["p99"], nearest_rank(fct_us, 0.99))
+        self.assertAlmostEqual(s["flows"]["slowdown"]["mean"], float(np.mean(done["slowdown"])), places=12)
+        self.assertEqual(s["flows"]["slowdown"]["p50"], nearest_rank(done["slowdown"], 0.50))
+        self.assertEqual(s["pfc"]["frames"], len(pfc))
+        self.assertGreater(len(pfc), 100, "BUFFER_SIZE 4 should make this incast pause")
+        self.assertEqual(s["pfc"]["pause_frames"], int(np.sum(pfc["type"] == 1)))
+        rows = [(int(r["time_ns"]), int(r["node"]), int(r["if_index"]), int(r["type"]), int(r["cls"])) for r in pfc]
+        self.assertAlmostEqual(s["pfc"]["paused_port_time_us"], paused_port_time_ns(rows, end) / 1000.0, places=6)
+        text = self.analyze("summary", h5).stdout
+        self.assertIn(f"{len(done)} finished of {len(flows)}", text)
+        self.assertIn(f"mean {np.mean(fct_us):.3f}", text)
+        self.assertIn(f"{len(pfc):,} frames", text)
+
+    def test_summary_of_fct_txt_and_of_a_workload(self):
+        fct = read_fct(self.tmp / "incast" / "fct.txt")
+        s = self.analyze_json("summary", self.tmp / "incast" / "fct.txt")
+        self.assertEqual(s["flows"]["finished"], len(fct))
+        self.assertAlmostEqual(s["flows"]["fct_us"]["mean"], sum(fct.values()) / len(fct) / 1000.0, places=9)
+        h5 = self.tmp / "moe" / "results.h5"
+        with h5py.File(h5) as f:
+            times = f["workload/iterations"]["time_ps"] / 1e6
+            exposed = f["workload"].attrs["total_exposed_ps"] / 1e6
+        s = self.analyze_json("summary", h5)
+        self.assertEqual(s["workload"]["iteration_time_us"], list(times))
+        text = self.analyze("summary", h5).stdout
+        self.assertIn(f"iteration 0: {times[0]:.3f} us", text)
+        self.assertIn(f"exposed communication {exposed:.3f} us", text)
+
+    def test_summary_of_a_wormhole_run(self):
+        h5 = self.tmp / "on" / "results.h5"
+        with h5py.File(h5) as f:
+            a = dict(f["wormhole"].attrs)
+        s = self.analyze_json("summary", h5)
+        self.assertGreaterEqual(a["skips"], 1)
+        self.assertEqual(s["wormhole"]["skips"], a["skips"])
+        self.assertEqual(s["wormhole"]["events_skipped"], a["events_skipped"])
+        self.assertIn(f"{a['skips']:,} skips", self.analyze("summary", h5).stdout)
+
+    # ------------------------------------------------------------------ compare
+
+    def test_compare_a_run_with_its_own_fct_txt(self):
+        c = self.analyze_json("compare", self.tmp / "incast" / "fct.txt", self.tmp / "incast" / "results.h5")
+        self.assertEqual((c["joined"], c["only_a"], c["only_b"]), (16, 0, 0))
+        self.assertEqual(c["error"]["mean"], 0.0)
+        self.assertEqual(c["error"]["max"], 0.0)
+
+    def test_compare_with_the_reference_gives_the_known_error(self):
+        # DCQCN's random ECN marks make this incast differ from ns-3 flow by flow (README "Fidelity").
+        ref, ours = read_fct(REF_INCAST_DCQCN), read_fct(self.tmp / "incast" / "fct.txt")
+        errs = errors(ref, ours)
+        self.assertEqual(len(errs), 16)
+        png = self.tmp / "cmp" / "scatter.png"
+        c = self.analyze_json("compare", REF_INCAST_DCQCN, self.tmp / "incast" / "results.h5", "--plot", png)
+        self.assertEqual((c["joined"], c["only_a"], c["only_b"]), (16, 0, 0))
+        self.assertAlmostEqual(c["error"]["mean"], sum(errs) / len(errs), places=12)
+        self.assertEqual(c["error"]["p99"], nearest_rank(errs, 0.99))
+        self.assertEqual(c["error"]["p50"], nearest_rank(errs, 0.50))
+        self.assertGreater(c["error"]["mean"], 0.05)  # 14.7 % at SEED 1
+        self.assertAlmostEqual(c["fct_mean_us_a"], 1321.11025, places=6)  # refruns' summary.json
+        self.check_png(png)
+        text = self.analyze("compare", REF_INCAST_DCQCN, self.tmp / "incast" / "results.h5").stdout
+        self.assertIn(f"mean {100 * sum(errs) / len(errs):.3f} %", text)
+
+    def test_compare_wormhole_off_and_on(self):
+        off, on = read_fct(self.tmp / "off" / "fct.txt"), read_fct(self.tmp / "on" / "fct.txt")
+        errs = errors(off, on)
+        c = self.analyze_json("compare", self.tmp / "off" / "results.h5", self.tmp / "on" / "results.h5")
+        self.assertEqual(c["joined"], 2)
+        self.assertAlmostEqual(c["error"]["mean"], sum(errs) / 2, places=12)
+        self.assertAlmostEqual(c["error"]["max"], max(errs), places=12)
+        self.assertGreater(c["error"]["max"], 0)
+
+    def test_compare_iteration_times_and_dependent_starts(self):
+        a, b = self.tmp / "micro" / "results.h5", self.tmp / "micro-hpcc" / "results.h5"
+        with h5py.File(a) as fa, h5py.File(b) as fb:
+            ta, tb = int(fa["workload/iterations"]["time_ps"][0]), int(fb["workload/iterations"]["time_ps"][0])
+            n = len(fa["flows"])
+        self.assertNotEqual(ta, tb)
+        c = self.analyze_json("compare", a, b)
+        self.assertAlmostEqual(c["iterations"][0]["error"], abs(tb - ta) / ta, places=12)
+        self.assertAlmostEqual(c["iteration_error_max"], abs(tb - ta) / ta, places=12)
+        # HPCC moves the dependent ring steps' start times: they join only without start_ns.
+        self.assertLess(c["joined"], n)
+        self.assertIn("--ignore-start", c["hint"])
+        c = self.analyze_json("compare", a, b, "--ignore-start")
+        self.assertEqual((c["joined"], c["only_a"], c["only_b"]), (n, 0, 0))
+        errs = errors(read_fct(a.parent / "fct.txt", False), read_fct(b.parent / "fct.txt", False))
+        self.assertAlmostEqual(c["error"]["mean"], sum(errs) / len(errs), places=12)
+        # A fct.txt has no iterations: the flows are still compared, the iteration time is not.
+        c = self.analyze_json("compare", a, b.parent / "fct.txt", "--ignore-start")
+        self.assertIsNone(c["iterations"])
+        self.assertIn("only A", c["iteration_note"])
+
+    # ------------------------------------------------------------------ plots
+
+    def test_plot_fct(self):
+        h5 = self.tmp / "moe" / "results.h5"
+        with h5py.File(h5) as f:
+            flows = f["flows"][:]
+        out = self.tmp / "fct-plots"
+        r = self.analyze_json("plot-fct", h5, "-o", out)
+        self.assertEqual(r["slowdown"]["flows"], len(flows))
+        self.assertEqual(r["slowdown"]["p99"], nearest_rank(flows["slowdown"], 0.99))
+        sizes = sorted(set(int(s) for s in flows["size_bytes"]))
+        self.assertEqual([b["size_lo"] for b in r["bins"]], sizes)  # 6 sizes: one bin each
+        for b in r["bins"]:
+            sel = flows["slowdown"][flows["size_bytes"] == b["size_lo"]]
+            self.assertEqual(b["flows"], len(sel))
+            self.assertEqual(b["p50"], nearest_rank(sel, 0.50))
+        for name in ("fct_slowdown_cdf.png", "fct_slowdown_by_size.png"):
+            self.check_png(out / name)
+
+    def test_plot_layers(self):
+        h5 = self.tmp / "moe" / "results.h5"
+        with h5py.File(h5) as f:
+            layers = f["workload/layers"][:]
+            total = f["workload"].attrs["total_exposed_ps"]
+        it0 = layers[layers["iteration"] == 0]
+        png = self.tmp / "layers.png"
+        r = self.analyze_json("plot-layers", h5, "-o", png)
+        self.assertEqual(r["rows"], len(it0))
+        for p in ("fwd", "ig", "wg"):
+            self.assertAlmostEqual(r["exposed_us"][p], int(it0[f"{p}_exposed_ps"].sum()) / 1e6, places=6)
+            self.assertAlmostEqual(r["comm_us"][p], int(it0[f"{p}_comm_ps"].sum()) / 1e6, places=6)
+        self.assertAlmostEqual(r["exposed_total_us"], total / 1e6, places=6)  # one iteration
+        self.check_png(png)
+        self.analyze("plot-layers", h5, "-o", png, "--iteration", "1", expect=2)
+
+    def test_plot_pfc_from_results_and_from_pfc_txt(self):
+        run = self.tmp / "pfc"
+        lines = [l.split() for l in (run / "pfc.txt").read_text().splitlines()]
+        a = self.analyze_json("plot-pfc", run / "results.h5", "-o", self.tmp / "pfc-h5.png")
+        b = self.analyze_json("plot-pfc", "--pfc", run / "pfc.txt", "-o", self.tmp / "pfc-txt.png")
+        self.assertEqual(a["frames"], len(lines))
+        self.assertEqual(a["pause_frames"], sum(1 for l in lines if l[4] == "1"))
+        self.assertEqual(a["ports"], len({(l[1], l[3]) for l in lines}))
+        for k in ("frames", "pause_frames", "resume_frames", "ports", "pauses", "max_paused_at_once"):
+            self.assertEqual(a[k], b[k], k)
+        rows = [(int(l[0]), int(l[1]), int(l[3]), int(l[4]), 3) for l in lines]
+        self.assertAlmostEqual(b["paused_port_time_us"], paused_port_time_ns(rows, b["end_ns"]) / 1000.0, places=6)
+        self.check_png(self.tmp / "pfc-h5.png")
+        self.check_png(self.tmp / "pfc-txt.png")
+        r = self.analyze_json("plot-pfc", self.tmp / "incast" / "results.h5", "-o", self.tmp / "pfc-none.png")
+        self.assertEqual(r["frames"], 0)
+
+    def test_plot_scaling(self):
+        path = self.tmp / "scaling.csv"
+        path.write_text("# a strong-scaling study\nranks,wall_s,label\n1,8.0,ring\n2,4.4,ring\n4,2.6,ring\n"
+                        "4,2.5,ring\n1,9,fat\n2,5,fat\n")
+        r = self.analyze_json("plot-scaling", path, "-o", self.tmp / "scaling.png")
+        ring = {p["ranks"]: p for p in r["curves"]["ring"]}
+        self.assertAlmostEqual(ring[2]["speedup"], 8.0 / 4.4)
+        self.assertAlmostEqual(ring[4]["speedup"], 8.0 / 2.5)  # the faster repetition
+        self.assertAlmostEqual(ring[4]["efficiency"], 8.0 / 2.5 / 4)
+        self.assertAlmostEqual(r["curves"]["fat"][1]["efficiency"], 9 / 5 / 2)
+        self.check_png(self.tmp / "scaling.png", min_w=800)
+        js = self.tmp / "weak.json"
+        js.write_text(json.dumps({"rows": [{"ranks": 1, "wall_s": 10}, {"ranks": 8, "wall_s": 12.5}]}))
+        r = self.analyze_json("plot-scaling", js, "-o", self.tmp / "weak.png", "--weak")
+        self.assertAlmostEqual(r["curves"][""][1]["efficiency"], 0.8)
+
+    def test_plot_sweep_reads_bench_wormhole_output(self):
+        md = self.tmp / "sweep.md"
+        p = subprocess.run([sys.executable, str(SOURCE_DIR / "scripts" / "bench_wormhole.py"), "--build",
+                            str(WORMHOLE.parent), "--sweep-only", "--sweep-scenario",
+                            str(SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt"),
+                            "--sweep-thetas", "0.05,0.1", "--sweep-windows", "500,2000", "--out", str(md)],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # The long table: | θ | l | flows | mean FCT err | p99 FCT err | ... | speedup | ...
+        rows = [l.strip().strip("|").split("|") for l in md.read_text().splitlines() if l.startswith("| ")]
+        header = next(r for r in rows if r[0].strip() == "θ")
+        col = {h.strip(): i for i, h in enumerate(header)}
+        want = {}
+        for r in rows[rows.index(header) + 1:]:
+            if len(r) != len(header):
+                continue
+            err = r[col["mean FCT err"]].strip().rstrip("%").strip()
+            speedup = float(r[col["speedup"]].strip().rstrip("x"))
+            want[(float(r[col["θ"]]), int(r[col["l"]]))] = (float(err) / 100, speedup)
+        self.assertEqual(len(want), 4)
+        out = self.analyze_json("plot-sweep", md, "-o", self.tmp / "sweep.png")
+        got = {(p["theta"], p["window"]): (p["error"], p["speedup"]) for p in out["points"]}
+        self.assertEqual(set(got), set(want))
+        for k in want:
+            self.assertAlmostEqual(got[k][0], want[k][0], places=12)
+            self.assertAlmostEqual(got[k][1], want[k][1], places=12)
+        self.check_png(self.tmp / "sweep.png")
+        # A CSV sweep: errors as fractions or with %, speedups with or without x; Pareto flags.
+        path = self.tmp / "sweep.csv"
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerows([["theta", "window", "error", "speedup"], [0.05, 500, 0.002, 3.0], [0.1, 500, "0.5 %", "6x"],
+                         [0.05, 2000, 0.001, 1.5], [0.1, 2000, 0.004, 2.0], [0.2, 2000, "–", 9]])
+        out = self.analyze_json("plot-sweep", path, "-o", self.tmp / "sweep2.png")
+        pts = {(p["theta"], p["window"]): p for p in out["points"]}
+        self.assertAlmostEqual(pts[(0.1, 500)]["error"], 0.005)
+        self.assertEqual(pts[(0.1, 500)]["speedup"], 6.0)
+        self.assertEqual({k for k, p in pts.items() if p["pareto"]}, {(0.05, 500), (0.1, 500), (0.05, 2000)})
+        self.assertEqual(out["skipped_rows"], [5])
+
+    # ------------------------------------------------------------------ bad input
+
+    def test_bad_inputs_exit_2_naming_the_file(self):
+        t = self.tmp / "bad"
+        t.mkdir(exist_ok=True)
+        text = t / "notes.txt"
+        text.write_text("hello\n")
+        broken = t / "broken_fct.txt"
+        good = (self.tmp / "incast" / "fct.txt").read_text().splitlines()
+        broken.write_text("\n".join(good[:2] + ["0b000901 0b000001 10000 100 1000000 x 5 6"] + good[2:]) + "\n")
+        scaling = t / "scaling.csv"
+        scaling.write_text("ranks,wall_s\n1,2.0\n")
+        with h5py.File(t / "empty.h5", "w") as f:
+            f.create_group("something")
+        with h5py.File(t / "nofields.h5", "w") as f:
+            f["flows"] = np.zeros(2, dtype=[("src", "u4"), ("dst", "u4")])
+        cases = [
+            (("summary", t / "missing.h5"), "missing.h5: no such file"),
+            (("summary", text), "notes.txt:1"),
+            (("summary", t), "is a directory"),
+            (("summary", t / "empty.h5"), "empty.h5: no group /run"),
+            (("plot-fct", t / "empty.h5", "-o", t), "empty.h5: no dataset /flows"),
+            (("plot-fct", t / "nofields.h5", "-o", t), "nofields.h5: dataset /flows has no field(s) sport"),
+            (("plot-layers", text, "-o", t / "x.png"), "notes.txt: not an HDF5 file"),
+            (("plot-layers", self.tmp / "incast" / "results.h5", "-o", t / "x.png"), "results.h5: no /workload"),
+            (("plot-pfc", t / "empty.h5", "-o", t / "x.png"), "empty.h5: no dataset /pfc"),
+            (("plot-pfc", "--pfc", broken, "-o", t / "x.png"), "broken_fct.txt:1: expected 'time_ns"),
+            (("plot-pfc", "-o", t / "x.png"), "either a results file or --pfc"),
+            (("compare", self.tmp / "incast" / "fct.txt", broken), "broken_fct.txt:3: expected 'sip dip"),
+            (("compare", t / "missing.txt", broken), "missing.txt: no such file"),
+            (("plot-scaling", text, "-o", t / "x.png"), "notes.txt: no table with the column(s) ranks, wall_s"),
+            (("plot-sweep", scaling, "-o", t / "x.png"),
+             "scaling.csv: no table with the column(s) theta, window, error"),
+            (("plot-layers", self.tmp / "moe" / "results.h5", "-o", t / "x.unknown"), "x.unknown"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                p = self.analyze(*args, expect=2)
+                self.assertIn(message, p.stderr)
+                self.assertTrue(p.stderr.startswith("wh_analyze: error: "), p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
