@@ -14,18 +14,20 @@ Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps) {
   if (rate_quantum_bps == 0) throw std::invalid_argument("make_fcg: the rate quantum must be > 0 bit/s");
   Fcg g;
   const uint32_t n = static_cast<uint32_t>(flows.size());
-  g.rate_q.resize(n);
-  g.bottleneck.resize(n);
-  g.fresh.resize(n);
+  g.label.resize(n);
   // port -> flows using it; each pair of flows counts the ports they share.
   std::unordered_map<uint32_t, std::vector<uint32_t>> users;
   for (uint32_t i = 0; i < n; ++i) {
-    g.rate_q[i] = (flows[i].rate_bps + rate_quantum_bps / 2) / rate_quantum_bps;
-    g.bottleneck[i] = flows[i].bottleneck_bps;
-    g.fresh[i] = flows[i].fresh;
     std::vector<uint32_t> ports = flows[i].ports;
     std::sort(ports.begin(), ports.end());
     ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+    FcgLabel& l = g.label[i];
+    l.rate_q = (flows[i].rate_bps + rate_quantum_bps / 2) / rate_quantum_bps;
+    l.bottleneck_bps = flows[i].bottleneck_bps;
+    l.line_bps = flows[i].line_bps;
+    l.rtt_ns = flows[i].rtt_ns;
+    l.hops = static_cast<uint32_t>(ports.size());
+    l.fresh = flows[i].fresh;
     for (uint32_t p : ports) users[p].push_back(i);
   }
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;  // ordered: edges come out sorted
@@ -55,7 +57,11 @@ uint64_t wl_hash(const Fcg& g, int rounds) {
     adj[e.v].push_back({e.u, e.weight});
   }
   std::vector<uint64_t> label(n), next(n);
-  for (size_t i = 0; i < n; ++i) label[i] = combine(combine(mix(g.rate_q[i]), g.bottleneck[i]), g.fresh[i]);
+  for (size_t i = 0; i < n; ++i) {
+    const FcgLabel& l = g.label[i];
+    label[i] = combine(combine(combine(combine(combine(mix(l.rate_q), l.bottleneck_bps), l.line_bps), l.rtt_ns), l.hops),
+                       l.fresh);
+  }
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < n; ++i) {
       // The multiset of (neighbour label, edge weight), order-free: sorted.

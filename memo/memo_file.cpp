@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "cc_codec.h"
@@ -17,7 +18,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 2;  // bump when a field changes meaning
+constexpr uint64_t kLayout = 3;  // bump when a field changes meaning
 
 struct NsRow {
   uint64_t ns;
@@ -31,9 +32,11 @@ struct EntryRow {
   uint64_t hits;
 };
 struct VertexRow {
-  uint64_t rate_q, bottleneck_bps, bytes, end_rate_bps;
-  double goodput;
+  uint64_t rate_q, bottleneck_bps, line_bps, rtt_ns;
+  uint32_t hops;
   uint8_t fresh;
+  uint64_t bytes, end_rate_bps;
+  double goodput;
 };
 struct EdgeRow {
   uint32_t u, v, weight;
@@ -61,10 +64,13 @@ std::pair<Handle, Handle> vertex_types() {
   return compound(sizeof(VertexRow), {
       Field{"rate_q", HOFFSET(VertexRow, rate_q), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"bottleneck_bps", HOFFSET(VertexRow, bottleneck_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"line_bps", HOFFSET(VertexRow, line_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"rtt_ns", HOFFSET(VertexRow, rtt_ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"hops", HOFFSET(VertexRow, hops), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"fresh", HOFFSET(VertexRow, fresh), H5T_NATIVE_UINT8, H5T_STD_U8LE},
       Field{"bytes", HOFFSET(VertexRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"end_rate_bps", HOFFSET(VertexRow, end_rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"goodput_bytes_per_ps", HOFFSET(VertexRow, goodput), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
-      Field{"fresh", HOFFSET(VertexRow, fresh), H5T_NATIVE_UINT8, H5T_STD_U8LE},
   });
 }
 std::pair<Handle, Handle> edge_types() {
@@ -100,8 +106,9 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
                        static_cast<uint32_t>(e->key.edges.size()), vertices.size(), edges.size(), e->value.duration,
                        e->visible_from, e->hits});
     for (size_t i = 0; i < e->key.vertices(); ++i) {
-      vertices.push_back({e->key.rate_q[i], e->key.bottleneck[i], e->value.bytes[i], e->value.end_rate_bps[i],
-                          e->value.goodput[i], e->key.fresh[i]});
+      const FcgLabel& l = e->key.label[i];
+      vertices.push_back({l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, e->value.bytes[i],
+                          e->value.end_rate_bps[i], e->value.goodput[i]});
       cc.push_back(encode_cc(e->value.cc[i]));
     }
     for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight});
@@ -110,8 +117,9 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "duration_ps, visible_from_ps: ps; *_offset: rows of /vertices and /edges",
               "one row per memoized unsteady period: its FCG key (vertices, edges) and value");
   write_table(file, "vertices", vertex_types(), vertices.data(), vertices.size(),
-              "rate_q: rate quanta; bottleneck_bps, end_rate_bps: bit/s; bytes: bytes; goodput_bytes_per_ps: bytes/ps; fresh: 0/1",
-              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, fresh) and value (bytes sent, end rate, goodput)");
+              "rate_q: rate quanta; bottleneck_bps, line_bps, end_rate_bps: bit/s; rtt_ns: ns; hops: ports; fresh: 0/1; "
+              "bytes: bytes; goodput_bytes_per_ps: bytes/ps",
+              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, line_bps, rtt_ns, hops, fresh) and value (bytes sent, end rate, goodput)");
   write_table(file, "cc", cc_row_types(), cc.data(), cc.size(), "rate_bps, a0 (rates): bit/s; timer*_ps: ps; snd_nxt, seqs: bytes",
               "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
   write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: shared ports",
@@ -150,17 +158,22 @@ MemoDb read_memo_file(const std::string& path) {
     for (size_t k = 0; k < entries.size(); ++k) {
       const EntryRow& e = entries[k];
       const std::string where = "entry " + std::to_string(k);
-      if (e.vertex_offset + e.vertices > vertices.size() || e.edge_offset + e.edges > edges.size())
+      // Written so that no sum can wrap around (offsets are u64 from the file).
+      if (e.vertex_offset > vertices.size() || e.vertices > vertices.size() - e.vertex_offset ||
+          e.edge_offset > edges.size() || e.edges > edges.size() - e.edge_offset)
         throw InputError(path, 0, where + " points past the vertex or edge tables (corrupt file)", fix);
       if (!db.namespaces.count(e.ns))
         throw InputError(path, 0, where + " has a namespace /namespaces does not describe (corrupt file)", fix);
+      if (e.duration_ps <= 0)
+        throw InputError(path, 0, where + " has a duration of " + std::to_string(e.duration_ps) + " ps (corrupt file)", fix);
       Fcg key;
       MemoValue v;
       v.duration = e.duration_ps;
       for (uint64_t i = e.vertex_offset; i < e.vertex_offset + e.vertices; ++i) {
-        key.rate_q.push_back(vertices[i].rate_q);
-        key.bottleneck.push_back(vertices[i].bottleneck_bps);
-        key.fresh.push_back(vertices[i].fresh != 0);
+        const VertexRow& r = vertices[i];
+        if (!std::isfinite(r.goodput) || r.goodput < 0)
+          throw InputError(path, 0, where + " has a goodput that is not a finite number >= 0 (corrupt file)", fix);
+        key.label.push_back({r.rate_q, r.bottleneck_bps, r.line_bps, r.rtt_ns, r.hops, uint8_t(r.fresh != 0)});
         v.bytes.push_back(vertices[i].bytes);
         v.end_rate_bps.push_back(vertices[i].end_rate_bps);
         v.goodput.push_back(vertices[i].goodput);

@@ -1,4 +1,4 @@
-// Recording unsteady periods into the memo store (see recorder.h).
+// Memoization of unsteady periods: recording and replay (see memoizer.h).
 #include "wormhole/memo/memoizer.h"
 
 #include <algorithm>
@@ -18,37 +18,47 @@ Memoizer::Memoizer(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint6
 
 Memoizer::~Memoizer() { ff_.set_period_observer(nullptr); }
 
-Fcg Memoizer::fcg_of(const std::vector<uint32_t>& flows) const {
+const Fcg& Memoizer::key_of(Record& r) const {
+  if (r.key) return *r.key;
   std::vector<FcgFlow> v;
-  v.reserve(flows.size());
-  for (uint32_t id : flows) {
+  v.reserve(r.flows.size());
+  for (size_t i = 0; i < r.flows.size(); ++i) {
+    const Flow& fl = net_.flow(r.flows[i]);
     FcgFlow f;
-    f.ports = ff_.partitions().flow_ports(id);
-    f.rate_bps = net_.flow(id).rate_bps;
-    f.fresh = net_.flow(id).snd_nxt == 0;
+    f.ports = ff_.partitions().flow_ports(r.flows[i]);  // membership (so routes) unchanged since the start
+    f.rate_bps = r.rate[i];
+    f.fresh = r.sent[i] == 0;
+    f.line_bps = fl.max_rate_bps;
+    f.rtt_ns = static_cast<uint64_t>(fl.base_rtt / kNs);
     f.bottleneck_bps = UINT64_MAX;
     for (uint32_t p : f.ports) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);
     v.push_back(std::move(f));
   }
-  return make_fcg(v, quantum_);
+  r.key = make_fcg(v, quantum_);
+  return *r.key;
 }
 
 void Memoizer::period_started(uint32_t pid, Time now) {
   ++stats_.periods;
-  Record r;
+  Record& r = open_[pid];  // an earlier, unconverged period of pid is void
   r.flows = ff_.partitions().flows(pid);
-  r.key = fcg_of(r.flows);
-  for (uint32_t id : r.flows) r.sent.push_back(net_.flow(id).snd_nxt);
+  r.sent.clear();
+  r.rate.clear();
+  for (uint32_t id : r.flows) {
+    r.sent.push_back(net_.flow(id).snd_nxt);
+    r.rate.push_back(net_.flow(id).rate_bps);
+  }
   r.start = now;
-  open_[pid] = std::move(r);  // an earlier, unconverged period of pid is void
+  r.key.reset();
+  r.hit.reset();
 }
 
 std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   auto it = open_.find(pid);
   if (it == open_.end()) return std::nullopt;
   Record& r = it->second;
-  if (ff_.partitions().flows(pid) != r.flows) return std::nullopt;
-  r.hit = db_.store.lookup(ns_, r.key, now);
+  if (ff_.partitions().flows(pid) != r.flows || !db_.store.may_hold(ns_, r.flows.size())) return std::nullopt;
+  r.hit = db_.store.lookup(ns_, key_of(r), now);
   if (!r.hit) return std::nullopt;
   const MemoValue& v = r.hit->entry->value;
   // The period started at r.start; what happened since is simulated already.
@@ -82,6 +92,7 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
   open_.erase(it);
   // A period only counts if the partition still holds exactly its flows (ids were reused otherwise).
   if (ff_.partitions().flows(pid) != r.flows) return;
+  key_of(r);
   ++stats_.converged;
   MemoValue v;
   v.duration = now - r.start;
@@ -94,7 +105,7 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
     make_cc_portable(cc.cc);
     v.cc.push_back(cc);
   }
-  if (db_.store.insert(ns_, std::move(r.key), std::move(v), now).second) ++stats_.inserted;
+  if (db_.store.insert(ns_, std::move(*r.key), std::move(v), now).second) ++stats_.inserted;
   else ++stats_.repeated;
 }
 

@@ -28,6 +28,7 @@ std::pair<const MemoEntry*, bool> MemoStore::insert(uint64_t ns, Fcg key, MemoVa
   e.value = std::move(value);
   e.visible_from = now;
   bucket.push_back(std::move(e));
+  sizes_.insert({ns, n});
   ++size_;
   return {&bucket.back(), true};
 }

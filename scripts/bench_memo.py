@@ -2,12 +2,13 @@
 """What memoization adds to Wormhole: full Wormhole (steady-state skipping + memoized unsteady periods)
 against steady-state skipping alone and against packet mode, and a warm start from the first run's memo file.
 
-Usage: bench_memo.py [--build DIR] [--data DIR] [--theta T] [--window L] [--only NAME[,NAME]] [--big]
-                     [--out FILE] [--keep] [--timeout S]
+Usage: bench_memo.py [--build DIR] [--data DIR] [--theta T] [--window L] [--only NAME[,NAME]] [--cc NAME] [--big]
+                     [--scenario PATH [--set KEY=VALUE ...]] [--out FILE] [--keep] [--timeout S]
 
 Each scenario (the accuracy scenarios of bench_wormhole.py with --no-tp: refruns configs, moe-32g, gpt7b-64g and
 "gpt7b-64g no-TP", + gpt13b-128g with --big; each GPT/MoE one with its shipped DCQCN and with HPCC; --only keeps
-those whose name contains one of the substrings) is run four times by the same binary, one run at a time:
+those whose name contains one of the substrings, --cc those with that CC; --scenario PATH runs only that .toml
+scenario or HPCC config.txt, with --set overrides) is run four times by the same binary, one run at a time:
   off   packet mode (Wormhole off)
   ff    Wormhole with memoization off: steady-state detection and fast-forward only (issue 5)
   memo  full Wormhole, cold: [wormhole] memo = true (WORMHOLE_MEMO=1); writes memo.h5
@@ -40,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_wormhole import (DEFAULT_BUILD, DEFAULT_DATA, TARGET_FCT, TARGET_ITER, BenchError,  # noqa: E402
                             accuracy_scenarios, compare_fct, compare_iterations, flag, log, md_table, pct,
-                            remove_run, run_sim)
+                            remove_run, run_sim, scenario_from_path)
 
 MEMO_RE = re.compile(r"^memo: (\d+) unsteady periods: (\d+) hits \((\d+) replayed\), (\d+) simulated to convergence: "
                      r"(\d+) new patterns, (\d+) repeats; (\d+) patterns -> (.+?)( \(warm start.*)?$", re.M)
@@ -131,7 +132,10 @@ def main():
     ap.add_argument("--theta", type=float, default=0.05, help="Wormhole θ (default 0.05)")
     ap.add_argument("--window", type=int, default=2000, help="Wormhole window l (default 2000)")
     ap.add_argument("--only", default="", help="NAME[,NAME]: scenarios whose name contains one of these")
+    ap.add_argument("--cc", default="", help="only scenarios run with this CC (DCQCN, HPCC, ...)")
     ap.add_argument("--big", action="store_true", help="add gpt13b-128g (~4 min and 11 GB per packet-mode run)")
+    ap.add_argument("--scenario", help="run only this .toml scenario or HPCC config.txt")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override for --scenario (repeatable)")
     ap.add_argument("--out", help="also write the tables to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder with every run's outputs")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run (default 3600)")
@@ -142,7 +146,12 @@ def main():
     if not 0 < args.theta < 1 or args.window < 1:
         raise BenchError("--theta must be in (0, 1) and --window >= 1")
     only = [s.strip() for s in args.only.split(",") if s.strip()]
-    scenarios = accuracy_scenarios(Path(args.data).resolve(), args.big, only, no_tp=True)
+    if args.scenario:
+        scenarios = [scenario_from_path(args.scenario, args.set)]
+    else:
+        scenarios = accuracy_scenarios(Path(args.data).resolve(), args.big, only, no_tp=True)
+    if args.cc:
+        scenarios = [sc for sc in scenarios if sc.cc.upper() == args.cc.upper()]
     if not scenarios:
         raise BenchError(f"--only {args.only}: no scenario matches")
     workdir = Path(tempfile.mkdtemp(prefix="bench_memo_"))

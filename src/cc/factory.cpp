@@ -110,4 +110,15 @@ std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* wa
   }
 }
 
+size_t cc_state_kind(int cc_mode) {
+  switch (cc_mode) {
+    case 1: return CcState(std::in_place_type<DcqcnState>).index();
+    case 3: return CcState(std::in_place_type<HpccState>).index();
+    case 7: return CcState(std::in_place_type<TimelyState>).index();
+    case 8: return CcState(std::in_place_type<DctcpState>).index();
+    case 10: return CcState(std::in_place_type<HpccPintState>).index();
+    default: return CcState(std::in_place_type<NoCcState>).index();
+  }
+}
+
 }  // namespace wh

@@ -6,11 +6,13 @@
 
 #include <cstdio>
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "progress.h"
+#include "wormhole/cc/factory.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/memo/memoizer.h"
@@ -36,7 +38,7 @@ class WormholeSession {
     if (!cfg.wormhole.memo && memo_in.empty()) return;
     const std::string text = describe(net, cfg);
     const uint64_t ns = memo_namespace(text);
-    if (!memo_in.empty()) warm_start(memo_in, ns, text);
+    if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode);
     db_.namespaces[ns] = text;
     rec_ = std::make_unique<Memoizer>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
   }
@@ -65,32 +67,65 @@ class WormholeSession {
   }
 
  private:
-  /// Loads `path`'s entries, visible from time 0. The file must know namespace `ns` (its settings
-  /// text `text`); other namespaces' entries are kept and written back, unused.
-  void warm_start(const std::string& path, uint64_t ns, const std::string& text) {
+  /// Loads `path`'s entries, visible from time 0, their hit counts reset (the file this run
+  /// writes counts its own hits, so merging it with `path` does not count them twice). The file
+  /// must describe namespace `ns` exactly as `text` and hold entries for it whose CC snapshots are
+  /// of this run's CC; other namespaces' entries are kept and written back, unused.
+  void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode) {
     MemoDb in = read_memo_file(path);
-    if (!in.namespaces.count(ns)) {
-      std::string why = "its runs had other settings";
-      if (!in.namespaces.empty()) why += ": " + first_difference(in.namespaces.begin()->second, text);
-      throw InputError(path, 0, "the memo file has no entries for this run's namespace (" + why + ")",
-                       "warm-start only from runs of the same network settings (CC, rates, delays, MTU, buffers)");
+    const std::string fix = "warm-start only from runs of the same network and detection settings (CC, rates, delays, "
+                            "MTU, buffers, theta, window, sample interval, rate quantum); 'wormhole memo stats' lists a "
+                            "file's namespaces";
+    size_t ours = 0;
+    for (const MemoEntry* e : in.store.entries()) ours += e->ns == ns;
+    auto it = in.namespaces.find(ns);
+    if (it == in.namespaces.end() || it->second != text || ours == 0) {
+      std::string why = in.namespaces.empty() ? "it holds no namespace at all" : "";
+      if (it != in.namespaces.end() && it->second == text) why = "it describes this run's namespace but holds no entry of it";
+      if (why.empty()) why = "its closest namespace differs: " + closest_difference(in.namespaces, text);
+      throw InputError(path, 0, "the memo file has no entries for this run's settings (" + why + ")", fix);
+    }
+    const size_t kind = cc_state_kind(cc_mode);
+    for (const MemoEntry* e : in.store.entries()) {
+      if (e->ns != ns) continue;
+      for (const CcSnapshot& c : e->value.cc)
+        if (c.cc.index() != kind)
+          throw InputError(path, 0,
+                           "an entry of this run's namespace holds a CC state of kind " + std::to_string(c.cc.index()) +
+                               " where CC_MODE " + std::to_string(cc_mode) + " keeps kind " + std::to_string(kind) +
+                               " (corrupt file)",
+                           "give a memo file written by wormhole (wormhole memo merge writes one)");
     }
     db_.namespaces = in.namespaces;
-    for (const MemoEntry* e : in.store.entries()) db_.store.insert(e->ns, e->key, e->value, 0).first->hits = e->hits;
-    warm_ = db_.store.size();
+    for (const MemoEntry* e : in.store.entries()) db_.store.insert(e->ns, e->key, e->value, 0);
+    warm_ = ours;
     warm_path_ = path;
+  }
+  /// Of the namespaces' texts, the one sharing the most "KEY=VALUE" items with `ours`, and its
+  /// first item that differs, as "KEY=A there, KEY=B here".
+  static std::string closest_difference(const std::map<uint64_t, std::string>& namespaces, const std::string& ours) {
+    const std::vector<std::string> o = items(ours);
+    std::string best;
+    size_t best_shared = 0;
+    for (const auto& [h, text] : namespaces) {
+      const std::vector<std::string> t = items(text);
+      size_t shared = 0;
+      for (size_t i = 0; i < std::min(t.size(), o.size()); ++i) shared += t[i] == o[i];
+      if (best.empty() || shared > best_shared) best = first_difference(text, ours), best_shared = shared;
+    }
+    return best;
+  }
+  static std::vector<std::string> items(const std::string& s) {
+    std::vector<std::string> v;
+    for (size_t a = 0, b; a < s.size(); a = b + 2) {
+      b = s.find("; ", a);
+      if (b == std::string::npos) b = s.size();
+      v.push_back(s.substr(a, b - a));
+    }
+    return v;
   }
   /// The first "KEY=VALUE;" item of `theirs` and `ours` that differs, as "KEY: A there, B here".
   static std::string first_difference(const std::string& theirs, const std::string& ours) {
-    auto items = [](const std::string& s) {
-      std::vector<std::string> v;
-      for (size_t a = 0, b; a < s.size(); a = b + 2) {
-        b = s.find("; ", a);
-        if (b == std::string::npos) b = s.size();
-        v.push_back(s.substr(a, b - a));
-      }
-      return v;
-    };
     const auto t = items(theirs), o = items(ours);
     for (size_t i = 0; i < std::max(t.size(), o.size()); ++i) {
       const std::string a = i < t.size() ? t[i] : "(none)", b = i < o.size() ? o[i] : "(none)";
@@ -99,12 +134,18 @@ class WormholeSession {
     return "same settings text, different hash";
   }
   /// The memo namespace's text: what changes convergence — the network settings but paths,
-  /// monitors, stop time and Wormhole's own, then the distinct link (rate, delay) classes.
+  /// monitors and stop time, Wormhole's detection settings (θ, l, interval, rate quantum), then the
+  /// distinct link (rate, delay) classes.
   static std::string describe(const Network& net, const SimConfig& cfg) {
     std::string text;
     for (const auto& [k, v] : effective_settings(cfg)) {
-      if (k.find("FILE") != std::string::npos || k.find("MON") != std::string::npos || k.rfind("WORMHOLE", 0) == 0 ||
-          k == "SIMULATOR_STOP_TIME" || k == "ENABLE_TRACE" || k == "EVENT_ORDER")
+      // Wormhole's detection settings stay in: a period's recorded end is "steady under this θ, l
+      // and interval", and the rate labels are multiples of the quantum.
+      const bool detection = k == "WORMHOLE_THETA" || k == "WORMHOLE_WINDOW" || k == "WORMHOLE_SAMPLE_INTERVAL_US" ||
+                             k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS";
+      if (k.find("FILE") != std::string::npos || k.find("MON") != std::string::npos ||
+          (k.rfind("WORMHOLE", 0) == 0 && !detection) || k == "SIMULATOR_STOP_TIME" || k == "ENABLE_TRACE" ||
+          k == "EVENT_ORDER")
         continue;
       text += k + "=" + v + "; ";
     }

@@ -52,12 +52,19 @@ void FastForward::reset(uint32_t pid) {
     t.credited = 0;
   }
   Part& p = part(pid);
+  const bool queued = p.lookup_queued;  // it stays in lookup_queue_ (once)
   p = Part{};
+  p.lookup_queued = queued;
   p.due = static_cast<Time>(k + s_.window) * s_.sample_interval;
   p.checkpoint = p.due - static_cast<Time>(s_.window / 2) * s_.sample_interval;
   if (period_observer_) {
     period_observer_->period_started(pid, now);
-    p.lookup = true;
+    // Replays are skips: none when skipping is off.
+    if (s_.fast_forward && !p.lookup_queued) {
+      p.lookup_queued = true;
+      lookup_queue_.push_back(pid);
+    }
+    p.lookup = s_.fast_forward;
   }
 }
 
@@ -222,12 +229,17 @@ double FastForward::guard(const Flow& f, double rate) const {
 }
 
 void FastForward::lookups() {
+  if (lookup_queue_.empty()) return;
+  // In queue order, which is the order of the resets (deterministic); a partition that died since
+  // (its id maybe reused) is looked up only if its period is still the newest.
   std::vector<uint32_t> pids;
-  for (uint32_t pid : parts_.live_ids()) {
+  for (uint32_t pid : lookup_queue_) {
     Part& p = part(pid);
-    if (p.lookup && !p.skipping) pids.push_back(pid);
+    p.lookup_queued = false;
+    if (p.lookup && !p.skipping && parts_.live(pid)) pids.push_back(pid);
     p.lookup = false;
   }
+  lookup_queue_.clear();
   if (pids.empty()) return;
   std::vector<std::optional<Replay>> found(pids.size());
   auto find = [&](size_t i) { found[i] = period_observer_->find_replay(pids[i], net_.now()); };

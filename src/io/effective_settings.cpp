@@ -78,6 +78,7 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
     add("WORMHOLE_SKIP_BACK", u(c.wormhole.skip_back));
     add("WORMHOLE_THREADS", u(c.wormhole.threads));
     add("WORMHOLE_MEMO", u(c.wormhole.memo));
+    add("WORMHOLE_MEMO_RATE_QUANTUM_GBPS", num(double(c.wormhole.memo_rate_quantum_bps) / 1e9));
   }
   return s;
 }

@@ -31,7 +31,7 @@ const char* const kKeys[] = {
     "QLEN_MON_END", "BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END",
     "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER",
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
-    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO"};
+    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS"};
 
 /// The longest stop time a Time (int64 ps) holds, in seconds (2^63 ps is about 9.22e6 s).
 constexpr double kMaxStopTimeS = 9.2e6;
@@ -295,6 +295,8 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "WORMHOLE_SKIP_BACK") c.wormhole.skip_back = flag();
   else if (k == "WORMHOLE_THREADS") c.wormhole.threads = u32();
   else if (k == "WORMHOLE_MEMO") c.wormhole.memo = flag();
+  else if (k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS")
+    c.wormhole.memo_rate_quantum_bps = static_cast<uint64_t>(std::llround(real(1e-3, 1e4) * 1e9));
   else if (k == "EVENT_ORDER") {
     const std::string v = str();
     if (v != "reference" && v != "portable")

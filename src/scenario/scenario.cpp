@@ -27,7 +27,7 @@ const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "sen
                                                 "report_gpu", "max_time",   "ignore_groups"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
-                                                "skip_back", "threads", "memo"};
+                                                "skip_back", "threads", "memo", "memo_rate_quantum"};
 
 /// Names other tools use for our keys, so a user coming from them is told the scenario's name.
 const std::map<std::string, std::string> kAliases = {
@@ -266,6 +266,11 @@ class Reader {
       else if (it.key == "skip_back") w.skip_back = get_bool(it);
       else if (it.key == "threads") w.threads = static_cast<unsigned>(get_count(it, 0, 1024));
       else if (it.key == "memo") w.memo = get_bool(it);
+      else if (it.key == "memo_rate_quantum") {
+        w.memo_rate_quantum_bps = get_rate(it);
+        if (w.memo_rate_quantum_bps < 1'000'000)
+          fail(it, "the memo rate quantum must be at least 1 Mb/s", "write e.g. memo_rate_quantum = \"1Gbps\"");
+      }
     }
   }
 

@@ -29,7 +29,9 @@ TEST(Fcg, EdgesWeighSharedPortsAndRatesAreQuantised) {
   // A {1,2,3}, B {3,4}, C {2,3,5}: A–B share port 3, A–C ports 2 and 3, B–C port 3.
   const Fcg g = make_fcg({fl({1, 2, 3}, 49'600'000'000), fl({3, 4, 4}, 50'400'000'000), fl({5, 3, 2}, 48'400'000'000)}, kG);
   ASSERT_EQ(g.vertices(), 3u);
-  EXPECT_EQ(g.rate_q, (std::vector<uint64_t>{50, 50, 48}));
+  EXPECT_EQ(g.label[0].rate_q, 50u);
+  EXPECT_EQ(g.label[1].rate_q, 50u);
+  EXPECT_EQ(g.label[2].rate_q, 48u);
   ASSERT_EQ(g.edges.size(), 3u);
   const uint32_t want[3][3] = {{0, 1, 1}, {0, 2, 2}, {1, 2, 1}};  // (u, v, shared ports)
   for (int i = 0; i < 3; ++i) {
@@ -68,10 +70,21 @@ TEST(Fcg, LabelsAndWeightsMustMatch) {
   FcgFlow fresh = fl({1, 2});
   fresh.fresh = true;
   const Fcg newer = make_fcg({fl({1, 2}), fresh}, kG);  // one flow has sent nothing yet
-  for (const Fcg* other : {&lighter, &slower, &narrower, &newer}) {
+  FcgFlow far = fl({1, 2});
+  far.rtt_ns = 9000;
+  const Fcg farther = make_fcg({fl({1, 2}), far}, kG);  // another base RTT
+  FcgFlow slow_nic = fl({1, 2});
+  slow_nic.line_bps = 25 * kG;
+  const Fcg smaller_nic = make_fcg({fl({1, 2}), slow_nic}, kG);  // another line rate
+  const Fcg longer = make_fcg({fl({1, 2}), fl({1, 2, 5})}, kG);  // one more hop (its port 5 shared by nobody)
+  for (const Fcg* other : {&lighter, &slower, &narrower, &newer, &farther, &smaller_nic}) {
     EXPECT_NE(wl_hash(base), wl_hash(*other));
     EXPECT_FALSE(isomorphism(base, *other).has_value());
   }
+  // One more hop, the same two shared ports: the edge is the same, the label is not.
+  EXPECT_EQ(longer.edges.size(), 1u);
+  EXPECT_EQ(longer.edges[0].weight, 2u);
+  EXPECT_FALSE(isomorphism(base, longer).has_value());
   // Rates within half a quantum of each other are the same label.
   EXPECT_TRUE(isomorphism(base, make_fcg({fl({7, 8}, 50'400'000'000), fl({7, 8}, 49'700'000'000)}, kG)).has_value());
 }

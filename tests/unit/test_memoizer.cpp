@@ -59,9 +59,11 @@ TEST(Memoizer, IdenticalPartitionsAreOnePattern) {
   const MemoEntry& e = *r.db.store.entries().front();
   EXPECT_EQ(e.ns, 42u);
   EXPECT_EQ(e.key.vertices(), 1u);
-  EXPECT_EQ(e.key.rate_q[0], 100u);         // line rate, 100 Gb/s in 1-Gb/s quanta
-  EXPECT_EQ(e.key.bottleneck[0], k100G);
-  EXPECT_EQ(e.key.fresh[0], 1);
+  EXPECT_EQ(e.key.label[0].rate_q, 100u);         // line rate, 100 Gb/s in 1-Gb/s quanta
+  EXPECT_EQ(e.key.label[0].bottleneck_bps, k100G);
+  EXPECT_EQ(e.key.label[0].line_bps, k100G);
+  EXPECT_EQ(e.key.label[0].hops, 2u);            // host NIC, switch port
+  EXPECT_EQ(e.key.label[0].fresh, 1);
   EXPECT_EQ(e.value.end_rate_bps[0], k100G);
   EXPECT_EQ(e.value.duration, 500 * kUs);  // windows full after 500 samples of 1 µs
   // One 1000-B payload sent every 83 ns (1048 B at 100 Gb/s, truncated to whole ns) from 0 to

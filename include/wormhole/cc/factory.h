@@ -16,4 +16,8 @@ namespace wh {
 /// PINT_LOG_BASE <= 1.
 std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* warning);
 
+/// The CcState alternative (its variant index) the QPs of `cc_mode` carry: 1 DCQCN, 2 HPCC,
+/// 3 TIMELY, 4 DCTCP, 5 HPCC-PINT, 0 none (any other mode). A memo file's CC snapshots must be of it.
+size_t cc_state_kind(int cc_mode);
+
 }  // namespace wh

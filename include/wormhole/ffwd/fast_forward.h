@@ -88,6 +88,7 @@ class FastForward final : public SkipHooks {
     Time skip_start = 0, skip_end = 0;  // the skip's shift is skip_end − skip_start
     bool converged = false;       // a check found it steady since its windows were reset
     bool lookup = false;          // its period started since the last tick: ask the memoizer
+    bool lookup_queued = false;   // in lookup_queue_
     bool replaying = false;       // the current skip replays a memoized period
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
@@ -122,6 +123,7 @@ class FastForward final : public SkipHooks {
   std::vector<uint32_t> track_of_;
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   PeriodObserver* period_observer_ = nullptr;
+  std::vector<uint32_t> lookup_queue_;            // partitions whose period started since the last tick
   bool tick_pending_ = false;
   uint32_t skipping_now_ = 0;
   SkipStats stats_;

@@ -22,7 +22,9 @@ struct WormholeSettings {
   /// converge, and write the store (memo.h5 beside the results) at the end of the run
   /// (memo/README.md). Needs enabled.
   bool memo = false;
-  uint64_t memo_rate_quantum_bps = 1'000'000'000;  ///< FCG rate labels: rates rounded to this step
+  /// FCG rate labels: rates rounded to this step, bit/s (WORMHOLE_MEMO_RATE_QUANTUM_GBPS,
+  /// [wormhole] memo_rate_quantum = "1Gbps"); coarser finds more hits, each less exact.
+  uint64_t memo_rate_quantum_bps = 1'000'000'000;
   /// Fewer flows than this due at a tick are checked on the calling thread (a parallel_for per
   /// 1-µs tick costs more than a few hundred checks). Speed only: results never depend on it.
   uint64_t parallel_min_flows = 256;

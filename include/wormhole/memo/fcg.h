@@ -9,32 +9,43 @@ namespace wh {
 
 /// One flow of a partition, as the FCG sees it.
 struct FcgFlow {
-  std::vector<uint32_t> ports;   ///< data-path egress ports (any order)
+  std::vector<uint32_t> ports;   ///< data-path egress ports (any order); their number is the flow's hop count
   uint64_t rate_bps = 0;         ///< current sending rate, bit/s
   uint64_t bottleneck_bps = 0;   ///< slowest link on its path, bit/s
+  uint64_t line_bps = 0;         ///< its NIC's line rate, bit/s
+  uint64_t rtt_ns = 0;           ///< its base RTT, ns
   /// Nothing sent yet (a new QP): it starts from an empty pipe, not from packets in flight, and
   /// sends about one RTT's worth of bytes less in the same time.
   bool fresh = false;
 };
 
-/// Undirected, labelled, weighted graph: a vertex per flow labelled (quantised rate, bottleneck
-/// rate, fresh); an edge between two flows that share ports, weighted by the number they share. Vertex i
-/// is the i-th flow given to make_fcg. Edges are stored once, u < v, sorted.
+/// What a vertex is labelled with: everything of one flow that changes how a period unfolds
+/// besides the graph's shape — its rate (in quanta), its path (bottleneck, line rate, base RTT,
+/// hops; CC reacts per RTT and per hop) and whether its pipe is empty.
+struct FcgLabel {
+  uint64_t rate_q = 0;          ///< rate / quantum, rounded to nearest
+  uint64_t bottleneck_bps = 0;  ///< bit/s
+  uint64_t line_bps = 0;        ///< bit/s
+  uint64_t rtt_ns = 0;          ///< ns
+  uint32_t hops = 0;            ///< data-path egress ports
+  uint8_t fresh = 0;            ///< 1: had sent nothing yet
+  bool operator==(const FcgLabel&) const = default;
+};
+
+/// Undirected, labelled, weighted graph: a vertex per flow labelled with an FcgLabel; an edge
+/// between two flows that share ports, weighted by the number they share. Vertex i is the i-th
+/// flow given to make_fcg. Edges are stored once, u < v, sorted.
 struct Fcg {
   struct Edge {
     uint32_t u = 0, v = 0;
     uint32_t weight = 0;  ///< shared ports
   };
-  std::vector<uint64_t> rate_q;      ///< per vertex: rate / quantum (rounded to nearest)
-  std::vector<uint64_t> bottleneck;  ///< per vertex: bottleneck link rate, bit/s
-  std::vector<uint8_t> fresh;        ///< per vertex: 1 if the flow had sent nothing yet (FcgFlow::fresh)
+  std::vector<FcgLabel> label;  ///< per vertex
   std::vector<Edge> edges;
 
-  size_t vertices() const { return rate_q.size(); }
+  size_t vertices() const { return label.size(); }
   /// Whether vertex labels are equal (what VF2 requires of matched vertices).
-  bool same_label(uint32_t a, const Fcg& other, uint32_t b) const {
-    return rate_q[a] == other.rate_q[b] && bottleneck[a] == other.bottleneck[b] && fresh[a] == other.fresh[b];
-  }
+  bool same_label(uint32_t a, const Fcg& other, uint32_t b) const { return label[a] == other.label[b]; }
 };
 
 /// Builds the FCG of `flows`. `rate_quantum_bps` (> 0) is the rate quantisation step: rates that

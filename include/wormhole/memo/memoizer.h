@@ -53,14 +53,17 @@ class Memoizer final : public PeriodObserver {
   const MemoStats& stats() const { return stats_; }
 
  private:
+  // What FCG_start needs, taken at the period's start; the graph itself is built only when a
+  // lookup may find something or the period converges (most periods of a TP-heavy run do neither).
   struct Record {
-    Fcg key;
     std::vector<uint32_t> flows;    // vertex i = flows[i]
-    std::vector<uint64_t> sent;     // snd_nxt at the start
+    std::vector<uint64_t> sent;     // snd_nxt at the start (0: fresh)
+    std::vector<uint64_t> rate;     // rate at the start, bit/s
     Time start = 0;
+    std::optional<Fcg> key;
     std::optional<MemoHit> hit;     // set by find_replay
   };
-  Fcg fcg_of(const std::vector<uint32_t>& flows) const;
+  const Fcg& key_of(Record& r) const;
 
   Network& net_;
   FastForward& ff_;

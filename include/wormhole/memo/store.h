@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -53,6 +54,9 @@ class MemoStore {
   /// must each have one element per key vertex (std::invalid_argument).
   std::pair<const MemoEntry*, bool> insert(uint64_t ns, Fcg key, MemoValue value, Time now);
   static void count_hit(const MemoHit& h) { ++h.entry->hits; }
+  /// Whether any entry of namespace `ns` has `vertices` vertices: a cheap test before building
+  /// a key (most periods of a TP-heavy run have no candidate).
+  bool may_hold(uint64_t ns, size_t vertices) const { return sizes_.count({ns, vertices}) > 0; }
   size_t size() const { return size_; }
   /// Every entry, in bucket order (deterministic: by namespace, sizes, hash, then insertion).
   std::vector<const MemoEntry*> entries() const;
@@ -60,6 +64,7 @@ class MemoStore {
  private:
   using BucketKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;  // ns, |V|, |E|, WL hash
   std::map<BucketKey, std::deque<MemoEntry>> buckets_;  // a deque: entry addresses stay valid
+  std::set<std::pair<uint64_t, size_t>> sizes_;          // (namespace, vertices) present
   size_t size_ = 0;
 };
 

@@ -75,7 +75,8 @@ inline CcSnapshot snapshot_cc(const Flow& f, Time now) {
 }
 
 /// Restores `s` into flow `id` as of time `at` (ps; default: the host's now): the state and rate
-/// are copied, the timers re-armed at the same distances from `at`, and the state's sequence
+/// are copied, the timers re-armed at the same distances from `at` (and those the snapshot has
+/// off cancelled), and the state's sequence
 /// numbers moved by f.snd_nxt − s.snd_nxt (rebase_cc_seqs), so a snapshot of one QP means the
 /// same thing in another at a different point of its stream. The flow's line rate must be the
 /// snapshot's.
@@ -84,8 +85,10 @@ inline void restore_cc(uint32_t id, Flow& f, const CcSnapshot& s, CcHost& host, 
   f.cc = s.cc;
   rebase_cc_seqs(f.cc, static_cast<int64_t>(f.snd_nxt) - static_cast<int64_t>(s.snd_nxt));
   host.set_rate(id, f, s.rate_bps, false);
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
     if (s.timer_in[i] >= 0) host.set_timer(id, f, i, at + s.timer_in[i]);
+    else f.timer_at[i] = -1;  // not armed in the snapshot: cancelled (a pending timer event finds it so)
+  }
 }
 
 }  // namespace wh

@@ -111,9 +111,17 @@ class Network final : public CcHost {
   /// Credits `bytes` of payload (whole packets) to flow `id` for `time` ps skipped: they are
   /// never sent. Negative values un-credit (skip-back). The flow's end must stay past snd_nxt.
   void credit(uint32_t id, int64_t bytes, Time time);
-  /// Restores CC snapshot `s` into flow `id` as of time `at` (ps, ≥ now): wh::restore_cc on the
-  /// network's own flow (a memo replay's end state).
-  void restore_flow_cc(uint32_t id, const CcSnapshot& s, Time at) { restore_cc(id, flows_[id], s, *this, at); }
+  /// Restores CC snapshot `s` (of another QP) into flow `id` as of time `at` (ps, ≥ now): a memo
+  /// replay's end state. wh::restore_cc, except that HPCC-PINT keeps the flow's own ACK-sampling
+  /// stream: flows replayed from one snapshot must not sample in lockstep.
+  void restore_flow_cc(uint32_t id, const CcSnapshot& s, Time at) {
+    Flow& f = flows_[id];
+    const auto* pint = std::get_if<HpccPintState>(&f.cc);
+    const Rng own = pint ? pint->rng : Rng();
+    const bool had_pint = pint != nullptr;
+    restore_cc(id, f, s, *this, at);
+    if (auto* p = std::get_if<HpccPintState>(&f.cc); p && had_pint) p->rng = own;
+  }
   const Flow& flow(uint32_t id) const { return flows_[id]; }
   const SimConfig& config() const { return cfg_; }
   /// The time LINK_DOWN happens (ps), or -1 if none is configured or it is past.
