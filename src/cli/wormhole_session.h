@@ -69,8 +69,9 @@ class WormholeSession {
  private:
   /// Loads `path`'s entries, visible from time 0, their hit counts reset (the file this run
   /// writes counts its own hits, so merging it with `path` does not count them twice). The file
-  /// must describe namespace `ns` exactly as `text` and hold entries for it whose CC snapshots are
-  /// of this run's CC; other namespaces' entries are kept and written back, unused.
+  /// must describe namespace `ns` exactly as `text` (it may hold no entry of it: a note says so),
+  /// and its entries of `ns` must hold CC snapshots of this run's CC; other namespaces' entries are
+  /// kept and written back, unused.
   void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode) {
     MemoDb in = read_memo_file(path);
     const std::string fix = "warm-start only from runs of the same network and detection settings (CC, rates, delays, "
@@ -79,12 +80,15 @@ class WormholeSession {
     size_t ours = 0;
     for (const MemoEntry* e : in.store.entries()) ours += e->ns == ns;
     auto it = in.namespaces.find(ns);
-    if (it == in.namespaces.end() || it->second != text || ours == 0) {
-      std::string why = in.namespaces.empty() ? "it holds no namespace at all" : "";
-      if (it != in.namespaces.end() && it->second == text) why = "it describes this run's namespace but holds no entry of it";
-      if (why.empty()) why = "its closest namespace differs: " + closest_difference(in.namespaces, text);
-      throw InputError(path, 0, "the memo file has no entries for this run's settings (" + why + ")", fix);
+    if (it == in.namespaces.end() || it->second != text) {
+      const std::string why = in.namespaces.empty() ? "it describes no settings at all"
+                                                    : "its closest settings differ: " + closest_difference(in.namespaces, text);
+      throw InputError(path, 0, "the memo file is not for this run's settings (" + why + ")", fix);
     }
+    // Described but empty (its runs found no pattern) is a valid file: nothing to replay.
+    if (ours == 0)
+      std::fprintf(stderr, "wormhole: note: %s holds no pattern for this run's settings; nothing to replay from it\n",
+                   path.c_str());
     const size_t kind = cc_state_kind(cc_mode);
     for (const MemoEntry* e : in.store.entries()) {
       if (e->ns != ns) continue;

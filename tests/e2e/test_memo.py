@@ -153,7 +153,7 @@ class MemoCommands(unittest.TestCase):
         p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", "CC_MODE=1", "--memo", str(db))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(str(db), p.stderr)
-        self.assertIn("no entries for this run's settings", p.stderr)
+        self.assertIn("the memo file is not for this run's settings", p.stderr)
         self.assertIn("CC_MODE=3 there, CC_MODE=1 here", p.stderr)
         # Wormhole off
         p = run(work, "config_hpcc.txt", "--memo", str(db))
@@ -192,6 +192,20 @@ class MemoCommands(unittest.TestCase):
         db = self.dir / "real.h5"
         shutil.copy2(work / "out" / "hpcc" / "memo.h5", db)
         return work, db
+
+    def test_an_empty_file_of_this_namespace_is_used(self):
+        # The 1-MB ring's flows end before any window fills: its memo.h5 describes the run's settings but
+        # holds no pattern. A warm start from it is a run with nothing to replay (a note says so), the same
+        # fct.txt as the cold run.
+        work = copy_scenario("hpcc-ring16-fattree-k4-1MB", self.dir)
+        p = run(work, "config_dcqcn.txt", "-o", str(self.dir / "cold"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("0 patterns", p.stdout)
+        p = run(work, "config_dcqcn.txt", "-o", str(self.dir / "warm"), "--set", "WORMHOLE=1",
+                "--memo", str(self.dir / "cold" / "memo.h5"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("holds no pattern for this run's settings", p.stderr)
+        self.assertEqual((self.dir / "warm" / "fct.txt").read_bytes(), (self.dir / "cold" / "fct.txt").read_bytes())
 
     def test_corrupt_values_are_refused(self):
         # A real file edited the way a corrupt one could be: each is refused (exit 2, file named) before
