@@ -1,12 +1,32 @@
-// The wormhole command: `wormhole run SCENARIO`, `wormhole memo ...`, `--help`, `--version`.
+// The wormhole command: `wormhole run SCENARIO`, `wormhole partition ...`, `wormhole memo ...`,
+// `--help`, `--version`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "memo_command.h"
+#include "partition_command.h"
 #include "run_command.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/version.h"
+
+namespace {
+
+/// How many processes the launcher started together (mpirun, srun): 1 when not launched as ranks.
+/// Read from the launchers' environment, without initialising MPI.
+long launched_ranks() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"})
+    if (const char* s = std::getenv(v)) {
+      if (std::string(v) == "SLURM_STEP_NUM_TASKS" && !std::getenv("SLURM_STEP_ID")) continue;
+      const long n = std::strtol(s, nullptr, 10);
+      if (n > 1) return n;
+    }
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"wormhole: packet-level RDMA fabric simulator with the HPCC ns-3 model's semantics: LLM training "
@@ -16,6 +36,11 @@ int main(int argc, char** argv) {
   wh::RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "simulate a scenario: a .toml scenario file (cluster + SimAI workload) or an HPCC config.txt");
   wh::add_run_options(*run_cmd, run);
+  wh::PartitionOptions partition;
+  CLI::App* partition_cmd = app.add_subcommand(
+      "partition", "show how a scenario's network would be cut over MPI ranks: METIS k-way, edge cut, imbalance, "
+                   "lookahead, per-rank nodes/ports/flows");
+  wh::add_partition_options(*partition_cmd, partition);
   wh::MemoOptions memo;
   CLI::App* memo_cmd = app.add_subcommand("memo", "memo database files of the Wormhole memoization: merge, stats, inspect");
   wh::add_memo_commands(*memo_cmd, memo);
@@ -32,7 +57,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (run_cmd->parsed()) return wh::run_command(run);
+    if (run_cmd->parsed()) {
+      // Every rank would run the whole network and write the same files: refuse rather than clobber.
+      if (const long n = launched_ranks(); n > 1)
+        throw wh::InputError("command line", 0,
+                             "wormhole run was started as " + std::to_string(n) +
+                                 " MPI ranks, but the distributed engine does not exist yet: each rank would simulate "
+                                 "the whole network and write the same outputs",
+                             "run one process (mpirun -np 1, or without mpirun); 'wormhole partition SCENARIO -n N' "
+                             "shows how the network would be cut");
+      return wh::run_command(run);
+    }
+    if (partition_cmd->parsed()) return wh::partition_command(partition);
     if (memo_cmd->parsed()) return wh::memo_command(memo);
   } catch (const wh::InputError& e) {
     std::fprintf(stderr, "wormhole: error: %s\n", e.what());

@@ -1,0 +1,118 @@
+// `wormhole partition` (see partition_command.h).
+#include "partition_command.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "run_command.h"
+#include "wormhole/cc/factory.h"
+#include "wormhole/io/input_error.h"
+#include "wormhole/net/network.h"
+#include "wormhole/scenario/scenario.h"
+#include "wormhole/topo/simai_topology.h"
+
+namespace wh {
+
+void add_partition_options(CLI::App& cmd, PartitionOptions& o) {
+  cmd.add_option("scenario", o.scenario, "a scenario file (.toml) or an HPCC config.txt")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd.add_option("-n,--ranks", o.ranks, "number of MPI ranks to cut the network over (default 2)");
+  cmd.add_option("-s,--set", o.sets, "override one setting, KEY=VALUE (repeatable), as for wormhole run");
+  cmd.add_flag("--linear", o.linear, "cut contiguous node-id blocks (the dumb twin) instead of METIS k-way");
+  cmd.add_option("--map", o.map_file, "write the rank map to FILE: one line \"node rank\" per node");
+}
+
+NetGraph network_graph(const Topology& topo, const Network* net) {
+  NetGraph g;
+  g.num_nodes = topo.num_nodes;
+  g.node_weight.assign(topo.num_nodes, 1);
+  for (const TopoLink& l : topo.links) ++g.node_weight[l.a], ++g.node_weight[l.b];  // a port at each end
+  std::vector<uint64_t> link_bytes(topo.links.size(), 0);
+  const bool by_traffic = net && !net->flows().empty();
+  if (by_traffic) {
+    // Port -> link: interface i of a node is its i-th link in file order (topology.h).
+    std::vector<std::vector<uint32_t>> links_of(topo.num_nodes);
+    for (uint32_t k = 0; k < topo.links.size(); ++k) links_of[topo.links[k].a].push_back(k), links_of[topo.links[k].b].push_back(k);
+    std::vector<uint32_t> link_of_port(net->ports().size(), 0);
+    for (uint32_t p = 0; p < net->ports().size(); ++p) {
+      const Port& port = net->ports()[p];
+      link_of_port[p] = links_of[port.node].at(port.if_index - 1);
+    }
+    for (uint32_t id = 0; id < net->flows().size(); ++id) {
+      const Flow& f = net->flow(id);
+      ++g.node_weight[f.src], ++g.node_weight[f.dst];
+      for (uint32_t p : net->data_path(id)) link_bytes[link_of_port[p]] += f.size;
+    }
+  }
+  for (uint32_t k = 0; k < topo.links.size(); ++k) {
+    const TopoLink& l = topo.links[k];
+    const uint64_t w = by_traffic ? link_bytes[k] / 1'000'000 + 1 : std::max<uint64_t>(1, l.rate_bps / 1'000'000'000);
+    g.edges.push_back({l.a, l.b, w, l.delay});
+  }
+  if (!topo.is_nvswitch.empty()) {
+    g.group.assign(topo.num_nodes, UINT32_MAX);
+    for (const TopoLink& l : topo.links)
+      for (auto [sw, gpu] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
+        if (topo.nvswitch(sw) && !topo.is_switch[gpu]) g.group[sw] = g.group[gpu] = sw;
+  }
+  return g;
+}
+
+int partition_command(const PartitionOptions& o) {
+  const auto overrides = parse_sets(o.sets);
+  Topology topo;
+  std::unique_ptr<Network> net;
+  std::string what;
+  if (std::filesystem::path(o.scenario).extension() == ".toml") {
+    const Scenario sc = read_scenario(o.scenario, overrides);
+    topo = build_topology(sc).topo;
+    what = "link weights: rates (a workload's traffic is known only as it runs)";
+  } else {
+    const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
+    topo = read_topology(cfg.topology_file);
+    const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
+    net = std::make_unique<Network>(cfg, topo, make_cc(cfg, nullptr));
+    net->add_flows(specs, cfg.flow_file);
+    what = fmt::format("link weights: bytes of the {} flows of {} routed over them", specs.size(), cfg.flow_file);
+  }
+  const NetGraph g = network_graph(topo, net.get());
+  if (o.ranks == 0) throw InputError("command line", 0, "--ranks 0", "give at least 1 rank");
+  RankMap m;
+  try {
+    m = o.linear ? partition_linear(g, o.ranks) : partition_metis(g, o.ranks);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("command line", 0, fmt::format("cannot cut {} over {} ranks: {}", o.scenario, o.ranks, e.what()),
+                     "use fewer ranks (a server's GPUs and NVSwitch count as one vertex)");
+  } catch (const std::runtime_error& e) {
+    throw InputError("command line", 0, fmt::format("METIS could not cut {}: {}", o.scenario, e.what()),
+                     "use fewer ranks, or --linear");
+  }
+  fmt::print("{}: {} nodes, {} links; {}\n{} ({})\n", o.scenario, topo.num_nodes, topo.links.size(), what, describe(m),
+             o.linear ? "linear" : "METIS k-way");
+  std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
+  for (uint32_t n = 0; n < topo.num_nodes; ++n) {
+    ++nodes[m.rank_of[n]];
+    hosts[m.rank_of[n]] += !topo.is_switch[n];
+  }
+  for (const TopoLink& l : topo.links) {
+    ++ports[m.rank_of[l.a]], ++ports[m.rank_of[l.b]];
+    if (m.rank_of[l.a] != m.rank_of[l.b]) ++cut[m.rank_of[l.a]], ++cut[m.rank_of[l.b]];
+  }
+  if (net)
+    for (const Flow& f : net->flows()) ++flows[m.rank_of[f.src]];  // a flow's sender runs it
+  for (uint32_t r = 0; r < m.ranks; ++r)
+    fmt::print("rank {}: {} nodes ({} hosts, {} switches), {} ports, {} cut links{}\n", r, nodes[r], hosts[r],
+               nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
+  if (!o.map_file.empty()) {
+    std::ofstream f(o.map_file);
+    if (!f) throw InputError(o.map_file, 0, "cannot write the rank map", "check that its folder exists and is writable");
+    for (uint32_t n = 0; n < topo.num_nodes; ++n) f << n << ' ' << m.rank_of[n] << '\n';
+  }
+  return 0;
+}
+
+}  // namespace wh

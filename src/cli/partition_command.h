@@ -1,0 +1,37 @@
+// `wormhole partition`: how a scenario's network would be cut over MPI ranks (METIS), before a
+// distributed run — the start-up report of the distributed engine (issue 7), on its own.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wormhole/io/flows.h"
+#include "wormhole/io/topology.h"
+#include "wormhole/partition/rank_map.h"
+
+namespace wh {
+
+class Network;
+
+struct PartitionOptions {
+  std::string scenario;             ///< a .toml scenario or an HPCC config.txt
+  std::vector<std::string> sets;    ///< KEY=VALUE overrides
+  uint32_t ranks = 2;
+  bool linear = false;              ///< the dumb twin (contiguous node ids) instead of METIS
+  std::string map_file;             ///< if set: write "node rank" lines here
+};
+
+void add_partition_options(CLI::App& cmd, PartitionOptions& o);
+/// Runs the command; returns the exit status. Throws InputError for bad input (a rank count of
+/// 0 or above the number of servers and switches names the command line).
+int partition_command(const PartitionOptions& o);
+
+/// The METIS graph of a network: a vertex per node weighted 1 + its ports + the flows it sends or
+/// receives; an edge per link weighted by the payload it is expected to carry in MB (+1), from the
+/// flows' routed data paths when `net` has flows (an HPCC flow file), else by its rate in Gb/s (a
+/// training workload's traffic is not known before it runs); delays in ps. An NVSwitch and the
+/// GPUs linked to it form a group (one server: never split).
+NetGraph network_graph(const Topology& topo, const Network* net);
+
+}  // namespace wh
