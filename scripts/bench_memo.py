@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_wormhole import (DEFAULT_BUILD, DEFAULT_DATA, TARGET_FCT, TARGET_ITER, BenchError,  # noqa: E402
                             accuracy_scenarios, compare_fct, compare_iterations, flag, log, md_table, pct,
-                            remove_run, run_sim, scenario_from_path)
+                            cli, remove_run, run_sim, scenario_from_path)
 
 MEMO_RE = re.compile(r"^memo: (\d+) unsteady periods: (\d+) hits \((\d+) replayed\), (\d+) simulated to convergence: "
                      r"(\d+) new patterns, (\d+) repeats; (\d+) patterns -> (.+?)( \(warm start.*)?$", re.M)
@@ -182,11 +182,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as e:
-        print(f"bench_memo: error: {e}", file=sys.stderr)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("bench_memo: interrupted", file=sys.stderr)
-        sys.exit(130)
+    cli(main, "bench_memo")

@@ -599,12 +599,17 @@ def main():
     return 0
 
 
-if __name__ == "__main__":
+def cli(main_fn, name):
+    """Runs a benchmark's main: exit status 1 with a message on a BenchError, 130 on ^C."""
     try:
-        sys.exit(main())
+        sys.exit(main_fn())
     except BenchError as e:
-        print(f"bench_wormhole: error: {e}", file=sys.stderr)
+        print(f"{name}: error: {e}", file=sys.stderr)
         sys.exit(1)
     except KeyboardInterrupt:
-        print("bench_wormhole: interrupted", file=sys.stderr)
+        print(f"{name}: interrupted", file=sys.stderr)
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    cli(main, "bench_wormhole")

@@ -205,22 +205,30 @@ bool FastForward::try_skip(uint32_t pid) {
   net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
-    const uint64_t pkts = static_cast<uint64_t>(t.goodput * double(dt)) / payload;
-    t.credited = static_cast<int64_t>(pkts * payload);
-    t.skip_rate = t.goodput;
-    net_.credit(id, t.credited, dt);
-    stats_.packets_skipped += pkts;
-    stats_.events_skipped += pkts * 4 * t.hops;
-    stats_.skipped_flow_time += dt;
+    credit_skip(id, t, static_cast<uint64_t>(t.goodput * double(dt)) / payload, t.goodput, dt, false);
   }
-  Part& p = part(pid);
-  p.skipping = true;
-  p.replaying = false;
-  p.skip_start = now;
-  p.skip_end = now + dt;
-  ++skipping_now_;
+  begin_skip(pid, dt, false);
   ++stats_.skips;
   return true;
+}
+
+void FastForward::credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay) {
+  t.credited = static_cast<int64_t>(packets * net_.config().packet_payload_size);
+  t.skip_rate = rate;
+  net_.credit(id, t.credited, dt);
+  stats_.packets_skipped += packets;
+  stats_.events_skipped += packets * 4 * t.hops;
+  stats_.skipped_flow_time += dt;
+  if (replay) stats_.replayed_flow_time += dt;
+}
+
+void FastForward::begin_skip(uint32_t pid, Time dt, bool replay) {
+  Part& p = part(pid);
+  p.skipping = true;
+  p.replaying = replay;
+  p.skip_start = net_.now();
+  p.skip_end = net_.now() + dt;
+  ++skipping_now_;
 }
 
 double FastForward::guard(const Flow& f, double rate) const {
@@ -279,22 +287,11 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
     const uint32_t id = flows[i];
     Track& t = track(id);
     const uint64_t pkts = r.bytes[i] / payload;
-    t.credited = static_cast<int64_t>(pkts * payload);
-    t.skip_rate = double(t.credited) / double(dt);
+    credit_skip(id, t, pkts, double(pkts * payload) / double(dt), dt, true);
     t.goodput = r.goodput[i];
-    net_.credit(id, t.credited, dt);
     net_.restore_flow_cc(id, r.cc[i], now + dt);
-    stats_.packets_skipped += pkts;
-    stats_.events_skipped += pkts * 4 * t.hops;
-    stats_.skipped_flow_time += dt;
-    stats_.replayed_flow_time += dt;
   }
-  Part& p = part(pid);
-  p.skipping = true;
-  p.replaying = true;
-  p.skip_start = now;
-  p.skip_end = now + dt;
-  ++skipping_now_;
+  begin_skip(pid, dt, true);
   ++stats_.replays;
   return true;
 }

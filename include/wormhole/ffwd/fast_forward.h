@@ -101,6 +101,10 @@ class FastForward final : public SkipHooks {
   bool try_skip(uint32_t pid);
   void lookups();                        ///< replays for the partitions whose period just started
   bool try_replay(uint32_t pid, const Replay& r);
+  /// Credits `packets` whole packets to flow `id` for a skip of `dt` ps at `rate` bytes/ps (what a
+  /// pull-back keeps per ps), with the statistics.
+  void credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay);
+  void begin_skip(uint32_t pid, Time dt, bool replay);  ///< marks `pid` frozen from now for `dt` ps
   /// The guard left to packet-level simulation at a flow's end: one base RTT at `rate` (bytes/ps)
   /// plus one packet, bytes.
   double guard(const Flow& f, double rate) const;
