@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cc_codec.h"
+#include "wormhole/core/time.h"
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/version.h"
@@ -81,6 +82,20 @@ std::pair<Handle, Handle> edge_types() {
   });
 }
 
+// Why a stored CC state cannot be restored into a QP of line rate `line_bps` ("" if it can): a
+// pacing rate of 0 (a division by zero) or above the line, a non-finite α / U / RTT difference,
+// a timer neither off (-1) nor within 1 s.
+std::string implausible_cc(const CcRow& c, uint64_t line_bps) {
+  if (c.rate_bps == 0 || c.rate_bps > line_bps)
+    return "a CC rate of " + std::to_string(c.rate_bps) + " bit/s on a " + std::to_string(line_bps) + "-bit/s line";
+  bool finite = std::isfinite(c.x0);
+  for (double u : c.hop_u) finite = finite && std::isfinite(u);
+  if (!finite) return "a CC state with a value that is not a finite number";
+  for (int64_t t : c.timer_ps)
+    if (t != -1 && (t < 0 || t > kSec)) return "a CC timer " + std::to_string(t) + " ps away";
+  return "";
+}
+
 }  // namespace
 
 void write_memo_file(const std::string& path, const MemoDb& db) {
@@ -129,7 +144,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
 
 MemoDb read_memo_file(const std::string& path) {
   QuietErrors quiet;
-  const std::string fix = "give a memo file written by wormhole (wormhole memo merge writes one)";
+  const std::string fix = "give a memo file written by wormhole (a run with memo = true writes memo.h5)";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, 0, "no such memo file", fix);
   if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path, 0, "not an HDF5 file (or corrupt)", fix);
@@ -138,8 +153,11 @@ MemoDb read_memo_file(const std::string& path) {
   Handle file(fid, H5Fclose);
   if (!has_attr(file, "format") || read_attr_string(file, "format") != kFormat)
     throw InputError(path, 0, "an HDF5 file but not a wormhole memo file (no format = \"wormhole-memo\")", fix);
-  if (!has_attr(file, "layout_version") || read_attr_u64(file, "layout_version") != kLayout)
-    throw InputError(path, 0, "memo layout version is not " + std::to_string(kLayout), "use the wormhole that wrote it");
+  if (!has_attr(file, "layout_version"))
+    throw InputError(path, 0, "the memo file has no layout_version (corrupt file)", fix);
+  if (const uint64_t v = read_attr_u64(file, "layout_version"); v != kLayout)
+    throw InputError(path, 0, "memo layout version " + std::to_string(v) + ", this wormhole reads " + std::to_string(kLayout),
+                     "use the wormhole that wrote it, or re-run with memo = true to write a new file");
   for (const char* t : {"namespaces", "entries", "vertices", "edges", "cc"})
     if (!has_link(file, t)) throw InputError(path, 0, std::string("the table /") + t + " is missing (corrupt file)", fix);
   MemoDb db;
@@ -164,7 +182,8 @@ MemoDb read_memo_file(const std::string& path) {
         throw InputError(path, 0, where + " points past the vertex or edge tables (corrupt file)", fix);
       if (!db.namespaces.count(e.ns))
         throw InputError(path, 0, where + " has a namespace /namespaces does not describe (corrupt file)", fix);
-      if (e.duration_ps <= 0)
+      // A period longer than 1,000 s of simulated time is no period a run converges in.
+      if (e.duration_ps <= 0 || e.duration_ps > 1000 * kSec)
         throw InputError(path, 0, where + " has a duration of " + std::to_string(e.duration_ps) + " ps (corrupt file)", fix);
       Fcg key;
       MemoValue v;
@@ -174,6 +193,8 @@ MemoDb read_memo_file(const std::string& path) {
         if (!std::isfinite(r.goodput) || r.goodput < 0)
           throw InputError(path, 0, where + " has a goodput that is not a finite number >= 0 (corrupt file)", fix);
         key.label.push_back({r.rate_q, r.bottleneck_bps, r.line_bps, r.rtt_ns, r.hops, uint8_t(r.fresh != 0)});
+        if (const std::string bad = implausible_cc(cc[i], r.line_bps); !bad.empty())
+          throw InputError(path, 0, where + ": " + bad + " (corrupt file)", fix);
         v.bytes.push_back(vertices[i].bytes);
         v.end_rate_bps.push_back(vertices[i].end_rate_bps);
         v.goodput.push_back(vertices[i].goodput);

@@ -1,6 +1,11 @@
 // METIS k-way partitioner and linear twin over a plain weighted graph (rank_map.h).
 #include "wormhole/partition/rank_map.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <metis.h>
 
 #include <algorithm>
@@ -14,6 +19,30 @@
 
 namespace wh {
 namespace {
+
+// Redirects the process's stdout to /dev/null while alive: METIS writes diagnostics there that are
+// noise to a user (its failures are reported by return code, which we turn into messages).
+struct StdoutSilenced {
+  int saved = -1;
+  StdoutSilenced() {
+    std::fflush(stdout);
+    saved = ::dup(1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::close(null);
+    }
+  }
+  ~StdoutSilenced() {
+    std::fflush(stdout);
+    if (saved >= 0) {
+      ::dup2(saved, 1);
+      ::close(saved);
+    }
+  }
+  StdoutSilenced(const StdoutSilenced&) = delete;
+  StdoutSilenced& operator=(const StdoutSilenced&) = delete;
+};
 
 static_assert(sizeof(idx_t) == 4, "libmetis-dev is built with IDXTYPEWIDTH 32 (deps.md 3.3)");
 
@@ -178,6 +207,7 @@ RankMap partition_metis(const NetGraph& g, uint32_t ranks) {
   for (const bool kway : {true, false}) {
     // METIS takes non-const pointers but does not modify the graph.
     const auto run = kway ? METIS_PartGraphKway : METIS_PartGraphRecursive;
+    const StdoutSilenced quiet;  // METIS prints "***Cannot bisect ..." to stdout on its way to failing
     const int rc = run(&nvtxs, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, adjwgt.data(), &nparts,
                        nullptr, nullptr, options, &objval, part.data());
     if (rc != METIS_OK)
@@ -189,7 +219,7 @@ RankMap partition_metis(const NetGraph& g, uint32_t ranks) {
     if (empty.empty()) return score(g, std::move(rank_of), ranks);
   }
   throw std::runtime_error("METIS left rank(s) " + empty + " without any node when cutting " + std::to_string(nv) +
-                           " vertices over " + std::to_string(ranks) + " ranks; use fewer ranks or partition_linear");
+                           " vertices over " + std::to_string(ranks) + " ranks; use fewer ranks or the linear split");
 }
 
 RankMap partition_linear(const NetGraph& g, uint32_t ranks) {

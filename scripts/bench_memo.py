@@ -18,8 +18,10 @@ scenario or HPCC config.txt, with --set overrides) is run four times by the same
 Reported per scenario: wall time of each run (whole process, time.perf_counter around the subprocess), the
 speedups memo/ff (what memoization adds; the paper reports 1.93-8.43x), off/memo, and memo/warm (the warm-start
 speedup); events skipped (% of executed + skipped, the runs' own estimate); from the memo run's summary line
-"memo: P unsteady periods: H hits (R replayed), ...; N patterns": the hit rate H/P, replays R and distinct
-patterns N, and the same for the warm run; the memo file's size on disk; per-flow FCT error against the
+"memo: P unsteady periods: R replayed (H hits), C simulated to convergence (...), E ended before converging; N
+patterns": the replay rate R / (R + C) — of the periods that could be served, the share replayed (E, periods
+cut short by a flow's end or a membership change, are neither) —, the replays R and distinct patterns N, and
+the same for the warm run; the memo file's size on disk; per-flow FCT error against the
 off-run (mean and p99 of |on - off| / off over flows joined on (srcip, dstip, sport, dport)) for ff, memo and
 warm, and the worst iteration-time error (.toml scenarios). Targets: mean FCT error < 1 %, iteration < 0.5 %.
 
@@ -43,17 +45,21 @@ from bench_wormhole import (DEFAULT_BUILD, DEFAULT_DATA, TARGET_FCT, TARGET_ITER
                             accuracy_scenarios, compare_fct, compare_iterations, flag, log, md_table, pct,
                             cli, remove_run, run_sim, scenario_from_path)
 
-MEMO_RE = re.compile(r"^memo: (\d+) unsteady periods: (\d+) hits \((\d+) replayed\), (\d+) simulated to convergence: "
-                     r"(\d+) new patterns, (\d+) repeats; (\d+) patterns -> (.+?)( \(warm start.*)?$", re.M)
+MEMO_RE = re.compile(r"^memo: (\d+) unsteady periods: (\d+) replayed \((\d+) hits\), (\d+) simulated to convergence "
+                     r"\((\d+) new patterns, (\d+) repeats\), (\d+) ended before converging [^;]*; (\d+) patterns -> "
+                     r"(.+?)( \(warm start.*)?$", re.M)
 
 
 def memo_stats(run, what):
     m = MEMO_RE.search(run.stdout)
     if not m:
         raise BenchError(f"{what}: no 'memo: ...' summary line in the output:\n{run.stdout[-2000:]}")
-    periods, hits, replayed = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    return {"periods": periods, "hits": hits, "replayed": replayed, "patterns": int(m.group(7)),
-            "file": Path(m.group(8).strip()), "hit_rate": hits / periods if periods else None}
+    periods, replayed, hits, converged = int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    # Of the periods that could be served at all (replayed, or simulated until they converged), the
+    # share replayed; periods that ended first (a flow ended, membership changed) are neither.
+    servable = replayed + converged
+    return {"periods": periods, "hits": hits, "replayed": replayed, "patterns": int(m.group(8)),
+            "file": Path(m.group(9).strip()), "hit_rate": replayed / servable if servable else None}
 
 
 def memo_sets(sc):
@@ -108,6 +114,7 @@ def tables(rows):
         ms, ws = r["ms"], r["ws"]
         memo.append([r["sc"].name, r["sc"].cc, ms["periods"], pct(ms["hit_rate"], 1), ms["replayed"], ms["patterns"],
                      f"{r['db_bytes'] / 1024:.1f}", ws["periods"], pct(ws["hit_rate"], 1), ws["replayed"]])
+    # "replay rate" = replayed / (replayed + simulated to convergence)
     acc = []
     for r in rows:
         f, it = r["fct"], r["iter"]
@@ -118,8 +125,8 @@ def tables(rows):
                       flag(max(it["memo"], it["warm"]) if it.get("memo") is not None else None, TARGET_ITER)])
     return (md_table(["scenario", "CC", "wall off s", "ff s", "memo s", "warm s", "memo vs ff", "memo vs off",
                       "warm vs memo", "warm vs off", "events skipped % ff / memo / warm"], speed, ["l", "l"] + ["r"] * 9),
-            md_table(["scenario", "CC", "periods", "hit rate", "replayed", "patterns", "memo.h5 KB", "warm periods",
-                      "warm hit rate", "warm replayed"], memo, ["l", "l"] + ["r"] * 8),
+            md_table(["scenario", "CC", "periods", "replay rate", "replayed", "patterns", "memo.h5 KB", "warm periods",
+                      "warm replay rate", "warm replayed"], memo, ["l", "l"] + ["r"] * 8),
             md_table(["scenario", "CC", "flows", "mean FCT err ff", "memo", "warm", "p99 memo", "p99 warm",
                       "iter err ff", "memo", "warm", "FCT < 1 %", "iter < 0.5 %"], acc, ["l", "l"] + ["r"] * 11))
 

@@ -31,6 +31,8 @@ NetGraph network_graph(const Topology& topo, const Network* net) {
   g.num_nodes = topo.num_nodes;
   g.node_weight.assign(topo.num_nodes, 1);
   for (const TopoLink& l : topo.links) ++g.node_weight[l.a], ++g.node_weight[l.b];  // a port at each end
+  // Work grows with the packets a node handles: add the expected traffic through it (routed flow
+  // bytes in MB, or — a workload's traffic being unknown — its links' rates in units of 100 Gb/s).
   std::vector<uint64_t> link_bytes(topo.links.size(), 0);
   const bool by_traffic = net && !net->flows().empty();
   if (by_traffic) {
@@ -42,10 +44,21 @@ NetGraph network_graph(const Topology& topo, const Network* net) {
       const Port& port = net->ports()[p];
       link_of_port[p] = links_of[port.node].at(port.if_index - 1);
     }
+    std::vector<uint64_t> node_bytes(topo.num_nodes, 0);
     for (uint32_t id = 0; id < net->flows().size(); ++id) {
       const Flow& f = net->flow(id);
       ++g.node_weight[f.src], ++g.node_weight[f.dst];
-      for (uint32_t p : net->data_path(id)) link_bytes[link_of_port[p]] += f.size;
+      node_bytes[f.dst] += f.size;
+      for (uint32_t p : net->data_path(id)) {
+        link_bytes[link_of_port[p]] += f.size;
+        node_bytes[net->ports()[p].node] += f.size;
+      }
+    }
+    for (uint32_t n = 0; n < topo.num_nodes; ++n) g.node_weight[n] += static_cast<uint32_t>(node_bytes[n] / 1'000'000);
+  } else {
+    for (const TopoLink& l : topo.links) {
+      const auto w = static_cast<uint32_t>(l.rate_bps / 100'000'000'000ull);
+      g.node_weight[l.a] += w, g.node_weight[l.b] += w;
     }
   }
   for (uint32_t k = 0; k < topo.links.size(); ++k) {
@@ -54,10 +67,25 @@ NetGraph network_graph(const Topology& topo, const Network* net) {
     g.edges.push_back({l.a, l.b, w, l.delay});
   }
   if (!topo.is_nvswitch.empty()) {
-    g.group.assign(topo.num_nodes, UINT32_MAX);
+    // A server = its NVSwitches and the GPUs linked to them, which may span several NVSwitches
+    // (union-find over NVSwitch-GPU links; a group is named by its smallest node id).
+    std::vector<uint32_t> up(topo.num_nodes);
+    for (uint32_t n = 0; n < topo.num_nodes; ++n) up[n] = n;
+    auto root = [&](uint32_t n) {
+      while (up[n] != n) n = up[n] = up[up[n]];
+      return n;
+    };
+    std::vector<uint8_t> in_server(topo.num_nodes, 0);
     for (const TopoLink& l : topo.links)
       for (auto [sw, gpu] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}})
-        if (topo.nvswitch(sw) && !topo.is_switch[gpu]) g.group[sw] = g.group[gpu] = sw;
+        if (topo.nvswitch(sw) && !topo.is_switch[gpu]) {
+          const uint32_t a = root(sw), b = root(gpu);
+          up[std::max(a, b)] = std::min(a, b);
+          in_server[sw] = in_server[gpu] = 1;
+        }
+    g.group.assign(topo.num_nodes, UINT32_MAX);
+    for (uint32_t n = 0; n < topo.num_nodes; ++n)
+      if (in_server[n]) g.group[n] = root(n);
   }
   return g;
 }
@@ -77,22 +105,25 @@ int partition_command(const PartitionOptions& o) {
     const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
     net = std::make_unique<Network>(cfg, topo, make_cc(cfg, nullptr));
     net->add_flows(specs, cfg.flow_file);
-    what = fmt::format("link weights: bytes of the {} flows of {} routed over them", specs.size(), cfg.flow_file);
+    what = specs.empty() ? "link weights: rates (the flow file has no flow)"
+                         : fmt::format("link weights: bytes of the {} flows of {} routed over them", specs.size(), cfg.flow_file);
   }
   const NetGraph g = network_graph(topo, net.get());
   if (o.ranks == 0) throw InputError("command line", 0, "--ranks 0", "give at least 1 rank");
+  if (!o.map_file.empty()) check_output_dir(o.map_file, {"command line", 0}, "--map file");
   RankMap m;
   try {
     m = o.linear ? partition_linear(g, o.ranks) : partition_metis(g, o.ranks);
   } catch (const std::invalid_argument& e) {
-    throw InputError("command line", 0, fmt::format("cannot cut {} over {} ranks: {}", o.scenario, o.ranks, e.what()),
+    throw InputError(o.scenario, 0, fmt::format("cannot cut the network over {} ranks: {}", o.ranks, e.what()),
                      "use fewer ranks (a server's GPUs and NVSwitch count as one vertex)");
   } catch (const std::runtime_error& e) {
-    throw InputError("command line", 0, fmt::format("METIS could not cut {}: {}", o.scenario, e.what()),
-                     "use fewer ranks, or --linear");
+    throw InputError(o.scenario, 0, fmt::format("METIS could not cut the network over {} ranks: {}", o.ranks, e.what()),
+                     "use fewer ranks, or --linear (contiguous blocks, any count up to the number of vertices)");
   }
-  fmt::print("{}: {} nodes, {} links; {}\n{} ({})\n", o.scenario, topo.num_nodes, topo.links.size(), what, describe(m),
-             o.linear ? "linear" : "METIS k-way");
+  fmt::print("{}: {} nodes, {} links; {}\n{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + {})\n",
+             o.scenario, topo.num_nodes, topo.links.size(), what, describe(m), o.linear ? "linear" : "METIS k-way",
+             net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
   std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
   for (uint32_t n = 0; n < topo.num_nodes; ++n) {
     ++nodes[m.rank_of[n]];

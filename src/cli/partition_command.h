@@ -28,7 +28,8 @@ void add_partition_options(CLI::App& cmd, PartitionOptions& o);
 int partition_command(const PartitionOptions& o);
 
 /// The METIS graph of a network: a vertex per node weighted 1 + its ports + the flows it sends or
-/// receives; an edge per link weighted by the payload it is expected to carry in MB (+1), from the
+/// receives + the expected traffic through it (MB of routed flow bytes, or its links' rates in
+/// units of 100 Gb/s without flows); an edge per link weighted by the payload it is expected to carry in MB (+1), from the
 /// flows' routed data paths when `net` has flows (an HPCC flow file), else by its rate in Gb/s (a
 /// training workload's traffic is not known before it runs); delays in ps. An NVSwitch and the
 /// GPUs linked to it form a group (one server: never split).

@@ -40,6 +40,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
                  "warm-start Wormhole's memoization from a memo file of earlier runs (memo.h5, or one written by "
                  "'wormhole memo merge'); turns memoization on; needs Wormhole on")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--memo-out", o.memo_out,
+                 "where memoization writes its memo file (default: memo.h5 beside the results file)");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line and no summary");
 }
 
@@ -95,6 +97,7 @@ void warn_ns_truncation(const SimConfig& cfg, const Topology& topo) {
 int run_command(const RunOptions& o) {
   if (std::filesystem::path(o.scenario).extension() == ".toml") return run_workload_scenario(o);
   std::vector<std::pair<std::string, std::string>> overrides = parse_sets(o.sets);
+  if (!o.memo_in.empty()) overrides.emplace_back("WORMHOLE_MEMO", "1");  // --memo turns it on, and the results say so
   std::string results = o.results;
   if (!o.output_dir.empty()) {
     std::error_code ec;
@@ -135,6 +138,9 @@ int run_command(const RunOptions& o) {
   check_output_dir(cfg.fct_output_file, cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
   check_output_dir(cfg.pfc_output_file, cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");
   check_output_dir(results, {"command line", 0}, "results file");
+  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(results).parent_path() / "memo.h5").string()
+                                            : o.memo_out);
+  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
@@ -148,7 +154,7 @@ int run_command(const RunOptions& o) {
 
   auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
   write_hdf5_results(results, records, obs.pfc_, meta, nullptr, wormhole.report());
-  wormhole.write_memo((std::filesystem::path(results).parent_path() / "memo.h5").string());
+  wormhole.write_memo();
 
   const SlowdownStats st = slowdown_stats(records);
   size_t unfinished = 0;
@@ -186,7 +192,8 @@ int run_command(const RunOptions& o) {
                s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
                s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
     wormhole.print_summary();
-    fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, results);
+    fmt::print("outputs: {} {} {}{}\n", cfg.fct_output_file, cfg.pfc_output_file, results,
+               wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path());
   }
   return 0;
 }

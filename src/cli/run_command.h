@@ -16,6 +16,7 @@ struct RunOptions {
   std::string results;                  ///< HDF5 path ("" = results.h5 beside FCT_OUTPUT_FILE)
   std::string output_dir;               ///< if set: fct.txt, pfc.txt, results.h5 go there (created)
   std::string memo_in;                  ///< memo file to warm-start the memoization from ("" = none)
+  std::string memo_out;                 ///< memo file to write ("" = memo.h5 beside the results)
   bool quiet = false;
 };
 

@@ -48,7 +48,9 @@ void print_summary(const WorkloadReport& r, const RunStats& s, double wall, size
 }  // namespace
 
 int run_workload_scenario(const RunOptions& o) {
-  Scenario sc = read_scenario(o.scenario, parse_sets(o.sets));
+  auto overrides = parse_sets(o.sets);
+  if (!o.memo_in.empty()) overrides.emplace_back("wormhole.memo", "true");  // --memo turns it on, and the results say so
+  Scenario sc = read_scenario(o.scenario, overrides);
   for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   warn_unused_wormhole(sc.net, sc.wormhole_table);
@@ -98,6 +100,9 @@ int run_workload_scenario(const RunOptions& o) {
   cfg.pfc_output_file = (out / "pfc.txt").string();
   const std::string results = o.results.empty() ? (out / "results.h5").string() : o.results;
   check_output_dir(results, {"command line", 0}, "results file");
+  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(results).parent_path() / "memo.h5").string()
+                                            : o.memo_out);
+  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
 
   if (!sc.topology.write.empty()) {
     const std::filesystem::path p = out / sc.topology.write;
@@ -131,14 +136,14 @@ int run_workload_scenario(const RunOptions& o) {
   auto [records, meta] = collect_results(net, cfg, sc.path, wall);
   const WorkloadReport& rep = driver.report();
   write_hdf5_results(results, records, obs.pfc_, meta, &rep, wormhole.report());
-  wormhole.write_memo((out / "memo.h5").string());
+  wormhole.write_memo();
   write_workload_csvs(out.string(), rep);
 
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
     print_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
     wormhole.print_summary();
-    fmt::print("outputs: {}\n", out.string());
+    fmt::print("outputs: {}{}\n", out.string(), wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")");
   }
   return complete ? 0 : 3;
 }

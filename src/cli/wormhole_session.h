@@ -36,33 +36,48 @@ class WormholeSession {
       std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     ff_ = std::make_unique<FastForward>(net, cfg.wormhole, run_end);
     if (!cfg.wormhole.memo && memo_in.empty()) return;
+    if (!cfg.wormhole.fast_forward)
+      std::fprintf(stderr, "wormhole: warning: memoization with fast_forward = false records patterns but replays "
+                           "none (a replay is a skip)%s\n",
+                   memo_in.empty() ? "" : ", so the --memo file is not used");
     const std::string text = describe(net, cfg);
     const uint64_t ns = memo_namespace(text);
     if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode);
     db_.namespaces[ns] = text;
     rec_ = std::make_unique<Memoizer>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
   }
+  /// Where the memo file goes; set before report() (the results name it) and before any output is
+  /// opened. It may be the --memo input: the file is read whole at the start and the new one holds
+  /// all its patterns (with this run's hit counts).
+  void set_memo_path(const std::string& path) {
+    if (rec_) memo_path_ = path;
+  }
   /// What the results file gets (nullptr with Wormhole off); valid until the next call.
   const SkipReport* report() {
     if (!ff_) return nullptr;
     report_ = ff_->report();
+    if (rec_) {
+      const MemoStats& s = rec_->stats();
+      report_.memo = MemoReport{true,  s.periods,       s.hits,   s.replayed, s.converged, s.inserted, s.repeated,
+                                db_.store.size(), warm_, warm_path_, memo_path_};
+    }
     return &report_;
   }
-  /// Writes the memo file `memo_path` when recording (InputError if it cannot be created).
-  void write_memo(const std::string& memo_path) {
-    if (!rec_) return;
-    write_memo_file(memo_path, db_);
-    memo_path_ = memo_path;
+  /// Writes the memo file set by set_memo_path (InputError if it cannot be created).
+  void write_memo() {
+    if (rec_) write_memo_file(memo_path_, db_);
   }
+  const std::string& memo_path() const { return memo_path_; }
   /// Prints what Wormhole skipped and, when recording, what it memoized (nothing with Wormhole off).
   void print_summary() const {
     if (!ff_) return;
     print_skip_summary(*ff_);
     if (!rec_) return;
     const MemoStats& s = rec_->stats();
-    fmt::print("memo: {} unsteady periods: {} hits ({} replayed), {} simulated to convergence: {} new patterns, {} "
-               "repeats; {} patterns -> {}{}\n",
-               s.periods, s.hits, s.replayed, s.converged, s.inserted, s.repeated, db_.store.size(), memo_path_,
+    const uint64_t ended = s.periods - s.replayed - s.converged;
+    fmt::print("memo: {} unsteady periods: {} replayed ({} hits), {} simulated to convergence ({} new patterns, {} "
+               "repeats), {} ended before converging (membership changed or a flow ended); {} patterns -> {}{}\n",
+               s.periods, s.replayed, s.hits, s.converged, s.inserted, s.repeated, ended, db_.store.size(), memo_path_,
                warm_path_.empty() ? "" : fmt::format(" (warm start: {} patterns from {})", warm_, warm_path_));
   }
 
@@ -74,9 +89,9 @@ class WormholeSession {
   /// kept and written back, unused.
   void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode) {
     MemoDb in = read_memo_file(path);
-    const std::string fix = "warm-start only from runs of the same network and detection settings (CC, rates, delays, "
-                            "MTU, buffers, theta, window, sample interval, rate quantum); 'wormhole memo stats' lists a "
-                            "file's namespaces";
+    const std::string fix = "warm-start only from runs of the same network settings (every setting but file paths, "
+                            "monitors, stop time and SEED; link rates and delays) and the same theta, window, sample "
+                            "interval and rate quantum; 'wormhole memo stats' lists a file's namespaces";
     size_t ours = 0;
     for (const MemoEntry* e : in.store.entries()) ours += e->ns == ns;
     auto it = in.namespaces.find(ns);
@@ -138,8 +153,9 @@ class WormholeSession {
     return "same settings text, different hash";
   }
   /// The memo namespace's text: what changes convergence — the network settings but paths,
-  /// monitors and stop time, Wormhole's detection settings (θ, l, interval, rate quantum), then the
-  /// distinct link (rate, delay) classes.
+  /// monitors, stop time and the seed (a replay stands in for another random realisation anyway),
+  /// Wormhole's detection settings (θ, l, interval, rate quantum), then the distinct link (rate,
+  /// delay) classes.
   static std::string describe(const Network& net, const SimConfig& cfg) {
     std::string text;
     for (const auto& [k, v] : effective_settings(cfg)) {
@@ -149,7 +165,7 @@ class WormholeSession {
                              k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS";
       if (k.find("FILE") != std::string::npos || k.find("MON") != std::string::npos ||
           (k.rfind("WORMHOLE", 0) == 0 && !detection) || k == "SIMULATOR_STOP_TIME" || k == "ENABLE_TRACE" ||
-          k == "EVENT_ORDER")
+          k == "EVENT_ORDER" || k == "SEED")
         continue;
       text += k + "=" + v + "; ";
     }

@@ -238,8 +238,8 @@ double FastForward::guard(const Flow& f, double rate) const {
 
 void FastForward::lookups() {
   if (lookup_queue_.empty()) return;
-  // In queue order, which is the order of the resets (deterministic); a partition that died since
-  // (its id maybe reused) is looked up only if its period is still the newest.
+  // In queue order (the order in which partitions were first reset since the last tick:
+  // deterministic); a partition that died is skipped, a reused id is looked up with its newest period.
   std::vector<uint32_t> pids;
   for (uint32_t pid : lookup_queue_) {
     Part& p = part(pid);
@@ -273,9 +273,10 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   const Time dt = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
   if (dt <= 0 || r.bytes.size() != flows.size() || r.cc.size() != flows.size()) return false;
   // Skips never run past what is known to come (a skip-back would undo most of the replay).
-  if (const Time t = net_.next_flow_start(); t >= 0 && t < now + dt) return false;
-  if (const Time t = net_.link_down_time(); t >= 0 && t < now + dt) return false;
-  if (now + dt > run_end_) return false;
+  // Compared as distances from now: no sum can overflow whatever a memo file holds.
+  if (dt > run_end_ - now) return false;
+  if (const Time t = net_.next_flow_start(); t >= 0 && t - now < dt) return false;
+  if (const Time t = net_.link_down_time(); t >= 0 && t - now < dt) return false;
   for (size_t i = 0; i < flows.size(); ++i) {
     const Flow& f = net_.flow(flows[i]);
     const double rate = r.goodput[i] > 0 ? r.goodput[i] : double(r.bytes[i]) / double(dt);

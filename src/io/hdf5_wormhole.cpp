@@ -42,6 +42,20 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   attr_u64(g, "replay_backs", s.replay_backs);
   attr_u64(g, "replays_refused", s.replays_refused);
   attr_i64(g, "replayed_flow_time_ns", s.replayed_flow_time / kNs);
+  const MemoReport& m = r.memo;
+  attr_u8(g, "memo", m.on);
+  if (m.on) {
+    attr_u64(g, "memo_periods", m.periods);
+    attr_u64(g, "memo_hits", m.hits);
+    attr_u64(g, "memo_replayed", m.replayed);
+    attr_u64(g, "memo_converged", m.converged);
+    attr_u64(g, "memo_new_patterns", m.inserted);
+    attr_u64(g, "memo_repeats", m.repeated);
+    attr_u64(g, "memo_patterns", m.patterns);
+    attr_u64(g, "memo_warm_patterns", m.warm_patterns);
+    attr_string(g, "memo_input", m.input);
+    attr_string(g, "memo_output", m.output);
+  }
   attr_u64(g, "max_partitions", s.max_partitions);
   attr_u64(g, "control_packets_bypassed", r.control_bypassed);
   attr_u64(g, "packets_held", r.packets_held);

@@ -156,7 +156,7 @@ class ConfigParser {
     auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
     if (ec != std::errc() || p != t.text.data() + t.text.size() || !std::isfinite(v))
       fail(t, "\"" + t.text + "\" is not a number", "give a decimal number such as 0.5");
-    if (v < 0 && lo >= 0) fail(t, "negative value " + t.text + " makes no sense", "give a value >= 0");
+    if (v < 0 && lo >= 0 && lo == 0) fail(t, "negative value " + t.text + " makes no sense", "give a value >= 0");
     if (v < lo || v > hi || (hi_open && v == hi)) {
       std::ostringstream range;
       range << "[" << lo << ", " << hi << (hi_open ? ")" : "]");
@@ -285,8 +285,12 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "SEED") c.seed = uint();
   else if (k == "WORMHOLE") c.wormhole.enabled = flag();
   else if (k == "WORMHOLE_THETA") {
+    const InputToken& t = (*toks_)[pos_];
+    double v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || !(v > 0 && v < 1))
+      fail(t, "WORMHOLE_THETA " + t.text + " is not a number above 0 and below 1", "give e.g. 0.05 (5 %)");
     c.wormhole.theta = real(0, 1, true);
-    if (c.wormhole.theta <= 0) fail((*toks_)[pos_ - 1], "WORMHOLE_THETA must be above 0 and below 1", "give e.g. 0.05 (5 %)");
   }
   // Bounded so that window × interval (ps) stays far inside a Time.
   else if (k == "WORMHOLE_WINDOW") c.wormhole.window = uint(10'000'000, 1);

@@ -268,8 +268,9 @@ class Reader {
       else if (it.key == "memo") w.memo = get_bool(it);
       else if (it.key == "memo_rate_quantum") {
         w.memo_rate_quantum_bps = get_rate(it);
-        if (w.memo_rate_quantum_bps < 1'000'000)
-          fail(it, "the memo rate quantum must be at least 1 Mb/s", "write e.g. memo_rate_quantum = \"1Gbps\"");
+        // The same range as WORMHOLE_MEMO_RATE_QUANTUM_GBPS: 1 Mb/s to 10 Tb/s.
+        if (w.memo_rate_quantum_bps < 1'000'000 || w.memo_rate_quantum_bps > 10'000'000'000'000ull)
+          fail(it, "the memo rate quantum must be between 1 Mb/s and 10 Tb/s", "write e.g. memo_rate_quantum = \"1Gbps\"");
       }
     }
   }

@@ -71,17 +71,26 @@ class Partition(unittest.TestCase):
         self.assertNotEqual(m[0], m[4])
 
     def test_servers_are_never_split(self):
-        # 16 GPUs in two servers of 8, each with its NVSwitch, on a generated rail-optimised fabric: over 2, 3
-        # and 4 ranks each server's GPUs and NVSwitch stay on one rank.
-        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
-        for n in (2, 3, 4):
-            with self.subTest(ranks=n):
-                p = wh("partition", scenario, "-n", n, "--map", self.dir / "m.txt")
-                self.assertEqual(p.returncode, 0, p.stderr)
-                self.assertIn("link weights: rates", p.stdout)
-                m = read_map(self.dir / "m.txt")
-                for server in range(2):
-                    self.assertEqual(len({m[g] for g in range(8 * server, 8 * server + 8)}), 1, p.stdout)
+        # 16 GPUs in two servers of 8, each with two NVSwitches (nvswitches_per_server = 2), on a generated
+        # rail-optimised fabric: over 2, 3 and 4 ranks each server's GPUs and both its NVSwitches stay on one
+        # rank — also with the linear split, which knows nothing of traffic and keeps them together only
+        # because they are one group. SimAI numbering: GPUs 0-15, then the NVSwitches, two per server.
+        scenario = self.dir / "s.toml"
+        src = (SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml").read_text()
+        scenario.write_text(src.replace('gpu_type = "A100"', 'gpu_type = "A100"\nnvswitches_per_server = 2')
+                               .replace('file = "microAllReduce_16g.txt"',
+                                        f'file = "{SOURCE_DIR / "inputs" / "llm" / "microAllReduce_16g.txt"}"')
+                               .replace('config = "SimAI.conf"', f'config = "{SOURCE_DIR / "inputs" / "llm" / "SimAI.conf"}"'))
+        for extra in ([], ["--linear"]):
+            for n in (2, 3, 4):
+                with self.subTest(ranks=n, linear=bool(extra)):
+                    p = wh("partition", scenario, "-n", n, "--map", self.dir / "m.txt", *extra)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertIn("link weights: rates", p.stdout)
+                    m = read_map(self.dir / "m.txt")
+                    for server in range(2):
+                        nodes = list(range(8 * server, 8 * server + 8)) + [16 + 2 * server, 17 + 2 * server]
+                        self.assertEqual(len({m[g] for g in nodes}), 1, p.stdout)
 
     def test_bad_rank_counts(self):
         p = wh("partition", RING / "config_dcqcn.txt", "-n", 100)

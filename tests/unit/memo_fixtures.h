@@ -9,9 +9,11 @@ namespace wh::test {
 
 constexpr uint64_t kG = 1'000'000'000ull;
 
-/// A flow on `ports` at `rate` (bit/s) whose slowest link is `bottleneck` (bit/s).
+/// A flow on `ports` at `rate` (bit/s) whose slowest link is `bottleneck` (bit/s), on a 100-Gb/s NIC.
 inline FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG, uint64_t bottleneck = 100 * kG) {
-  return FcgFlow{std::move(ports), rate, bottleneck};
+  FcgFlow f{std::move(ports), rate, bottleneck};
+  f.line_bps = 100 * kG;
+  return f;
 }
 
 /// A value for `n` flows: bytes first, first + 1, ...; end rates 40 Gb/s + i; goodputs

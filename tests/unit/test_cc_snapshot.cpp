@@ -441,3 +441,22 @@ TEST(CcSnapshot, SnapshotIsAValue) {
   EXPECT_EQ(B.f.rate_bps, s.rate_bps);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(s.timer_in[i], -1);  // DCTCP arms no timers
 }
+
+TEST(CcSnapshot, RestoreCancelsTimersTheSnapshotHasOff) {
+  // A DCQCN flow that has seen CNPs runs its α, decrease and increase timers; restored from a
+  // snapshot taken before any CNP (no timer armed), those timers must stop: the reference cannot
+  // be in a pre-CNP state with them running.
+  Dcqcn cc(DcqcnParams{});
+  Driver A{cc, 0, line_flow(), {}, 0};
+  cc.on_start(0, A.f, A.h);
+  const CcSnapshot before_cnp = snapshot_cc(A.f, A.h.now());
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(before_cnp.timer_in[i], -1);
+  Driver B{cc, 1, line_flow(), {}, 0};
+  cc.on_start(1, B.f, B.h);
+  B.feed(ack_train(0, 10, 10'000, [](int, Time) { return plain_ack(0, true); }));  // CNPs: timers armed
+  size_t armed = 0;
+  for (int i = 0; i < 3; ++i) armed += B.f.timer_at[i] >= 0;
+  ASSERT_GT(armed, 0u);
+  restore_cc(1, B.f, before_cnp, B.h);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(B.f.timer_at[i], -1) << "slot " << i;
+}

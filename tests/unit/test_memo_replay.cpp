@@ -35,7 +35,7 @@ struct Outcome {
 };
 
 Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec* injected = nullptr, Time inject_at = -1,
-            bool skip_back = true, const SimConfig& cfg = config(), double theta = 0.05) {
+            bool skip_back = true, const SimConfig& cfg = config(), double theta = 0.05, bool fast_forward = true) {
   Network net(cfg, star(6), make_cc(cfg, nullptr));
   net.add_flows(flows);
   std::unique_ptr<Injector> inj;
@@ -48,6 +48,7 @@ Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec* injec
   ws.window = 500;  // 500 µs windows: a period converges 500 µs after it starts
   ws.skip_back = skip_back;
   ws.theta = theta;
+  ws.fast_forward = fast_forward;
   std::unique_ptr<FastForward> ff;
   if (mode != Mode::Packet) ff = std::make_unique<FastForward>(net, ws, 1 * kSec);
   MemoDb db;
@@ -158,4 +159,34 @@ TEST(MemoReplay, HpccFlowsReLearnTheirIntAfterARestore) {
   EXPECT_GE(memo.stats.replays, 1u);
   EXPECT_LT(err[0], 0.01);
   EXPECT_LT(err[1], 0.01);
+}
+
+TEST(MemoReplay, NothingIsReplayedWithFastForwardOff) {
+  // A replay is a skip: with fast_forward = false the second pair is simulated like the first
+  // (recorded as a repeat), and the run is packet mode.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 3, 60'000'000, 1 * kMs)};
+  const Outcome pkt = run(flows, Mode::Packet);
+  const Outcome memo = run(flows, Mode::Memo, nullptr, -1, true, config(), 0.05, false);
+  EXPECT_EQ(memo.stats.replays, 0u);
+  EXPECT_EQ(memo.memo.hits, 0u);
+  EXPECT_GE(memo.memo.repeated, 1u);
+  EXPECT_EQ(memo.fct, pkt.fct);
+}
+
+TEST(MemoReplay, APintFlowKeepsItsOwnSamplingStream) {
+  // Two HPCC-PINT flows; one's CC state restored into the other, as a replay does: the state is
+  // the snapshot's but the ACK-sampling generator stays the flow's own (flows replayed from one
+  // snapshot must not sample in lockstep).
+  SimConfig cfg = config("hpcc");
+  cfg.cc_mode = 10;
+  Network net(cfg, star(4), make_cc(cfg, nullptr));
+  net.add_flows({flow(0, 2, 10'000'000), flow(1, 3, 10'000'000)});
+  net.run(20 * kUs);
+  const CcSnapshot s = snapshot_cc(net.flow(0), net.now());
+  const auto own = std::get<HpccPintState>(net.flow(1).cc).rng.state();
+  ASSERT_NE(own, std::get<HpccPintState>(s.cc).rng.state());
+  net.restore_flow_cc(1, s, net.now());
+  const auto& after = std::get<HpccPintState>(net.flow(1).cc);
+  EXPECT_EQ(after.rng.state(), own);
+  EXPECT_EQ(after.cur_rate_bps, std::get<HpccPintState>(s.cc).cur_rate_bps);
 }

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "wormhole/core/time.h"
@@ -37,6 +38,21 @@ struct PartitionSample {
   uint32_t skipping = 0;          ///< of which being fast-forwarded
 };
 
+/// What memoization did in a run (written with the fast-forward report; memo/README.md).
+struct MemoReport {
+  bool on = false;
+  uint64_t periods = 0;      ///< unsteady periods started
+  uint64_t hits = 0;         ///< of which found in the store at their first tick
+  uint64_t replayed = 0;     ///< of the hits, replayed (the others refused and simulated)
+  uint64_t converged = 0;    ///< periods simulated to convergence (recorded: new or repeat)
+  uint64_t inserted = 0;     ///< new patterns
+  uint64_t repeated = 0;     ///< converged periods whose pattern was known
+  uint64_t patterns = 0;     ///< patterns in the store at the end (warm-start ones included)
+  uint64_t warm_patterns = 0;  ///< patterns of this run's settings loaded from `input`
+  std::string input;         ///< warm-start memo file ("" = none)
+  std::string output;        ///< memo file written ("" = none)
+};
+
 /// Everything the results file says about Wormhole.
 struct SkipReport {
   WormholeSettings settings;
@@ -46,6 +62,7 @@ struct SkipReport {
   uint64_t events_discarded = 0;    ///< of which bookkeeping: stale events a shift left behind, and ticks
   uint64_t control_bypassed = 0;    ///< control packets that passed a frozen port
   uint64_t packets_held = 0;        ///< packets held for a frozen flow
+  MemoReport memo;
 };
 
 }  // namespace wh

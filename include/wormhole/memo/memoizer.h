@@ -25,9 +25,10 @@ struct MemoStats {
 /// The memoization of unsteady periods (wormhole-paper.md §6): observes `ff`'s partitions
 /// (attaches itself with set_period_observer; detaches on destruction), with the store `db.store`
 /// under namespace `ns`.
-/// - At a period's start it takes the FCG of the partition (FCG_start: rates quantised by
-///   `rate_quantum_bps`, bottleneck = the slowest egress port on a flow's data path, fresh = sent
-///   nothing yet) and each flow's snd_nxt.
+/// - At a period's start it takes what FCG_start needs — the flows, their rates and snd_nxt; the
+///   graph itself (labels: rate quantised by `rate_quantum_bps`, bottleneck = the slowest egress
+///   port of the data path, NIC line rate, base RTT, hops, fresh = sent nothing yet) is built from
+///   them when a lookup may find something or the period converges.
 /// - At the next tick (find_replay, on oneTBB threads) it looks the FCG up; a hit visible at that
 ///   time becomes a Replay mapped through the isomorphism: the remaining duration, the bytes each
 ///   flow sent in the recorded period less what it sent since the start, its goodput and CC state
@@ -74,7 +75,8 @@ class Memoizer final : public PeriodObserver {
 };
 
 /// The namespace of a run: a 64-bit FNV-1a hash of `description`, the text of everything that
-/// changes convergence (CC and its parameters, link rates and delays, MTU, buffer, ECN, PFC).
+/// changes convergence (CC and its parameters, link rates and delays, MTU, buffer, ECN, PFC;
+/// Wormhole's θ, window, sample interval and rate quantum; see WormholeSession::describe).
 uint64_t memo_namespace(const std::string& description);
 
 }  // namespace wh
