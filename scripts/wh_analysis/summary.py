@@ -155,5 +155,14 @@ def text(s):
                      f"({pct(h.get('events_skipped_fraction', math.nan), 2)}), {int(h.get('packets_skipped', 0)):,} "
                      f"packets credited, {h.get('skipped_flow_time_ns', 0) / 1e3:.3f} us of flow time fast-forwarded, "
                      f"at most {h.get('max_partitions')} partitions")
+        if int(h.get("memo", 0)):
+            n = lambda k: int(h.get(k, 0))  # noqa: E731
+            warm = h.get("memo_input", "")
+            warm = warm.decode() if isinstance(warm, bytes) else warm
+            lines.append(f"memo      {n('memo_periods'):,} unsteady periods: {n('replays'):,} replayed "
+                         f"({n('replay_backs'):,} pulled back, {n('replays_refused'):,} refused), "
+                         f"{n('memo_converged'):,} simulated to convergence ({n('memo_new_patterns'):,} new patterns); "
+                         f"{h.get('replayed_flow_time_ns', 0) / 1e3:.3f} us of flow time replayed; "
+                         f"{n('memo_patterns'):,} patterns" + (f", warm start from {warm}" if warm else ""))
     return lines
 

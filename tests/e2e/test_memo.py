@@ -118,6 +118,17 @@ class MemoCommands(unittest.TestCase):
             self.assertIn("CC_MODE=3", f["namespaces"][0]["description"].decode())
         p = self.wh("stats", memo)
         self.assertIn("1 patterns, 2 flows and 1 contention edges", p.stdout)
+        # results.h5 records what memoization did, and the analysis CLI shows it
+        with h5py.File(work / "out" / "hpcc" / "results.h5") as f:
+            w = f["wormhole"].attrs
+            self.assertEqual((int(w["memo"]), int(w["memo_periods"]), int(w["memo_converged"]), int(w["memo_patterns"])),
+                             (1, 4, 1, 1))
+            self.assertTrue(w["memo_output"].endswith("memo.h5"))
+        p = subprocess.run(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "summary",
+                            str(work / "out" / "hpcc" / "results.h5")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("memo      4 unsteady periods: 0 replayed (0 pulled back, 0 refused), 1 simulated to convergence",
+                      p.stdout)
 
     def test_warm_start(self):
         # A second run of the bundled example from the first one's memo file: the pattern is known from
