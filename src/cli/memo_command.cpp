@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "wormhole/io/input_error.h"
 #include "wormhole/memo/memo_file.h"
 
 namespace wh {
@@ -28,6 +29,14 @@ void add_memo_commands(CLI::App& memo, MemoOptions& o) {
 
 int memo_command(const MemoOptions& o) {
   if (o.action == "merge") {
+    // The same file twice would count its hits twice.
+    for (size_t i = 0; i < o.inputs.size(); ++i)
+      for (size_t j = 0; j < i; ++j) {
+        std::error_code ec;
+        if (std::filesystem::equivalent(o.inputs[i], o.inputs[j], ec))
+          throw InputError(o.inputs[i], 0, "given twice to memo merge (as " + o.inputs[j] + " too)",
+                           "list each memo file once");
+      }
     const MemoDb db = merge_memo_files(o.inputs);
     write_memo_file(o.output, db);
     fmt::print("{} patterns in {} namespaces from {} files -> {}\n", db.store.size(), db.namespaces.size(),
