@@ -79,9 +79,9 @@ class MemoCommands(unittest.TestCase):
             self.assertEqual(len(f["vertices"]), 5)
         p = self.wh("stats", self.dir / "m.h5")
         self.assertIn("2 patterns, 5 flows and 3 contention edges in all, 8 hits", p.stdout)
+        self.assertIn("DCQCN test", p.stdout)
         p = self.wh("merge", self.dir / "m.h5", self.dir / "m.h5", "-o", self.dir / "twice.h5", expect=2)
         self.assertIn("given twice to memo merge", p.stderr)
-        self.assertIn("DCQCN test", p.stdout)
         p = self.wh("inspect", self.dir / "m.h5", "--limit", "1")
         self.assertIn("... 1 more", p.stdout)
 
