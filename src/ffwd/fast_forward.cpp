@@ -64,7 +64,6 @@ void FastForward::reset(uint32_t pid) {
       p.lookup_queued = true;
       lookup_queue_.push_back(pid);
     }
-    p.lookup = s_.fast_forward;
   }
 }
 
@@ -244,8 +243,7 @@ void FastForward::lookups() {
   for (uint32_t pid : lookup_queue_) {
     Part& p = part(pid);
     p.lookup_queued = false;
-    if (p.lookup && !p.skipping && parts_.live(pid)) pids.push_back(pid);
-    p.lookup = false;
+    if (!p.skipping && parts_.live(pid)) pids.push_back(pid);
   }
   lookup_queue_.clear();
   if (pids.empty()) return;

@@ -87,8 +87,7 @@ class FastForward final : public SkipHooks {
     bool skipping = false;
     Time skip_start = 0, skip_end = 0;  // the skip's shift is skip_end − skip_start
     bool converged = false;       // a check found it steady since its windows were reset
-    bool lookup = false;          // its period started since the last tick: ask the memoizer
-    bool lookup_queued = false;   // in lookup_queue_
+    bool lookup_queued = false;   // its period started since the last tick: in lookup_queue_, ask the memoizer
     bool replaying = false;       // the current skip replays a memoized period
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
