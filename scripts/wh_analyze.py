@@ -105,6 +105,11 @@ def cmd_plot_pfc(args):
 
 def cmd_compare(args):
     c = cmp.compare(args.a, args.b, args.ignore_start)
+    if c["joined"] == 0:
+        # No figure can be computed: say so (exit 2) instead of printing a table of n/a.
+        raise AnalysisError(f"{args.a} and {args.b}: no finished flow joins on ({c['key']}); are they runs of the same "
+                            f"scenario?" + (f" {c['hint']}" if c.get("hint") else " Try --ignore-start if start times "
+                                            "moved (workload runs)."))
     lines = cmp.text(c)
     if args.plot:
         p = plots.plot_compare(c, out_path(args.plot))

@@ -190,6 +190,14 @@ class Analyze(unittest.TestCase):
         self.assertEqual(c["error"]["mean"], 0.0)
         self.assertEqual(c["error"]["max"], 0.0)
 
+    def test_compare_of_unrelated_runs_is_an_error(self):
+        # Two runs that share no flow: no figure exists, so exit 2 with the reason, not a table of n/a.
+        other = self.tmp / "unrelated_fct.txt"
+        other.write_text("0b00ff01 0b00fe01 10000 100 1000 2000000000 5000 4000\n")
+        p = self.analyze("compare", self.tmp / "incast" / "fct.txt", other, expect=2)
+        self.assertIn("no finished flow joins on", p.stderr)
+        self.assertIn(str(other), p.stderr)
+
     def test_compare_with_the_reference_gives_the_known_error(self):
         # DCQCN's random ECN marks make this incast differ from ns-3 flow by flow (README "Fidelity").
         ref, ours = read_fct(REF_INCAST_DCQCN), read_fct(self.tmp / "incast" / "fct.txt")
