@@ -201,7 +201,6 @@ RankMap partition_metis(const NetGraph& g, uint32_t ranks) {
   options[METIS_OPTION_SEED] = 42;  // deterministic: same input, same map, on every rank
   std::vector<idx_t> part(nv, 0);
   std::vector<uint32_t> rank_of(g.num_nodes);
-  std::string empty;
   // METIS 5.1's direct k-way can return METIS_OK with empty parts on small graphs (even everything in
   // part 0; KarypisLab/METIS#29, #81): then try recursive bisection once, with the same options.
   for (const bool kway : {true, false}) {
@@ -215,11 +214,24 @@ RankMap partition_metis(const NetGraph& g, uint32_t ranks) {
                                " failed with " + metis_code_name(rc) + " (" + std::to_string(rc) + ") cutting " +
                                std::to_string(nv) + " vertices over " + std::to_string(ranks) + " ranks");
     for (uint32_t n = 0; n < g.num_nodes; ++n) rank_of[n] = static_cast<uint32_t>(part[c.vertex_of[n]]);
-    empty = empty_ranks(rank_of, ranks);
-    if (empty.empty()) return score(g, std::move(rank_of), ranks);
+    if (empty_ranks(rank_of, ranks).empty()) return score(g, std::move(rank_of), ranks);
   }
-  throw std::runtime_error("METIS left rank(s) " + empty + " without any node when cutting " + std::to_string(nv) +
-                           " vertices over " + std::to_string(ranks) + " ranks; use fewer ranks or the linear split");
+  // Both left ranks empty (rank counts near the vertex count): give each empty rank, in rank
+  // order, the lightest vertex (lowest index on ties) of the rank holding the most vertices. A
+  // pure function of METIS's answer, so still deterministic; the cut is what it is.
+  std::vector<uint32_t> count(ranks, 0);
+  for (uint32_t v = 0; v < nv; ++v) ++count[static_cast<uint32_t>(part[v])];
+  for (uint32_t r = 0; r < ranks; ++r) {
+    if (count[r] > 0) continue;
+    const uint32_t from = static_cast<uint32_t>(std::max_element(count.begin(), count.end()) - count.begin());
+    uint32_t pick = nv;
+    for (uint32_t v = 0; v < nv; ++v)
+      if (static_cast<uint32_t>(part[v]) == from && (pick == nv || c.weight[v] < c.weight[pick])) pick = v;
+    part[pick] = static_cast<idx_t>(r);
+    --count[from], ++count[r];
+  }
+  for (uint32_t n = 0; n < g.num_nodes; ++n) rank_of[n] = static_cast<uint32_t>(part[c.vertex_of[n]]);
+  return score(g, std::move(rank_of), ranks);
 }
 
 RankMap partition_linear(const NetGraph& g, uint32_t ranks) {

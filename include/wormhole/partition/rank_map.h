@@ -41,12 +41,13 @@ struct RankMap {
 /// Groups are contracted into one METIS vertex (summed weights, parallel links merged with summed
 /// weights) and expanded afterwards. `ranks == 1` returns all zeros without calling METIS.
 /// METIS 5.1's k-way can report success yet leave parts empty on small graphs; the same call is then
-/// retried once with METIS_PartGraphRecursive (still deterministic) before giving up.
+/// retried once with METIS_PartGraphRecursive, and if ranks are still empty each gets, in rank order,
+/// the lightest vertex of the rank holding the most vertices (deterministic; any rank count up to the
+/// number of contracted vertices works, with the cut that repair gives).
 /// Weights are scaled down if their sums would overflow METIS's 32-bit idx_t.
 /// @throws std::invalid_argument on a malformed graph, `ranks == 0`, or more ranks than (contracted)
 ///         vertices ("cannot split 20 nodes over 32 ranks; use at most 20 ranks").
-/// @throws std::runtime_error when METIS returns anything but METIS_OK (the code is named), or both
-///         algorithms leave a rank without any vertex (happens when ranks is close to the vertex count).
+/// @throws std::runtime_error when METIS returns anything but METIS_OK (the code is named).
 RankMap partition_metis(const NetGraph& g, uint32_t ranks);
 
 /// The dumb twin: contiguous blocks of node ids balanced by node weight. Vertices (a group counts as
