@@ -17,6 +17,7 @@
 #   WH_OUT       parent folder of the per-sweep folders [$PWD/wormhole-runs]
 #   WH_BIN       wormhole binary [<repo>/build/wormhole]
 #   WH_TIME      time limit of each task [01:00:00]
+#   WH_CPUS_PER_TASK  CPUs per array task; Wormhole tasks use as many oneTBB threads (WORMHOLE_THREADS) [1]
 # Further arguments are passed to both sbatch calls (e.g. --partition=..., --account=...).
 #
 # Every task runs Wormhole (WORMHOLE=1) with memoization, single-process (1 Slurm task: the distributed
@@ -56,6 +57,7 @@ plan=(plan "$WH_GRID" -o "$sweep/tasks.tsv")
 n="$(/usr/bin/python3 "$here/sweep_tool.py" "${plan[@]}")"
 export WH_SCENARIO WH_BIN WH_MEMO_DB WH_SWEEP_DIR="$sweep" WH_SETS="${WH_SETS:-}" WH_REPO="$repo"
 array="$(sbatch --parsable --job-name=wh-sweep --array=0-$((n - 1)) --ntasks=1 --time="${WH_TIME:-01:00:00}" \
+    --cpus-per-task="${WH_CPUS_PER_TASK:-1}" \
     --output="$sweep/slurm-%A_%a.out" "$@" "$here/sweep_task.sbatch")"
 array="${array%%;*}"
 merge="$(sbatch --parsable --job-name=wh-sweep-merge --dependency=afterany:"$array" --ntasks=1 \

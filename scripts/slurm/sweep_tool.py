@@ -15,7 +15,8 @@ TASKS.tsv: one line per array task, tab-separated: index, kind (wormhole | basel
 for baselines or without baselines), settings (KEY=VALUE separated by spaces).
 
 SUMMARY.csv columns (one row per Wormhole task; `scripts/wh_analyze.py plot-sweep` reads it as it is):
-  task, status (ok | failed: exit N | missing), settings, theta, window (from the run's /run/settings),
+  task, status (ok | failed: exit N | missing), settings, label (the settings but θ and l: one curve
+  each in plot-sweep), theta, window (from the run's /run/settings),
   wall_s (the run's simulation wall time, /run wall_s), fct_mean_us, iteration_us (workload scenarios:
   mean iteration time), skipped_pct (/wormhole events_skipped_fraction × 100), replays (/wormhole),
   memo_warm (1 when the task warm-started from the shared memo file), baseline_wall_s,
@@ -122,7 +123,7 @@ def cmd_collect(args):
     from wh_analysis.compare import compare
     d = args.sweep_dir
     tasks = read_tasks(os.path.join(d, "tasks.tsv"))
-    cols = ["task", "status", "settings", "theta", "window", "wall_s", "fct_mean_us", "iteration_us", "skipped_pct",
+    cols = ["task", "status", "settings", "label", "theta", "window", "wall_s", "fct_mean_us", "iteration_us", "skipped_pct",
             "replays", "memo_warm", "baseline_wall_s", "speedup", "error", "p99_error", "iter_error"]
     rows, bad = [], 0
     for t in tasks:
@@ -130,7 +131,10 @@ def cmd_collect(args):
             continue
         folder = os.path.join(d, f"task-{t['index']}")
         row = {c: "" for c in cols}
-        row.update(task=t["index"], settings=t["settings"])
+        # plot-sweep draws one curve per label: the grid's axes other than θ and l (e.g. "CC_MODE=1")
+        label = " ".join(kv for kv in t["settings"].split()
+                         if kv.split("=", 1)[0].upper() not in ("WORMHOLE_THETA", "WORMHOLE_WINDOW"))
+        row.update(task=t["index"], settings=t["settings"], label=label)
         rc_file = os.path.join(folder, "exit_code")
         rc = open(rc_file).read().strip() if os.path.exists(rc_file) else None
         fig = run_figures(folder) if rc == "0" else None
