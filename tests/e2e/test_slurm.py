@@ -9,7 +9,8 @@ submits on the bundled HPCC example (2 flows, Wormhole on, a fraction of a secon
   * sweep.sh over the default θ × l grid (2 × 2, plus the packet-mode baseline) and its merge job, then a
     second sweep (θ 0.05 and 0.2 at l = 2000) that warm-starts from the merged memo database where it
     describes the task's settings and runs cold, logging the refusal, where it does not;
-  * scaling.sh with 1 rank (and with "1 2", which must stop before submitting anything);
+  * scaling.sh, strong and weak (micro-allreduce-16g, 16 GPUs per rank) with 1 rank, and with "1 2",
+    which must stop before submitting anything;
 waits for the jobs, checks their states and outputs, and stops the daemons. Set WH_KEEP=1 to keep the
 temporary folder. Environment as test_refruns.py (WORMHOLE, WH_SOURCE_DIR)."""
 import csv
@@ -255,6 +256,10 @@ class SlurmScripts(unittest.TestCase):
         r = self.sh(["bash", str(SLURM / "scaling.sh")],
                     dict(base, WH_OUT=str(self.tmp / "scaling"), WH_RANKS="1", WH_SETS="WORMHOLE=1"))
         study = Path(r.stdout.strip().splitlines()[-1])
+        r = self.sh(["bash", str(SLURM / "scaling.sh")],
+                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_MODE="weak", WH_RANKS="1", WH_GPUS_PER_RANK="16",
+                         WH_SCENARIO=str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml")))
+        weak = Path(r.stdout.strip().splitlines()[-1])
         # a rank list above 1 stops before submitting anything
         bad = self.sh(["bash", str(SLURM / "scaling.sh")], dict(base, WH_OUT=str(self.tmp / "scaling2"),
                                                                WH_RANKS="1 2"), check=False)
@@ -309,6 +314,11 @@ class SlurmScripts(unittest.TestCase):
             srows = list(csv.DictReader(f))
         self.assertEqual([r["ranks"] for r in srows], ["1"], srows)
         self.assertGreater(float(srows[0]["wall_s"]), 0)
+
+        with open(weak / "scaling.csv") as f:
+            wrows = list(csv.DictReader(f))
+        self.assertEqual([(r["ranks"], r["label"]) for r in wrows], [("1", "micro-allreduce-16g.toml")], wrows)
+        self.assertIn("topology.gpus=16", (weak / wrows[0]["run"] / "command").read_text())
 
         # second sweep sharing the database: θ 0.05 is in it (warm), θ 0.2 is not (refused, run cold)
         r = self.sh(["bash", str(SLURM / "sweep.sh")], dict(sweep_env, WH_BASELINE="0",
