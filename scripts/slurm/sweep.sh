@@ -54,7 +54,10 @@ sweep="$out_parent/sweep-$(date +%Y%m%d-%H%M%S)-$$"
 mkdir "$sweep" || die "$sweep exists; refusing to overwrite"
 plan=(plan "$WH_GRID" -o "$sweep/tasks.tsv")
 [ "$WH_BASELINE" = 1 ] || plan+=(--no-baseline)
-n="$(/usr/bin/python3 "$here/sweep_tool.py" "${plan[@]}")"
+if ! n="$(/usr/bin/python3 "$here/sweep_tool.py" "${plan[@]}")"; then
+  rm -rf "$sweep"
+  die "no task list (WH_GRID=\"$WH_GRID\")"
+fi
 export WH_SCENARIO WH_BIN WH_MEMO_DB WH_SWEEP_DIR="$sweep" WH_SETS="${WH_SETS:-}" WH_REPO="$repo"
 array="$(sbatch --parsable --job-name=wh-sweep --array=0-$((n - 1)) --ntasks=1 --time="${WH_TIME:-01:00:00}" \
     --cpus-per-task="${WH_CPUS_PER_TASK:-1}" \
