@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+"""The Slurm batch scripts (scripts/slurm/) on a real single-node Slurm.
+
+Installs slurmctld, slurmd, slurm-client and munge when they are missing and this runs as root (skips,
+saying why, only when that is impossible), starts munge (unless one already answers) and a private
+slurmctld + slurmd (slurm.conf in a temporary folder, free ports, as ../shared/reference/deps.md §6), then
+submits on the bundled HPCC example (2 flows, Wormhole on, a fraction of a second per run):
+  * run.sbatch three ways (direct, srun --mpi=pmix, mpirun) and once with --ntasks=2 (must fail loudly);
+  * sweep.sh over the default θ × l grid (2 × 2, plus the packet-mode baseline) and its merge job, then a
+    second sweep (θ 0.05 and 0.2 at l = 2000) that warm-starts from the merged memo database where it
+    describes the task's settings and runs cold, logging the refusal, where it does not;
+  * scaling.sh, strong and weak (micro-allreduce-16g, 16 GPUs per rank) with 1 rank, and with "1 2",
+    which must stop before submitting anything;
+waits for the jobs, checks their states and outputs, and stops the daemons. Set WH_KEEP=1 to keep the
+temporary folder. Environment as test_refruns.py (WORMHOLE, WH_SOURCE_DIR)."""
+import csv
+import math
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole")).resolve()
+SLURM = SOURCE_DIR / "scripts" / "slurm"
+SCENARIO = SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt"
+PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
+BINARIES = ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch", "/usr/sbin/munged", "/usr/bin/munge"]
+JOB_TIMEOUT_S = 90
+
+
+def missing_binaries():
+    return [b for b in BINARIES if not os.access(b, os.X_OK)]
+
+
+def install_slurm():
+    """None when Slurm and munge are there (installing them if needed), else why not."""
+    if not missing_binaries():
+        return None
+    if os.geteuid() != 0:
+        return f"Slurm/munge not installed ({', '.join(missing_binaries())} missing) and not root to install them"
+    if not shutil.which("apt-get"):
+        return "Slurm/munge not installed and no apt-get to install them"
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    cmd = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:  # stale or missing package lists: update once and retry
+        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=300)
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0 or missing_binaries():
+        return f"could not install {' '.join(PACKAGES)}: {(r.stderr or r.stdout).strip()[-500:]}"
+    return None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def munge_works():
+    try:
+        m = subprocess.run(["munge", "-n"], capture_output=True, timeout=10)
+        if m.returncode != 0:
+            return False
+        u = subprocess.run(["unmunge"], input=m.stdout, capture_output=True, timeout=10)
+        return u.returncode == 0 and b"Success" in u.stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+SLURM_CONF = """ClusterName=whtest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=pmix
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1,bf_interval=1
+ReturnToService=2
+SlurmdParameters=config_overrides
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/slurmctld.log
+SlurmdLogFile={d}/slurmd.log
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+KillWait=5
+MinJobAge=300
+NodeName={host} NodeAddr=127.0.0.1 CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=60 State=UP
+"""
+
+
+class SlurmScripts(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.procs, cls.munged_pid, cls.tmp = [], None, None
+        why = install_slurm()
+        if why:
+            raise unittest.SkipTest(why)
+        if os.geteuid() != 0:
+            raise unittest.SkipTest("starting slurmd (SlurmdUser=root) needs root")
+        if not WORMHOLE.is_file():
+            raise unittest.SkipTest(f"wormhole binary {WORMHOLE} not built")
+        cls.tmp = Path(tempfile.mkdtemp(prefix="wh-slurm-"))
+        try:
+            cls._start()
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _start(cls):
+        d = cls.tmp
+        if not munge_works():
+            if not Path("/etc/munge/munge.key").exists():
+                subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/mungekey", "-c"], check=True)
+            Path("/run/munge").mkdir(parents=True, exist_ok=True)
+            shutil.chown("/run/munge", "munge", "munge")
+            subprocess.run(["runuser", "-u", "munge", "--", "/usr/sbin/munged"], check=True, timeout=10)
+            pidfile = Path("/run/munge/munged.pid")
+            for _ in range(50):
+                if pidfile.exists() and pidfile.read_text().strip():
+                    break
+                time.sleep(0.1)
+            cls.munged_pid = int(pidfile.read_text().strip())
+            if not munge_works():
+                raise RuntimeError("munged started but munge -n | unmunge fails")
+        host = socket.gethostname().split(".")[0]
+        for sub in ("state", "spool"):
+            (d / sub).mkdir()
+        conf = d / "slurm.conf"
+        conf.write_text(SLURM_CONF.format(host=host, d=d, ctld_port=free_port(), d_port=free_port()))
+        cls.env = dict(os.environ, SLURM_CONF=str(conf))
+        for k in list(cls.env):  # a test started inside a Slurm job must not pass its job to ours
+            if k.startswith("SLURM_") and k != "SLURM_CONF":
+                del cls.env[k]
+        for daemon in ("slurmctld", "slurmd"):
+            args = [f"/usr/sbin/{daemon}", "-D", "-f", str(conf)] + (["-c"] if daemon == "slurmctld" else [])
+            with open(d / f"{daemon}.stdout", "w") as log:
+                cls.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=cls.env))
+            time.sleep(0.3)
+        deadline = time.time() + 30
+        state = ""
+        while time.time() < deadline:
+            r = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=cls.env)
+            state = r.stdout.strip()
+            if state == "idle":
+                return
+            for p in cls.procs:
+                if p.poll() is not None:
+                    name = Path(p.args[0]).name
+                    logs = "".join((d / f"{name}{ext}").read_text()[-2000:] for ext in (".log", ".stdout")
+                                   if (d / f"{name}{ext}").exists())
+                    raise RuntimeError(f"{name} exited with {p.returncode}:\n{logs}")
+            time.sleep(0.3)
+        raise RuntimeError(f"the Slurm node did not come up idle (sinfo: {state!r})")
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.procs:
+            subprocess.run(["scontrol", "shutdown"], capture_output=True, env=cls.env, timeout=20)
+            for p in cls.procs:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.terminate()
+                    try:
+                        p.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait()
+        if cls.munged_pid:
+            try:
+                os.kill(cls.munged_pid, 15)
+            except ProcessLookupError:
+                pass
+        if cls.tmp and os.environ.get("WH_KEEP") != "1":
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+        elif cls.tmp:
+            print(f"kept {cls.tmp}")
+
+    # --- helpers ---
+    def sh(self, args, env=None, check=True):
+        r = subprocess.run(args, capture_output=True, text=True, env=dict(self.env, **(env or {})),
+                           cwd=self.tmp, timeout=120)
+        if check and r.returncode != 0:
+            self.fail(f"{' '.join(map(str, args))} exited with {r.returncode}:\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def sbatch(self, args, env):
+        r = self.sh(["sbatch", "--parsable", *args], env)
+        return r.stdout.strip().split(";")[0]
+
+    def wait_idle(self):
+        """Waits until no job is pending or running (all of them are this test's)."""
+        deadline = time.time() + JOB_TIMEOUT_S
+        while time.time() < deadline:
+            r = self.sh(["squeue", "-h", "-o", "%i %T"])
+            if not r.stdout.strip():
+                return
+            time.sleep(0.5)
+        self.fail(f"jobs still queued after {JOB_TIMEOUT_S} s:\n{r.stdout}\n"
+                  + (self.tmp / "slurmctld.log").read_text()[-3000:])
+
+    def job(self, job_id):
+        """{JobState, ExitCode, ...} of a job (array job ids give their first task's)."""
+        r = self.sh(["scontrol", "-o", "show", "job", job_id])
+        return dict(kv.split("=", 1) for kv in r.stdout.split() if "=" in kv)
+
+    def assertCompleted(self, job_id, what):
+        j = self.job(job_id)
+        self.assertEqual((j.get("JobState"), j.get("ExitCode")), ("COMPLETED", "0:0"), f"{what} (job {job_id}): {j}")
+
+    def memo_patterns(self, path):
+        out = self.sh([str(WORMHOLE), "memo", "stats", str(path)]).stdout
+        m = re.search(r": (\d+) patterns", out)
+        self.assertIsNotNone(m, out)
+        return int(m.group(1)), len(re.findall(r"^namespace ", out, re.M))
+
+    # --- the test: one Slurm session, everything submitted together, then checked ---
+    def test_scripts_on_slurm(self):
+        t0 = time.time()
+        base = {"WH_SCENARIO": str(SCENARIO), "WH_BIN": str(WORMHOLE)}
+        runs = self.tmp / "runs"
+        runs.mkdir()
+        run_jobs = {}
+        for launch in ("direct", "srun", "mpirun"):
+            run_jobs[launch] = self.sbatch(
+                [f"--job-name=run-{launch}", f"--output={runs}/%x-%j.out", str(SLURM / "run.sbatch")],
+                dict(base, WH_OUT=str(runs), WH_SETS="WORMHOLE=1", WH_LAUNCH=launch))
+        two_ranks = self.sbatch(["--job-name=run-2ranks", "--ntasks=2", f"--output={runs}/%x-%j.out",
+                                 str(SLURM / "run.sbatch")], dict(base, WH_OUT=str(runs)))
+        memo_db = self.tmp / "memo-shared.h5"
+        sweep_env = dict(base, WH_OUT=str(self.tmp / "sweeps"), WH_MEMO_DB=str(memo_db))
+        r = self.sh(["bash", str(SLURM / "sweep.sh")], sweep_env)
+        sweep = Path(r.stdout.strip().splitlines()[-1])
+        self.assertIn("5 tasks (4 Wormhole, 1 baseline)", r.stdout)
+        jobs = dict(line.split() for line in (sweep / "jobs.txt").read_text().splitlines())
+        r = self.sh(["bash", str(SLURM / "scaling.sh")],
+                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_RANKS="1", WH_SETS="WORMHOLE=1"))
+        study = Path(r.stdout.strip().splitlines()[-1])
+        r = self.sh(["bash", str(SLURM / "scaling.sh")],
+                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_MODE="weak", WH_RANKS="1", WH_GPUS_PER_RANK="16",
+                         WH_SCENARIO=str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml")))
+        weak = Path(r.stdout.strip().splitlines()[-1])
+        # a rank list above 1 stops before submitting anything
+        bad = self.sh(["bash", str(SLURM / "scaling.sh")], dict(base, WH_OUT=str(self.tmp / "scaling2"),
+                                                               WH_RANKS="1 2"), check=False)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("distributed engine", bad.stderr)
+        self.assertFalse((self.tmp / "scaling2").exists() and any((self.tmp / "scaling2").iterdir()))
+        self.wait_idle()
+
+        # run.sbatch: three launchers, outputs in per-job folders
+        for launch, jid in run_jobs.items():
+            self.assertCompleted(jid, f"run.sbatch WH_LAUNCH={launch}")
+            out = runs / f"run-{launch}-{jid}"
+            self.assertGreater((out / "fct.txt").stat().st_size, 0, out)
+            self.assertTrue((out / "results.h5").is_file(), out)
+            self.assertIn("flows finished 2/2", (out / "log").read_text())
+        j = self.job(two_ranks)
+        self.assertEqual(j["JobState"], "FAILED", j)
+        self.assertIn("distributed engine", (runs / f"run-2ranks-{two_ranks}.out").read_text())
+        self.assertFalse((runs / f"run-2ranks-{two_ranks}").exists())
+
+        # the sweep: 5 array tasks and the merge job completed
+        for k in range(5):
+            self.assertCompleted(f"{jobs['array']}_{k}", f"sweep task {k}")
+        self.assertCompleted(jobs["merge"], "sweep merge job")
+        for k in range(5):
+            self.assertGreater((sweep / f"task-{k}" / "fct.txt").stat().st_size, 0)
+        patterns, namespaces = self.memo_patterns(memo_db)
+        self.assertGreaterEqual(patterns, 1)
+        self.assertEqual(namespaces, 4)  # one per (θ, l)
+        with open(sweep / "summary.csv") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 4, rows)
+        self.assertEqual({(float(r["theta"]), int(r["window"])) for r in rows},
+                         {(0.05, 200), (0.05, 2000), (0.1, 200), (0.1, 2000)})
+        for r in rows:
+            self.assertEqual(r["status"], "ok", r)
+            self.assertEqual(r["memo_warm"], "0", r)  # no shared file yet
+            self.assertGreater(float(r["wall_s"]), 0, r)
+            self.assertTrue(30000 < float(r["fct_mean_us"]) < 45000, r)  # ≈ 36.5 ms in packet mode
+            self.assertTrue(0 <= float(r["skipped_pct"]) <= 100, r)
+            self.assertGreaterEqual(int(r["replays"]), 0, r)
+            self.assertGreater(float(r["speedup"]), 0, r)
+            self.assertTrue(0 <= float(r["error"]) < 0.05, r)  # Wormhole within 5 % of packet mode here
+        self.assertTrue(any(float(r["skipped_pct"]) > 50 for r in rows), rows)  # it did skip
+        self.assertTrue((sweep / "sweep.png").is_file())
+        plot = self.sh(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "plot-sweep",
+                        str(sweep / "summary.csv"), "-o", str(self.tmp / "again.png")])
+        self.assertIn("4 points", plot.stdout)
+
+        # scaling.sh with 1 rank
+        with open(study / "scaling.csv") as f:
+            srows = list(csv.DictReader(f))
+        self.assertEqual([r["ranks"] for r in srows], ["1"], srows)
+        self.assertGreater(float(srows[0]["wall_s"]), 0)
+
+        with open(weak / "scaling.csv") as f:
+            wrows = list(csv.DictReader(f))
+        self.assertEqual([(r["ranks"], r["label"]) for r in wrows], [("1", "micro-allreduce-16g.toml")], wrows)
+        self.assertIn("topology.gpus=16", (weak / wrows[0]["run"] / "command").read_text())
+
+        # second sweep sharing the database: θ 0.05 is in it (warm), θ 0.2 is not (refused, run cold)
+        r = self.sh(["bash", str(SLURM / "sweep.sh")], dict(sweep_env, WH_BASELINE="0",
+                                                             WH_GRID="WORMHOLE_THETA=0.05,0.2 WORMHOLE_WINDOW=2000"))
+        sweep2 = Path(r.stdout.strip().splitlines()[-1])
+        self.assertNotEqual(sweep2, sweep)
+        jobs2 = dict(line.split() for line in (sweep2 / "jobs.txt").read_text().splitlines())
+        self.wait_idle()
+        for k in range(2):
+            self.assertCompleted(f"{jobs2['array']}_{k}", f"second sweep task {k}")
+        self.assertCompleted(jobs2["merge"], "second sweep merge job")
+        self.assertTrue((sweep2 / "task-0" / "memo_warm").exists())
+        self.assertIn("warm-started", (sweep2 / "task-0" / "settings.txt").read_text())
+        self.assertFalse((sweep2 / "task-1" / "memo_warm").exists())
+        self.assertIn("not for this run's settings", (sweep2 / "task-1" / "log.memo-refused").read_text())
+        self.assertIn("running cold", (sweep2 / "task-1" / "settings.txt").read_text())
+        with open(sweep2 / "summary.csv") as f:
+            rows2 = list(csv.DictReader(f))
+        self.assertEqual([(r["status"], r["memo_warm"]) for r in rows2], [("ok", "1"), ("ok", "0")], rows2)
+        self.assertEqual(rows2[0]["speedup"], "")  # no baseline asked for
+        patterns2, namespaces2 = self.memo_patterns(memo_db)
+        self.assertEqual(namespaces2, 5)
+        self.assertGreaterEqual(patterns2, patterns)
+        print(f"test_slurm: {time.time() - t0:.1f} s of jobs; sweep {sweep.name}: {patterns2} patterns in "
+              f"{namespaces2} namespaces")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
