@@ -113,6 +113,12 @@ def run_figures(folder):
     return out
 
 
+def exit_code(folder):
+    """The task's recorded exit status as text, or None when it never wrote one."""
+    path = os.path.join(folder, "exit_code")
+    return open(path).read().strip() if os.path.exists(path) else None
+
+
 def fmt(v):
     if isinstance(v, float):
         return "" if math.isnan(v) else f"{v:.6g}"
@@ -120,6 +126,7 @@ def fmt(v):
 
 
 def cmd_collect(args):
+    from wh_analysis.common import AnalysisError
     from wh_analysis.compare import compare
     d = args.sweep_dir
     tasks = read_tasks(os.path.join(d, "tasks.tsv"))
@@ -135,9 +142,11 @@ def cmd_collect(args):
         label = " ".join(kv for kv in t["settings"].split()
                          if kv.split("=", 1)[0].upper() not in ("WORMHOLE_THETA", "WORMHOLE_WINDOW"))
         row.update(task=t["index"], settings=t["settings"], label=label)
-        rc_file = os.path.join(folder, "exit_code")
-        rc = open(rc_file).read().strip() if os.path.exists(rc_file) else None
-        fig = run_figures(folder) if rc == "0" else None
+        rc = exit_code(folder)
+        try:  # one unreadable task must not cost the other rows
+            fig = run_figures(folder) if rc == "0" else None
+        except (OSError, KeyError, ValueError, AnalysisError) as e:
+            fig, rc = None, f"0, results unreadable: {e}"
         if fig is None:
             row["status"] = f"failed: exit {rc}" if rc not in (None, "0") else "missing"
             bad += 1
@@ -146,15 +155,20 @@ def cmd_collect(args):
         row.update(fig, status="ok")
         if t["baseline"] >= 0:
             bfolder = os.path.join(d, f"task-{t['baseline']}")
-            bfig = run_figures(bfolder)
-            if bfig is not None:
-                row["baseline_wall_s"] = bfig["wall_s"]
-                row["speedup"] = bfig["wall_s"] / fig["wall_s"] if fig["wall_s"] > 0 else ""
-                c = compare(os.path.join(bfolder, "results.h5"), os.path.join(folder, "results.h5"),
-                            ignore_start=bfig["iteration_us"] != "")
-                row["error"], row["p99_error"] = c["error"]["mean"], c["error"]["p99"]
-                if c.get("iteration_error_max") is not None:
-                    row["iter_error"] = c["iteration_error_max"]
+            try:
+                bfig = run_figures(bfolder) if exit_code(bfolder) == "0" else None
+                if bfig is None:
+                    row["status"] = "ok; no baseline (it failed or is missing)"
+                else:
+                    c = compare(os.path.join(bfolder, "results.h5"), os.path.join(folder, "results.h5"),
+                                ignore_start=bfig["iteration_us"] != "")
+                    row["baseline_wall_s"] = bfig["wall_s"]
+                    row["speedup"] = bfig["wall_s"] / fig["wall_s"] if fig["wall_s"] > 0 else ""
+                    row["error"], row["p99_error"] = c["error"]["mean"], c["error"]["p99"]
+                    if c.get("iteration_error_max") is not None:
+                        row["iter_error"] = c["iteration_error_max"]
+            except (OSError, KeyError, ValueError, AnalysisError) as e:
+                row["status"] = f"ok; baseline unreadable: {e}"
         rows.append(row)
     with open(args.output, "x", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols)

@@ -189,31 +189,43 @@ def sweep(path, metric="error"):
                     "error": v[metric], "speedup": v["speedup"]})
     if not pts:
         raise AnalysisError(f"{path}: no row with theta, window, {metric} and speedup all given")
-    for p in pts:  # Pareto-optimal: no other point is at least as fast and as accurate, and better in one.
-        p["pareto"] = not any(q is not p and q["speedup"] >= p["speedup"] and q["error"] <= p["error"]
-                              and (q["speedup"] > p["speedup"] or q["error"] < p["error"]) for q in pts)
+    for p in pts:  # Pareto-optimal within its label: no point of the same label at least as fast and as
+        # accurate and better in one (points of different labels — e.g. CCs — are different curves).
+        p["pareto"] = not any(q is not p and q["label"] == p["label"] and q["speedup"] >= p["speedup"]
+                              and q["error"] <= p["error"] and (q["speedup"] > p["speedup"] or q["error"] < p["error"])
+                              for q in pts)
     return pts, skipped
 
 
 def plot_sweep(pts, out, metric):
-    """Error (%) against speedup, colour = θ, marker = l, with the Pareto front."""
+    """Error (%) against speedup with each label's Pareto front. One label (or none): colour = θ, marker =
+    l. Several labels (e.g. a CC × buffer sweep): colour = label, marker = (θ, l)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    labels = sorted({p["label"] for p in pts})
     thetas = sorted({p["theta"] for p in pts})
     windows = sorted({p["window"] for p in pts})
     markers = "osD^v<>PX*"
-    for i, t in enumerate(thetas):
+    by_label = len(labels) > 1
+    tw = sorted({(p["theta"], p["window"]) for p in pts})
+    for p in pts:
+        colour = labels.index(p["label"]) if by_label else thetas.index(p["theta"])
+        marker = tw.index((p["theta"], p["window"])) if by_label else windows.index(p["window"])
+        ax.scatter([p["speedup"]], [100 * p["error"]], color=f"C{colour % 10}", marker=markers[marker % len(markers)],
+                   s=40, zorder=3)
+    for i, label in enumerate(labels):
+        front = sorted((p for p in pts if p["pareto"] and p["label"] == label), key=lambda p: p["speedup"])
+        ax.plot([p["speedup"] for p in front], [100 * p["error"] for p in front], "--", lw=0.8,
+                color=f"C{i % 10}" if by_label else "k",
+                label=f"Pareto front {label}" if by_label else "Pareto front")
+    if by_label:
+        for k, (t, w) in enumerate(tw):
+            ax.scatter([], [], color="gray", marker=markers[k % len(markers)], label=f"θ = {t:g}, l = {w}")
+    else:
+        for i, t in enumerate(thetas):
+            ax.scatter([], [], color=f"C{i % 10}", marker="o", label=f"θ = {t:g}")
         for j, w in enumerate(windows):
-            sel = [p for p in pts if p["theta"] == t and p["window"] == w]
-            if sel:
-                ax.scatter([p["speedup"] for p in sel], [100 * p["error"] for p in sel], color=f"C{i % 10}",
-                           marker=markers[j % len(markers)], s=40, zorder=3)
-    front = sorted((p for p in pts if p["pareto"]), key=lambda p: p["speedup"])
-    ax.plot([p["speedup"] for p in front], [100 * p["error"] for p in front], "k--", lw=0.8, label="Pareto front")
-    for i, t in enumerate(thetas):
-        ax.scatter([], [], color=f"C{i % 10}", marker="o", label=f"θ = {t:g}")
-    for j, w in enumerate(windows):
-        ax.scatter([], [], color="gray", marker=markers[j % len(markers)], label=f"l = {w}")
+            ax.scatter([], [], color="gray", marker=markers[j % len(markers)], label=f"l = {w}")
     errs = [p["error"] for p in pts]
     if min(errs) > 0 and max(errs) / min(errs) > 100:
         ax.set_yscale("log")

@@ -352,6 +352,17 @@ class Analyze(unittest.TestCase):
         self.assertEqual(pts[(0.1, 500)]["speedup"], 6.0)
         self.assertEqual({k for k, p in pts.items() if p["pareto"]}, {(0.05, 500), (0.1, 500), (0.05, 2000)})
         self.assertEqual(out["skipped_rows"], [5])
+        # Labels (a CC sweep): each label has its own Pareto front. DCQCN's (2x, 1 %) is not beaten by HPCC's
+        # (3x, 0.5 %): another curve.
+        path = self.tmp / "sweep_labels.csv"
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerows([["label", "theta", "window", "error", "speedup"], ["DCQCN", 0.05, 2000, 0.01, 2.0],
+                         ["DCQCN", 0.1, 2000, 0.02, 1.5], ["HPCC", 0.05, 2000, 0.005, 3.0], ["HPCC", 0.1, 2000, 0.004, 2.5]])
+        out = self.analyze_json("plot-sweep", path, "-o", self.tmp / "sweep3.png")
+        front = {(p["label"], p["theta"]) for p in out["points"] if p["pareto"]}
+        self.assertEqual(front, {("DCQCN", 0.05), ("HPCC", 0.05), ("HPCC", 0.1)})
+        self.check_png(self.tmp / "sweep3.png")
 
     # ------------------------------------------------------------------ bad input
 
