@@ -64,7 +64,8 @@ array="$(sbatch --parsable --job-name=wh-sweep --array=0-$((n - 1)) --ntasks=1 -
     --output="$sweep/slurm-%A_%a.out" "$@" "$here/sweep_task.sbatch")"
 array="${array%%;*}"
 merge="$(sbatch --parsable --job-name=wh-sweep-merge --dependency=afterany:"$array" --ntasks=1 \
-    --time=00:30:00 --output="$sweep/slurm-%j-merge.out" "$@" "$here/sweep_merge.sbatch")"
+    --time=00:30:00 --output="$sweep/slurm-%j-merge.out" "$@" "$here/sweep_merge.sbatch")" ||
+  { scancel "${array%%;*}" 2>/dev/null; die "submitting the merge job failed; array job ${array%%;*} cancelled"; }
 merge="${merge%%;*}"
 printf 'array %s\nmerge %s\n' "$array" "$merge" > "$sweep/jobs.txt"
 echo "sweep.sh: $n tasks ($(grep -c $'\twormhole\t' "$sweep/tasks.tsv") Wormhole, $(grep -c $'\tbaseline\t' "$sweep/tasks.tsv") baseline) as array job $array, merge job $merge; outputs in $sweep"

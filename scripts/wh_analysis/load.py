@@ -185,8 +185,11 @@ def load_flows(path):
     if is_hdf5(path):
         with open_results(path) as f:
             return flows_from_results(f)
+    if str(path).endswith((".h5", ".hdf5")):
+        raise AnalysisError(f"{path}: named like an HDF5 file but not one (empty or truncated?); expected a "
+                            f"wormhole results.h5")
     try:
-        return flows_from_fct_txt(path)
+        return flows_from_fct_txt(path)  # may be empty: a run in which no flow finished
     except AnalysisError as e:
         raise AnalysisError(f"{e} (the file is not HDF5 either: expected a wormhole results.h5 or an HPCC "
                             f"fct.txt)")

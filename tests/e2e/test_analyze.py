@@ -190,6 +190,12 @@ class Analyze(unittest.TestCase):
         self.assertEqual(c["error"]["mean"], 0.0)
         self.assertEqual(c["error"]["max"], 0.0)
 
+    def test_an_empty_h5_is_not_read_as_fct_txt(self):
+        empty = self.tmp / "empty.h5"
+        empty.write_bytes(b"")
+        p = self.analyze("summary", empty, expect=2)
+        self.assertIn("named like an HDF5 file but not one", p.stderr)
+
     def test_compare_of_unrelated_runs_is_an_error(self):
         # Two runs that share no flow: no figure exists, so exit 2 with the reason, not a table of n/a.
         other = self.tmp / "unrelated_fct.txt"
