@@ -108,6 +108,45 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=60 State=UP
 """
 
 
+class ScriptInputs(unittest.TestCase):
+    """run.sbatch without Slurm (it runs as a plain script too): missing inputs fail loudly (exit 2, named),
+    and a job folder that exists is never overwritten."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="wh_e2e_slurm_inputs_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_sbatch(self, **env):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+        e.update(WH_BIN=str(WORMHOLE), WH_OUT=str(self.tmp / "runs"), **env)
+        return subprocess.run(["bash", str(SOURCE_DIR / "scripts" / "slurm" / "run.sbatch")], env=e,
+                              capture_output=True, text=True, timeout=120)
+
+    def test_missing_inputs_and_existing_folders(self):
+        scenario = str(SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt")
+        p = self.run_sbatch()
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("set WH_SCENARIO", p.stderr)
+        p = self.run_sbatch(WH_SCENARIO=str(self.tmp / "nope.txt"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("nope.txt not found", p.stderr)
+        p = self.run_sbatch(WH_SCENARIO=scenario, WH_MEMO=str(self.tmp / "nope.h5"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("nope.h5 (WH_MEMO) not found", p.stderr)
+        self.assertFalse((self.tmp / "runs").exists())  # nothing made before the inputs were checked
+        p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_JOB_ID="42", WH_SETS="WORMHOLE=1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        fct = self.tmp / "runs" / "wormhole-42" / "fct.txt"
+        before = fct.read_bytes()
+        self.assertGreater(len(before), 0)
+        p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_JOB_ID="42")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("exists; refusing to overwrite", p.stderr)
+        self.assertEqual(fct.read_bytes(), before)
+
+
 class SlurmScripts(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
