@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -215,6 +216,75 @@ MemoDb read_memo_file(const std::string& path) {
     throw InputError(path, 0, std::string("unreadable memo file: ") + e.what(), fix);
   }
   return db;
+}
+
+namespace {
+
+// Namespace descriptions are "KEY=VALUE; KEY=VALUE; ...; links: ...": their items in order.
+std::vector<std::string> items(const std::string& s) {
+  std::vector<std::string> v;
+  for (size_t a = 0, b; a < s.size(); a = b + 2) {
+    b = s.find("; ", a);
+    if (b == std::string::npos) b = s.size();
+    v.push_back(s.substr(a, b - a));
+  }
+  return v;
+}
+
+// Of the described namespaces, the one sharing the most items with `ours` in place, and its first
+// item that differs, as "KEY=A there, KEY=B here".
+std::string closest_difference(const std::map<uint64_t, std::string>& namespaces, const std::string& ours) {
+  const std::vector<std::string> o = items(ours);
+  std::string best = "it describes no settings at all";
+  size_t best_shared = 0;
+  bool first = true;
+  for (const auto& [h, text] : namespaces) {
+    const std::vector<std::string> t = items(text);
+    size_t shared = 0;
+    for (size_t i = 0; i < std::min(t.size(), o.size()); ++i) shared += t[i] == o[i];
+    if (!first && shared <= best_shared) continue;
+    first = false, best_shared = shared;
+    best = "its closest settings differ: same settings text, different hash";
+    for (size_t i = 0; i < std::max(t.size(), o.size()); ++i) {
+      const std::string a = i < t.size() ? t[i] : "(none)", b = i < o.size() ? o[i] : "(none)";
+      if (a != b) {
+        best = "its closest settings differ: " + a + " there, " + b + " here";
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::string& description, size_t cc_kind,
+                            const std::string& cc_name, size_t* ours) {
+  MemoDb in = read_memo_file(path);
+  auto it = in.namespaces.find(ns);
+  if (it == in.namespaces.end() || it->second != description)
+    throw InputError(path, 0,
+                     "the memo file is not for this run's settings (" + closest_difference(in.namespaces, description) + ")",
+                     "warm-start only from runs of the same network settings (every setting but file paths, monitors, "
+                     "stop time and SEED; link rates and delays) and the same theta, window, sample interval and rate "
+                     "quantum; 'wormhole memo stats' lists a file's namespaces");
+  MemoDb out;
+  out.namespaces = in.namespaces;
+  size_t n = 0;
+  for (const MemoEntry* e : in.store.entries()) {
+    if (e->ns == ns) {
+      ++n;
+      for (const CcSnapshot& c : e->value.cc)
+        if (c.cc.index() != cc_kind)
+          throw InputError(path, 0,
+                           "an entry of this run's namespace holds a CC state of kind " + std::to_string(c.cc.index()) +
+                               " where " + cc_name + " keeps kind " + std::to_string(cc_kind) + " (corrupt file)",
+                           "give a memo file written by wormhole (a run with memo = true writes memo.h5)");
+    }
+    out.store.insert(e->ns, e->key, e->value, 0);  // hits start at 0
+  }
+  if (ours) *ours = n;
+  return out;
 }
 
 MemoDb merge_memo_files(const std::vector<std::string>& paths) {

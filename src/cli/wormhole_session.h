@@ -6,15 +6,14 @@
 
 #include <cstdio>
 #include <memory>
-#include <map>
 #include <set>
 #include <string>
-#include <vector>
 
 #include "progress.h"
 #include "wormhole/cc/factory.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/input_error.h"
+#include "wormhole/memo/memo_file.h"
 #include "wormhole/memo/memoizer.h"
 
 namespace wh {
@@ -82,75 +81,13 @@ class WormholeSession {
   }
 
  private:
-  /// Loads `path`'s entries, visible from time 0, their hit counts reset (the file this run
-  /// writes counts its own hits, so merging it with `path` does not count them twice). The file
-  /// must describe namespace `ns` exactly as `text` (it may hold no entry of it: a note says so),
-  /// and its entries of `ns` must hold CC snapshots of this run's CC; other namespaces' entries are
-  /// kept and written back, unused.
+  /// Loads a warm-start file (read_warm_start_file) into the run's database.
   void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode) {
-    MemoDb in = read_memo_file(path);
-    const std::string fix = "warm-start only from runs of the same network settings (every setting but file paths, "
-                            "monitors, stop time and SEED; link rates and delays) and the same theta, window, sample "
-                            "interval and rate quantum; 'wormhole memo stats' lists a file's namespaces";
-    size_t ours = 0;
-    for (const MemoEntry* e : in.store.entries()) ours += e->ns == ns;
-    auto it = in.namespaces.find(ns);
-    if (it == in.namespaces.end() || it->second != text) {
-      const std::string why = in.namespaces.empty() ? "it describes no settings at all"
-                                                    : "its closest settings differ: " + closest_difference(in.namespaces, text);
-      throw InputError(path, 0, "the memo file is not for this run's settings (" + why + ")", fix);
-    }
-    // Described but empty (its runs found no pattern) is a valid file: nothing to replay.
-    if (ours == 0)
+    db_ = read_warm_start_file(path, ns, text, cc_state_kind(cc_mode), "CC_MODE " + std::to_string(cc_mode), &warm_);
+    if (warm_ == 0)
       std::fprintf(stderr, "wormhole: note: %s holds no pattern for this run's settings; nothing to replay from it\n",
                    path.c_str());
-    const size_t kind = cc_state_kind(cc_mode);
-    for (const MemoEntry* e : in.store.entries()) {
-      if (e->ns != ns) continue;
-      for (const CcSnapshot& c : e->value.cc)
-        if (c.cc.index() != kind)
-          throw InputError(path, 0,
-                           "an entry of this run's namespace holds a CC state of kind " + std::to_string(c.cc.index()) +
-                               " where CC_MODE " + std::to_string(cc_mode) + " keeps kind " + std::to_string(kind) +
-                               " (corrupt file)",
-                           "give a memo file written by wormhole (wormhole memo merge writes one)");
-    }
-    db_.namespaces = in.namespaces;
-    for (const MemoEntry* e : in.store.entries()) db_.store.insert(e->ns, e->key, e->value, 0);
-    warm_ = ours;
     warm_path_ = path;
-  }
-  /// Of the namespaces' texts, the one sharing the most "KEY=VALUE" items with `ours`, and its
-  /// first item that differs, as "KEY=A there, KEY=B here".
-  static std::string closest_difference(const std::map<uint64_t, std::string>& namespaces, const std::string& ours) {
-    const std::vector<std::string> o = items(ours);
-    std::string best;
-    size_t best_shared = 0;
-    for (const auto& [h, text] : namespaces) {
-      const std::vector<std::string> t = items(text);
-      size_t shared = 0;
-      for (size_t i = 0; i < std::min(t.size(), o.size()); ++i) shared += t[i] == o[i];
-      if (best.empty() || shared > best_shared) best = first_difference(text, ours), best_shared = shared;
-    }
-    return best;
-  }
-  static std::vector<std::string> items(const std::string& s) {
-    std::vector<std::string> v;
-    for (size_t a = 0, b; a < s.size(); a = b + 2) {
-      b = s.find("; ", a);
-      if (b == std::string::npos) b = s.size();
-      v.push_back(s.substr(a, b - a));
-    }
-    return v;
-  }
-  /// The first "KEY=VALUE;" item of `theirs` and `ours` that differs, as "KEY: A there, B here".
-  static std::string first_difference(const std::string& theirs, const std::string& ours) {
-    const auto t = items(theirs), o = items(ours);
-    for (size_t i = 0; i < std::max(t.size(), o.size()); ++i) {
-      const std::string a = i < t.size() ? t[i] : "(none)", b = i < o.size() ? o[i] : "(none)";
-      if (a != b) return a + " there, " + b + " here";
-    }
-    return "same settings text, different hash";
   }
   /// The memo namespace's text: what changes convergence — the network settings but paths,
   /// monitors, stop time and the seed (a replay stands in for another random realisation anyway),

@@ -25,6 +25,18 @@ void write_memo_file(const std::string& path, const MemoDb& db);
 /// vertex, an unknown CC kind).
 MemoDb read_memo_file(const std::string& path);
 
+/// Reads `path` to warm-start a run whose namespace is `ns`, described by `description`, and whose
+/// QPs carry CcState alternative `cc_kind` (cc_state_kind; `cc_name`, e.g. "CC_MODE 3", names that
+/// CC in messages). Every entry comes back visible from
+/// time 0 with its hit count reset (the run's own file counts its own hits, so merging it with
+/// `path` does not count them twice); entries of other namespaces are kept, unused. `*ours` (if
+/// given) = the number of entries of `ns` (0 is valid: the earlier runs found no pattern).
+/// Throws InputError naming the file as read_memo_file does, and when the file does not describe
+/// `ns` by exactly `description` (the message names the first setting that differs from the
+/// closest namespace it holds) or holds a CC state of another kind under `ns` (corrupt).
+MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::string& description, size_t cc_kind,
+                            const std::string& cc_name, size_t* ours = nullptr);
+
 /// Merges files into one database: entries whose keys are isomorphic (same namespace) are kept
 /// once — the first file's value, with the hits of all — and namespaces are united. Throws
 /// InputError for a bad file, or for one namespace hash described differently in two files.
