@@ -1,6 +1,7 @@
 // The wormhole command: `wormhole run SCENARIO`, `wormhole partition ...`, `wormhole memo ...`,
 // `--help`, `--version`.
 #include <CLI/CLI.hpp>
+#include <mpi.h>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -58,14 +59,20 @@ int main(int argc, char** argv) {
   }
   try {
     if (run_cmd->parsed()) {
-      // Every rank would run the whole network and write the same files: refuse rather than clobber.
-      if (const long n = launched_ranks(); n > 1)
-        throw wh::InputError("command line", 0,
-                             "wormhole run was started as " + std::to_string(n) +
-                                 " MPI ranks, but the distributed engine does not exist yet: each rank would simulate "
-                                 "the whole network and write the same outputs",
-                             "run one process (mpirun -np 1, or without mpirun); 'wormhole partition SCENARIO -n N' "
-                             "shows how the network would be cut");
+      if (launched_ranks() > 1) {
+        // The distributed engine: only the main thread calls MPI (oneTBB workers never do).
+        int provided = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        int rank = 0, ranks = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+        const int status = wh::run_distributed(run, rank, ranks);
+        MPI_Finalize();
+        return status;
+      }
+      if (!run.rank_map.empty() || run.linear)
+        std::fprintf(stderr, "wormhole: note: --rank-map/--linear cut the network over MPI ranks; one process "
+                             "ignores them\n");
       return wh::run_command(run);
     }
     if (partition_cmd->parsed()) return wh::partition_command(partition);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
@@ -90,6 +91,68 @@ NetGraph network_graph(const Topology& topo, const Network* net) {
   return g;
 }
 
+RankMap cut_network(const std::string& scenario, const Topology& topo, const Network* net, uint32_t ranks, bool linear) {
+  const NetGraph g = network_graph(topo, net);
+  try {
+    return linear ? partition_linear(g, ranks) : partition_metis(g, ranks);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(scenario, 0, fmt::format("cannot cut the network over {} ranks: {}", ranks, e.what()),
+                     "use fewer ranks (a server's GPUs and NVSwitch count as one vertex)");
+  } catch (const std::runtime_error& e) {
+    throw InputError(scenario, 0, fmt::format("METIS could not cut the network over {} ranks: {}", ranks, e.what()),
+                     "use fewer ranks, or --linear (contiguous blocks, any count up to the number of vertices)");
+  }
+}
+
+RankMap read_rank_map(const std::string& path, const Topology& topo, const Network* net, uint32_t ranks) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot read the rank map", "give a file of \"node rank\" lines (wormhole partition --map)");
+  std::vector<uint32_t> rank_of(topo.num_nodes, UINT32_MAX);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    std::istringstream ls(line);
+    long long node = -1, rank = -1;
+    std::string extra;
+    if (!(ls >> node >> rank) || (ls >> extra) || node < 0 || rank < 0)
+      throw InputError(path, n, "\"" + line + "\" is not \"node rank\"", "write two non-negative integers per line");
+    if (node >= topo.num_nodes)
+      throw InputError(path, n, fmt::format("node {} does not exist (the topology has {} nodes)", node, topo.num_nodes),
+                       "use node ids 0 .. " + std::to_string(topo.num_nodes - 1));
+    if (rank >= ranks)
+      throw InputError(path, n, fmt::format("rank {} but the run has {} ranks", rank, ranks),
+                       fmt::format("use ranks 0 .. {}, or start {} ranks", ranks - 1, rank + 1));
+    if (rank_of[node] != UINT32_MAX) throw InputError(path, n, fmt::format("node {} is listed twice", node), "list each node once");
+    rank_of[node] = static_cast<uint32_t>(rank);
+  }
+  for (uint32_t n = 0; n < topo.num_nodes; ++n)
+    if (rank_of[n] == UINT32_MAX) throw InputError(path, 0, fmt::format("node {} has no rank", n), "list every node of the topology");
+  try {
+    return evaluate_rank_map(network_graph(topo, net), std::move(rank_of), ranks);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, 0, e.what(), "keep each server (GPUs and NVSwitches) on one rank and give every rank a node");
+  }
+}
+
+void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, bool linear) {
+  fmt::print("{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + {})\n", describe(m),
+             linear ? "linear" : "METIS k-way", net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
+  std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
+  for (uint32_t n = 0; n < topo.num_nodes; ++n) {
+    ++nodes[m.rank_of[n]];
+    hosts[m.rank_of[n]] += !topo.is_switch[n];
+  }
+  for (const TopoLink& l : topo.links) {
+    ++ports[m.rank_of[l.a]], ++ports[m.rank_of[l.b]];
+    if (m.rank_of[l.a] != m.rank_of[l.b]) ++cut[m.rank_of[l.a]], ++cut[m.rank_of[l.b]];
+  }
+  if (net)
+    for (const Flow& f : net->flows()) ++flows[m.rank_of[f.src]];  // a flow's sender runs it
+  for (uint32_t r = 0; r < m.ranks; ++r)
+    fmt::print("rank {}: {} nodes ({} hosts, {} switches), {} ports, {} cut links{}\n", r, nodes[r], hosts[r],
+               nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
+}
+
 int partition_command(const PartitionOptions& o) {
   const auto overrides = parse_sets(o.sets);
   Topology topo;
@@ -108,36 +171,11 @@ int partition_command(const PartitionOptions& o) {
     what = specs.empty() ? "link weights: rates (the flow file has no flow)"
                          : fmt::format("link weights: bytes of the {} flows of {} routed over them", specs.size(), cfg.flow_file);
   }
-  const NetGraph g = network_graph(topo, net.get());
   if (o.ranks == 0) throw InputError("command line", 0, "--ranks 0", "give at least 1 rank");
   if (!o.map_file.empty()) check_output_dir(o.map_file, {"command line", 0}, "--map file");
-  RankMap m;
-  try {
-    m = o.linear ? partition_linear(g, o.ranks) : partition_metis(g, o.ranks);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(o.scenario, 0, fmt::format("cannot cut the network over {} ranks: {}", o.ranks, e.what()),
-                     "use fewer ranks (a server's GPUs and NVSwitch count as one vertex)");
-  } catch (const std::runtime_error& e) {
-    throw InputError(o.scenario, 0, fmt::format("METIS could not cut the network over {} ranks: {}", o.ranks, e.what()),
-                     "use fewer ranks, or --linear (contiguous blocks, any count up to the number of vertices)");
-  }
-  fmt::print("{}: {} nodes, {} links; {}\n{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + {})\n",
-             o.scenario, topo.num_nodes, topo.links.size(), what, describe(m), o.linear ? "linear" : "METIS k-way",
-             net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
-  std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
-  for (uint32_t n = 0; n < topo.num_nodes; ++n) {
-    ++nodes[m.rank_of[n]];
-    hosts[m.rank_of[n]] += !topo.is_switch[n];
-  }
-  for (const TopoLink& l : topo.links) {
-    ++ports[m.rank_of[l.a]], ++ports[m.rank_of[l.b]];
-    if (m.rank_of[l.a] != m.rank_of[l.b]) ++cut[m.rank_of[l.a]], ++cut[m.rank_of[l.b]];
-  }
-  if (net)
-    for (const Flow& f : net->flows()) ++flows[m.rank_of[f.src]];  // a flow's sender runs it
-  for (uint32_t r = 0; r < m.ranks; ++r)
-    fmt::print("rank {}: {} nodes ({} hosts, {} switches), {} ports, {} cut links{}\n", r, nodes[r], hosts[r],
-               nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
+  const RankMap m = cut_network(o.scenario, topo, net.get(), o.ranks, o.linear);
+  fmt::print("{}: {} nodes, {} links; {}\n", o.scenario, topo.num_nodes, topo.links.size(), what);
+  print_rank_summary(topo, net.get(), m, o.linear);
   if (!o.map_file.empty()) {
     std::ofstream f(o.map_file);
     if (!f) throw InputError(o.map_file, 0, "cannot write the rank map", "check that its folder exists and is writable");

@@ -35,4 +35,15 @@ int partition_command(const PartitionOptions& o);
 /// GPUs linked to it form a group (one server: never split).
 NetGraph network_graph(const Topology& topo, const Network* net);
 
+/// Cuts the network of `topo` (weighted by `net`'s flows if given) over `ranks` ranks with METIS
+/// k-way, or in contiguous blocks if `linear`. Throws InputError naming `scenario` when it cannot.
+RankMap cut_network(const std::string& scenario, const Topology& topo, const Network* net, uint32_t ranks, bool linear);
+/// Reads a rank map written by `wormhole partition --map`: one "node rank" line per node ('#'
+/// comments and blank lines allowed), and scores it. Throws InputError naming the file and line for
+/// a bad line, a node missing or twice, a rank >= `ranks`, a split server or an empty rank.
+RankMap read_rank_map(const std::string& path, const Topology& topo, const Network* net, uint32_t ranks);
+/// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
+/// ports, cut links and, with `net`, the flows it sends.
+void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, bool linear);
+
 }  // namespace wh

@@ -43,6 +43,13 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--memo-out", o.memo_out,
                  "where memoization writes its memo file (default: memo.h5 beside the results file)");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line and no summary");
+  cmd.add_flag("--linear", o.linear,
+               "started as several MPI ranks (mpirun -np N): cut the network in contiguous node-id blocks instead "
+               "of METIS k-way");
+  cmd.add_option("--rank-map", o.rank_map,
+                 "started as several MPI ranks: take the cut from FILE (\"node rank\" lines, as wormhole partition "
+                 "--map writes) instead of METIS")
+      ->check(CLI::ExistingFile);
 }
 
 namespace {
@@ -94,11 +101,11 @@ void warn_ns_truncation(const SimConfig& cfg, const Topology& topo) {
                  fastest / 1e9, cfg.packet_payload_size + kDataHeaderBytes, exact, std::floor(exact), err * 100);
 }
 
-int run_command(const RunOptions& o) {
-  if (std::filesystem::path(o.scenario).extension() == ".toml") return run_workload_scenario(o);
+ConfigRun load_config_run(const RunOptions& o, bool speak) {
   std::vector<std::pair<std::string, std::string>> overrides = parse_sets(o.sets);
   if (!o.memo_in.empty()) overrides.emplace_back("WORMHOLE_MEMO", "1");  // --memo turns it on, and the results say so
-  std::string results = o.results;
+  ConfigRun r;
+  r.results = o.results;
   if (!o.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.output_dir, ec);
@@ -108,37 +115,85 @@ int run_command(const RunOptions& o) {
     const std::filesystem::path d = std::filesystem::absolute(o.output_dir);
     overrides.emplace_back("FCT_OUTPUT_FILE", (d / "fct.txt").string());
     overrides.emplace_back("PFC_OUTPUT_FILE", (d / "pfc.txt").string());
-    if (results.empty()) results = (d / "results.h5").string();
+    if (r.results.empty()) r.results = (d / "results.h5").string();
   }
-  const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
-  for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  warn_unused_wormhole(cfg, false);
+  r.cfg = read_hpcc_config(o.scenario, overrides);
+  const SimConfig& cfg = r.cfg;
+  if (speak)
+    for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+  if (speak) warn_unused_wormhole(cfg, false);
   check_input_files(cfg);
-  const Topology topo = read_topology(cfg.topology_file);
-  const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
-  if (!cfg.trace_file.empty()) read_trace_nodes(cfg.trace_file, topo.num_nodes);  // validated; the trace itself is not written
+  r.topo = read_topology(cfg.topology_file);
+  r.specs = read_flows(cfg.flow_file, r.topo);
+  if (!cfg.trace_file.empty()) read_trace_nodes(cfg.trace_file, r.topo.num_nodes);  // validated; the trace itself is not written
   std::string warning;
   auto cc = make_cc(cfg, &warning);
-  if (!warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", warning.c_str());
-  if (cfg.enable_trace && !o.quiet)
+  if (speak && !warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", warning.c_str());
+  if (speak && cfg.enable_trace && !o.quiet)
     std::fprintf(stderr, "wormhole: note: ENABLE_TRACE 1: the binary packet trace (mix.tr) is not written\n");
-  if (!specs.empty() && specs.front().start > cfg.stop_time())
+  if (speak && !r.specs.empty() && r.specs.front().start > cfg.stop_time())
     std::fprintf(stderr, "wormhole: warning: every flow starts after SIMULATOR_STOP_TIME %g s; nothing will run\n",
                  cfg.simulator_stop_time_s);
+  r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc));
+  if (speak) warn_ns_truncation(cfg, r.topo);
+  r.net->add_flows(r.specs, cfg.flow_file);
+  if (r.results.empty())
+    r.results = (std::filesystem::path(cfg.fct_output_file).parent_path() / "results.h5").string();
+  return r;
+}
 
-  Network net(cfg, topo, std::move(cc));
-  warn_ns_truncation(cfg, topo);
-  net.add_flows(specs, cfg.flow_file);
+void check_config_outputs(const ConfigRun& r) {
+  check_output_dir(r.cfg.fct_output_file, r.cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
+  check_output_dir(r.cfg.pfc_output_file, r.cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");
+  check_output_dir(r.results, {"command line", 0}, "results file");
+}
+
+void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path) {
+  const SimConfig& cfg = r.cfg;
+  size_t unfinished = 0;
+  for (const FlowRecord& rec : records)
+    if (!rec.finished()) {
+      if (unfinished++ < 10)
+        std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %g s\n", rec.id,
+                     rec.src, rec.dst, static_cast<unsigned long>(rec.size_bytes), r.specs[rec.id].line,
+                     cfg.flow_file.c_str(), cfg.simulator_stop_time_s);
+    }
+  if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);
+  if (unfinished == 0) return;
+  // Say why, where the run knows.
+  if (no_path) std::fprintf(stderr, "wormhole: %zu of them had no path left after LINK_DOWN\n", no_path);
+  if (stats.packets_dropped > 0 && cfg.rto_us <= 0)
+    std::fprintf(stderr, "wormhole: %lu packets were dropped and RTO_US is 0: a lost tail packet stalls its flow "
+                         "forever, as in the reference (set RTO_US, e.g. 10000)\n",
+                 static_cast<unsigned long>(stats.packets_dropped));
+}
+
+void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall) {
+  const SlowdownStats st = slowdown_stats(records);
+  if (st.finished == 0)
+    fmt::print("flows finished 0/{}\n", st.total);
+  else
+    fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us; "
+               "last flow finished at {:.6f} s\n",
+               st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us,
+               double(s.last_finish) / kSec);
+  fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; drops {}; "
+             "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
+             s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, pfc_frames, s.ecn_marks, s.packets_dropped,
+             s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+}
+
+int run_command(const RunOptions& o) {
+  if (std::filesystem::path(o.scenario).extension() == ".toml") return run_workload_scenario(o);
+  ConfigRun r = load_config_run(o, true);
+  const SimConfig& cfg = r.cfg;
+  Network& net = *r.net;
   // Before any output is made: a bad memo file must not cost the previous run's outputs.
   WormholeSession wormhole(net, cfg, cfg.stop_time(), o.memo_in);
 
   // Outputs last: every input has been checked by now.
-  if (results.empty())
-    results = (std::filesystem::path(cfg.fct_output_file).parent_path() / "results.h5").string();
-  check_output_dir(cfg.fct_output_file, cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
-  check_output_dir(cfg.pfc_output_file, cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");
-  check_output_dir(results, {"command line", 0}, "results file");
-  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(results).parent_path() / "memo.h5").string()
+  check_config_outputs(r);
+  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
                                             : o.memo_out);
   if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
@@ -153,46 +208,17 @@ int run_command(const RunOptions& o) {
   out.flush();
 
   auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
-  write_hdf5_results(results, records, obs.pfc_, meta, nullptr, wormhole.report());
+  write_hdf5_results(r.results, records, obs.pfc_, meta, nullptr, wormhole.report());
   wormhole.write_memo();
 
-  const SlowdownStats st = slowdown_stats(records);
-  size_t unfinished = 0;
-  for (const FlowRecord& r : records)
-    if (!r.finished()) {
-      if (unfinished++ < 10)
-        std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %g s\n", r.id, r.src,
-                     r.dst, static_cast<unsigned long>(r.size_bytes), specs[r.id].line, cfg.flow_file.c_str(),
-                     cfg.simulator_stop_time_s);
-    }
-  if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);
-  if (unfinished > 0) {
-    // Say why, where the run knows.
-    size_t no_path = 0;
-    for (uint32_t id = 0; id < net.flows().size(); ++id)
-      if (!net.flows()[id].finished() && net.flows()[id].started && net.flows()[id].nic == UINT32_MAX) ++no_path;
-    if (no_path)
-      std::fprintf(stderr, "wormhole: %zu of them had no path left after LINK_DOWN\n", no_path);
-    if (meta.stats.packets_dropped > 0 && cfg.rto_us <= 0)
-      std::fprintf(stderr, "wormhole: %lu packets were dropped and RTO_US is 0: a lost tail packet stalls its flow "
-                           "forever, as in the reference (set RTO_US, e.g. 10000)\n",
-                   static_cast<unsigned long>(meta.stats.packets_dropped));
-  }
+  size_t no_path = 0;
+  for (uint32_t id = 0; id < net.flows().size(); ++id)
+    if (!net.flows()[id].finished() && net.flows()[id].started && net.flows()[id].nic == UINT32_MAX) ++no_path;
+  print_unfinished(r, records, meta.stats, no_path);
   if (!o.quiet) {
-    const RunStats& s = meta.stats;
-    if (st.finished == 0)
-      fmt::print("flows finished 0/{}\n", st.total);
-    else
-      fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us; "
-                 "last flow finished at {:.6f} s\n",
-                 st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us,
-                 double(s.last_finish) / kSec);
-    fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; drops {}; "
-               "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
-               s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, obs.pfc_.size(), s.ecn_marks, s.packets_dropped,
-               s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+    print_run_summary(records, meta.stats, obs.pfc_.size(), wall);
     wormhole.print_summary();
-    fmt::print("outputs: {} {} {}{}\n", cfg.fct_output_file, cfg.pfc_output_file, results,
+    fmt::print("outputs: {} {} {}{}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results,
                wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path());
   }
   return 0;

@@ -5,8 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include <memory>
+
+#include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/topology.h"
+#include "wormhole/net/network.h"
 
 namespace wh {
 
@@ -18,6 +22,9 @@ struct RunOptions {
   std::string memo_in;                  ///< memo file to warm-start the memoization from ("" = none)
   std::string memo_out;                 ///< memo file to write ("" = memo.h5 beside the results)
   bool quiet = false;
+  // distributed runs (several MPI ranks)
+  bool linear = false;                  ///< cut contiguous node-id blocks instead of METIS
+  std::string rank_map;                 ///< read the rank map from this file ("node rank" lines)
 };
 
 void add_run_options(CLI::App& cmd, RunOptions& o);
@@ -27,6 +34,30 @@ int run_command(const RunOptions& o);
 /// Runs a .toml scenario: a training workload on a cluster (run_workload.cpp). Exit status 0 when
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
+
+/// An HPCC config.txt scenario read and checked, its network built with its flows: where the
+/// single-process and the distributed run (run_distributed.cpp) both start.
+struct ConfigRun {
+  SimConfig cfg;
+  Topology topo;
+  std::vector<FlowSpec> specs;
+  std::unique_ptr<Network> net;
+  std::string results;  ///< the HDF5 results path
+};
+/// Reads the config named by `o` with its overrides (and --output-dir), the topology and flows,
+/// and builds the network. `speak`: print the set-up warnings (rank 0 only in a distributed run).
+/// Throws InputError on bad input, before any output is opened.
+ConfigRun load_config_run(const RunOptions& o, bool speak);
+/// Throws InputError if an output's folder is missing (fct.txt, pfc.txt, results).
+void check_config_outputs(const ConfigRun& r);
+/// Names (stderr) up to 10 unfinished flows with their flow-file lines, and why where known.
+void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path);
+/// The two summary lines: flows finished with slowdown and FCT statistics; events, PFC, ECN, drops, peak queue.
+void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall_s);
+
+/// Runs an HPCC config.txt scenario over the ranks of `comm` (run_distributed.cpp); collective.
+/// Returns the exit status; input errors are agreed on by all ranks and reported by rank 0.
+int run_distributed(const RunOptions& o, int rank, int ranks);
 
 /// Warns on stderr when Wormhole settings were given (WORMHOLE_* keys, or `table_given`: keys of a
 /// scenario's [wormhole] table) but Wormhole is off, so they do nothing.

@@ -27,6 +27,7 @@ void Network::start_flow(uint32_t id) {
   Flow& f = flows_[id];
   f.started = true;
   assign_nics(f);
+  if (!owns_node(f.src)) return;  // the receiver's rank of a distributed run: it needs only the ACK NIC
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   const uint64_t line = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
   f.rate_bps = f.max_rate_bps = line;
@@ -176,6 +177,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
     // A duplicate is dropped silently, as the reference does, unless it was resent by a
     // retransmission timeout: then the ACK covering it was lost, and only a new one ends the stall.
     action = pk.retx ? 1 : 0;
+    if (action && !owns_node(f.src) && f.rcv_nxt >= f.end_seq()) late_acks_.push_back({pk.flow, kernel_.now()});
   }
   if (action == 0) return pool_.release(pkt);
   // The data packet becomes its ACK in place: addresses and ports swapped, the CE mark echoed as

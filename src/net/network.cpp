@@ -200,6 +200,10 @@ Routing& Network::routing() {
 }
 
 void Network::handle(const Event& e) {
+  if (!node_rank_.empty() && !owns(e)) {
+    ++foreign_events_;
+    return;
+  }
   switch (e.kind) {
     case kTxDone: {
       Port& p = ports_[e.target];
@@ -231,6 +235,7 @@ void Network::handle(const Event& e) {
       break;
     }
     case kFlowStart: {
+      if (rank_ != 0) ++foreign_events_;  // counted once, by rank 0
       const Time t = kernel_.now();
       start_pending_ = false;
       // As the reference's flow reader, which schedules each application start at "now": the QPs
@@ -320,9 +325,53 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
     p.txdone_pending = true;
     kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
   }
+  if (!cut_port_.empty() && cut_port_[port]) {
+    // The peer's rank queues it on its copy of the wire (accept) at the next window edge: the
+    // link's delay is at least the window, so it arrives after that.
+    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[ports_[p.peer].node], pool_[pkt]});
+    pool_.release(pkt);
+    return;
+  }
   const bool idle_wire = p.wire.empty();
   p.wire.push({now + tx + p.delay, arrival, pkt});
   if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, p.epoch, arrival);
+}
+
+void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
+  if (cfg_.link_down_us > 0) {
+    const auto [file, line] = cfg_.origin_of("LINK_DOWN");
+    throw InputError(file, line, "LINK_DOWN is not supported by a distributed run (it re-routes every rank's QPs at once)",
+                     "run it in one process, or set LINK_DOWN 0 0 0");
+  }
+  node_rank_ = std::move(node_rank);
+  rank_ = rank;
+  kernel_.set_order(EventOrder::Portable);
+  cut_port_.assign(ports_.size(), 0);
+  for (uint32_t p = 0; p < ports_.size(); ++p)
+    cut_port_[p] = node_rank_[ports_[p].node] != node_rank_[ports_[ports_[p].peer].node];
+}
+
+bool Network::owns(const Event& e) const {
+  switch (e.kind) {
+    case kTxDone:
+    case kWake: return node_rank_[ports_[e.target].node] == rank_;
+    case kArrive: return node_rank_[ports_[ports_[e.target].peer].node] == rank_;
+    case kTimer: return node_rank_[flows_[e.target].src] == rank_;
+    case kQpStart: return node_rank_[flows_[e.target].src] == rank_ || node_rank_[flows_[e.target].dst] == rank_;
+    case kFlowStart:
+      // Every rank runs it (each creates its own QPs); rank 0 counts it.
+      return true;
+    default: return true;
+  }
+}
+
+void Network::accept(const CrossPacket& c) {
+  const uint32_t pkt = pool_.alloc();
+  pool_[pkt] = c.pkt;
+  Port& p = ports_[c.port];
+  const bool idle_wire = p.wire.empty();
+  p.wire.push({c.arrive, c.cause, pkt});
+  if (idle_wire) kernel_.schedule(c.arrive, kArrive, c.port, p.epoch, c.cause);
 }
 
 void Network::on_arrive(uint32_t port) {
@@ -431,7 +480,7 @@ FlowRecord Network::record(uint32_t id) const {
 
 RunStats Network::stats() const {
   RunStats s;
-  s.events = kernel_.events_executed();
+  s.events = kernel_.events_executed() - foreign_events_;
   s.sim_end = kernel_.now();
   s.last_finish = last_finish_;
   s.packets_dropped = dropped_;

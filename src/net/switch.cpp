@@ -65,7 +65,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   pk.in_port = in_port;
   Port& o = ports_[out];
   o.enqueue(c, pkt, pk.size);
-  if (o.bytes_total > max_queue_) max_queue_ = o.bytes_total, max_queue_port_ = out;
+  if (o.bytes_total > max_queue_) max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
   kick(out);
 }
 

@@ -27,6 +27,10 @@ class Kernel {
   size_t pending() const { return queue_.size(); }
   EventQueue& queue() { return queue_; }
 
+  /// The event being handled (inside run()), or the last one handled: what places a record made
+  /// by it (a flow's completion, a PFC frame) in the run's total order, across ranks too.
+  const Event& running() const { return running_; }
+
   void set_order(EventOrder o) { order_ = o; }
   EventOrder order() const { return order_; }
 
@@ -52,11 +56,11 @@ class Kernel {
   uint64_t run(Time until, Handler& handler) {
     const uint64_t start = executed_;
     while (!queue_.empty() && queue_.top().time <= until) {
-      const Event e = queue_.pop();
-      now_ = e.time;
-      current_ = order_ == EventOrder::Reference ? ++executions_ : e.key;
+      running_ = queue_.pop();
+      now_ = running_.time;
+      current_ = order_ == EventOrder::Reference ? ++executions_ : running_.key;
       child_ = 0;
-      handler.handle(e);
+      handler.handle(running_);
       if ((++executed_ & 0xffff) == 0) handler.on_tick();
       // After every event: stop() must take effect at once (a workload stops when its last GPU
       // finishes; periodic timers would otherwise run on).
@@ -68,6 +72,7 @@ class Kernel {
 
  private:
   EventQueue queue_;
+  Event running_;
   Time now_ = 0;
   EventOrder order_ = EventOrder::Reference;
   uint64_t executions_ = 0;  // Reference order: number of the running event (1, 2, ...)

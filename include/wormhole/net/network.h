@@ -56,6 +56,25 @@ enum EventKind : uint16_t {
   kSkipTick = 11,  ///< the fast-forward controller's periodic check (SkipHooks::on_tick)
 };
 
+/// A packet crossing a cut link in a distributed run (partition/engine.h). The sending rank
+/// transmits it as usual but, instead of putting it on its copy of `port`'s wire, ships it; the
+/// receiving rank puts it on its copy with the same arrival time and cause, so the arrival event
+/// gets the key it gets in one process (EventOrder::Portable). Plain bytes (sent with MPI).
+struct CrossPacket {
+  Time arrive = 0;   ///< ps: when the packet reaches the far end of `port`'s link
+  Cause cause;       ///< the arrival event's cause (its transmission start)
+  uint32_t port = 0; ///< the egress port it left from (global index); its peer is on the receiving rank
+  uint32_t to_rank = 0;
+  Packet pkt;
+};
+
+/// A data packet retransmitted after a timeout that a receiver acknowledged although it already held
+/// the whole flow, on a rank that does not run the flow's sender (see Network::late_acks()).
+struct LateAck {
+  uint32_t flow = 0;
+  Time at = 0;  ///< ps
+};
+
 /// Timer events carry (epoch & kTimerEpochMask) << 2 | slot in their aux field.
 constexpr uint16_t kTimerEpochMask = 0x3fff;
 
@@ -134,6 +153,30 @@ class Network final : public CcHost {
   /// Events a fast-forward left behind, found stale and dropped when their time came.
   uint64_t events_discarded() const { return discarded_; }
 
+  // --- distributed runs (partition/engine.h) ---
+  /// Makes this network one rank's share of a distributed run: it executes only the events of the
+  /// nodes with node_rank[n] == rank (ports by their node; an arrival by the receiving node; a
+  /// flow's timers and QP by its source, the receiver's ACK NIC by its destination); flow starts
+  /// run everywhere. Packets sent over a cut link go to outbox() instead of the local wire.
+  /// Results are those of one process in EventOrder::Portable, which this sets.
+  /// Throws InputError (naming the config) for what a distributed run cannot do yet: LINK_DOWN
+  /// (it rewires every rank's QPs in one event), and an observer/Wormhole are checked by the engine.
+  void set_distribution(std::vector<uint32_t> node_rank, uint32_t rank);
+  bool distributed() const { return !node_rank_.empty(); }
+  bool owns_node(uint32_t n) const { return node_rank_.empty() || node_rank_[n] == rank_; }
+  /// Packets sent over cut links since the last take (in execution order).
+  std::vector<CrossPacket>& outbox() { return outbox_; }
+  /// Queues a packet another rank sent over a cut link onto the local copy of its wire.
+  /// Precondition: c.arrive >= now.
+  void accept(const CrossPacket& c);
+  /// Receiver side: retransmitted duplicates of complete flows acknowledged on this rank while the
+  /// flow's sender runs on another. One process drops them if the sender has finished by then; a
+  /// distributed run cannot know that in time, so the caller compares them with the finish times
+  /// and reports any that differ (none in a lossless run: only RTO retransmissions make them).
+  const std::vector<LateAck>& late_acks() const { return late_acks_; }
+  /// The event at which the peak switch queue (RunStats::max_queue_bytes) was first reached.
+  const Event& max_queue_event() const { return max_queue_event_; }
+
   // --- results and inspection ---
   const std::vector<Flow>& flows() const { return flows_; }
   FlowRecord record(uint32_t id) const;
@@ -170,6 +213,7 @@ class Network final : public CcHost {
   void schedule_next_start();  ///< the start event of the next pending start time, if none is pending
   void link_down();
   bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
+  bool owns(const Event& e) const;           ///< distributed: does this rank execute `e`?
   /// Picks the flow sending NIC and, on a multi-NIC receiver, the NIC for its ACKs.
   void assign_nics(Flow& f);
   // links (network.cpp)
@@ -241,6 +285,14 @@ class Network final : public CcHost {
   uint64_t max_queue_ = 0;
   uint32_t max_queue_port_ = 0;
   std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
+  Event max_queue_event_;
+  // distributed run
+  std::vector<uint32_t> node_rank_;  // empty: one process
+  uint32_t rank_ = 0;
+  std::vector<uint8_t> cut_port_;    // the port's peer node is on another rank
+  std::vector<CrossPacket> outbox_;
+  std::vector<LateAck> late_acks_;
+  uint64_t foreign_events_ = 0;      // popped but run by another rank (or counted there)
   // fast-forward
   SkipHooks* skip_ = nullptr;
   Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)

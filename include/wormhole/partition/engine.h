@@ -1,0 +1,94 @@
+// The distributed engine: one Network per MPI rank, each running its own nodes, synchronised
+// conservatively in windows of one lookahead (partition/README.md).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "wormhole/core/time.h"
+#include "wormhole/net/network.h"
+#include "wormhole/partition/rank_map.h"
+
+namespace wh {
+
+/// Where one rank's wall-clock time went (seconds) and how much crossed its cut links.
+struct RankTimes {
+  double compute_s = 0;  ///< running its events
+  double wait_s = 0;     ///< in the window-start reduction: waiting for the slowest rank (and its latency)
+  double comm_s = 0;     ///< exchanging the packets of cut links (counts, payload, queueing them)
+  uint64_t windows = 0;
+  uint64_t packets_sent = 0, packets_received = 0;  ///< over cut links
+  uint64_t events = 0;   ///< events this rank executed (its share of RunStats::events)
+};
+
+/// Runs `net` (this rank's replica of the whole network) together with the other ranks of `comm`.
+///
+/// Protocol (partition/README.md §3): every rank starts a window at T = the smallest next-event
+/// time over all ranks (MPI_Allreduce), runs its events in [T, T + lookahead), then the packets
+/// that left over cut links are exchanged (MPI_Alltoall of counts, MPI_Alltoallv of records) and
+/// queued on the receivers' wires. A packet sent at t >= T reaches the far end at
+/// t + serialisation + delay >= T + lookahead, so no rank ever receives an event in its past.
+/// Windows rather than null messages: one collective pair per window, no deadlock reasoning, and
+/// the fabrics here have one delay class, so a null-message protocol could not grant more.
+/// Same-time events are ordered by EventOrder::Portable keys, which travel with the packets, so
+/// the results are those of one process in that order, for any rank count and map.
+class DistributedEngine {
+ public:
+  /// Makes `net` rank `rank of comm`'s share of `map` (Network::set_distribution). Every rank must
+  /// pass the same map. Throws InputError if a cut link has no delay (lookahead 0), or if the map
+  /// has another number of ranks than `comm`.
+  DistributedEngine(Network& net, MPI_Comm comm, const RankMap& map);
+
+  /// Runs every rank until no event is left anywhere or `until` (ps) is passed. Collective.
+  void run(Time until);
+
+  int rank() const { return rank_; }
+  int ranks() const { return size_; }
+  /// ps: the smallest delay of a cut link; kTimeMax when nothing is cut.
+  Time lookahead() const { return lookahead_; }
+  const RankTimes& times() const { return times_; }
+
+ private:
+  void exchange();
+
+  Network& net_;
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  Time lookahead_ = kTimeMax;
+  RankTimes times_;
+  MPI_Datatype packet_type_ = MPI_DATATYPE_NULL;
+  std::vector<CrossPacket> send_, recv_;
+};
+
+/// Gathers every rank's `mine` on rank 0, in rank order (other ranks get an empty vector).
+/// Collective; T must be trivially copyable (sent as bytes).
+template <class T>
+std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Datatype type;
+  MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
+  MPI_Type_commit(&type);
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  std::vector<T> all;
+  if (rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) displs[r] = total, total += counts[r];
+    all.resize(static_cast<size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, 0, comm);
+  MPI_Type_free(&type);
+  return all;
+}
+
+/// The whole run's statistics from every rank's (collective; the result on every rank): sums of
+/// counts, the latest times, and the peak queue first reached in the run's event order.
+RunStats reduce_stats(MPI_Comm comm, const Network& net);
+
+}  // namespace wh

@@ -1,0 +1,105 @@
+// The distributed engine's window loop and reductions (see engine.h).
+#include "wormhole/partition/engine.h"
+
+#include <chrono>
+#include <string>
+
+#include "wormhole/io/input_error.h"
+
+namespace wh {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap& map) : net_(net), comm_(comm) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  if (map.ranks != static_cast<uint32_t>(size_))
+    throw InputError("command line", 0,
+                     "the rank map has " + std::to_string(map.ranks) + " ranks but " + std::to_string(size_) +
+                         " were started",
+                     "start as many ranks as the map has (mpirun -np " + std::to_string(map.ranks) + ")");
+  if (map.edge_cut > 0 && map.lookahead_ps <= 0)
+    throw InputError("command line", 0,
+                     "a link of zero delay is cut between ranks: the lookahead is 0, so no rank could run ahead",
+                     "give the topology's links a delay, or use a rank map that keeps that link inside one rank");
+  lookahead_ = map.edge_cut > 0 ? map.lookahead_ps : kTimeMax;
+  net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
+  MPI_Type_contiguous(static_cast<int>(sizeof(CrossPacket)), MPI_BYTE, &packet_type_);
+  MPI_Type_commit(&packet_type_);
+}
+
+void DistributedEngine::run(Time until) {
+  Kernel& k = net_.kernel();
+  for (;;) {
+    auto t0 = Clock::now();
+    const int64_t mine = k.queue().empty() ? kTimeMax : k.queue().top().time;
+    int64_t start = 0;
+    MPI_Allreduce(&mine, &start, 1, MPI_INT64_T, MPI_MIN, comm_);
+    times_.wait_s += since(t0);
+    if (start == kTimeMax || start > until) break;
+    const Time end = lookahead_ > until - start ? until : start + lookahead_ - 1;
+    t0 = Clock::now();
+    net_.run(end);
+    times_.compute_s += since(t0);
+    ++times_.windows;
+    t0 = Clock::now();
+    exchange();
+    times_.comm_s += since(t0);
+  }
+  times_.events = net_.stats().events;
+}
+
+void DistributedEngine::exchange() {
+  std::vector<CrossPacket>& out = net_.outbox();
+  times_.packets_sent += out.size();
+  std::vector<int> send_counts(size_, 0), recv_counts(size_, 0), send_displs(size_, 0), recv_displs(size_, 0);
+  for (const CrossPacket& c : out) ++send_counts[c.to_rank];
+  for (int r = 1; r < size_; ++r) send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
+  // Grouped by destination rank; within a rank in sending order, so each wire stays FIFO.
+  send_.resize(out.size());
+  std::vector<int> fill = send_displs;
+  for (const CrossPacket& c : out) send_[fill[c.to_rank]++] = c;
+  out.clear();
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
+  int total = 0;
+  for (int r = 0; r < size_; ++r) recv_displs[r] = total, total += recv_counts[r];
+  recv_.resize(static_cast<size_t>(total));
+  MPI_Alltoallv(send_.data(), send_counts.data(), send_displs.data(), packet_type_, recv_.data(), recv_counts.data(),
+                recv_displs.data(), packet_type_, comm_);
+  times_.packets_received += recv_.size();
+  for (const CrossPacket& c : recv_) net_.accept(c);
+}
+
+RunStats reduce_stats(MPI_Comm comm, const Network& net) {
+  RunStats s = net.stats();
+  uint64_t sums[4] = {s.events, s.packets_dropped, s.ecn_marks, s.retransmit_timeouts};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_UINT64_T, MPI_SUM, comm);
+  s.events = sums[0], s.packets_dropped = sums[1], s.ecn_marks = sums[2], s.retransmit_timeouts = sums[3];
+  int64_t latest[2] = {s.sim_end, s.last_finish};
+  MPI_Allreduce(MPI_IN_PLACE, latest, 2, MPI_INT64_T, MPI_MAX, comm);
+  s.sim_end = latest[0], s.last_finish = latest[1];
+  // The peak queue: the largest, and among equal peaks the first reached in event order — the
+  // port one process reports (it keeps the first to exceed the running maximum).
+  struct Peak {
+    uint64_t bytes;
+    Event at;
+    uint32_t node, iface;
+  };
+  const Peak mine{s.max_queue_bytes, net.max_queue_event(), s.max_queue_node, s.max_queue_if};
+  std::vector<Peak> all(static_cast<size_t>([&] {
+    int n = 0;
+    MPI_Comm_size(comm, &n);
+    return n;
+  }()));
+  MPI_Allgather(&mine, sizeof(Peak), MPI_BYTE, all.data(), sizeof(Peak), MPI_BYTE, comm);
+  Peak best = all[0];
+  for (const Peak& p : all)
+    if (p.bytes > best.bytes || (p.bytes == best.bytes && p.bytes > 0 && p.at.before(best.at))) best = p;
+  s.max_queue_bytes = best.bytes, s.max_queue_node = best.node, s.max_queue_if = best.iface;
+  return s;
+}
+
+}  // namespace wh
