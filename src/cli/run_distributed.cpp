@@ -97,7 +97,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         if (!o.memo_in.empty() || !o.memo_out.empty())
           throw InputError("command line", 0, "--memo/--memo-out need Wormhole, which does not run distributed yet",
                            "run Wormhole in one process");
-        r = load_config_run(o, lead);
+        // Same-time events in the order that does not depend on the cut (Event::make_key).
+        RunOptions portable = o;
+        portable.sets.push_back("EVENT_ORDER=portable");
+        r = load_config_run(portable, lead);
         if (r.cfg.wormhole.enabled) {
           const auto [file, line] = r.cfg.origin_of("WORMHOLE");
           throw InputError(file, line,
@@ -116,7 +119,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   std::optional<DistributedEngine> engine;
   if (auto failed = agree(rank, [&] { engine.emplace(net, MPI_COMM_WORLD, map); })) return *failed;
   if (speak) {
-    fmt::print("distributed run over {} ranks: ", ranks);
+    fmt::print("distributed run over {} ranks (EVENT_ORDER portable: the results of one process run with --set "
+               "EVENT_ORDER=portable): ",
+               ranks);
     print_rank_summary(r.topo, r.net.get(), map, o.linear || !o.rank_map.empty());
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));

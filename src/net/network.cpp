@@ -200,9 +200,14 @@ Routing& Network::routing() {
 }
 
 void Network::handle(const Event& e) {
-  if (!node_rank_.empty() && !owns(e)) {
-    ++foreign_events_;
-    return;
+  if (!node_rank_.empty()) {
+    if (!owns(e)) {
+      ++foreign_events_;
+      return;
+    }
+    // Run by several ranks, counted once: a flow start by rank 0, a QP start by the sender's rank.
+    if ((e.kind == kFlowStart && rank_ != 0) || (e.kind == kQpStart && !owns_node(flows_[e.target].src)))
+      ++foreign_events_;
   }
   switch (e.kind) {
     case kTxDone: {
@@ -235,7 +240,6 @@ void Network::handle(const Event& e) {
       break;
     }
     case kFlowStart: {
-      if (rank_ != 0) ++foreign_events_;  // counted once, by rank 0
       const Time t = kernel_.now();
       start_pending_ = false;
       // As the reference's flow reader, which schedules each application start at "now": the QPs
@@ -358,10 +362,7 @@ bool Network::owns(const Event& e) const {
     case kArrive: return node_rank_[ports_[ports_[e.target].peer].node] == rank_;
     case kTimer: return node_rank_[flows_[e.target].src] == rank_;
     case kQpStart: return node_rank_[flows_[e.target].src] == rank_ || node_rank_[flows_[e.target].dst] == rank_;
-    case kFlowStart:
-      // Every rank runs it (each creates its own QPs); rank 0 counts it.
-      return true;
-    default: return true;
+    default: return true;  // flow starts: every rank runs them (each creates its own QPs)
   }
 }
 
