@@ -134,9 +134,9 @@ RankMap read_rank_map(const std::string& path, const Topology& topo, const Netwo
   }
 }
 
-void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, bool linear) {
+void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how) {
   fmt::print("{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + {})\n", describe(m),
-             linear ? "linear" : "METIS k-way", net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
+             how, net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
   std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
   for (uint32_t n = 0; n < topo.num_nodes; ++n) {
     ++nodes[m.rank_of[n]];
@@ -175,7 +175,7 @@ int partition_command(const PartitionOptions& o) {
   if (!o.map_file.empty()) check_output_dir(o.map_file, {"command line", 0}, "--map file");
   const RankMap m = cut_network(o.scenario, topo, net.get(), o.ranks, o.linear);
   fmt::print("{}: {} nodes, {} links; {}\n", o.scenario, topo.num_nodes, topo.links.size(), what);
-  print_rank_summary(topo, net.get(), m, o.linear);
+  print_rank_summary(topo, net.get(), m, o.linear ? "linear" : "METIS k-way");
   if (!o.map_file.empty()) {
     std::ofstream f(o.map_file);
     if (!f) throw InputError(o.map_file, 0, "cannot write the rank map", "check that its folder exists and is writable");

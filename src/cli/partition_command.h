@@ -43,7 +43,7 @@ RankMap cut_network(const std::string& scenario, const Topology& topo, const Net
 /// a bad line, a node missing or twice, a rank >= `ranks`, a split server or an empty rank.
 RankMap read_rank_map(const std::string& path, const Topology& topo, const Network* net, uint32_t ranks);
 /// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
-/// ports, cut links and, with `net`, the flows it sends.
-void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, bool linear);
+/// ports, cut links and, with `net`, the flows it sends. `how`: where the map came from ("METIS k-way").
+void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how);
 
 }  // namespace wh

@@ -122,7 +122,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     fmt::print("distributed run over {} ranks (EVENT_ORDER portable: the results of one process run with --set "
                "EVENT_ORDER=portable): ",
                ranks);
-    print_rank_summary(r.topo, r.net.get(), map, o.linear || !o.rank_map.empty());
+    print_rank_summary(r.topo, r.net.get(), map,
+                       !o.rank_map.empty() ? "rank map " + o.rank_map : o.linear ? "linear" : "METIS k-way");
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
     std::fflush(stdout);

@@ -1,7 +1,6 @@
 #!/usr/bin/python3
-"""End-to-end tests of `wormhole partition` (METIS cuts of a scenario's network over MPI ranks) and of the
-refusal of `wormhole run` launched as several MPI ranks (there is no distributed engine yet). Environment as
-test_refruns.py."""
+"""End-to-end tests of `wormhole partition` (METIS cuts of a scenario's network over MPI ranks; the distributed
+run itself: test_distributed.py). Environment as test_refruns.py."""
 import os
 import re
 import shutil
@@ -100,17 +99,6 @@ class Partition(unittest.TestCase):
         p = wh("partition", RING / "config_dcqcn.txt", "-n", 0)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("give at least 1 rank", p.stderr)
-
-    def test_run_refuses_several_ranks(self):
-        # Launched by mpirun as 2 ranks (its environment), `wormhole run` stops before writing anything.
-        env = dict(os.environ, OMPI_COMM_WORLD_SIZE="2")
-        p = wh("run", RING / "config_dcqcn.txt", "-o", self.dir / "out", env=env)
-        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn("started as 2 MPI ranks", p.stderr)
-        self.assertFalse((self.dir / "out").exists())
-        env["OMPI_COMM_WORLD_SIZE"] = "1"
-        p = wh("run", RING / "config_dcqcn.txt", "-o", self.dir / "out", "-q", env=env)
-        self.assertEqual(p.returncode, 0, p.stderr)
 
 
 if __name__ == "__main__":

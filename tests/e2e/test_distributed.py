@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""End-to-end tests of the distributed engine: `mpirun -np N wormhole run CONFIG` gives, for N = 2, 3 and 4
+(oversubscribed on a 2-core machine), byte-identical fct.txt and pfc.txt and the same HDF5 flow and PFC tables
+and run statistics as one process run with EVENT_ORDER portable; cuts chosen by METIS or given as a rank map;
+clear errors for what it cannot do. Environment as test_refruns.py; needs mpirun (Open MPI)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from test_refruns import REFRUNS, WORMHOLE
+
+RING = REFRUNS / "hpcc-ring16-fattree-k4-1MB"
+INCAST = REFRUNS / "hpcc-incast16to1-leafspine64-1MB"
+MPIRUN = shutil.which("mpirun")
+
+
+def wh(*args):
+    return subprocess.run([str(WORMHOLE), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def mpirun(n, *args):
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    return subprocess.run([MPIRUN, *root, "--oversubscribe", "-np", str(n), str(WORMHOLE), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+# /run attributes that are not results: how long it took.
+TIMING = {"wall_s", "events_per_s"}
+
+
+class Distributed(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_dist_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def one_process(self, config, name, *sets):
+        out = self.dir / name
+        p = wh("run", config, "-o", out, "-q", "--set", "EVENT_ORDER=portable", *sets)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return out
+
+    def assert_same_results(self, a, b):
+        for f in ("fct.txt", "pfc.txt"):
+            self.assertEqual((a / f).read_bytes(), (b / f).read_bytes(), f"{f} of {b.name} differs from {a.name}")
+        with h5py.File(a / "results.h5") as x, h5py.File(b / "results.h5") as y:
+            for table in ("flows", "pfc"):
+                self.assertEqual(x[table].dtype, y[table].dtype)
+                self.assertTrue(np.array_equal(x[table][()], y[table][()]), f"/{table} of {b.name}")
+            ax, ay = dict(x["run"].attrs), dict(y["run"].attrs)
+            for k in set(ax) | set(ay):
+                if k not in TIMING:
+                    self.assertEqual(ax.get(k), ay.get(k), f"/run attribute {k} of {b.name}")
+            settings = lambda h: {k: v for k, v in h["run/settings"][()] if not k.endswith(b"_FILE")}
+            self.assertEqual(settings(x), settings(y))
+
+    def test_identical_for_2_3_4_ranks(self):
+        # A fat tree with DCQCN and with HPCC (INT in every packet), and an incast whose 1-MB switch buffers
+        # make 1,932 PFC frames: the frames' order in pfc.txt is the one-process order too.
+        cases = [(RING / "config_dcqcn.txt", []), (RING / "config_hpcc.txt", []),
+                 (INCAST / "config_dcqcn.txt", ["--set", "BUFFER_SIZE=1"])]
+        for k, (config, sets) in enumerate(cases):
+            ref = self.one_process(config, f"one{k}", *sets)
+            if k == 2:
+                self.assertEqual(len((ref / "pfc.txt").read_text().splitlines()), 1932)
+            for n in (2, 3, 4):
+                with self.subTest(config=str(config), ranks=n):
+                    out = self.dir / f"r{k}-{n}"
+                    p = mpirun(n, "run", config, "-o", out, *sets)
+                    self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                    self.assert_same_results(ref, out)
+                    # the start-up summary and the per-rank time breakdown
+                    self.assertIn(f"distributed run over {n} ranks", p.stdout)
+                    self.assertEqual(len(re.findall(r"rank \d+: \d+ nodes", p.stdout)), n)
+                    events = [int(e) for e in re.findall(r"rank \d+: (\d+) events; compute [\d.]+ s, wait [\d.]+ s, "
+                                                         r"communicate [\d.]+ s", p.stdout)]
+                    self.assertEqual(len(events), n, p.stdout)
+                    total = int(re.search(r"^events (\d+) in", p.stdout, re.M).group(1))
+                    self.assertEqual(sum(events), total)
+
+    def write_scenario(self, topology, flows):
+        (self.dir / "topology.txt").write_text("\n".join(topology) + "\n")
+        (self.dir / "flow.txt").write_text(f"{len(flows)}\n" + "".join(f + "\n" for f in flows))
+        shutil.copy2(RING / "config_dcqcn.txt", self.dir / "config.txt")
+        shutil.copy2(RING / "trace.txt", self.dir / "trace.txt")
+        return self.dir / "config.txt"
+
+    def test_flow_inside_one_rank_and_flow_across_every_rank(self):
+        # A chain of three switches 5 - 6 - 7 with hosts 0, 1 on switch 5, host 2 on 6, hosts 3, 4 on 7; the map
+        # puts each switch with its hosts on its own rank. Flow 0 -> 1 stays on rank 0; 0 -> 3 and 4 -> 1 cross
+        # every rank (both ways, so ACKs do too); 2 -> 3 crosses one cut; all share links, so they interact.
+        topo = ["8 3 7", "5 6 7", "0 5 100Gbps 0.001ms 0", "1 5 100Gbps 0.001ms 0", "2 6 100Gbps 0.001ms 0",
+                "3 7 100Gbps 0.001ms 0", "4 7 100Gbps 0.001ms 0", "5 6 100Gbps 0.001ms 0", "6 7 100Gbps 0.001ms 0"]
+        config = self.write_scenario(topo, ["0 1 3 100 2000000 2.0", "0 3 3 100 3000000 2.0",
+                                            "4 1 3 100 3000000 2.00001", "2 3 3 100 1000000 2.00002"])
+        (self.dir / "map.txt").write_text("# node rank\n0 0\n1 0\n5 0\n2 1\n6 1\n3 2\n4 2\n7 2\n")
+        ref = self.one_process(config, "one")
+        self.assertEqual(len((ref / "fct.txt").read_text().splitlines()), 4)
+        p = mpirun(3, "run", config, "-o", self.dir / "three", "--rank-map", self.dir / "map.txt")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_same_results(ref, self.dir / "three")
+        self.assertIn("3 ranks, 2 cut links", p.stdout)
+        self.assertIn("(rank map ", p.stdout)
+        self.assertIn("rank 1: 2 nodes (1 hosts, 1 switches), 4 ports, 2 cut links, 1 flows sent", p.stdout)
+        sent = [int(x) for x in re.findall(r"cut-link packets (\d+) sent", p.stdout)]
+        self.assertTrue(all(s > 0 for s in sent), p.stdout)
+
+    def test_the_smallest_delay_cut_link_sets_the_lookahead(self):
+        # Two switches with four hosts each joined by a 50-ns link, the cut: windows of 50 ns, results unchanged.
+        topo = ["10 2 9", "8 9"] + [f"{h} 8 100Gbps 0.001ms 0" for h in range(4)] + \
+               [f"{h} 9 100Gbps 0.001ms 0" for h in range(4, 8)] + ["8 9 100Gbps 0.00005ms 0"]
+        config = self.write_scenario(topo, [f"{h} {h + 4} 3 100 1000000 2.0" for h in range(4)] +
+                                     [f"{h + 4} {h} 3 100 500000 2.0" for h in range(4)])
+        ref = self.one_process(config, "one")
+        p = mpirun(2, "run", config, "-o", self.dir / "two")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_same_results(ref, self.dir / "two")
+        self.assertIn("1 cut link, imbalance", p.stdout)
+        self.assertIn("lookahead 50 ns", p.stdout)
+        self.assertIn("WARNING: lookahead below 100 ns", p.stdout)
+
+    def test_clear_errors(self):
+        topo = ["3 1 2", "2", "0 2 100Gbps 0.001ms 0", "1 2 100Gbps 0.001ms 0"]
+        config = self.write_scenario(topo, ["0 1 3 100 100000 2.0"])
+        cases = [
+            # more ranks than nodes: METIS cannot cut
+            ((4, "run", config), "over 4 ranks", "use at most 3 ranks"),
+            # a rank map that names a rank the run does not have, with its file and line
+            ((2, "run", config, "--rank-map", self.dir / "bad.txt"), "bad.txt:3: rank 5 but the run has 2 ranks",
+             "use ranks 0 .. 1"),
+            ((2, "run", config, "--rank-map", self.dir / "short.txt"), "node 2 has no rank", "list every node"),
+            ((2, "run", config, "--set", "WORMHOLE=1"), "does not run distributed yet", "WORMHOLE 0"),
+            ((2, "run", self.dir / "s.toml"), "do not run distributed yet", "one process"),
+        ]
+        (self.dir / "bad.txt").write_text("0 0\n1 1\n2 5\n")
+        (self.dir / "short.txt").write_text("0 0\n1 1\n")
+        (self.dir / "s.toml").write_text("")
+        (self.dir / "out").mkdir()
+        (self.dir / "out" / "fct.txt").write_text("previous run\n")
+        for args, what, fix in cases:
+            with self.subTest(args=args[1:]):
+                p = mpirun(*args, "-o", self.dir / "out")
+                self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertEqual(p.stderr.count("wormhole: error"), 1, p.stderr)  # said once, not by every rank
+                self.assertIn(what, p.stderr)
+                self.assertIn(fix, p.stderr)
+                self.assertEqual((self.dir / "out" / "fct.txt").read_text(), "previous run\n")
+
+
+if __name__ == "__main__":
+    if MPIRUN is None:
+        print("SKIP: mpirun not found (install openmpi-bin: scripts/setup.sh)", file=sys.stderr)
+        sys.exit(77)
+    unittest.main(verbosity=2)
