@@ -27,6 +27,13 @@ long launched_ranks() {
   return 1;
 }
 
+/// This process's rank among them (0 when not launched as ranks), from the same environment.
+long launched_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* s = std::getenv(v)) return std::strtol(s, nullptr, 10);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,7 +61,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "wormhole: error: %s (fix: see wormhole --help)\n", e.what());
+    // Every rank of an mpirun parses the same command line: one of them says what is wrong.
+    if (launched_ranks() == 1 || launched_rank() == 0)
+      std::fprintf(stderr, "wormhole: error: %s (fix: see wormhole --help)\n", e.what());
     return 2;
   }
   try {

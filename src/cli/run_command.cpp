@@ -124,7 +124,10 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   if (speak) warn_unused_wormhole(cfg, false);
   check_input_files(cfg);
   r.topo = read_topology(cfg.topology_file);
-  r.specs = read_flows(cfg.flow_file, r.topo);
+  std::vector<std::string> notes;
+  r.specs = read_flows(cfg.flow_file, r.topo, &notes);
+  if (speak)
+    for (const std::string& n : notes) std::fprintf(stderr, "wormhole: note: %s\n", n.c_str());
   if (!cfg.trace_file.empty()) read_trace_nodes(cfg.trace_file, r.topo.num_nodes);  // validated; the trace itself is not written
   std::string warning;
   auto cc = make_cc(cfg, &warning);

@@ -69,7 +69,7 @@ std::string switch_ranges(const Topology& topo) {
 
 }  // namespace
 
-std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo) {
+std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo, std::vector<std::string>* notes) {
   const std::vector<InputToken> toks = read_input_tokens(path);
   const char* const kLineFix = "write each flow as \"src dst pg dport size start_s\", e.g. \"0 1 3 100 1000000 2.0\"";
   uint64_t f = 0;
@@ -142,9 +142,12 @@ std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo) 
   const int last_line = i > 0 ? toks[i - 1].line : 0;
   for (size_t j = i; j < toks.size(); ++j)
     if (toks[j].line > last_line) extra_lines.insert(toks[j].line);
-  if (!extra_lines.empty())
-    std::fprintf(stderr, "wormhole: note: %s: header says %llu flows, %zu more lines ignored (as the reference)\n", path.c_str(),
-                 static_cast<unsigned long long>(f), extra_lines.size());
+  if (!extra_lines.empty()) {
+    const std::string note = path + ": header says " + std::to_string(f) + " flows, " +
+                             std::to_string(extra_lines.size()) + " more lines ignored (as the reference)";
+    if (notes) notes->push_back(note);
+    else std::fprintf(stderr, "wormhole: note: %s\n", note.c_str());
+  }
   return flows;
 }
 

@@ -20,11 +20,13 @@ struct FlowSpec {
 };
 
 /// Reads flow.txt: a count F, then F lines "src dst pg dport size start_s". Only the first F
-/// lines are read (the reference does the same; extra lines are ignored with a note to stderr).
+/// lines are read (the reference does the same; extra lines are ignored with a note: appended to
+/// `notes` if given, else printed to stderr).
 /// Throws InputError (file, line, fix) for: a malformed line, fewer lines than declared, an endpoint
 /// out of range or a switch, src == dst, size 0 or >= 2^32, pg > 7, a negative start time, or a
 /// start time earlier than the previous line's.
-std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo);
+std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo,
+                                 std::vector<std::string>* notes = nullptr);
 
 /// Reads trace.txt: a count n then n node ids; ids >= num_nodes are skipped as the reference does.
 /// Throws InputError for a malformed file.
