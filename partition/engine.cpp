@@ -1,6 +1,7 @@
 // The distributed engine's window loop and reductions (see engine.h).
 #include "wormhole/partition/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -13,7 +14,8 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
-DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap& map) : net_(net), comm_(comm) {
+DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap& map, Time client_lookahead)
+    : net_(net), comm_(comm) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   if (map.ranks != static_cast<uint32_t>(size_))
@@ -25,45 +27,70 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
     throw InputError("command line", 0,
                      "a link of zero delay is cut between ranks: the lookahead is 0, so no rank could run ahead",
                      "give the topology's links a delay, or use a rank map that keeps that link inside one rank");
-  lookahead_ = map.edge_cut > 0 ? map.lookahead_ps : kTimeMax;
+  if (client_lookahead <= 0)
+    throw InputError("command line", 0,
+                     "the workload's send latency is 0: a flow starts the instant it is released, so no rank could "
+                     "run ahead of the others",
+                     "give the workload a send latency (SimAI's AS_SEND_LAT, e.g. 6 us), or run it in one process");
+  lookahead_ = std::min(map.edge_cut > 0 ? map.lookahead_ps : kTimeMax, client_lookahead);
   net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
+  net_.set_client_lookahead(client_lookahead);
   MPI_Type_contiguous(static_cast<int>(sizeof(CrossPacket)), MPI_BYTE, &packet_type_);
   MPI_Type_commit(&packet_type_);
+  MPI_Type_contiguous(static_cast<int>(sizeof(Completion)), MPI_BYTE, &completion_type_);
+  MPI_Type_commit(&completion_type_);
 }
 
 void DistributedEngine::run(Time until) {
   Kernel& k = net_.kernel();
   for (;;) {
     auto t0 = Clock::now();
-    const int64_t mine = k.queue().empty() ? kTimeMax : k.queue().top().time;
+    const int64_t mine = std::min(k.queue().empty() ? kTimeMax : k.queue().top().time, net_.next_client_event());
     int64_t start = 0;
     MPI_Allreduce(&mine, &start, 1, MPI_INT64_T, MPI_MIN, comm_);
     times_.wait_s += since(t0);
     if (start == kTimeMax || start > until) break;
     const Time end = lookahead_ > until - start ? until : start + lookahead_ - 1;
     t0 = Clock::now();
+    net_.begin_window();
     net_.run(end);
     times_.compute_s += since(t0);
     ++times_.windows;
-    t0 = Clock::now();
     exchange();
-    times_.comm_s += since(t0);
+    t0 = Clock::now();
+    const bool go_on = net_.run_client(end);
+    times_.compute_s += since(t0);
+    if (!go_on) {
+      net_.truncate_after(net_.stop_event());
+      stopped_ = true;
+      break;
+    }
   }
   times_.events = net_.stats().events;
 }
 
 void DistributedEngine::exchange() {
+  auto t0 = Clock::now();
   std::vector<CrossPacket>& out = net_.outbox();
   times_.packets_sent += out.size();
   std::vector<int> send_counts(size_, 0), recv_counts(size_, 0), send_displs(size_, 0), recv_displs(size_, 0);
   for (const CrossPacket& c : out) ++send_counts[c.to_rank];
+  // Each rank also says how many flows it finished, to everyone: (packets for r, completions) pairs.
+  std::vector<int> pairs(2 * size_), got(2 * size_);
+  for (int r = 0; r < size_; ++r) pairs[2 * r] = send_counts[r], pairs[2 * r + 1] = static_cast<int>(net_.completions().size());
   for (int r = 1; r < size_; ++r) send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
   // Grouped by destination rank; within a rank in sending order, so each wire stays FIFO.
   send_.resize(out.size());
   std::vector<int> fill = send_displs;
   for (const CrossPacket& c : out) send_[fill[c.to_rank]++] = c;
   out.clear();
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
+  times_.comm_s += since(t0);
+  // The first collective after a window: where a rank that finished its events early waits.
+  t0 = Clock::now();
+  MPI_Alltoall(pairs.data(), 2, MPI_INT, got.data(), 2, MPI_INT, comm_);
+  times_.wait_s += since(t0);
+  t0 = Clock::now();
+  for (int r = 0; r < size_; ++r) recv_counts[r] = got[2 * r];
   int total = 0;
   for (int r = 0; r < size_; ++r) recv_displs[r] = total, total += recv_counts[r];
   recv_.resize(static_cast<size_t>(total));
@@ -71,6 +98,23 @@ void DistributedEngine::exchange() {
                 recv_displs.data(), packet_type_, comm_);
   times_.packets_received += recv_.size();
   for (const CrossPacket& c : recv_) net_.accept(c);
+
+  // Completions: every rank gets all of them, in the run's order.
+  std::vector<int> done_counts(size_), done_displs(size_);
+  int done_total = 0;
+  for (int r = 0; r < size_; ++r) done_counts[r] = got[2 * r + 1], done_displs[r] = done_total, done_total += done_counts[r];
+  if (done_total == 0) {
+    times_.comm_s += since(t0);
+    return;
+  }
+  std::vector<Completion>& mine = net_.completions();
+  done_.resize(static_cast<size_t>(done_total));
+  MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), completion_type_, done_.data(), done_counts.data(),
+                 done_displs.data(), completion_type_, comm_);
+  mine.clear();
+  std::sort(done_.begin(), done_.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
+  times_.comm_s += since(t0);
+  net_.deliver(done_);
 }
 
 RunStats reduce_stats(MPI_Comm comm, const Network& net) {

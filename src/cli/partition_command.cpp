@@ -153,15 +153,29 @@ void print_rank_summary(const Topology& topo, const Network* net, const RankMap&
                nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
 }
 
+std::unique_ptr<Network> traffic_network(const WorkloadRun& r) {
+  auto net = std::make_unique<Network>(r.cfg, r.topo.topo, make_cc(r.cfg, nullptr));
+  const std::vector<FlowSpec> flows = expected_traffic(r.workload, r.layout, r.options);
+  if (!flows.empty()) net->add_flows(flows, r.sc.workload.file);
+  return net;
+}
+
 int partition_command(const PartitionOptions& o) {
   const auto overrides = parse_sets(o.sets);
   Topology topo;
   std::unique_ptr<Network> net;
   std::string what;
   if (std::filesystem::path(o.scenario).extension() == ".toml") {
-    const Scenario sc = read_scenario(o.scenario, overrides);
-    topo = build_topology(sc).topo;
-    what = "link weights: rates (a workload's traffic is known only as it runs)";
+    RunOptions ro;
+    ro.scenario = o.scenario;
+    ro.sets = o.sets;
+    const WorkloadRun r = load_workload_run(ro, true);
+    topo = r.topo.topo;
+    net = traffic_network(r);
+    what = net->flows().empty() ? "link weights: rates (the workload has no traffic)"
+                                : fmt::format("link weights: bytes of one iteration of {}'s collectives ({} GPU pairs) routed "
+                                              "over them",
+                                              r.sc.workload.file, net->flows().size());
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);

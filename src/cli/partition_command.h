@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ RankMap cut_network(const std::string& scenario, const Topology& topo, const Net
 /// comments and blank lines allowed), and scores it. Throws InputError naming the file and line for
 /// a bad line, a node missing or twice, a rank >= `ranks`, a split server or an empty rank.
 RankMap read_rank_map(const std::string& path, const Topology& topo, const Network* net, uint32_t ranks);
+struct WorkloadRun;
+/// A scratch network of a workload scenario carrying expected_traffic() as flows (never run): what
+/// network_graph weighs a training workload's cut by.
+std::unique_ptr<Network> traffic_network(const WorkloadRun& r);
 /// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
 /// ports, cut links and, with `net`, the flows it sends. `how`: where the map came from ("METIS k-way").
 void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how);

@@ -11,6 +11,10 @@
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
+#include "wormhole/scenario/scenario.h"
+#include "wormhole/topo/simai_topology.h"
+#include "wormhole/workload/driver.h"
+#include "wormhole/workload/simai_workload.h"
 
 namespace wh {
 
@@ -54,6 +58,31 @@ void check_config_outputs(const ConfigRun& r);
 void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path);
 /// The two summary lines: flows finished with slowdown and FCT statistics; events, PFC, ECN, drops, peak queue.
 void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall_s);
+
+/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp).
+struct WorkloadRun {
+  Scenario sc;
+  SimaiTopology topo;
+  Workload workload;
+  GroupLayout layout;
+  SimConfig cfg;  ///< the scenario's network settings, output paths set by make_workload_outputs
+  std::unique_ptr<Network> net;
+  Time until = 0;  ///< ps: the stop time or the workload's max_time
+  DriverOptions options;
+  std::string out, results;  ///< the output folder and the HDF5 results path
+};
+/// Reads the scenario, its topology and workload, and builds the network. `speak`: print the
+/// set-up warnings. Throws InputError on bad input, before any output is made.
+WorkloadRun load_workload_run(const RunOptions& o, bool speak);
+/// Sets the output paths (fct.txt, pfc.txt, results) from -o or the scenario's [output] dir; with
+/// `write`, creates the folder and checks the results file's folder (InputError if it cannot).
+void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write);
+/// Writes the generated topology if the scenario asks for it (topology.write).
+void write_topology_copy(const WorkloadRun& r);
+/// The line naming the scenario, its GPUs, parallelism, rows and network size.
+void print_workload_header(const WorkloadRun& r);
+/// Iterations, the report GPU's compute/exposed communication, and the run's counts.
+void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames);
 
 /// Runs an HPCC config.txt scenario over the ranks of `comm` (run_distributed.cpp); collective.
 /// Returns the exit status; input errors are agreed on by all ranks and reported by rank 0.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "partition_command.h"
@@ -16,28 +17,31 @@
 #include "run_command.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
+#include "wormhole/io/workload_results.h"
 #include "wormhole/partition/engine.h"
+#include "wormhole/version.h"
 
 namespace wh {
 
 namespace {
 
-/// A record and the event that made it: sorting by the event (then by the record's place in its
-/// event) gives the order one process writes them in.
-struct TaggedFlow {
-  Event at;
-  FlowRecord rec;
-};
+/// A PFC record and the event that made it: sorting by the event (then by the record's place in
+/// its event) gives the order one process writes them in.
 struct TaggedPfc {
   Event at;
   uint64_t seq;  // this rank's count: orders several frames of one event
   PfcRecord rec;
 };
 
+/// Each rank's observer: hears every completion of the run, in order (Network::deliver), and the
+/// PFC frames of its own ports. Rank 0 writes fct.txt as the completions come.
 class RankObserver final : public NetObserver {
  public:
-  RankObserver(const Network& net, bool progress) : net_(net), progress_(progress) {}
-  void flow_finished(const FlowRecord& f) override { flows.push_back({net_.kernel().running(), f}); }
+  RankObserver(const Network& net, TextOutputs* out, bool progress) : net_(net), out_(out), progress_(progress) {}
+  void flow_finished(const FlowRecord& f) override {
+    ++finished_;
+    if (out_) out_->flow_finished(f);
+  }
   void pfc(const PfcRecord& p) override { pfc_.push_back({net_.kernel().running(), pfc_.size(), p}); }
   void tick(Time now, uint64_t events, uint64_t done) override {
     if (!progress_) return;
@@ -45,15 +49,16 @@ class RankObserver final : public NetObserver {
     if (t - last_ < std::chrono::seconds(5)) return;
     last_ = t;
     const double wall = std::chrono::duration<double>(t - start_).count();
-    std::fprintf(stderr, "[%7.1f s] rank 0: sim %.6f s, %.2f M events/s, %lu of its flows done\n", wall,
-                 double(now) / kSec, double(events) / wall / 1e6, static_cast<unsigned long>(done));
+    std::fprintf(stderr, "[%7.1f s] rank 0: sim %.6f s, %.2f M events/s, %lu flows done\n", wall, double(now) / kSec,
+                 double(events) / wall / 1e6, static_cast<unsigned long>(finished_));
   }
-  std::vector<TaggedFlow> flows;
   std::vector<TaggedPfc> pfc_;
 
  private:
   const Network& net_;
+  TextOutputs* out_;
   bool progress_;
+  uint64_t finished_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
 };
 
@@ -82,112 +87,182 @@ std::optional<int> agree(int rank, F&& step) {
   return worst;
 }
 
+
+/// What both kinds of scenario share once loaded: the network, the cut, the engine, the outputs.
+struct Shared {
+  const RunOptions& o;
+  int rank = 0, ranks = 1;
+  Network* net = nullptr;
+  const Topology* topo = nullptr;
+  RankMap map;
+  const Network* weights = nullptr;  ///< what the cut was weighed by (flows sent per rank), if anything
+  std::string fct, pfc, results, origin;
+};
+
+/// The run's results on rank 0 after the engine ran: flow records in id order, PFC rows in the
+/// run's order (those after a client's stop left out), the statistics, every rank's times.
+struct Gathered {
+  std::vector<FlowRecord> records;
+  std::vector<PfcRecord> pfc;
+  std::vector<LateAck> late;
+  std::vector<RankTimes> times;
+  RunStats stats;
+};
+
+Gathered gather_results(const Shared& s, const DistributedEngine& engine, const RankObserver& obs, double wall) {
+  Network& net = *s.net;
+  Gathered g;
+  g.stats = reduce_stats(MPI_COMM_WORLD, net);
+  MPI_Allreduce(&wall, &g.stats.wall_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<FlowRecord> mine;
+  for (uint32_t id = 0; id < net.flows().size(); ++id)
+    if (net.owns_node(net.flow(id).src)) mine.push_back(net.record(id));
+  g.records = gather_to_root(MPI_COMM_WORLD, mine);
+  std::vector<TaggedPfc> pfc = gather_to_root(MPI_COMM_WORLD, obs.pfc_);
+  g.late = gather_to_root(MPI_COMM_WORLD, net.late_acks());
+  g.times = gather_to_root(MPI_COMM_WORLD, std::vector<RankTimes>{engine.times()});
+  std::sort(g.records.begin(), g.records.end(), [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; });
+  std::sort(pfc.begin(), pfc.end(), [](const TaggedPfc& a, const TaggedPfc& b) {
+    return a.at.before(b.at) || (!b.at.before(a.at) && a.seq < b.seq);
+  });
+  for (const TaggedPfc& p : pfc)
+    if (!engine.stopped() || !net.stop_event().before(p.at)) g.pfc.push_back(p.rec);
+  return g;
+}
+
+void print_rank_times(const Gathered& g) {
+  for (size_t k = 0; k < g.times.size(); ++k) {
+    const RankTimes& t = g.times[k];
+    fmt::print("rank {}: {} events; compute {:.3f} s, wait {:.3f} s, communicate {:.3f} s; {} windows; cut-link "
+               "packets {} sent, {} received\n",
+               k, t.events, t.compute_s, t.wait_s, t.comm_s, t.windows, t.packets_sent, t.packets_received);
+  }
+}
+
+/// One process drops a retransmitted duplicate once its sender has finished; a receiver on another
+/// rank cannot know that in time. Says so if it happened (it needs an RTO).
+void warn_late_acks(const Gathered& g) {
+  size_t diverged = 0;
+  for (const LateAck& a : g.late)
+    if (g.records[a.flow].finished() && g.records[a.flow].finish <= a.at) ++diverged;
+  if (diverged)
+    std::fprintf(stderr,
+                 "wormhole: warning: %zu retransmitted duplicates were acknowledged after their flow had finished (one "
+                 "process drops them): the results may differ from a single-process run\n",
+                 diverged);
+}
+
+/// Cuts the network (or reads the map), prints the start-up summary on rank 0.
+RankMap cut(const RunOptions& o, const std::string& scenario, const Topology& topo, const Network* net, int ranks) {
+  return o.rank_map.empty() ? cut_network(scenario, topo, net, static_cast<uint32_t>(ranks), o.linear)
+                            : read_rank_map(o.rank_map, topo, net, static_cast<uint32_t>(ranks));
+}
+
+void print_start(const Shared& s) {
+  fmt::print("distributed run over {} ranks (EVENT_ORDER portable: the results of one process run with --set "
+             "EVENT_ORDER=portable): ",
+             s.ranks);
+  print_rank_summary(*s.topo, s.weights, s.map,
+                     !s.o.rank_map.empty() ? "rank map " + s.o.rank_map : s.o.linear ? "linear" : "METIS k-way");
+  std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(s.net->routing().max_rtt_ns()),
+              static_cast<unsigned long>(s.net->routing().max_bdp_bytes()));
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_distributed(const RunOptions& o, int rank, int ranks) {
   const bool lead = rank == 0, speak = lead && !o.quiet;
-  ConfigRun r;
-  RankMap map;
+  const bool workload = std::filesystem::path(o.scenario).extension() == ".toml";
+  ConfigRun cr;
+  WorkloadRun wr;
+  Shared s{o, rank, ranks};
+  std::unique_ptr<Network> traffic;
   if (auto failed = agree(rank, [&] {
-        if (std::filesystem::path(o.scenario).extension() == ".toml")
-          throw InputError(o.scenario, 0,
-                           "training-workload scenarios (.toml) do not run distributed yet: only HPCC config.txt "
-                           "scenarios (topology + flow file) do",
-                           "run it in one process (without mpirun, or mpirun -np 1)");
         if (!o.memo_in.empty() || !o.memo_out.empty())
           throw InputError("command line", 0, "--memo/--memo-out need Wormhole, which does not run distributed yet",
                            "run Wormhole in one process");
         // Same-time events in the order that does not depend on the cut (Event::make_key).
         RunOptions portable = o;
-        portable.sets.push_back("EVENT_ORDER=portable");
-        r = load_config_run(portable, lead);
-        if (r.cfg.wormhole.enabled) {
-          const auto [file, line] = r.cfg.origin_of("WORMHOLE");
-          throw InputError(file, line,
+        portable.sets.push_back(workload ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
+        const SimConfig* cfg = nullptr;
+        if (workload) {
+          wr = load_workload_run(portable, lead);
+          make_workload_outputs(o, wr, lead);
+          s.net = wr.net.get(), s.topo = &wr.topo.topo, cfg = &wr.cfg;
+          s.results = wr.results, s.origin = wr.sc.path;
+        } else {
+          cr = load_config_run(portable, lead);
+          check_config_outputs(cr);
+          s.net = cr.net.get(), s.topo = &cr.topo, cfg = &cr.cfg;
+          s.results = cr.results, s.origin = cr.cfg.path;
+        }
+        s.fct = cfg->fct_output_file, s.pfc = cfg->pfc_output_file;
+        if (cfg->wormhole.enabled)
+          throw InputError(workload ? o.scenario : cfg->origin_of("WORMHOLE").first,
+                           workload ? 0 : cfg->origin_of("WORMHOLE").second,
                            "Wormhole (steady-state fast-forward) does not run distributed yet: a distributed run is "
                            "packet-level only",
-                           "set WORMHOLE 0 (--set WORMHOLE=0), or run it in one process");
-        }
-        map = o.rank_map.empty() ? cut_network(o.scenario, r.topo, r.net.get(), static_cast<uint32_t>(ranks), o.linear)
-                                 : read_rank_map(o.rank_map, r.topo, r.net.get(), static_cast<uint32_t>(ranks));
-        check_config_outputs(r);
+                           workload ? "set [wormhole] enabled = false (--set wormhole.enabled=false), or run it in one process"
+                                    : "set WORMHOLE 0 (--set WORMHOLE=0), or run it in one process");
+        // A workload's cut is weighed by its expected traffic (its flows exist only as it runs).
+        if (workload) traffic = traffic_network(wr);
+        const Network* weights = workload ? traffic.get() : s.net;
+        s.map = cut(o, o.scenario, *s.topo, weights->flows().empty() ? nullptr : weights, ranks);
+        s.weights = weights->flows().empty() ? nullptr : weights;
       }))
     return *failed;
-
-  const SimConfig& cfg = r.cfg;
-  Network& net = *r.net;
+  const SimConfig& cfg = workload ? wr.cfg : cr.cfg;
+  Network& net = *s.net;
   std::optional<DistributedEngine> engine;
-  if (auto failed = agree(rank, [&] { engine.emplace(net, MPI_COMM_WORLD, map); })) return *failed;
+  std::unique_ptr<TextOutputs> text;
+  if (auto failed = agree(rank, [&] {
+        engine.emplace(net, MPI_COMM_WORLD, s.map, workload ? wr.options.send_latency : kTimeMax);
+        if (lead) {
+          if (workload) write_topology_copy(wr);
+          text = std::make_unique<TextOutputs>(s.fct, s.pfc, s.origin);
+        }
+      }))
+    return *failed;
   if (speak) {
-    fmt::print("distributed run over {} ranks (EVENT_ORDER portable: the results of one process run with --set "
-               "EVENT_ORDER=portable): ",
-               ranks);
-    print_rank_summary(r.topo, r.net.get(), map,
-                       !o.rank_map.empty() ? "rank map " + o.rank_map : o.linear ? "linear" : "METIS k-way");
-    std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
-                static_cast<unsigned long>(net.routing().max_bdp_bytes()));
-    std::fflush(stdout);
+    if (workload) print_workload_header(wr);
+    print_start(s);
   }
-  RankObserver obs(net, speak);
-  net.set_observer(&obs);
+  RankObserver obs(net, text.get(), speak);
+  std::unique_ptr<WorkloadDriver> driver;
+  if (workload) driver = std::make_unique<WorkloadDriver>(net, wr.workload, wr.layout, wr.options, &obs);
+  else net.set_observer(&obs);
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
-  engine->run(cfg.stop_time());
+  if (driver) driver->start();
+  engine->run(workload ? wr.until : cfg.stop_time());
+  const bool complete = driver ? driver->finish() : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  // Results: each rank holds the records of the flows it sent and the PFC frames its ports got.
-  RunMetadata meta;
-  meta.scenario = cfg.path;
-  meta.version = WORMHOLE_VERSION;
-  meta.settings = effective_settings(cfg);
-  meta.stats = reduce_stats(MPI_COMM_WORLD, net);
-  double wall_max = wall;
-  MPI_Allreduce(&wall, &wall_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  meta.stats.wall_s = wall_max;
-  std::vector<FlowRecord> mine;
-  for (uint32_t id = 0; id < net.flows().size(); ++id)
-    if (net.owns_node(net.flow(id).src)) mine.push_back(net.record(id));
-  std::vector<FlowRecord> records = gather_to_root(MPI_COMM_WORLD, mine);
-  std::vector<TaggedFlow> finished = gather_to_root(MPI_COMM_WORLD, obs.flows);
-  std::vector<TaggedPfc> pfc = gather_to_root(MPI_COMM_WORLD, obs.pfc_);
-  std::vector<LateAck> late = gather_to_root(MPI_COMM_WORLD, net.late_acks());
-  std::vector<RankTimes> times = gather_to_root(MPI_COMM_WORLD, std::vector<RankTimes>{engine->times()});
+  Gathered g = gather_results(s, *engine, obs, wall);
 
   std::optional<int> failed = agree(rank, [&] {
     if (!lead) return;
-    std::sort(records.begin(), records.end(), [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; });
-    std::sort(finished.begin(), finished.end(), [](const TaggedFlow& a, const TaggedFlow& b) { return a.at.before(b.at); });
-    std::stable_sort(pfc.begin(), pfc.end(), [](const TaggedPfc& a, const TaggedPfc& b) {
-      return a.at.before(b.at) || (!b.at.before(a.at) && a.seq < b.seq);
-    });
-    TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
-    for (const TaggedFlow& f : finished) out.flow_finished(f.rec);
-    std::vector<PfcRecord> pfc_rows;
-    for (const TaggedPfc& p : pfc) out.pfc(p.rec), pfc_rows.push_back(p.rec);
-    out.flush();
-    write_hdf5_results(r.results, records, pfc_rows, meta);
-    // One process drops a retransmitted duplicate once its sender has finished; a receiver on
-    // another rank cannot know that in time. Say so if it happened (it needs an RTO).
-    size_t diverged = 0;
-    for (const LateAck& a : late)
-      if (records[a.flow].finished() && records[a.flow].finish <= a.at) ++diverged;
-    if (diverged)
-      std::fprintf(stderr,
-                   "wormhole: warning: %zu retransmitted duplicates were acknowledged after their flow had finished "
-                   "(one process drops them): the results may differ from a single-process run\n",
-                   diverged);
-    print_unfinished(r, records, meta.stats, 0);
+    for (const PfcRecord& p : g.pfc) text->pfc(p);
+    text->flush();
+    RunMetadata meta;
+    meta.scenario = s.origin;
+    meta.version = WORMHOLE_VERSION;
+    meta.settings = effective_settings(cfg);
+    meta.stats = g.stats;
+    write_hdf5_results(s.results, g.records, g.pfc, meta, driver ? &driver->report() : nullptr);
+    if (driver) write_workload_csvs(wr.out, driver->report());
+    warn_late_acks(g);
+    if (!workload) print_unfinished(cr, g.records, g.stats, 0);
+    if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", driver->report().incomplete.c_str());
     if (o.quiet) return;
-    print_run_summary(records, meta.stats, pfc_rows.size(), wall_max);
-    for (int k = 0; k < ranks; ++k) {
-      const RankTimes& t = times[k];
-      fmt::print("rank {}: {} events; compute {:.3f} s, wait {:.3f} s, communicate {:.3f} s; {} windows; cut-link "
-                 "packets {} sent, {} received\n",
-                 k, t.events, t.compute_s, t.wait_s, t.comm_s, t.windows, t.packets_sent, t.packets_received);
-    }
-    fmt::print("outputs: {} {} {}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results);
+    if (workload) print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size());
+    else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s);
+    print_rank_times(g);
+    if (workload) fmt::print("outputs: {}\n", wr.out);
+    else fmt::print("outputs: {} {} {}\n", s.fct, s.pfc, s.results);
   });
-  return failed ? *failed : 0;
+  if (failed) return *failed;
+  return complete ? 0 : 3;
 }
 
 }  // namespace wh

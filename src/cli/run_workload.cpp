@@ -24,9 +24,7 @@
 
 namespace wh {
 
-namespace {
-
-void print_summary(const WorkloadReport& r, const RunStats& s, double wall, size_t flows, size_t pfc_frames) {
+void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall, size_t flows, size_t pfc_frames) {
   const auto us = [](Time t) { return double(t) / kUs; };
   for (const IterationRecord& it : r.iterations)
     if (it.complete)
@@ -45,23 +43,25 @@ void print_summary(const WorkloadReport& r, const RunStats& s, double wall, size
              s.ecn_marks, s.packets_dropped, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
 }
 
-}  // namespace
-
-int run_workload_scenario(const RunOptions& o) {
+WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   auto overrides = parse_sets(o.sets);
   if (!o.memo_in.empty()) overrides.emplace_back("wormhole.memo", "true");  // --memo turns it on, and the results say so
-  Scenario sc = read_scenario(o.scenario, overrides);
-  for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  warn_unused_wormhole(sc.net, sc.wormhole_table);
+  WorkloadRun r;
+  r.sc = read_scenario(o.scenario, overrides);
+  const Scenario& sc = r.sc;
+  if (speak) {
+    for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+    for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+    warn_unused_wormhole(sc.net, sc.wormhole_table);
+  }
 
   // Inputs first, all of them: nothing is written until every input has been checked.
-  const SimaiTopology topo = build_topology(sc);
-  const Workload w = read_simai_workload(sc.workload.file);
-  for (const std::string& m : w.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
-  GroupLayout layout;
+  r.topo = build_topology(sc);
+  r.workload = read_simai_workload(sc.workload.file);
+  if (speak)
+    for (const std::string& m : r.workload.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
   try {
-    layout = make_layout(w.header, topo.gpus, topo.gpus_per_server);
+    r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server);
   } catch (const std::invalid_argument& e) {
     // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
     std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
@@ -69,81 +69,100 @@ int run_workload_scenario(const RunOptions& o) {
       fix = problem.substr(at + 7, problem.size() - at - 8);
       problem.resize(at);
     }
-    throw InputError(w.file, 1,
-                     fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", topo.gpus,
-                                 topo.gpus_per_server, problem),
+    throw InputError(r.workload.file, 1,
+                     fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", r.topo.gpus,
+                                 r.topo.gpus_per_server, problem),
                      fix);
   }
-  if (sc.workload.report_gpu >= topo.gpus)
+  if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
-                     fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, topo.gpus),
-                     fmt::format("give a GPU id below {}", topo.gpus));
+                     fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),
+                     fmt::format("give a GPU id below {}", r.topo.gpus));
 
   // The network checks the config against the links (e.g. ECN maps) before any folder is made.
-  SimConfig cfg = sc.net;
+  r.cfg = sc.net;
   std::string cc_warning;
-  auto cc = make_cc(cfg, &cc_warning);
-  if (!cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
-  Network net(cfg, topo.topo, std::move(cc));
-  warn_ns_truncation(cfg, topo.topo);
-  Time until = cfg.stop_time();
-  if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
-  // Before any output is made: a bad memo file must not cost the previous run's outputs.
-  WormholeSession wormhole(net, cfg, until, o.memo_in);
-
-  const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
-  const std::filesystem::path out = std::filesystem::absolute(dir);
-  cfg.fct_output_file = (out / "fct.txt").string();
-  cfg.pfc_output_file = (out / "pfc.txt").string();
-  const std::string results = o.results.empty() ? (out / "results.h5").string() : o.results;
-  check_output_dir(results, {"command line", 0}, "results file");
-  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(results).parent_path() / "memo.h5").string()
-                                            : o.memo_out);
-  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
-
-  if (!sc.topology.write.empty()) {
-    const std::filesystem::path p = out / sc.topology.write;
-    std::ofstream f(p);
-    if (!f) throw InputError(sc.path, sc.topology.line, "cannot write the topology to " + p.string(), "check topology.write");
-    if (sc.topology.write_format == "hpcc")
-      write_hpcc_topology(topo.topo, f);
-    else
-      write_simai_topology(topo, f);
-  }
-  TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, sc.path);
-  RunObserver obs(text, o.quiet);
-  DriverOptions opt;
-  opt.iterations = sc.workload.iterations;
-  opt.send_latency = sc.workload.send_latency;
-  opt.zero_chunk = sc.workload.zero_chunk;
-  opt.report_gpu = sc.workload.report_gpu;
+  auto cc = make_cc(r.cfg, &cc_warning);
+  if (speak && !cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
+  r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
+  if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
+  r.until = r.cfg.stop_time();
+  if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
+  r.options.iterations = sc.workload.iterations;
+  r.options.send_latency = sc.workload.send_latency;
+  r.options.zero_chunk = sc.workload.zero_chunk;
+  r.options.report_gpu = sc.workload.report_gpu;
   for (const std::string& g : sc.workload.ignore_groups)
     for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
-      if (g == to_string(c)) opt.ignore_group[static_cast<size_t>(c)] = true;
-  WorkloadDriver driver(net, w, layout, opt, &obs);
-  if (!o.quiet)
-    fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}), {} rows x {} iteration(s), {} nodes, {} links\n",
-               sc.name, layout.gpus, layout.gpus_per_server, layout.tp, layout.dp, layout.ep, w.layers.size(),
-               opt.iterations, topo.topo.num_nodes, topo.topo.links.size());
+      if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
+  return r;
+}
+
+void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write) {
+  const Scenario& sc = r.sc;
+  const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;
+  if (write) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
+  }
+  r.out = std::filesystem::absolute(dir).string();
+  r.cfg.fct_output_file = (std::filesystem::path(r.out) / "fct.txt").string();
+  r.cfg.pfc_output_file = (std::filesystem::path(r.out) / "pfc.txt").string();
+  r.results = o.results.empty() ? (std::filesystem::path(r.out) / "results.h5").string() : o.results;
+  if (write) check_output_dir(r.results, {"command line", 0}, "results file");
+}
+
+void write_topology_copy(const WorkloadRun& r) {
+  const Scenario& sc = r.sc;
+  if (sc.topology.write.empty()) return;
+  const std::filesystem::path p = std::filesystem::path(r.out) / sc.topology.write;
+  std::ofstream f(p);
+  if (!f) throw InputError(sc.path, sc.topology.line, "cannot write the topology to " + p.string(), "check topology.write");
+  if (sc.topology.write_format == "hpcc")
+    write_hpcc_topology(r.topo.topo, f);
+  else
+    write_simai_topology(r.topo, f);
+}
+
+void print_workload_header(const WorkloadRun& r) {
+  fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}), {} rows x {} iteration(s), {} nodes, {} links\n",
+             r.sc.name, r.layout.gpus, r.layout.gpus_per_server, r.layout.tp, r.layout.dp, r.layout.ep,
+             r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
+}
+
+int run_workload_scenario(const RunOptions& o) {
+  WorkloadRun r = load_workload_run(o, true);
+  Network& net = *r.net;
+  const SimConfig& cfg = r.cfg;
+  // Before any output is made: a bad memo file must not cost the previous run's outputs.
+  WormholeSession wormhole(net, cfg, r.until, o.memo_in);
+  make_workload_outputs(o, r, true);
+  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
+                                            : o.memo_out);
+  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+  write_topology_copy(r);
+  TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
+  RunObserver obs(text, o.quiet);
+  WorkloadDriver driver(net, r.workload, r.layout, r.options, &obs);
+  if (!o.quiet) print_workload_header(r);
   const auto t0 = std::chrono::steady_clock::now();
-  const bool complete = driver.run(until);
+  const bool complete = driver.run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
 
-  auto [records, meta] = collect_results(net, cfg, sc.path, wall);
+  auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
   const WorkloadReport& rep = driver.report();
-  write_hdf5_results(results, records, obs.pfc_, meta, &rep, wormhole.report());
+  write_hdf5_results(r.results, records, obs.pfc_, meta, &rep, wormhole.report());
   wormhole.write_memo();
-  write_workload_csvs(out.string(), rep);
+  write_workload_csvs(r.out, rep);
 
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
-    print_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
+    print_workload_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
     wormhole.print_summary();
-    fmt::print("outputs: {}{}\n", out.string(), wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")");
+    fmt::print("outputs: {}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")");
   }
   return complete ? 0 : 3;
 }

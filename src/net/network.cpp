@@ -205,9 +205,8 @@ void Network::handle(const Event& e) {
       ++foreign_events_;
       return;
     }
-    // Run by several ranks, counted once: a flow start by rank 0, a QP start by the sender's rank.
-    if ((e.kind == kFlowStart && rank_ != 0) || (e.kind == kQpStart && !owns_node(flows_[e.target].src)))
-      ++foreign_events_;
+    if (counted_elsewhere(e)) ++foreign_events_;
+    else if (client_) window_log_.push_back(e);
   }
   switch (e.kind) {
     case kTxDone: {
@@ -341,40 +340,6 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, p.epoch, arrival);
 }
 
-void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
-  if (cfg_.link_down_us > 0) {
-    const auto [file, line] = cfg_.origin_of("LINK_DOWN");
-    throw InputError(file, line, "LINK_DOWN is not supported by a distributed run (it re-routes every rank's QPs at once)",
-                     "run it in one process, or set LINK_DOWN 0 0 0");
-  }
-  node_rank_ = std::move(node_rank);
-  rank_ = rank;
-  kernel_.set_order(EventOrder::Portable);
-  cut_port_.assign(ports_.size(), 0);
-  for (uint32_t p = 0; p < ports_.size(); ++p)
-    cut_port_[p] = node_rank_[ports_[p].node] != node_rank_[ports_[ports_[p].peer].node];
-}
-
-bool Network::owns(const Event& e) const {
-  switch (e.kind) {
-    case kTxDone:
-    case kWake: return node_rank_[ports_[e.target].node] == rank_;
-    case kArrive: return node_rank_[ports_[ports_[e.target].peer].node] == rank_;
-    case kTimer: return node_rank_[flows_[e.target].src] == rank_;
-    case kQpStart: return node_rank_[flows_[e.target].src] == rank_ || node_rank_[flows_[e.target].dst] == rank_;
-    default: return true;  // flow starts: every rank runs them (each creates its own QPs)
-  }
-}
-
-void Network::accept(const CrossPacket& c) {
-  const uint32_t pkt = pool_.alloc();
-  pool_[pkt] = c.pkt;
-  Port& p = ports_[c.port];
-  const bool idle_wire = p.wire.empty();
-  p.wire.push({c.arrive, c.cause, pkt});
-  if (idle_wire) kernel_.schedule(c.arrive, kArrive, c.port, p.epoch, c.cause);
-}
-
 void Network::on_arrive(uint32_t port) {
   Port& p = ports_[port];
   const uint32_t pkt = p.wire.pop().pkt;
@@ -481,8 +446,9 @@ FlowRecord Network::record(uint32_t id) const {
 
 RunStats Network::stats() const {
   RunStats s;
-  s.events = kernel_.events_executed() - foreign_events_;
-  s.sim_end = kernel_.now();
+  // A distributed run's client events run in the client's own time on every rank; rank 0 counts them.
+  s.events = kernel_.events_executed() - foreign_events_ + (rank_ == 0 ? client_events() : 0);
+  s.sim_end = end_override_ >= 0 ? end_override_ : kernel_.now();
   s.last_finish = last_finish_;
   s.packets_dropped = dropped_;
   s.ecn_marks = ecn_marks_;

@@ -65,7 +65,10 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   pk.in_port = in_port;
   Port& o = ports_[out];
   o.enqueue(c, pkt, pk.size);
-  if (o.bytes_total > max_queue_) max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
+  if (o.bytes_total > max_queue_) {
+    max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
+    if (client_ && !node_rank_.empty()) peaks_.push_back({max_queue_event_, max_queue_, out});
+  }
   kick(out);
 }
 

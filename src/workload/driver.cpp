@@ -144,8 +144,16 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
 }
 
 bool WorkloadDriver::run(Time until) {
-  for (uint32_t g = 0; g < layout_.gpus; ++g) advance(g);
+  start();
   if (gpus_done_ < layout_.gpus) net_.run(until);
+  return finish();
+}
+
+void WorkloadDriver::start() {
+  for (uint32_t g = 0; g < layout_.gpus; ++g) advance(g);
+}
+
+bool WorkloadDriver::finish() {
   finish_report();
   return report_.complete();
 }
@@ -175,7 +183,7 @@ void WorkloadDriver::advance(uint32_t g) {
 
 void WorkloadDriver::advance_loop(uint32_t g) {
   Gpu& G = gpus_[g];
-  const Time now = net_.now();
+  const Time now = net_.client_now();
   const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
   auto delay = [&](Time d, Stage next) {  // true: wait for the timer
     G.stage = next;
@@ -282,7 +290,7 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   const uint32_t row = static_cast<uint32_t>(G.row);
   const CommOp& op = op_of(row, phase);
   const std::vector<uint32_t> members = group_members(layout_, op.group, g);
-  const Time now = net_.now();
+  const Time now = net_.client_now();
   if (op.op == Collective::None || op.bytes == 0 || members.size() <= 1 ||
       o_.ignore_group[static_cast<size_t>(op.group)]) {
     // Nothing to send (or a group the user chose not to simulate): no instance; the GPU moves on
@@ -338,7 +346,9 @@ void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   in.flow_state[f] = 1;
   const uint32_t slot = static_cast<uint32_t>(releases_.size());
   releases_.emplace_back(inst, f);
-  net_.schedule_client(net_.now() + o_.send_latency, slot, kRelease);
+  // On time: it injects a flow, so a distributed run must see it in the network's time; it is
+  // send_latency ahead, the client lookahead of a distributed run.
+  net_.schedule_client(net_.client_now() + o_.send_latency, slot, kRelease, true);
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
@@ -391,7 +401,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
 void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
   Instance& in = inst_[id];
   CollectiveRecord& rec = report_.collectives[in.record];
-  rec.end = std::max(rec.end, net_.now());
+  rec.end = std::max(rec.end, net_.client_now());
   if (++in.members_done == in.plan->members.size()) {
     --pending_;
     // Free the per-flow state of a finished collective; the plan stays cached for its repeats.
@@ -405,7 +415,7 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
 // GPU g's part of instance `id` (UINT32_MAX: a collective without flows) is complete.
 void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
   Gpu& G = gpus_[g];
-  const Time now = net_.now();
+  const Time now = net_.client_now();
   Phase phase;
   uint32_t row, iter;
   if (id == UINT32_MAX) {
@@ -458,7 +468,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
 // communication completed (ps), or -1 if it had no flows (then waiting for it exposes nothing).
 void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time completed) {
   Gpu& G = gpus_[g];
-  const Time now = net_.now();
+  const Time now = net_.client_now();
   G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
   G.wg_completed[row] = completed;
   --G.wg_outstanding;
@@ -519,7 +529,7 @@ std::string WorkloadDriver::describe_pending() const {
 }
 
 void WorkloadDriver::finish_report() {
-  const Time now = net_.now();
+  const Time now = net_.client_now();
   if (gpus_done_ < layout_.gpus) {
     report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
                                      net_.kernel().pending() == 0 ? "no runnable events" : "stopped",
@@ -557,6 +567,37 @@ void WorkloadDriver::finish_report() {
   }
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;
+}
+
+std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
+  for (size_t row = 0; row < w.layers.size(); ++row) {
+    if (w.header.micro && row > 0) break;  // MICRO issues row 0's wg collective only
+    const WorkloadLayer& l = w.layers[row];
+    for (const CommOp* op : {&l.fwd, &l.ig, &l.wg}) {
+      if (w.header.micro && op != &l.wg) continue;
+      if (op->op == Collective::None || op->bytes == 0 || o.ignore_group[static_cast<size_t>(op->group)]) continue;
+      std::vector<uint8_t> seen(layout.gpus, 0);  // each group once: by its members
+      for (uint32_t g = 0; g < layout.gpus; ++g) {
+        if (seen[g]) continue;
+        const std::vector<uint32_t> members = group_members(layout, op->group, g);
+        for (uint32_t m : members) seen[m] = 1;
+        if (members.size() <= 1) continue;
+        const uint32_t rings = op->op == Collective::AllToAll ? 1 : ring_count(layout, members);
+        for (const FlowStep& f : plan_collective(op->op, op->bytes, members, rings, o.zero_chunk).flows)
+          bytes[{f.src, f.dst}] += f.bytes;
+      }
+    }
+  }
+  std::vector<FlowSpec> flows;
+  for (const auto& [pair, b] : bytes) {
+    FlowSpec f;
+    f.src = pair.first;
+    f.dst = pair.second;
+    f.size_bytes = std::min<uint64_t>(b, UINT32_MAX);
+    flows.push_back(f);
+  }
+  return flows;
 }
 
 }  // namespace wh

@@ -36,6 +36,14 @@ class Kernel {
 
   /// The cause of a new event scheduled by the running event (its next child).
   Cause cause() { return Cause{now_, current_, child_++}; }
+  /// The cause of an event a client of the model (the workload driver) schedules from the running
+  /// event. In portable order its children are numbered apart from the model's (128 + j): a rank
+  /// that does not run the client (partition/engine.h) then numbers the model's children the same.
+  /// In reference order they share the model's numbering, as in ns-3.
+  Cause client_cause() {
+    if (order_ == EventOrder::Reference) return cause();
+    return Cause{now_, current_, 0x80u | client_child_++};
+  }
   /// Schedules an event at absolute time `at` (ps, >= now) caused by the running event.
   void schedule(Time at, uint16_t kind, uint32_t target, uint16_t aux = 0) { schedule(at, kind, target, aux, cause()); }
   /// Schedules an event with an explicit cause (taken earlier with cause()).
@@ -59,7 +67,7 @@ class Kernel {
       running_ = queue_.pop();
       now_ = running_.time;
       current_ = order_ == EventOrder::Reference ? ++executions_ : running_.key;
-      child_ = 0;
+      child_ = client_child_ = 0;
       handler.handle(running_);
       if ((++executed_ & 0xffff) == 0) handler.on_tick();
       // After every event: stop() must take effect at once (a workload stops when its last GPU
@@ -78,6 +86,7 @@ class Kernel {
   uint64_t executions_ = 0;  // Reference order: number of the running event (1, 2, ...)
   uint64_t current_ = 0;  // what children inherit: the running event's number or key
   uint32_t child_ = 0;    // events it has scheduled so far
+  uint32_t client_child_ = 0;  // events a client scheduled from it (portable order)
   uint64_t executed_ = 0;
 };
 

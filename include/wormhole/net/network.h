@@ -68,6 +68,14 @@ struct CrossPacket {
   Packet pkt;
 };
 
+/// A flow finished at event `at`: what every rank's observer and client learn at the next window edge.
+struct Completion {
+  Event at;
+  uint32_t seq = 0;  ///< order among the completions of one event
+  FlowRecord rec;
+  bool before(const Completion& o) const { return at.before(o.at) || (!o.at.before(at) && seq < o.seq); }
+};
+
 /// A data packet retransmitted after a timeout that a receiver acknowledged although it already held
 /// the whole flow, on a rank that does not run the flow's sender (see Network::late_acks()).
 struct LateAck {
@@ -99,10 +107,17 @@ class Network final : public CcHost {
   /// Runs until the queue is empty, `until` (ps) is passed, or stop() is called.
   void run(Time until);
   void set_observer(NetObserver* o) { observer_ = o; }
-  /// Schedules EventClient::client_event(target, aux) at `at` (ps, >= now).
-  void schedule_client(Time at, uint32_t target, uint16_t aux = 0) { kernel_.schedule(at, kClient, target, aux); }
+  /// Schedules EventClient::client_event(target, aux) at `at` (ps, >= client_now()). `on_time`:
+  /// the event calls into the network (inject_flow) and is scheduled at least the client lookahead
+  /// ahead (set_client_lookahead); in a distributed run it runs in the network's time on every
+  /// rank, the client's other events run in the client's lagging time (run_client).
+  void schedule_client(Time at, uint32_t target, uint16_t aux = 0, bool on_time = false);
   void set_client(EventClient* c) { client_ = c; }
-  void stop() { stopped_ = true; }
+  /// The time of the client's running event (ps): the network's now, or in a distributed run the
+  /// client's own clock while run_client() runs it.
+  Time client_now() const { return in_client_ ? client_kernel_.now() : kernel_.now(); }
+  /// Ends the run after the running event (a workload's last GPU finished).
+  void stop();
 
   // --- fast-forward support (skip.cpp; used by src/ffwd) ---
   /// Attaches a fast-forward controller (nullptr: packet mode, bit-identical to no controller).
@@ -169,6 +184,33 @@ class Network final : public CcHost {
   /// Queues a packet another rank sent over a cut link onto the local copy of its wire.
   /// Precondition: c.arrive >= now.
   void accept(const CrossPacket& c);
+  /// Flows this rank finished since the last take, with the events that finished them (the
+  /// observer hears of them only through deliver(), on every rank, in the run's order).
+  std::vector<Completion>& completions() { return completions_; }
+  /// Hands every rank's completions of a window (sorted by Completion::before) to the observer: at
+  /// once, or with a client, as events of the client's time that run_client() delivers in order.
+  void deliver(const std::vector<Completion>& all);
+  /// Runs the client's events (and delivered completions) up to `until` (ps) in the client's own
+  /// time, which lags the network's by up to one window: the client reacts to a completion with
+  /// events in its own time, and reaches the network only through on-time events at least the
+  /// client lookahead later. Returns false once the client called stop().
+  bool run_client(Time until);
+  /// The earliest pending client event (ps), or kTimeMax.
+  Time next_client_event();
+  /// ps: on-time client events must be scheduled at least this far ahead (the engine's window
+  /// cannot be longer); a violation throws std::logic_error.
+  void set_client_lookahead(Time t) { client_lookahead_ = t; }
+  /// Client events run in the client's time so far (what rank 0 adds to the event count).
+  uint64_t client_events() const;
+  /// Starts a window: what truncate_after() may have to undo is recorded from here.
+  void begin_window();
+  /// run_client's handler: a client event, or the completions of one network event.
+  void client_handle(const Event& e);
+  /// The event after which stop() was called (valid once run_client returned false).
+  const Event& stop_event() const { return stop_event_; }
+  /// Undoes the counting of what this rank ran after `x` in its last window (the network ran the
+  /// window before the client stopped at x): events, the peak queue, the end time.
+  void truncate_after(const Event& x);
   /// Receiver side: retransmitted duplicates of complete flows acknowledged on this rank while the
   /// flow's sender runs on another. One process drops them if the sender has finished by then; a
   /// distributed run cannot know that in time, so the caller compares them with the finish times
@@ -214,6 +256,7 @@ class Network final : public CcHost {
   void link_down();
   bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
   bool owns(const Event& e) const;           ///< distributed: does this rank execute `e`?
+  bool counted_elsewhere(const Event& e) const;  ///< distributed: run here but counted by another rank
   /// Picks the flow sending NIC and, on a multi-NIC receiver, the NIC for its ACKs.
   void assign_nics(Flow& f);
   // links (network.cpp)
@@ -293,6 +336,23 @@ class Network final : public CcHost {
   std::vector<CrossPacket> outbox_;
   std::vector<LateAck> late_acks_;
   uint64_t foreign_events_ = 0;      // popped but run by another rank (or counted there)
+  std::vector<Completion> completions_;
+  // the client's lagging time (distributed run with a client)
+  Kernel client_kernel_;
+  bool in_client_ = false;
+  std::vector<Completion> delivering_;  // completions waiting in the client's time, in order
+  size_t deliver_pos_ = 0;
+  uint64_t pseudo_events_ = 0;          // client-kernel events that were completions, not client events
+  Event stop_event_;
+  std::vector<Event> window_log_;       // counted events of the current window (to undo after a stop)
+  struct Peak {
+    Event at;
+    uint64_t bytes;
+    uint32_t port;
+  };
+  std::vector<Peak> peaks_;             // each new peak queue (to undo after a stop)
+  Time end_override_ = -1;
+  Time client_lookahead_ = 0;
   // fast-forward
   SkipHooks* skip_ = nullptr;
   Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)

@@ -15,9 +15,9 @@ namespace wh {
 
 /// Where one rank's wall-clock time went (seconds) and how much crossed its cut links.
 struct RankTimes {
-  double compute_s = 0;  ///< running its events
-  double wait_s = 0;     ///< in the window-start reduction: waiting for the slowest rank (and its latency)
-  double comm_s = 0;     ///< exchanging the packets of cut links (counts, payload, queueing them)
+  double compute_s = 0;  ///< running its events (the network's, and the client's)
+  double wait_s = 0;     ///< in the synchronising collectives (window start, counts): waiting for the slowest rank
+  double comm_s = 0;     ///< exchanging and queueing the packets of cut links and the completions
   uint64_t windows = 0;
   uint64_t packets_sent = 0, packets_received = 0;  ///< over cut links
   uint64_t events = 0;   ///< events this rank executed (its share of RunStats::events)
@@ -30,6 +30,10 @@ struct RankTimes {
 /// that left over cut links are exchanged (MPI_Alltoall of counts, MPI_Alltoallv of records) and
 /// queued on the receivers' wires. A packet sent at t >= T reaches the far end at
 /// t + serialisation + delay >= T + lookahead, so no rank ever receives an event in its past.
+/// The flows finished in the window go to every rank (MPI_Allgatherv), and the client (replicated
+/// on every rank) runs its events of the window in its own time (Network::run_client): what it
+/// sends to the network is at least its lookahead later, so in a later window. When the client
+/// stops the run inside a window, what the ranks ran after that point is uncounted.
 /// Windows rather than null messages: one collective pair per window, no deadlock reasoning, and
 /// the fabrics here have one delay class, so a null-message protocol could not grant more.
 /// Same-time events are ordered by EventOrder::Portable keys, which travel with the packets, so
@@ -37,9 +41,11 @@ struct RankTimes {
 class DistributedEngine {
  public:
   /// Makes `net` rank `rank of comm`'s share of `map` (Network::set_distribution). Every rank must
-  /// pass the same map. Throws InputError if a cut link has no delay (lookahead 0), or if the map
-  /// has another number of ranks than `comm`.
-  DistributedEngine(Network& net, MPI_Comm comm, const RankMap& map);
+  /// pass the same map. `client_lookahead` (ps): how far ahead the network's client (a workload
+  /// driver) schedules the events that reach the network (its send latency); windows are no longer
+  /// than it. Throws InputError if the lookahead is 0 (a cut link or the client without delay), or if
+  /// the map has another number of ranks than `comm`.
+  DistributedEngine(Network& net, MPI_Comm comm, const RankMap& map, Time client_lookahead = kTimeMax);
 
   /// Runs every rank until no event is left anywhere or `until` (ps) is passed. Collective.
   void run(Time until);
@@ -49,6 +55,8 @@ class DistributedEngine {
   /// ps: the smallest delay of a cut link; kTimeMax when nothing is cut.
   Time lookahead() const { return lookahead_; }
   const RankTimes& times() const { return times_; }
+  /// Whether the client stopped the run (then Network::stop_event() says where).
+  bool stopped() const { return stopped_; }
 
  private:
   void exchange();
@@ -58,8 +66,10 @@ class DistributedEngine {
   int rank_ = 0, size_ = 1;
   Time lookahead_ = kTimeMax;
   RankTimes times_;
-  MPI_Datatype packet_type_ = MPI_DATATYPE_NULL;
+  bool stopped_ = false;
+  MPI_Datatype packet_type_ = MPI_DATATYPE_NULL, completion_type_ = MPI_DATATYPE_NULL;
   std::vector<CrossPacket> send_, recv_;
+  std::vector<Completion> done_;
 };
 
 /// Gathers every rank's `mine` on rank 0, in rank order (other ranks get an empty vector).

@@ -29,6 +29,13 @@ struct DriverOptions {
   std::array<bool, 5> ignore_group{};
 };
 
+/// The traffic of one iteration of `w`: every collective's flows as the driver would plan them
+/// (same groups, rings and chunking; groups in `o.ignore_group` and flow-less collectives left
+/// out), summed per (source GPU, destination GPU) pair into one FlowSpec each (size_bytes = the
+/// pair's bytes, capped at 2^32 - 1), in (src, dst) order. What a cut of the network over ranks
+/// should weigh: a training workload's flows are known only as it runs.
+std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
+
 /// Executes one workload on one network. Semantics (HYBRID_TRANSFORMER* policies, per GPU, per
 /// iteration p):
 ///   forward, rows i = 0..L-1: wait until row i's wg collective of iteration p-1 is done at this GPU;
@@ -58,6 +65,10 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   /// with collectives pending (the watchdog), report().incomplete says "no runnable events while N
   /// collectives pending" and lists the first of them with their pending flows.
   bool run(Time until);
+  /// run() in two halves, for a distributed run (the engine runs the network in between): start()
+  /// starts every GPU at time 0; finish() writes the report and returns whether the workload completed.
+  void start();
+  bool finish();
 
   const WorkloadReport& report() const { return report_; }
 

@@ -1,0 +1,140 @@
+// One rank's share of a distributed run (partition/engine.h): which events it runs, packets that
+// cross cut links, completions shared at window edges, and the client's lagging time.
+#include <stdexcept>
+
+#include "wormhole/io/input_error.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
+  if (cfg_.link_down_us > 0) {
+    const auto [file, line] = cfg_.origin_of("LINK_DOWN");
+    throw InputError(file, line, "LINK_DOWN is not supported by a distributed run (it re-routes every rank's QPs at once)",
+                     "run it in one process, or set LINK_DOWN 0 0 0");
+  }
+  node_rank_ = std::move(node_rank);
+  rank_ = rank;
+  kernel_.set_order(EventOrder::Portable);
+  client_kernel_.set_order(EventOrder::Portable);
+  cut_port_.assign(ports_.size(), 0);
+  for (uint32_t p = 0; p < ports_.size(); ++p)
+    cut_port_[p] = node_rank_[ports_[p].node] != node_rank_[ports_[ports_[p].peer].node];
+}
+
+bool Network::owns(const Event& e) const {
+  switch (e.kind) {
+    case kTxDone:
+    case kWake: return node_rank_[ports_[e.target].node] == rank_;
+    case kArrive: return node_rank_[ports_[ports_[e.target].peer].node] == rank_;
+    case kTimer: return node_rank_[flows_[e.target].src] == rank_;
+    case kQpStart: return node_rank_[flows_[e.target].src] == rank_ || node_rank_[flows_[e.target].dst] == rank_;
+    // Flow starts, injections and on-time client events run everywhere: every rank keeps the same
+    // flow table (each creates the QPs of its own hosts).
+    default: return true;
+  }
+}
+
+bool Network::counted_elsewhere(const Event& e) const {
+  switch (e.kind) {
+    case kFlowStart:
+    case kClient: return rank_ != 0;
+    case kQpStart:
+    case kInject:  // not in flows_ yet if it is the first injection of its instant
+      return !owns_node(e.target < flows_.size() ? flows_[e.target].src : injected_[e.target - flows_.size()].src);
+    default: return false;
+  }
+}
+
+void Network::accept(const CrossPacket& c) {
+  const uint32_t pkt = pool_.alloc();
+  pool_[pkt] = c.pkt;
+  Port& p = ports_[c.port];
+  const bool idle_wire = p.wire.empty();
+  p.wire.push({c.arrive, c.cause, pkt});
+  if (idle_wire) kernel_.schedule(c.arrive, kArrive, c.port, p.epoch, c.cause);
+}
+
+void Network::schedule_client(Time at, uint32_t target, uint16_t aux, bool on_time) {
+  Kernel& from = in_client_ ? client_kernel_ : kernel_;
+  const Cause c = from.client_cause();
+  const bool lagging = client_ && !node_rank_.empty();
+  if (lagging && on_time && at < from.now() + client_lookahead_)
+    throw std::logic_error("an on-time client event was scheduled less than the client lookahead ahead");
+  (lagging && !on_time ? client_kernel_ : kernel_).schedule(at, kClient, target, aux, c);
+}
+
+void Network::stop() {
+  stopped_ = true;
+  if (in_client_) stop_event_ = client_kernel_.running();
+}
+
+void Network::deliver(const std::vector<Completion>& all) {
+  if (!client_) {
+    if (observer_)
+      for (const Completion& c : all) observer_->flow_finished(c.rec);
+    return;
+  }
+  delivering_.erase(delivering_.begin(), delivering_.begin() + static_cast<long>(deliver_pos_));
+  deliver_pos_ = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    delivering_.push_back(all[i]);
+    // One client-time event per network event that finished flows: the client reacts to them as
+    // that event, so what it schedules has the cause it has in one process.
+    if (i == 0 || all[i - 1].at.before(all[i].at)) client_kernel_.queue().push(all[i].at);
+  }
+}
+
+namespace {
+struct ClientRunner {
+  Network& net;
+  void handle(const Event& e) { net.client_handle(e); }
+  void on_tick() {}
+  bool keep_running() const { return net.keep_running(); }
+};
+}  // namespace
+
+void Network::client_handle(const Event& e) {
+  if (e.kind == kClient) {
+    if (client_) client_->client_event(e.target, e.aux);
+    return;
+  }
+  ++pseudo_events_;
+  while (deliver_pos_ < delivering_.size() && !delivering_[deliver_pos_].at.before(e) &&
+         !e.before(delivering_[deliver_pos_].at)) {
+    const FlowRecord& r = delivering_[deliver_pos_++].rec;
+    if (observer_) observer_->flow_finished(r);
+  }
+}
+
+bool Network::run_client(Time until) {
+  ClientRunner runner{*this};
+  in_client_ = true;
+  client_kernel_.run(until, runner);
+  in_client_ = false;
+  return !stopped_;
+}
+
+Time Network::next_client_event() {
+  return client_kernel_.queue().empty() ? kTimeMax : client_kernel_.queue().top().time;
+}
+
+void Network::begin_window() {
+  window_log_.clear();
+  peaks_.clear();
+  peaks_.push_back({max_queue_event_, max_queue_, max_queue_port_});
+}
+
+void Network::truncate_after(const Event& x) {
+  for (const Event& e : window_log_)
+    if (x.before(e)) ++foreign_events_;
+  Peak best = peaks_.front();
+  for (const Peak& p : peaks_)
+    if (!x.before(p.at)) best = p;  // peaks only grow: the last one not after x
+  max_queue_ = best.bytes, max_queue_port_ = best.port, max_queue_event_ = best.at;
+  end_override_ = x.time;
+}
+
+uint64_t Network::client_events() const { return client_kernel_.events_executed() - pseudo_events_; }
+
+}  // namespace wh
