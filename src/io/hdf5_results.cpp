@@ -1,7 +1,9 @@
 // The HDF5 results file (README.md, "HDF5 results"): /flows, /pfc, /run and, for a training
 // workload, /workload, written with the HDF5 C API.
 // Serial file driver on one process; the parallel (Open MPI) HDF5 library that is linked handles
-// that fine. Everything is kept to plain compound tables, scalar attributes and variable-length
+// that fine. The layout of /flows, /pfc, /run and /wormhole is defined here once (declared in
+// hdf5_results_layout.h) and shared with the collective MPI-IO writer (hdf5_collective.cpp).
+// Everything is kept to plain compound tables, scalar attributes and variable-length
 // UTF-8 strings so h5py / pandas read it without custom types.
 #include <hdf5.h>
 
@@ -19,41 +21,16 @@
 #include "wormhole/io/workload_results.h"
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/ffwd/skip_stats.h"
+#include "hdf5_results_layout.h"
 
 namespace wh {
 
-void write_wormhole(hid_t file, const SkipReport& r);  // hdf5_wormhole.cpp
-
-namespace {
+namespace results_layout {
 
 using namespace h5;
 
-// Bump when a dataset or field changes meaning. 2: the /workload group. 3: /wormhole and the
-// skipped_* columns of /flows.
-constexpr unsigned kLayoutVersion = 3;
-
-struct FlowRow {
-  uint32_t id, src, dst, sport, dport, pg;
-  uint64_t size_bytes;
-  int64_t start_ns, finish_ns, fct_ns;
-  uint64_t ideal_fct_ns;
-  double slowdown;
-  uint8_t finished;
-  int64_t skipped_ns;
-  uint64_t skipped_bytes;
-  double skipped_fraction;
-};
-
-struct PfcRow {
-  int64_t time_ns;
-  uint32_t node;
-  uint8_t node_type;
-  uint32_t if_index;
-  uint8_t type, cls;
-};
-
-void write_flows(hid_t file, const std::vector<FlowRecord>& flows) {
-  const auto types = compound(sizeof(FlowRow), {
+Table flows_table() {
+  auto types = compound(sizeof(FlowRow), {
       Field{"id", HOFFSET(FlowRow, id), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"src", HOFFSET(FlowRow, src), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"dst", HOFFSET(FlowRow, dst), H5T_NATIVE_UINT32, H5T_STD_U32LE},
@@ -71,29 +48,17 @@ void write_flows(hid_t file, const std::vector<FlowRecord>& flows) {
       Field{"skipped_bytes", HOFFSET(FlowRow, skipped_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"skipped_fraction", HOFFSET(FlowRow, skipped_fraction), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
   });
-  std::vector<FlowRow> rows;
-  rows.reserve(flows.size());
-  for (const FlowRecord& f : flows) {
-    const bool done = f.finished();
-    // Times are whole ns, truncated exactly as fct.txt prints them, so the two files agree.
-    rows.push_back({f.id, f.src, f.dst, f.sport, f.dport, f.pg, f.size_bytes, int64_t(to_ns(f.start)),
-                    done ? int64_t(to_ns(f.finish)) : -1, done ? int64_t(f.fct_ns()) : -1, f.ideal_fct_ns,
-                    done ? f.slowdown() : std::numeric_limits<double>::quiet_NaN(), uint8_t(done),
-                    int64_t(f.skipped / kNs), f.skipped_bytes,
-                    done && f.finish > f.start ? double(f.skipped) / double(f.finish - f.start)
-                                               : std::numeric_limits<double>::quiet_NaN()});
-  }
-  write_table(file, "flows", types, rows.data(), rows.size(),
-              "src, dst: node id; sport, dport: UDP port; pg: priority group; size_bytes: bytes; "
-              "start_ns, finish_ns, fct_ns, ideal_fct_ns: ns; slowdown: fct_ns / ideal_fct_ns; "
-              "finished: 1 or 0; skipped_ns: ns; skipped_bytes: bytes; skipped_fraction: skipped_ns / fct_ns",
-              "one row per flow in flow-file order; finish_ns = fct_ns = -1 and slowdown = NaN for a "
-              "flow unfinished at the stop time; ideal_fct_ns is the reference's standalone FCT; skipped_*: "
-              "how much of the flow Wormhole fast-forwarded (0 in packet mode, fraction NaN if unfinished)");
+  return Table{"flows", std::move(types),
+               "src, dst: node id; sport, dport: UDP port; pg: priority group; size_bytes: bytes; "
+               "start_ns, finish_ns, fct_ns, ideal_fct_ns: ns; slowdown: fct_ns / ideal_fct_ns; "
+               "finished: 1 or 0; skipped_ns: ns; skipped_bytes: bytes; skipped_fraction: skipped_ns / fct_ns",
+               "one row per flow in flow-file order; finish_ns = fct_ns = -1 and slowdown = NaN for a "
+               "flow unfinished at the stop time; ideal_fct_ns is the reference's standalone FCT; skipped_*: "
+               "how much of the flow Wormhole fast-forwarded (0 in packet mode, fraction NaN if unfinished)"};
 }
 
-void write_pfc(hid_t file, const std::vector<PfcRecord>& pfc) {
-  const auto types = compound(sizeof(PfcRow), {
+Table pfc_table() {
+  auto types = compound(sizeof(PfcRow), {
       Field{"time_ns", HOFFSET(PfcRow, time_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"node", HOFFSET(PfcRow, node), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"node_type", HOFFSET(PfcRow, node_type), H5T_NATIVE_UINT8, H5T_STD_U8LE},
@@ -101,21 +66,35 @@ void write_pfc(hid_t file, const std::vector<PfcRecord>& pfc) {
       Field{"type", HOFFSET(PfcRow, type), H5T_NATIVE_UINT8, H5T_STD_U8LE},
       Field{"cls", HOFFSET(PfcRow, cls), H5T_NATIVE_UINT8, H5T_STD_U8LE},
   });
-  std::vector<PfcRow> rows;
-  rows.reserve(pfc.size());
-  for (const PfcRecord& p : pfc)
-    rows.push_back({int64_t(to_ns(p.time)), p.node, p.node_type, p.if_index, p.type, p.cls});
-  write_table(file, "pfc", types, rows.data(), rows.size(),
-              "time_ns: ns; node: node id; node_type: 0 host, 1 switch; if_index: 1-based port; "
-              "type: 1 PAUSE, 0 RESUME; cls: priority class",
-              "one row per PFC frame received, logged by the paused (upstream) device, as pfc.txt");
+  return Table{"pfc", std::move(types),
+               "time_ns: ns; node: node id; node_type: 0 host, 1 switch; if_index: 1-based port; "
+               "type: 1 PAUSE, 0 RESUME; cls: priority class",
+               "one row per PFC frame received, logged by the paused (upstream) device, as pfc.txt"};
 }
 
-void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetadata& meta) {
-  Handle run(check(H5Gcreate2(file, "run", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group /run"),
-             H5Gclose);
+FlowRow flow_row(const FlowRecord& f) {
+  const bool done = f.finished();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Times are whole ns, truncated exactly as fct.txt prints them, so the two files agree.
+  return {f.id, f.src, f.dst, f.sport, f.dport, f.pg, f.size_bytes, int64_t(to_ns(f.start)),
+          done ? int64_t(to_ns(f.finish)) : -1, done ? int64_t(f.fct_ns()) : -1, f.ideal_fct_ns,
+          done ? f.slowdown() : nan, uint8_t(done), int64_t(f.skipped / kNs), f.skipped_bytes,
+          done && f.finish > f.start ? double(f.skipped) / double(f.finish - f.start) : nan};
+}
+
+PfcRow pfc_row(const PfcRecord& p) {
+  return {int64_t(to_ns(p.time)), p.node, p.node_type, p.if_index, p.type, p.cls};
+}
+
+void write_root_attributes(hid_t file) { attr_u64(file, "layout_version", kLayoutVersion); }
+
+Handle create_run_group(hid_t file) {
+  return Handle(check(H5Gcreate2(file, "run", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group /run"),
+                H5Gclose);
+}
+
+void write_run_attributes(hid_t run, const RunMetadata& meta, const SlowdownStats& sd) {
   const RunStats& st = meta.stats;
-  const SlowdownStats sd = slowdown_stats(flows);
   // With no finished flow there is no slowdown: NaN, not a misleading 0.
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const auto or_nan = [&](double v) { return sd.finished ? v : nan; };
@@ -143,8 +122,9 @@ void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetada
   attr_string(run, "units",
               "wall_s: s; events_per_s: 1/s; *_ns: ns; max_bdp_bytes: bytes; *_us: us; slowdown_*: "
               "ratio over finished flows, nearest-rank percentiles, NaN if none finished");
+}
 
-  // /run/settings: (n, 2) strings, one (key, value) row per setting.
+void write_run_settings(hid_t run, const RunMetadata& meta) {
   const size_t n = meta.settings.size();
   std::vector<const char*> cells;
   cells.reserve(2 * n);
@@ -163,6 +143,35 @@ void write_run(hid_t file, const std::vector<FlowRecord>& flows, const RunMetada
   if (n > 0) check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells.data()), "writing /run/settings");
   attr_string(ds, "units", "text: column 0 is the setting name, column 1 its value as written");
   attr_string(ds, "description", "every setting of the run, one (key, value) row each");
+}
+
+// Strings are built step by step: the operator+ chain trips GCC 12's false -Wrestrict warning
+// once InputError's constructor is inlined here.
+InputError create_error(const std::string& path, const std::string& detail) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  std::string problem = "cannot create the HDF5 results file: ";
+  problem += detail;
+  std::string fix = "create the directory ";
+  fix += dir;
+  fix += " first (or make it writable) or choose another output path";
+  return InputError(path, 0, problem, fix);
+}
+
+}  // namespace results_layout
+
+namespace {
+
+using namespace h5;
+using namespace results_layout;
+
+// A root table with all its rows, converted record by record (serial writer).
+template <class Row, class Record, class RowOf>
+void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& records, RowOf row_of) {
+  std::vector<Row> rows;
+  rows.reserve(records.size());
+  for (const Record& r : records) rows.push_back(row_of(r));
+  write_table(file, t.name, t.types, rows.data(), rows.size(), t.units, t.description);
 }
 
 // /workload: the same tables as the workload CSVs (write_workload_csvs), with times in whole ps
@@ -338,19 +347,6 @@ void write_workload(hid_t file, const WorkloadReport& w) {
   write_collectives(group, w.collectives);
 }
 
-// Strings are built step by step: the operator+ chain trips GCC 12's false -Wrestrict warning
-// once InputError's constructor is inlined here.
-[[noreturn]] void throw_create_error(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  std::string problem = "cannot create the HDF5 results file: ";
-  problem += error_detail();
-  std::string fix = "create the directory ";
-  fix += dir;
-  fix += " first (or make it writable) or choose another output path";
-  throw InputError(path, 0, problem, fix);
-}
-
 }  // namespace
 
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
@@ -358,12 +354,16 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
                         const WorkloadReport* workload, const SkipReport* skip) {
   QuietErrors quiet;
   const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (fid < 0) throw_create_error(path);
+  if (fid < 0) throw create_error(path, error_detail());
   Handle file(fid, H5Fclose);
-  attr_u64(file, "layout_version", kLayoutVersion);
-  write_flows(file, flows);
-  write_pfc(file, pfc);
-  write_run(file, flows, meta);
+  write_root_attributes(file);
+  write_all_rows<FlowRow>(file, flows_table(), flows, flow_row);
+  write_all_rows<PfcRow>(file, pfc_table(), pfc, pfc_row);
+  {
+    Handle run = create_run_group(file);
+    write_run_attributes(run, meta, slowdown_stats(flows));
+    write_run_settings(run, meta);
+  }
   if (workload) write_workload(file, *workload);
   if (skip) write_wormhole(file, *skip);
   // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.

@@ -4,6 +4,7 @@
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/ffwd/skip_stats.h"
 #include "wormhole/io/results_writer.h"
+#include "hdf5_results_layout.h"
 
 namespace wh {
 
@@ -16,7 +17,7 @@ struct PartitionRow {
 };
 }  // namespace
 
-void write_wormhole(hid_t file, const SkipReport& r) {
+void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   Handle g(check(H5Gcreate2(file, "wormhole", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group /wormhole"),
            H5Gclose);
   const SkipStats& s = r.stats;
@@ -72,10 +73,12 @@ void write_wormhole(hid_t file, const SkipReport& r) {
   std::vector<PartitionRow> rows;
   rows.reserve(r.timeline.size());
   for (const PartitionSample& p : r.timeline) rows.push_back({p.time / kNs, p.partitions, p.skipping});
-  write_table(g, "partitions", types, rows.data(), rows.size(), "time_ns: ns; partitions, skipping: counts",
-              "network partitions alive and being fast-forwarded, a row whenever either count changed (checked "
-              "once per sample interval)",
-              "/wormhole");
+  Handle ds = create_table(g, "partitions", types.second, rows.size(), "time_ns: ns; partitions, skipping: counts",
+                           "network partitions alive and being fast-forwarded, a row whenever either count changed "
+                           "(checked once per sample interval)",
+                           "/wormhole");
+  if (write_rows && !rows.empty())
+    check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "writing /wormhole/partitions");
 }
 
 }  // namespace wh

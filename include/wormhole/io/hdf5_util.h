@@ -130,23 +130,32 @@ inline std::pair<Handle, Handle> compound(size_t struct_size, const std::vector<
   return {std::move(mem), std::move(file)};
 }
 
-// A 1-D table, chunked with an unlimited row dimension: that is the form that also works for 0
-// rows (h5py reads it as an empty array) and lets a later writer append. Chunks of ~1 MiB.
-// `parent` is the group's path for messages ("" for the root).
-inline void write_table(hid_t loc, const char* name, const std::pair<Handle, Handle>& types, const void* rows,
-                 size_t n, const char* units, const char* description, const std::string& parent = "") {
+// A 1-D table of `n` rows of `file_type`, with its "units" and "description" attributes, created
+// but not written (the collective results writer fills it rank by rank). Chunked with an unlimited
+// row dimension: that is the form that also works for 0 rows (h5py reads it as an empty array) and
+// lets a later writer append. Chunks of ~1 MiB. `parent` is the group's path for messages ("" for
+// the root). Throws std::runtime_error on an HDF5 failure.
+inline Handle create_table(hid_t loc, const char* name, hid_t file_type, size_t n, const char* units,
+                           const char* description, const std::string& parent = "") {
   const std::string what = parent + "/" + name;
   Handle space = make_space({hsize_t(n)}, {H5S_UNLIMITED}, "creating the space of " + what);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
-  const size_t row = H5Tget_size(types.second);
+  const size_t row = H5Tget_size(file_type);
   const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, (1u << 20) / row));
   check(H5Pset_chunk(dcpl, 1, &chunk), "setting the chunk size of " + what);
-  Handle ds(check(H5Dcreate2(loc, name, types.second, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+  Handle ds(check(H5Dcreate2(loc, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
                   "creating dataset " + what),
             H5Dclose);
-  if (n > 0) check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), "writing " + what);
   attr_string(ds, "units", units);
   attr_string(ds, "description", description);
+  return ds;
+}
+
+// create_table, then all `n` rows from `rows` (structs laid out as the memory type types.first).
+inline void write_table(hid_t loc, const char* name, const std::pair<Handle, Handle>& types, const void* rows,
+                 size_t n, const char* units, const char* description, const std::string& parent = "") {
+  Handle ds = create_table(loc, name, types.second, n, units, description, parent);
+  if (n > 0) check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), "writing " + parent + "/" + name);
 }
 
 /// Whether `obj` has a link (dataset or group) or attribute called `name`.

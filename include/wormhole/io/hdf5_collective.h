@@ -1,0 +1,44 @@
+// The HDF5 results file written collectively by the ranks of a distributed run through MPI-IO:
+// one file, each rank writing the rows it owns (src/io/hdf5_collective.cpp).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wormhole/io/results_writer.h"
+
+namespace wh {
+
+/// Writes the HDF5 results file of a distributed run, collectively over `comm`: the file holds
+/// exactly what the serial write_hdf5_results(path, all flows sorted by id, all PFC rows in row
+/// order, meta, nullptr, skip) writes — the same datasets, types, attributes and values (no
+/// /workload group) — but each rank writes only its own rows of /flows and /pfc, through MPI-IO
+/// (H5Pset_fapl_mpio, collective transfers).
+///
+/// Collective: every rank of `comm` (MPI initialised) calls it with the same `path`, `total_flows`,
+/// `total_pfc`, `meta` and `skip` (null on all ranks or on none); RunStats such as wall_s must be
+/// reduced by the caller first.
+/// - `my_flows`: the flows this rank owns, any order; across ranks disjoint, their ids together
+///   exactly 0 .. total_flows-1 (a flow's row in /flows is its id). A rank may own none.
+/// - `my_pfc`, `my_pfc_rows` (same length): this rank's PFC frames and the row of each in /pfc;
+///   across ranks disjoint, together exactly 0 .. total_pfc-1. A rank may own none.
+/// The /run slowdown statistics (flows_finished, slowdown_*, fct_*) are computed over all ranks'
+/// flows in id order, bit for bit as the serial writer does (the flows' times and ideal FCTs,
+/// 32 bytes per flow, are gathered on rank 0 for that).
+///
+/// Errors, raised on every rank alike (the ranks agree before throwing, so none is left waiting):
+/// std::invalid_argument if the ranks' arguments do not fit together (a row out of range or owned
+/// twice, counts not adding up to the totals, `meta` or the totals differing between ranks);
+/// InputError naming `path` if the file cannot be created (as the serial writer's, e.g. a missing
+/// directory), checked before anything is written; std::runtime_error on an HDF5 failure while
+/// writing. An HDF5 failure on only some ranks (an I/O error part-way) cannot be agreed on inside
+/// HDF5's own collective calls: treat std::runtime_error as fatal for the job (MPI_Abort).
+/// The file is replaced if it exists. On return, on any rank, the file is complete and closed.
+void write_hdf5_results_collective(MPI_Comm comm, const std::string& path,
+                                   const std::vector<FlowRecord>& my_flows, uint64_t total_flows,
+                                   const std::vector<PfcRecord>& my_pfc, const std::vector<uint64_t>& my_pfc_rows,
+                                   uint64_t total_pfc, const RunMetadata& meta, const SkipReport* skip = nullptr);
+
+}  // namespace wh
