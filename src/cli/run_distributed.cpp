@@ -15,6 +15,7 @@
 #include "partition_command.h"
 #include "progress.h"
 #include "run_command.h"
+#include "wormhole/io/hdf5_collective.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
@@ -29,7 +30,8 @@ namespace {
 /// its event) gives the order one process writes them in.
 struct TaggedPfc {
   Event at;
-  uint64_t seq;  // this rank's count: orders several frames of one event
+  uint64_t seq;   // this rank's count: orders several frames of one event
+  uint32_t rank;  // who recorded it (and writes its row)
   PfcRecord rec;
 };
 
@@ -42,7 +44,7 @@ class RankObserver final : public NetObserver {
     ++finished_;
     if (out_) out_->flow_finished(f);
   }
-  void pfc(const PfcRecord& p) override { pfc_.push_back({net_.kernel().running(), pfc_.size(), p}); }
+  void pfc(const PfcRecord& p) override { pfc_.push_back({net_.kernel().running(), pfc_.size(), 0, p}); }
   void tick(Time now, uint64_t events, uint64_t done) override {
     if (!progress_) return;
     const auto t = std::chrono::steady_clock::now();
@@ -99,11 +101,15 @@ struct Shared {
   std::string fct, pfc, results, origin;
 };
 
-/// The run's results on rank 0 after the engine ran: flow records in id order, PFC rows in the
-/// run's order (those after a client's stop left out), the statistics, every rank's times.
+/// The run's results after the engine ran: on rank 0 every flow record in id order (for the
+/// summary); on every rank its own flows' records, and every PFC row in the run's order (those
+/// after a client's stop left out) with the rank that recorded it; the statistics; rank 0 also
+/// every rank's times.
 struct Gathered {
-  std::vector<FlowRecord> records;
+  std::vector<FlowRecord> records, mine;
   std::vector<PfcRecord> pfc;
+  std::vector<uint64_t> my_pfc_rows;
+  std::vector<PfcRecord> my_pfc;
   std::vector<LateAck> late;
   std::vector<RankTimes> times;
   RunStats stats;
@@ -114,19 +120,24 @@ Gathered gather_results(const Shared& s, const DistributedEngine& engine, const 
   Gathered g;
   g.stats = reduce_stats(MPI_COMM_WORLD, net);
   MPI_Allreduce(&wall, &g.stats.wall_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  std::vector<FlowRecord> mine;
   for (uint32_t id = 0; id < net.flows().size(); ++id)
-    if (net.owns_node(net.flow(id).src)) mine.push_back(net.record(id));
-  g.records = gather_to_root(MPI_COMM_WORLD, mine);
-  std::vector<TaggedPfc> pfc = gather_to_root(MPI_COMM_WORLD, obs.pfc_);
+    if (net.owns_node(net.flow(id).src)) g.mine.push_back(net.record(id));
+  g.records = gather_to_root(MPI_COMM_WORLD, g.mine);
   g.late = gather_to_root(MPI_COMM_WORLD, net.late_acks());
   g.times = gather_to_root(MPI_COMM_WORLD, std::vector<RankTimes>{engine.times()});
   std::sort(g.records.begin(), g.records.end(), [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; });
+  // Every rank learns every PFC row's place (rows are few): each writes its own into /pfc.
+  std::vector<TaggedPfc> mine = obs.pfc_;
+  for (TaggedPfc& p : mine) p.rank = static_cast<uint32_t>(s.rank);
+  std::vector<TaggedPfc> pfc = gather_to_all(MPI_COMM_WORLD, mine);
   std::sort(pfc.begin(), pfc.end(), [](const TaggedPfc& a, const TaggedPfc& b) {
     return a.at.before(b.at) || (!b.at.before(a.at) && a.seq < b.seq);
   });
-  for (const TaggedPfc& p : pfc)
-    if (!engine.stopped() || !net.stop_event().before(p.at)) g.pfc.push_back(p.rec);
+  for (const TaggedPfc& p : pfc) {
+    if (engine.stopped() && net.stop_event().before(p.at)) continue;
+    if (p.rank == static_cast<uint32_t>(s.rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
+    g.pfc.push_back(p.rec);
+  }
   return g;
 }
 
@@ -240,16 +251,21 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Gathered g = gather_results(s, *engine, obs, wall);
 
+  RunMetadata meta;
+  meta.scenario = s.origin;
+  meta.version = WORMHOLE_VERSION;
+  meta.settings = effective_settings(cfg);
+  meta.stats = g.stats;
+  // One results file, each rank writing its own rows through MPI-IO.
+  if (auto failed = agree(rank, [&] {
+        write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc, g.my_pfc_rows,
+                                      g.pfc.size(), meta, driver ? &driver->report() : nullptr);
+      }))
+    return *failed;
   std::optional<int> failed = agree(rank, [&] {
     if (!lead) return;
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
-    RunMetadata meta;
-    meta.scenario = s.origin;
-    meta.version = WORMHOLE_VERSION;
-    meta.settings = effective_settings(cfg);
-    meta.stats = g.stats;
-    write_hdf5_results(s.results, g.records, g.pfc, meta, driver ? &driver->report() : nullptr);
     if (driver) write_workload_csvs(wr.out, driver->report());
     warn_late_acks(g);
     if (!workload) print_unfinished(cr, g.records, g.stats, 0);

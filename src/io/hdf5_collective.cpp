@@ -239,7 +239,7 @@ void check_creatable(MPI_Comm comm, const std::string& path) {
 void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const std::vector<FlowRecord>& my_flows,
                                    uint64_t total_flows, const std::vector<PfcRecord>& my_pfc,
                                    const std::vector<uint64_t>& my_pfc_rows, uint64_t total_pfc,
-                                   const RunMetadata& meta, const SkipReport* skip) {
+                                   const RunMetadata& meta, const WorkloadReport* workload, const SkipReport* skip) {
   QuietErrors quiet;
   const int rank = comm_rank(comm);
 
@@ -295,7 +295,7 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   if (skip) write_wormhole(file, *skip, rank == 0);
   check(file.close(), "closing " + path);
 
-  // 4. /run/settings by rank 0 through the serial driver; the others wait for it.
+  // 4. /run/settings (and /workload) by rank 0 through the serial driver; the others wait for it.
   problem.clear();
   if (rank == 0) {
     try {
@@ -303,6 +303,8 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
       Handle run(check(H5Gopen2(f, "run", H5P_DEFAULT), "opening group /run"), H5Gclose);
       write_run_settings(run, meta);
       run.close();
+      // Replicated on every rank; VL strings (layer names) cannot go through MPI-IO here either.
+      if (workload) write_workload(f, *workload);
       check(f.close(), "closing " + path);
     } catch (const std::exception& e) {
       problem = e.what();

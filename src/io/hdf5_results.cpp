@@ -315,6 +315,10 @@ void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs) {
               "/workload");
 }
 
+}  // namespace
+
+namespace results_layout {
+
 void write_workload(hid_t file, const WorkloadReport& w) {
   Handle group(check(H5Gcreate2(file, "workload", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                      "creating group /workload"),
@@ -347,7 +351,7 @@ void write_workload(hid_t file, const WorkloadReport& w) {
   write_collectives(group, w.collectives);
 }
 
-}  // namespace
+}  // namespace results_layout
 
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,

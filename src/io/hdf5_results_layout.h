@@ -74,6 +74,8 @@ void write_run_attributes(hid_t run, const RunMetadata& meta, const SlowdownStat
 /// Variable-length data cannot be written through MPI-IO by HDF5 1.10, so the collective writer
 /// calls this from one rank on the file reopened with the default (serial) driver.
 void write_run_settings(hid_t run, const RunMetadata& meta);
+/// The /workload group: iterations, layers and collectives tables (hdf5_results.cpp).
+void write_workload(hid_t file, const WorkloadReport& w);
 
 /// The InputError for a results file that cannot be created: names `path`, quotes the HDF5
 /// `detail` (h5::error_detail()) and suggests creating the parent directory.

@@ -21,6 +21,7 @@
 
 #include "wormhole/ffwd/skip_stats.h"
 #include "wormhole/io/hdf5_collective.h"
+#include "wormhole/io/workload_results.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
 
@@ -370,11 +371,42 @@ int main(int argc, char** argv) {
     error_cases(dir, all, mine);
 
     const std::string collective = dir + "/collective.h5", serial = dir + "/serial.h5";
+    // A distributed training run's driver report (replicated on every rank), written by rank 0.
+    WorkloadReport wl;
+    wl.workload_file = "w.txt";
+    wl.gpus = 16, wl.tp = 8, wl.dp = 2, wl.ep = 1, wl.dp_ep = 2;
+    wl.iterations = {{0, 0, 1234567, true}};
+    LayerRecord layer;
+    layer.name = "attention_column";
+    layer.finished = 1234000;
+    wl.layers = {layer};
+    CollectiveRecord c;
+    c.layer_name = "attention_column";
+    c.op = "AllReduce", c.group = "TP", c.ranks = 8, c.bytes = 1 << 20, c.flows = 112, c.flow_bytes = 7 << 20;
+    c.start = 1000, c.end = 1234000;
+    wl.collectives = {c};
+    wl.end_to_end.total = 1234567;
     write_hdf5_results_collective(MPI_COMM_WORLD, collective, mine.flows, all.flows.size(), mine.pfc, mine.pfc_rows,
-                                  all.pfc.size(), all.meta, &all.skip);
+                                  all.pfc.size(), all.meta, nullptr, &all.skip);
     if (g_rank == 0) {
       write_hdf5_results(serial, all.flows, all.pfc, all.meta, nullptr, &all.skip);
       compare_files(serial, collective, true);
+    }
+    // With /workload (VL-string tables: h5diff compares them, the C API comparison above cannot).
+    const std::string wl_collective = dir + "/wl_collective.h5", wl_serial = dir + "/wl_serial.h5";
+    write_hdf5_results_collective(MPI_COMM_WORLD, wl_collective, mine.flows, all.flows.size(), mine.pfc,
+                                  mine.pfc_rows, all.pfc.size(), all.meta, &wl);
+    if (g_rank == 0) {
+      write_hdf5_results(wl_serial, all.flows, all.pfc, all.meta, &wl);
+#ifdef WH_H5DIFF
+      const std::string cmd = std::string(WH_H5DIFF) + " " + wl_serial + " " + wl_collective;
+      const int rc = std::system(cmd.c_str());
+      CHECK(rc == 0, cmd + ": exit status " + std::to_string(rc));
+#endif
+      const hid_t f = H5Fopen(wl_collective.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+      CHECK(f >= 0 && H5Lexists(f, "workload", H5P_DEFAULT) > 0 && H5Lexists(f, "workload/collectives", H5P_DEFAULT) > 0,
+            "/workload/collectives missing from the collective file");
+      if (f >= 0) H5Fclose(f);
     }
     // A run without flows, PFC frames or settings: empty tables, NaN statistics, no /wormhole.
     RunMetadata bare;

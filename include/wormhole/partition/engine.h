@@ -97,6 +97,26 @@ std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
   return all;
 }
 
+/// Every rank's `mine`, in rank order, on every rank. Collective; T trivially copyable.
+template <class T>
+std::vector<T> gather_to_all(MPI_Comm comm, const std::vector<T>& mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  MPI_Datatype type;
+  MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
+  MPI_Type_commit(&type);
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(size), displs(size);
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  int total = 0;
+  for (int r = 0; r < size; ++r) displs[r] = total, total += counts[r];
+  std::vector<T> all(static_cast<size_t>(total));
+  MPI_Allgatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, comm);
+  MPI_Type_free(&type);
+  return all;
+}
+
 /// The whole run's statistics from every rank's (collective; the result on every rank): sums of
 /// counts, the latest times, and the peak queue first reached in the run's event order.
 RunStats reduce_stats(MPI_Comm comm, const Network& net);
