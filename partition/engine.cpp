@@ -45,7 +45,8 @@ void DistributedEngine::run(Time until) {
   Kernel& k = net_.kernel();
   for (;;) {
     auto t0 = Clock::now();
-    const int64_t mine = std::min(k.queue().empty() ? kTimeMax : k.queue().top().time, net_.next_client_event());
+    // Peeked without moving the calendar: packets may still arrive before this rank's next event.
+    const int64_t mine = std::min(k.queue().next_time(), net_.next_client_event());
     int64_t start = 0;
     MPI_Allreduce(&mine, &start, 1, MPI_INT64_T, MPI_MIN, comm_);
     times_.wait_s += since(t0);

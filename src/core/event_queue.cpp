@@ -90,22 +90,53 @@ void EventQueue::push(const Event& e) {
   else far_.push(e);
 }
 
-void EventQueue::advance() {
-  // Precondition: size_ > 0 and the current bucket is drained. Find the next non-empty bucket
-  // of the window (circular scan of the bitmap from cur_ + 1), or jump to the far heap's first.
-  uint64_t next = UINT64_MAX;
+uint64_t EventQueue::next_bucket() const {
+  // Precondition: size_ > 0 and the current bucket is drained. The next non-empty bucket of the
+  // window (circular scan of the bitmap from cur_ + 1), or the far heap's first.
   const uint64_t start = (cur_ + 1) & (kBuckets - 1);
   for (uint64_t scanned = 0; scanned < kBuckets;) {
     const uint64_t slot = (start + scanned) & (kBuckets - 1);
     const uint64_t word = bits_[slot >> 6] >> (slot & 63);
     if (word) {
       const uint64_t off = static_cast<uint64_t>(__builtin_ctzll(word));
-      if (scanned + off < kBuckets - 1) next = cur_ + 1 + scanned + off;
+      if (scanned + off < kBuckets - 1) return cur_ + 1 + scanned + off;
       break;
     }
     scanned += 64 - (slot & 63);
   }
-  cur_ = next != UINT64_MAX ? next : bucket_of(far_.top().time);
+  return bucket_of(far_.top().time);
+}
+
+Time EventQueue::next_time() const {
+  if (size_ == 0) return kTimeMax;
+  if (run_pos_ < run_.size() || !side_.empty()) {
+    Time t = kTimeMax;
+    if (run_pos_ < run_.size()) t = run_[run_pos_].time;
+    if (!side_.empty()) t = std::min(t, side_.top().time);
+    return t;
+  }
+  const uint64_t b = next_bucket();
+  if (b >= cur_ + kBuckets) return far_.top().time;
+  Time t = kTimeMax;
+  for (uint32_t n = head_[b & (kBuckets - 1)]; n != kNil; n = nodes_[n].next) t = std::min(t, nodes_[n].e.time);
+  return t;
+}
+
+bool EventQueue::pop_until(Time until, Event& e) {
+  if (size_ == 0) return false;
+  // Do not move the calendar to a bucket that starts after `until`: events pushed later at times
+  // before that bucket would have to wait in the side heap (a distributed run's window edge).
+  if (run_pos_ == run_.size() && side_.empty()) {
+    if (static_cast<Time>(next_bucket() << kBucketShift) > until) return false;
+    advance();
+  }
+  if ((from_run() ? run_[run_pos_] : side_.top()).time > until) return false;
+  e = pop();
+  return true;
+}
+
+void EventQueue::advance() {
+  cur_ = next_bucket();
   const uint64_t slot = cur_ & (kBuckets - 1);
   run_.clear();
   run_pos_ = 0;

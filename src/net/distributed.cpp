@@ -115,9 +115,7 @@ bool Network::run_client(Time until) {
   return !stopped_;
 }
 
-Time Network::next_client_event() {
-  return client_kernel_.queue().empty() ? kTimeMax : client_kernel_.queue().top().time;
-}
+Time Network::next_client_event() { return client_kernel_.queue().next_time(); }
 
 void Network::begin_window() {
   window_log_.clear();

@@ -85,7 +85,7 @@ class Partition(unittest.TestCase):
                 with self.subTest(ranks=n, linear=bool(extra)):
                     p = wh("partition", scenario, "-n", n, "--map", self.dir / "m.txt", *extra)
                     self.assertEqual(p.returncode, 0, p.stderr)
-                    self.assertIn("link weights: rates", p.stdout)
+                    self.assertIn("link weights: bytes of one iteration", p.stdout)  # the workload's traffic
                     m = read_map(self.dir / "m.txt")
                     for server in range(2):
                         nodes = list(range(8 * server, 8 * server + 8)) + [16 + 2 * server, 17 + 2 * server]

@@ -45,8 +45,14 @@ class EventQueue {
   const Event& top() { return from_run() ? run_[run_pos_] : side_.top(); }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
+  /// The earliest event's time (ps; kTimeMax if empty), without moving the calendar.
+  Time next_time() const;
+  /// Pops the earliest event into `e` if its time is <= `until` (ps). Never moves the calendar to a
+  /// bucket past `until`, so events pushed afterwards at times > `until` still go to their buckets.
+  bool pop_until(Time until, Event& e);
 
  private:
+  uint64_t next_bucket() const;
   static uint64_t bucket_of(Time t) { return static_cast<uint64_t>(t) >> kBucketShift; }
   /// Whether the earliest event is the head of the sorted run (else the side heap's top).
   bool from_run() {

@@ -63,8 +63,7 @@ class Kernel {
   template <class Handler>
   uint64_t run(Time until, Handler& handler) {
     const uint64_t start = executed_;
-    while (!queue_.empty() && queue_.top().time <= until) {
-      running_ = queue_.pop();
+    while (queue_.pop_until(until, running_)) {
       now_ = running_.time;
       current_ = order_ == EventOrder::Reference ? ++executions_ : running_.key;
       child_ = client_child_ = 0;
