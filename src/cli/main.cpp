@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
         int rank = 0, ranks = 1;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+        if (provided < MPI_THREAD_FUNNELED && rank == 0)
+          std::fprintf(stderr, "wormhole: warning: the MPI library gives thread level %d, below MPI_THREAD_FUNNELED; "
+                               "oneTBB threads may not coexist with it\n",
+                       provided);
         const int status = wh::run_distributed(run, rank, ranks);
         MPI_Finalize();
         return status;
