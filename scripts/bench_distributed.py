@@ -43,9 +43,11 @@ What is measured and how to read it
 * PFC frames / ECN marks / flows done: the runs' summary figures (the same in every exact run). A permutation
   rarely triggers PFC, so pfc.txt may be empty; fct.txt (one line per flow) carries the comparison.
 
-Time it takes (the 2-core development machine, quiet): the default (k = 16, 4 MB, 75 M events) ~22 s in one
-process, ~16 s with -np 2, ~19 s with -np 4 (oversubscribed): about a minute in all; 1 MB flows take ~5 s in
-one process. --small (k = 4, 290 k events) about a second in all, mostly mpirun start-up. Tables (Markdown) go to stdout and,
+Time it takes (the 2-core development machine, quiet): the default (k = 16, 4 MB, 75 M events) ~24 s in one
+process, ~11 s with -np 2, ~12.5 s with -np 4 (oversubscribed): about 50 s in all; 1 MB flows take ~5 s in
+one process. With other work on the machine (other CPUs ~1) the N-rank runs slow down most (-np 2 took 46 s):
+check that column before reading speedups. --small (k = 4, 1.1 M events) about 2 s in all, mostly mpirun
+start-up. Tables (Markdown) go to stdout and,
 with --out FILE, to FILE; progress to stderr. Python 3 standard library only; helpers from bench_wormhole.py.
 """
 import argparse
