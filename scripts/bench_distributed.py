@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Speed and exactness of the distributed engine (mpirun -np N wormhole run) against one process.
 
-Usage: bench_distributed.py [--build DIR] [--hosts-k K | --small] [--size BYTES] [--ranks LIST] [--cc dcqcn|hpcc]
-                            [--seed S] [--out FILE] [--keep] [--timeout S]
+Usage: bench_distributed.py [--build DIR] [--hosts-k K | --small | --scenario PATH] [--size BYTES] [--ranks LIST]
+                            [--cc dcqcn|hpcc] [--seed S] [--out FILE] [--keep] [--timeout S]
+
+--scenario PATH runs a given HPCC config.txt or .toml training workload (e.g. inputs/llm/gpt13b-128g.toml) instead
+of the generated fat-tree, the same way (packet mode; the workload's METIS cut is weighed by its expected traffic).
 
 Scenario (generated into a temporary folder, never committed): a three-tier fat-tree of parameter k (default 16:
 k pods x k/2 edge switches x k/2 hosts = k^3/4 = 1,024 hosts; k^2/2 = 128 edge, 128 aggregation, k^2/4 = 64 core
@@ -74,6 +77,8 @@ RANK_RE = re.compile(r"^rank (\d+): (\d+) events; compute ([0-9.eE+-]+) s, wait 
                      r"([0-9.eE+-]+) s; (\d+) windows; cut-link packets (\d+) sent, (\d+) received", re.M)
 CUT_RE = re.compile(r"(\d+) ranks, (\d+) cut links, imbalance ([0-9.]+), lookahead (\d+) ns")
 FLOWS_RE = re.compile(r"flows finished (\d+)/(\d+)")
+WORKLOAD_FLOWS_RE = re.compile(r"collectives \d+; flows (\d+);")  # a training workload's summary
+ITERATION_RE = re.compile(r"^iteration \d+: ([0-9.]+) us", re.M)
 PFC_RE = re.compile(r"PFC frames (\d+); ECN marks (\d+)")
 PART_RE = re.compile(r"^rank (\d+): (\d+) nodes \((\d+) hosts, (\d+) switches\), (\d+) ports, (\d+) cut links, "
                      r"(\d+) flows sent", re.M)
@@ -201,7 +206,8 @@ def run(cmd, workdir, tag, what, timeout, stats=None):
 
 def simulate(binary, cfg, workdir, n, timeout):
     outdir = workdir / f"np{n}"
-    cmd = [str(binary), "run", str(cfg), "-o", str(outdir), "--set", "WORMHOLE=0"]
+    packet = "wormhole.enabled=false" if str(cfg).endswith(".toml") else "WORMHOLE=0"
+    cmd = [str(binary), "run", str(cfg), "-o", str(outdir), "--set", packet]
     cmd = cmd + ["--set", "EVENT_ORDER=portable"] if n == 1 else mpirun(n) + cmd
     what = "1 process" if n == 1 else f"mpirun -np {n}"
     log(f"  {what} ...")
@@ -219,6 +225,8 @@ def simulate(binary, cfg, workdir, n, timeout):
         if not (outdir / name).is_file():
             raise BenchError(f"{what}: no {outdir / name} after the run")
     fm, pm, cm = FLOWS_RE.search(out), PFC_RE.search(out), CUT_RE.search(out)
+    if not fm and (wm := WORKLOAD_FLOWS_RE.search(out)):  # a training workload: all its flows ran if it completed
+        fm = re.match(r"(\d+)/(\d+)", f"{wm.group(1)}/{wm.group(1)}")
     if not fm or not pm:
         raise BenchError(f"{what}: no 'flows finished F/T' or 'PFC frames P; ECN marks E' in the output:\n{out[-2000:]}")
     other = stats.get("other")
@@ -306,6 +314,8 @@ def main():
                     + ", ".join(str(d) for d in BUILD_DIRS) + " that has one)")
     ap.add_argument("--hosts-k", type=int, default=16, help="fat-tree parameter k: k^3/4 hosts (default 16: 1,024)")
     ap.add_argument("--small", action="store_true", help="smoke test: k = 4 (16 hosts)")
+    ap.add_argument("--scenario", help="run this scenario (an HPCC config.txt or a .toml training workload) instead of "
+                                       "the generated fat-tree permutation; packet mode")
     ap.add_argument("--size", type=int, default=4000000, help="bytes per flow (default 4000000: ~25 s in one process)")
     ap.add_argument("--ranks", default="2,4", help="rank counts to run besides 1 process (default 2,4)")
     ap.add_argument("--cc", choices=("dcqcn", "hpcc"), default="dcqcn", help="CC: the template config (default dcqcn)")
@@ -336,9 +346,15 @@ def main():
         local = workdir / "wormhole"
         version = copy_binary(binary, local)  # a rebuild during the benchmark cannot mix two binaries
         built = time.strftime("%Y-%m-%d %H:%M", time.localtime(local.stat().st_mtime))
-        cfg, hosts, nodes, switches, links = write_scenario(workdir, k, args.size, args.seed, args.cc)
+        if args.scenario:
+            cfg = Path(args.scenario).resolve()
+            if not cfg.is_file():
+                raise BenchError(f"--scenario {args.scenario}: no such file")
+            hosts = nodes = switches = links = None
+        else:
+            cfg, hosts, nodes, switches, links = write_scenario(workdir, k, args.size, args.seed, args.cc)
         load0 = loadavg()
-        log(f"bench_distributed: k = {k} fat-tree ({hosts} hosts), {1 + len(ranks)} runs one at a time; "
+        log(f"bench_distributed: {cfg if args.scenario else f'k = {k} fat-tree ({hosts} hosts)'}, {1 + len(ranks)} runs one at a time; "
             f"work folder {workdir}")
         parts = {n: partition(local, cfg, workdir, n, args.timeout) for n in ranks}
         runs = [simulate(local, cfg, workdir, 1, args.timeout)]
@@ -350,11 +366,13 @@ def main():
                 log(f"      MISMATCH: fct.txt or pfc.txt of -np {n} differs from the 1-process run's")
             if not args.keep:
                 shutil.rmtree(runs[-1]["outdir"], ignore_errors=True)
+        what = (f"Scenario: {cfg}, packet mode" if args.scenario else
+                f"Scenario: k = {k} fat-tree, {hosts} hosts, {nodes} nodes ({switches} switches), "
+                f"{links} links of 100Gbps / 1 us; random permutation, {hosts} flows of {args.size:,} B (seed "
+                f"{args.seed}) at 2 s; {args.cc.upper()}, packet mode")
         head = (f"# Distributed engine benchmark\n\n{version or 'wormhole'} ({binary}, built {built}), "
                 f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, load average {load0} before the runs, "
-                f"{loadavg()} after them. Scenario: k = {k} fat-tree, {hosts} hosts, {nodes} nodes ({switches} switches), "
-                f"{links} links of 100Gbps / 1 us; random permutation, {hosts} flows of {args.size:,} B (seed "
-                f"{args.seed}) at 2 s; {args.cc.upper()}, packet mode. 1 process with EVENT_ORDER=portable; "
+                f"{loadavg()} after them. {what}. 1 process with EVENT_ORDER=portable; "
                 f"N ranks by mpirun -np N"
                 + (f" (--oversubscribe above {os.cpu_count()}: correctness only)" if max(ranks) > (os.cpu_count() or 1)
                    else "") + ".")
@@ -362,7 +380,7 @@ def main():
         notes = [f"reference outputs: fct.txt {(ref / 'fct.txt').stat().st_size:,} B, "
                  f"pfc.txt {(ref / 'pfc.txt').stat().st_size:,} B (compared byte for byte)"]
         for r in runs:
-            if r["flows"] != f"{hosts}/{hosts}":
+            if hosts is not None and r["flows"] != f"{hosts}/{hosts}":
                 notes.append(f"{r['n']} rank(s): only {r['flows']} flows finished before SIMULATOR_STOP_TIME")
             p = parts.get(r["n"])
             if p and r["cut"] and r["cut"] != (p["cut"], p["imbalance"], p["lookahead"]):
