@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# Strong- or weak-scaling study: one run.sbatch job per rank count, then a dependent job that writes
-# scaling.csv (ranks, wall_s, label; `scripts/wh_analyze.py plot-scaling scaling.csv -o s.png [--weak]`).
+# Strong- or weak-scaling study: one run.sbatch job per rank count (--ntasks=<ranks>), then a dependent job
+# that writes scaling.csv (`scripts/wh_analyze.py plot-scaling scaling.csv -o s.png [--weak]`) and draws
+# scaling.png.
 #
-#   WH_SCENARIO=inputs/llm/moe-32g.toml WH_RANKS="1" bash scripts/slurm/scaling.sh [SBATCH OPTIONS...]
+#   WH_SCENARIO=inputs/llm/moe-32g.toml WH_RANKS="1 2 4" bash scripts/slurm/scaling.sh [SBATCH OPTIONS...]
 #
 # Settings (environment; defaults in brackets):
 #   WH_MODE           strong (same scenario at every rank count) or weak (GPUs per rank fixed: the
 #                     fabric is generated per size, topology.gpus = ranks × WH_GPUS_PER_RANK; .toml only) [strong]
 #   WH_SCENARIO       scenario (required; a .toml scenario for weak scaling)
 #   WH_RANKS          rank counts, space-separated [1]
-#   WH_GPUS_PER_RANK  weak scaling: GPUs simulated per rank [16]
+#   WH_GPUS_PER_RANK  weak scaling: GPUs simulated per rank [16]. The workload file must be for that many
+#                     GPUs (wormhole checks all_gpus): give one per size with {gpus} in WH_SETS, replaced by
+#                     ranks × WH_GPUS_PER_RANK, e.g. WH_SETS="workload.file=/data/allreduce_{gpus}g.txt"
 #   WH_REPEAT         runs per rank count (plot-scaling keeps the fastest) [1]
-#   WH_SETS, WH_BIN   as in run.sbatch;  WH_OUT: parent of the study folder [$PWD/wormhole-runs]
-# Further arguments are passed to every sbatch call.
+#   WH_LAUNCH         how run.sbatch starts the ranks, the same at every count: srun (`srun --mpi=pmix`) or
+#                     mpirun [srun]
+#   WH_SETS, WH_BIN, WH_LINEAR, WH_RANK_MAP   as in run.sbatch;  WH_OUT: parent of the study folder [$PWD/wormhole-runs]
+# Further arguments are passed to every sbatch call (e.g. --partition=..., --account=..., --time=...).
 #
-# TODAY ONLY 1 RANK RUNS: wormhole has no distributed engine yet (issue 7); a rank count above 1 stops this
-# script before anything is submitted (exit 2) rather than producing scaling figures of something that is
-# not a parallel run. Outputs: $WH_OUT/<mode>-scaling-<date>-<time>-<pid>/ (never overwritten): one
-# run.sbatch folder per run (r<ranks>-<k>-<job id>/), scaling.csv, slurm-*.out.
+# Every run is packet-level in EVENT_ORDER portable (WORMHOLE=0 comes before WH_SETS, and EVENT_ORDER=portable
+# for 1 rank, unless WH_SETS sets these keys itself): the distributed engine runs only so, and the 1-rank
+# run then simulates the very events the distributed runs do (their fct.txt are identical), so the rows
+# compare the same work. A rank count above 1 runs distributed over that many MPI ranks (see run.sbatch).
+# Outputs: $WH_OUT/<mode>-scaling-<date>-<time>-<pid>/ (never overwritten): one run.sbatch folder per run
+# (r<ranks>-<k>-<job id>/), scaling.csv (ranks, wall_s, label, run, then the per-rank means windows,
+# compute_mean_s, compute_max_s, wait_mean_s, communicate_mean_s of the distributed runs' logs; wall_s is the
+# run's own /run wall_s, the log's "events N in W s wall"), scaling-ranks.csv (one row per rank: events,
+# compute_s, wait_s, communicate_s, windows), scaling.png, slurm-*.out.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -27,10 +37,9 @@ case "$mode" in strong|weak) ;; *) die "WH_MODE=$mode: use strong or weak" ;; es
 ranks="${WH_RANKS:-1}"
 for r in $ranks; do
   [[ "$r" =~ ^[1-9][0-9]*$ ]] || die "WH_RANKS: '$r' is not a rank count"
-  [ "$r" -eq 1 ] || die "WH_RANKS=\"$ranks\": $r ranks need the distributed engine, which does not exist yet \
-(issue 7); wormhole runs as 1 process today, and timing one process per rank count would not be a scaling study. \
-Use WH_RANKS=1 (a single-rank baseline) until then"
 done
+launch="${WH_LAUNCH:-srun}"
+case "$launch" in srun|mpirun) ;; *) die "WH_LAUNCH=$launch: use srun or mpirun (the same launcher at every rank count)" ;; esac
 : "${WH_SCENARIO:?set WH_SCENARIO to a scenario}"
 [ -f "$WH_SCENARIO" ] || die "scenario $WH_SCENARIO not found"
 WH_SCENARIO="$(cd "$(dirname "$WH_SCENARIO")" && pwd)/$(basename "$WH_SCENARIO")"
@@ -48,12 +57,18 @@ mkdir -p "$out_parent"
 study="$(cd "$out_parent" && pwd)/$mode-scaling-$(date +%Y%m%d-%H%M%S)-$$"
 mkdir "$study" || die "$study exists; refusing to overwrite"
 base_sets="${WH_SETS:-}"
+# Packet mode in portable order unless WH_SETS says otherwise (a key given twice makes wormhole warn). A
+# distributed run sets EVENT_ORDER=portable itself, so only the 1-rank runs get it here.
+[[ " $base_sets" =~ [[:space:]](WORMHOLE|wormhole\.enabled)= ]] || base_sets="WORMHOLE=0 $base_sets"
+order=""
+[[ " $base_sets" =~ [[:space:]](network\.)?EVENT_ORDER= ]] || order="EVENT_ORDER=portable"
 jobs=()
 for r in $ranks; do
   for k in $(seq 1 "${WH_REPEAT:-1}"); do
     sets="$base_sets"
-    [ "$mode" = weak ] && sets="$sets topology.gpus=$((r * gpr))"
-    j="$(WH_OUT="$study" WH_SETS="$sets" WH_BIN="$WH_BIN" WH_SCENARIO="$WH_SCENARIO" \
+    [ "$r" -eq 1 ] && [ -n "$order" ] && sets="$sets $order"
+    [ "$mode" = weak ] && sets="${sets//\{gpus\}/$((r * gpr))} topology.gpus=$((r * gpr))"
+    j="$(WH_OUT="$study" WH_SETS="$sets" WH_BIN="$WH_BIN" WH_SCENARIO="$WH_SCENARIO" WH_LAUNCH="$launch" \
          sbatch --parsable --job-name="r$r-$k" --ntasks="$r" --output="$study/slurm-%j.out" "$@" "$here/run.sbatch")"
     jobs+=("${j%%;*}")
   done
@@ -61,6 +76,7 @@ done
 dep="$(IFS=:; echo "${jobs[*]}")"
 collect="$(sbatch --parsable --job-name=wh-scaling-collect --dependency=afterany:"$dep" --ntasks=1 \
   --output="$study/slurm-%j-collect.out" "$@" \
-  --wrap="/usr/bin/python3 '$here/sweep_tool.py' scaling '$study' --label '$(basename "$WH_SCENARIO")' -o '$study/scaling.csv' && cat '$study/scaling.csv'")"
+  --wrap="/usr/bin/python3 '$here/sweep_tool.py' scaling '$study' --label '$(basename "$WH_SCENARIO")' \
+-o '$study/scaling.csv' --png '$study/scaling.png' $([ "$mode" = weak ] && echo --weak)")"
 echo "scaling.sh: $mode scaling, ranks $ranks: jobs ${jobs[*]}, collect job ${collect%%;*}; outputs in $study"
 echo "$study"

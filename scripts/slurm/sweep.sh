@@ -20,8 +20,8 @@
 #   WH_CPUS_PER_TASK  CPUs per array task; Wormhole tasks use as many oneTBB threads (WORMHOLE_THREADS) [1]
 # Further arguments are passed to both sbatch calls (e.g. --partition=..., --account=...).
 #
-# Every task runs Wormhole (WORMHOLE=1) with memoization, single-process (1 Slurm task: the distributed
-# engine does not exist yet), warm-starting from WH_MEMO_DB when it exists; wormhole refuses a memo file
+# Every task runs Wormhole (WORMHOLE=1) with memoization, single-process (1 Slurm task: Wormhole does not
+# run distributed; run.sbatch --ntasks=N runs packet mode over N ranks), warm-starting from WH_MEMO_DB when it exists; wormhole refuses a memo file
 # without this task's settings (exit 2, "not for this run's settings") and the task then runs cold, saying
 # so in its log. Outputs: $WH_OUT/sweep-<date>-<time>-<pid>/ (created fresh, never overwritten):
 #   tasks.tsv            index, kind (wormhole | baseline), baseline index, settings

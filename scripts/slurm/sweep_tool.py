@@ -3,7 +3,7 @@
 
   sweep_tool.py plan GRID -o TASKS.tsv       the task list of a parameter grid
   sweep_tool.py collect SWEEP_DIR -o SUMMARY.csv   the summary table of a finished sweep
-  sweep_tool.py scaling STUDY_DIR --label L -o SCALING.csv   scaling.sh's table (ranks, wall_s, label, run)
+  sweep_tool.py scaling STUDY_DIR --label L -o SCALING.csv [--png PNG [--weak]]   scaling.sh's table
 
 GRID is a space-separated list of axes KEY=V1,V2,... (any `wormhole run --set` key); the tasks are the
 cartesian product, in order, the last axis varying fastest. With baselines (default) one packet-mode task
@@ -22,12 +22,22 @@ SUMMARY.csv columns (one row per Wormhole task; `scripts/wh_analyze.py plot-swee
   memo_warm (1 when the task warm-started from the shared memo file), baseline_wall_s,
   speedup (baseline_wall_s / wall_s), error (mean per-flow relative FCT error against the baseline, a
   fraction), p99_error, iter_error (max iteration-time error). Missing figures are empty cells.
+
+SCALING.csv columns (one row per run folder r<ranks>-<k>-<job id>/; `wh_analyze.py plot-scaling` reads
+ranks, wall_s and label and ignores the rest): ranks, wall_s (the run's simulation wall time, /run wall_s:
+in a distributed run the slowest rank's, the same figure as the log's "events N in W s wall"), label, run,
+then from the per-rank lines a distributed run's log ends with ("rank K: E events; compute X s, wait Y s,
+communicate Z s; W windows; ..."): windows, compute_mean_s, compute_max_s, wait_mean_s,
+communicate_mean_s (means and max over the ranks; empty for a 1-rank run, which has no such lines).
+Beside it, SCALING-ranks.csv (SCALING.csv's name with -ranks before .csv): one row per rank of every
+distributed run: ranks, run, rank, events, compute_s, wait_s, communicate_s, windows.
 """
 import argparse
 import csv
 import itertools
 import math
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -179,10 +189,30 @@ def cmd_collect(args):
     return 1 if bad else 0
 
 
+# the per-rank line a distributed run's log ends with (rank 0 prints one per rank)
+RANK_LINE = re.compile(r"^rank (\d+): (\d+) events; compute ([0-9.]+) s, wait ([0-9.]+) s, "
+                       r"communicate ([0-9.]+) s; (\d+) windows")
+
+
+def rank_lines(log_path):
+    """[(rank, events, compute_s, wait_s, communicate_s, windows)] from a distributed run's log."""
+    out = []
+    try:
+        with open(log_path, errors="replace") as f:
+            for line in f:
+                m = RANK_LINE.match(line)
+                if m:
+                    out.append((int(m[1]), int(m[2]), float(m[3]), float(m[4]), float(m[5]), int(m[6])))
+    except OSError:
+        pass
+    return sorted(out)
+
+
 def cmd_scaling(args):
-    """scaling.csv of a scaling.sh study: one row per run folder r<ranks>-<k>-<job id>/ with a results file."""
+    """scaling.csv of a scaling.sh study: one row per run folder r<ranks>-<k>-<job id>/ with a results file,
+    and the per-rank figures of the distributed runs beside it."""
     import h5py
-    rows, bad = [], []
+    rows, per_rank, bad = [], [], []
     for name in sorted(os.listdir(args.study_dir)):
         folder = os.path.join(args.study_dir, name)
         if not (os.path.isdir(folder) and name.startswith("r")):
@@ -191,15 +221,43 @@ def cmd_scaling(args):
         if not os.path.isfile(res):
             bad.append(name)
             continue
-        with h5py.File(res, "r") as f:
-            rows.append((int(name[1:].split("-")[0]), float(f["run"].attrs["wall_s"]), name))
+        try:
+            with h5py.File(res, "r") as f:
+                wall = float(f["run"].attrs["wall_s"])
+        except (OSError, KeyError) as e:
+            bad.append(f"{name} (results.h5 unreadable: {e})")
+            continue
+        ranks = int(name[1:].split("-")[0])
+        lines = rank_lines(os.path.join(folder, "log"))
+        extra = ["", "", "", "", ""]
+        if lines:
+            n = len(lines)
+            extra = [lines[0][5], f"{sum(r[2] for r in lines) / n:.6g}", f"{max(r[2] for r in lines):.6g}",
+                     f"{sum(r[3] for r in lines) / n:.6g}", f"{sum(r[4] for r in lines) / n:.6g}"]
+            per_rank += [(ranks, name, *r) for r in lines]
+        rows.append((ranks, wall, name, extra))
     with open(args.output, "x", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["ranks", "wall_s", "label", "run"])
-        for r, wall, name in sorted(rows):
-            w.writerow([r, f"{wall:.6g}", args.label, name])
-    print(f"{args.output}: {len(rows)} runs" + (f"; no results.h5 in {', '.join(bad)}" if bad else ""))
-    return 1 if bad or not rows else 0
+        w.writerow(["ranks", "wall_s", "label", "run", "windows", "compute_mean_s", "compute_max_s", "wait_mean_s",
+                    "communicate_mean_s"])
+        for r, wall, name, extra in sorted(rows):
+            w.writerow([r, f"{wall:.6g}", args.label, name, *extra])
+    base, ext = os.path.splitext(args.output)
+    with open(f"{base}-ranks{ext or '.csv'}", "x", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ranks", "run", "rank", "events", "compute_s", "wait_s", "communicate_s", "windows"])
+        for r in sorted(per_rank):
+            w.writerow([*r[:3], r[3], f"{r[4]:.6g}", f"{r[5]:.6g}", f"{r[6]:.6g}", r[7]])
+    print(f"{args.output}: {len(rows)} runs" + (f"; no results in {', '.join(bad)}" if bad else ""))
+    with open(args.output) as f:
+        print(f.read(), end="")
+    rc = 1 if bad or not rows else 0
+    if args.png and rows:  # the figure, by the same reader a user runs on scaling.csv
+        import subprocess
+        p = subprocess.run([sys.executable, os.path.join(HERE, "..", "wh_analyze.py"), "plot-scaling", args.output,
+                            "-o", args.png] + (["--weak"] if args.weak else []))
+        rc = rc or (1 if p.returncode else 0)
+    return rc
 
 
 def main():
@@ -216,6 +274,8 @@ def main():
     p.add_argument("study_dir")
     p.add_argument("--label", default="")
     p.add_argument("-o", "--output", required=True)
+    p.add_argument("--png", help="also draw it with `wh_analyze.py plot-scaling` into this file")
+    p.add_argument("--weak", action="store_true", help="with --png: weak scaling")
     args = ap.parse_args()
     return {"plan": cmd_plan, "collect": cmd_collect, "scaling": cmd_scaling}[args.cmd](args)
 

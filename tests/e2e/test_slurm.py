@@ -5,12 +5,17 @@ Installs slurmctld, slurmd, slurm-client and munge when they are missing and thi
 saying why, only when that is impossible), starts munge (unless one already answers) and a private
 slurmctld + slurmd (slurm.conf in a temporary folder, free ports, as ../shared/reference/deps.md §6), then
 submits on the bundled HPCC example (2 flows, Wormhole on, a fraction of a second per run):
-  * run.sbatch three ways (direct, srun --mpi=pmix, mpirun) and once with --ntasks=2 (must fail loudly);
+  * run.sbatch three ways (direct, srun --mpi=pmix, mpirun) with 1 task;
+  * multi-rank runs (packet mode, ring16 fat tree and micro-allreduce-16g): run.sbatch with --ntasks=2 by
+    srun and by mpirun (and srun with a linear cut for the workload), each fct.txt (pfc.txt, workload CSVs)
+    byte-identical to a 1-task job with WH_SETS="EVENT_ORDER=portable", the log with a compute / wait /
+    communicate line per rank; --ntasks=2 with WH_LAUNCH=direct must fail, naming srun and mpirun;
   * sweep.sh over the default θ × l grid (2 × 2, plus the packet-mode baseline) and its merge job, then a
     second sweep (θ 0.05 and 0.2 at l = 2000) that warm-starts from the merged memo database where it
     describes the task's settings and runs cold, logging the refusal, where it does not;
-  * scaling.sh, strong and weak (micro-allreduce-16g, 16 GPUs per rank) with 1 rank, and with "1 2",
-    which must stop before submitting anything;
+  * scaling.sh with WH_RANKS="1 2": strong on the ring16 config (srun), weak on micro-allreduce (mpirun,
+    16 GPUs per rank, a workload file per size through {gpus} in WH_SETS); scaling.csv with 2 rows (per-rank
+    figures on the 2-rank one), scaling-ranks.csv, read by `wh_analyze.py plot-scaling`;
 waits for the jobs, checks their states and outputs, and stops the daemons. Set WH_KEEP=1 to keep the
 temporary folder. Environment as test_refruns.py (WORMHOLE, WH_SOURCE_DIR)."""
 import csv
@@ -30,6 +35,11 @@ SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().paren
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole")).resolve()
 SLURM = SOURCE_DIR / "scripts" / "slurm"
 SCENARIO = SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt"
+RING = SOURCE_DIR / "inputs" / "hpcc-ring16-fattree-k4-1MB" / "config_dcqcn.txt"  # 16 flows, packet mode
+MICRO = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"  # a training workload, Wormhole off
+WORKLOAD_CSVS = ("collectives.csv", "end_to_end.csv", "iterations.csv", "layers.csv")
+RANK_LINE = re.compile(r"^rank (\d+): \d+ events; compute [0-9.]+ s, wait [0-9.]+ s, communicate [0-9.]+ s; \d+ windows",
+                       re.M)
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
 BINARIES = ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch", "/usr/sbin/munged", "/usr/bin/munge"]
 JOB_TIMEOUT_S = 90
@@ -135,6 +145,12 @@ class ScriptInputs(unittest.TestCase):
         p = self.run_sbatch(WH_SCENARIO=scenario, WH_MEMO=str(self.tmp / "nope.h5"))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("nope.h5 (WH_MEMO) not found", p.stderr)
+        p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_NTASKS="2", SLURM_JOB_ID="7")  # WH_LAUNCH direct
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("the job has 2 tasks, but WH_LAUNCH=direct starts one process", p.stderr)
+        p = self.run_sbatch(WH_SCENARIO=scenario, WH_RANK_MAP=str(self.tmp / "nope.map"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("nope.map (WH_RANK_MAP) not found", p.stderr)
         self.assertFalse((self.tmp / "runs").exists())  # nothing made before the inputs were checked
         p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_JOB_ID="42", WH_SETS="WORMHOLE=1")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -187,7 +203,10 @@ class SlurmScripts(unittest.TestCase):
             (d / sub).mkdir()
         conf = d / "slurm.conf"
         conf.write_text(SLURM_CONF.format(host=host, d=d, ctld_port=free_port(), d_port=free_port()))
-        cls.env = dict(os.environ, SLURM_CONF=str(conf))
+        # The node declares 4 CPUs on 2 cores, so jobs share cores: MPI ranks that busy-poll while waiting
+        # then stall each other (a 2-rank micro-allreduce run: 10.8 s instead of 0.46 s beside one busy
+        # process); the jobs inherit this environment.
+        cls.env = dict(os.environ, SLURM_CONF=str(conf), OMPI_MCA_mpi_yield_when_idle="1")
         for k in list(cls.env):  # a test started inside a Slurm job must not pass its job to ours
             if k.startswith("SLURM_") and k != "SLURM_CONF":
                 del cls.env[k]
@@ -285,8 +304,19 @@ class SlurmScripts(unittest.TestCase):
             run_jobs[launch] = self.sbatch(
                 [f"--job-name=run-{launch}", f"--output={runs}/%x-%j.out", str(SLURM / "run.sbatch")],
                 dict(base, WH_OUT=str(runs), WH_SETS="WORMHOLE=1", WH_LAUNCH=launch))
-        two_ranks = self.sbatch(["--job-name=run-2ranks", "--ntasks=2", f"--output={runs}/%x-%j.out",
-                                 str(SLURM / "run.sbatch")], dict(base, WH_OUT=str(runs)))
+        # multi-rank: the same packet-mode runs as 1 task (EVENT_ORDER portable) and as 2 ranks
+        mr_jobs = {}
+        for name, scenario, ntasks, extra in (
+                ("ring-1task", RING, 1, {"WH_SETS": "EVENT_ORDER=portable"}),
+                ("ring-srun", RING, 2, {"WH_LAUNCH": "srun"}),
+                ("ring-mpirun", RING, 2, {"WH_LAUNCH": "mpirun"}),
+                ("micro-1task", MICRO, 1, {"WH_SETS": "EVENT_ORDER=portable"}),
+                ("micro-srun", MICRO, 2, {"WH_LAUNCH": "srun", "WH_LINEAR": "1"})):
+            mr_jobs[name] = self.sbatch([f"--job-name={name}", f"--ntasks={ntasks}", f"--output={runs}/%x-%j.out",
+                                         str(SLURM / "run.sbatch")],
+                                        dict(base, WH_SCENARIO=str(scenario), WH_OUT=str(runs), **extra))
+        two_direct = self.sbatch(["--job-name=run-2direct", "--ntasks=2", f"--output={runs}/%x-%j.out",
+                                  str(SLURM / "run.sbatch")], dict(base, WH_OUT=str(runs), WH_LAUNCH="direct"))
         memo_db = self.tmp / "memo-shared.h5"
         sweep_env = dict(base, WH_OUT=str(self.tmp / "sweeps"), WH_MEMO_DB=str(memo_db))
         r = self.sh(["bash", str(SLURM / "sweep.sh")], sweep_env)
@@ -294,18 +324,18 @@ class SlurmScripts(unittest.TestCase):
         self.assertIn("5 tasks (4 Wormhole, 1 baseline)", r.stdout)
         jobs = dict(line.split() for line in (sweep / "jobs.txt").read_text().splitlines())
         r = self.sh(["bash", str(SLURM / "scaling.sh")],
-                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_RANKS="1", WH_SETS="WORMHOLE=1"))
+                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_RANKS="1 2", WH_SCENARIO=str(RING)))
         study = Path(r.stdout.strip().splitlines()[-1])
+        # weak scaling: the workload file must match the GPU count, one per size ({gpus} in WH_SETS)
+        wl = (MICRO.parent / "microAllReduce_16g.txt").read_text()
+        for g in (16, 32):
+            (self.tmp / f"micro_{g}g.txt").write_text(wl.replace("all_gpus: 16", f"all_gpus: {g}"))
         r = self.sh(["bash", str(SLURM / "scaling.sh")],
-                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_MODE="weak", WH_RANKS="1", WH_GPUS_PER_RANK="16",
-                         WH_SCENARIO=str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml")))
+                    dict(base, WH_OUT=str(self.tmp / "scaling"), WH_MODE="weak", WH_RANKS="1 2", WH_GPUS_PER_RANK="16",
+                         WH_SCENARIO=str(MICRO), WH_LAUNCH="mpirun",
+                         WH_SETS=f"workload.file={self.tmp}/micro_{{gpus}}g.txt"))
         weak = Path(r.stdout.strip().splitlines()[-1])
-        # a rank list above 1 stops before submitting anything
-        bad = self.sh(["bash", str(SLURM / "scaling.sh")], dict(base, WH_OUT=str(self.tmp / "scaling2"),
-                                                               WH_RANKS="1 2"), check=False)
-        self.assertEqual(bad.returncode, 2)
-        self.assertIn("distributed engine", bad.stderr)
-        self.assertFalse((self.tmp / "scaling2").exists() and any((self.tmp / "scaling2").iterdir()))
+        self.assertNotEqual(weak, study)
         self.wait_idle()
 
         # run.sbatch: three launchers, outputs in per-job folders
@@ -315,10 +345,38 @@ class SlurmScripts(unittest.TestCase):
             self.assertGreater((out / "fct.txt").stat().st_size, 0, out)
             self.assertTrue((out / "results.h5").is_file(), out)
             self.assertIn("flows finished 2/2", (out / "log").read_text())
-        j = self.job(two_ranks)
+        # a 2-task job started directly stops before making its folder, saying how to start ranks
+        j = self.job(two_direct)
         self.assertEqual(j["JobState"], "FAILED", j)
-        self.assertIn("distributed engine", (runs / f"run-2ranks-{two_ranks}.out").read_text())
-        self.assertFalse((runs / f"run-2ranks-{two_ranks}").exists())
+        msg = (runs / f"run-2direct-{two_direct}.out").read_text()
+        self.assertIn("the job has 2 tasks, but WH_LAUNCH=direct starts one process", msg)
+        self.assertIn("WH_LAUNCH=srun", msg)
+        self.assertIn("WH_LAUNCH=mpirun", msg)
+        self.assertFalse((runs / f"run-2direct-{two_direct}").exists())
+
+        # multi-rank runs: the outputs of the 1-task portable run, byte for byte
+        out = {}
+        for name, jid in mr_jobs.items():
+            self.assertCompleted(jid, f"run.sbatch {name}")
+            out[name] = runs / f"{name}-{jid}"
+            log = (out[name] / "log").read_text()
+            if name.endswith("1task"):
+                self.assertNotIn("distributed run", log)
+                continue
+            self.assertIn("distributed run over 2 ranks", log)
+            self.assertEqual(sorted(int(m) for m in RANK_LINE.findall(log)), [0, 1], log)
+            self.assertTrue((out[name] / "results.h5").is_file())
+        for one, files, others in (("ring-1task", ("fct.txt", "pfc.txt"), ("ring-srun", "ring-mpirun")),
+                                   ("micro-1task", ("fct.txt", "pfc.txt", *WORKLOAD_CSVS), ("micro-srun",))):
+            self.assertGreater((out[one] / "fct.txt").stat().st_size, 0)
+            for other in others:
+                for f in files:
+                    self.assertEqual((out[other] / f).read_bytes(), (out[one] / f).read_bytes(),
+                                     f"{f} of {other} differs from the 1-task run")
+        self.assertIn("srun --mpi=pmix --ntasks=2", (out["ring-srun"] / "command").read_text())
+        self.assertIn("mpirun -np 2 --bind-to none", (out["ring-mpirun"] / "command").read_text())
+        self.assertIn("--linear", (out["micro-srun"] / "command").read_text())
+        self.assertIn("(linear;", (out["micro-srun"] / "log").read_text())
 
         # the sweep: 5 array tasks and the merge job completed
         for k in range(5):
@@ -368,16 +426,38 @@ class SlurmScripts(unittest.TestCase):
         self.assertIn("results unreadable", status["1"])
         self.assertEqual(sum(v == "ok" for v in status.values()), 3)
 
-        # scaling.sh with 1 rank
-        with open(study / "scaling.csv") as f:
-            srows = list(csv.DictReader(f))
-        self.assertEqual([r["ranks"] for r in srows], ["1"], srows)
-        self.assertGreater(float(srows[0]["wall_s"]), 0)
-
-        with open(weak / "scaling.csv") as f:
-            wrows = list(csv.DictReader(f))
-        self.assertEqual([(r["ranks"], r["label"]) for r in wrows], [("1", "micro-allreduce-16g.toml")], wrows)
-        self.assertIn("topology.gpus=16", (weak / wrows[0]["run"] / "command").read_text())
+        # scaling.sh with 1 and 2 ranks: one row each, the 2-rank one with its ranks' figures; same results
+        runs_of = {}
+        for st, launch, label in ((study, "srun", "config_dcqcn.txt"), (weak, "mpirun", "micro-allreduce-16g.toml")):
+            with open(st / "scaling.csv") as f:
+                srows = list(csv.DictReader(f))
+            runs_of[st] = [st / r["run"] for r in srows]
+            self.assertEqual([(r["ranks"], r["label"]) for r in srows], [("1", label), ("2", label)], srows)
+            for r in srows:
+                self.assertCompleted(r["run"].rsplit("-", 1)[1], f"scaling run {st.name}/{r['run']}")
+                self.assertGreater(float(r["wall_s"]), 0, r)
+                cmd = (st / r["run"] / "command").read_text()
+                self.assertIn(f"{launch} ", cmd)
+                self.assertIn("--set WORMHOLE=0", cmd)
+                self.assertEqual("EVENT_ORDER=portable" in cmd, r["ranks"] == "1", cmd)  # 2 ranks: set by wormhole
+            self.assertEqual(srows[0]["windows"], "", srows[0])  # 1 rank: no per-rank lines
+            self.assertGreater(int(srows[1]["windows"]), 0, srows[1])
+            for k in ("compute_mean_s", "compute_max_s", "wait_mean_s", "communicate_mean_s"):
+                self.assertGreaterEqual(float(srows[1][k]), 0, srows[1])
+            with open(st / "scaling-ranks.csv") as f:
+                per_rank = list(csv.DictReader(f))
+            self.assertEqual([(r["ranks"], r["rank"]) for r in per_rank], [("2", "0"), ("2", "1")], per_rank)
+            self.assertTrue((st / "scaling.png").is_file())
+            weak_flag = ["--weak"] if st == weak else []
+            plot = self.sh(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "plot-scaling",
+                            str(st / "scaling.csv"), "-o", str(st / "again.png"), *weak_flag])
+            self.assertIn(f"{label} ranks 2: wall", plot.stdout)
+            self.assertTrue((st / "again.png").is_file())
+        r1, r2 = runs_of[study]
+        self.assertEqual((r1 / "fct.txt").read_bytes(), (r2 / "fct.txt").read_bytes())  # strong: the same run
+        cmd = (runs_of[weak][1] / "command").read_text()
+        self.assertIn("topology.gpus=32", cmd)
+        self.assertIn(f"workload.file={self.tmp}/micro_32g.txt", cmd)
 
         # second sweep sharing the database: θ 0.05 is in it (warm), θ 0.2 is not (refused, run cold)
         r = self.sh(["bash", str(SLURM / "sweep.sh")], dict(sweep_env, WH_BASELINE="0",
