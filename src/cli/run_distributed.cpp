@@ -195,7 +195,16 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                            "run Wormhole in one process");
         // Same-time events in the order that does not depend on the cut (Event::make_key).
         RunOptions portable = o;
-        portable.sets.push_back(workload ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
+        bool given = false;
+        for (const auto& [key, value] : parse_sets(o.sets))
+          if (key == "EVENT_ORDER" || key == "network.EVENT_ORDER") {
+            if (value != "portable")
+              throw InputError("command line", 0,
+                               "--set " + key + "=" + value + ": a distributed run orders same-time events portably",
+                               "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
+            given = true;
+          }
+        if (!given) portable.sets.push_back(workload ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
         const SimConfig* cfg = nullptr;
         if (workload) {
           wr = load_workload_run(portable, lead);
