@@ -127,16 +127,17 @@ bool EventQueue::pop_until(Time until, Event& e) {
   // Do not move the calendar to a bucket that starts after `until`: events pushed later at times
   // before that bucket would have to wait in the side heap (a distributed run's window edge).
   if (run_pos_ == run_.size() && side_.empty()) {
-    if (static_cast<Time>(next_bucket() << kBucketShift) > until) return false;
-    advance();
+    const uint64_t next = next_bucket();
+    if (static_cast<Time>(next << kBucketShift) > until) return false;
+    advance(next);
   }
   if ((from_run() ? run_[run_pos_] : side_.top()).time > until) return false;
   e = pop();
   return true;
 }
 
-void EventQueue::advance() {
-  cur_ = next_bucket();
+void EventQueue::advance(uint64_t next) {
+  cur_ = next;
   const uint64_t slot = cur_ & (kBuckets - 1);
   run_.clear();
   run_pos_ = 0;

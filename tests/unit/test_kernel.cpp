@@ -100,6 +100,69 @@ TEST(EventQueue, InterleavedPushPopKeepsOrder) {
   EXPECT_EQ(q.size(), ref.size());
 }
 
+// A distributed rank runs windows: pop_until(edge), then packets from other ranks are pushed at
+// times after the edge but before its own next event. next_time() must not move the calendar, and
+// pop_until must not move it past the edge, or those packets (and all their successors) land in the
+// side heap; the order must be exact either way.
+TEST(EventQueue, WindowEdgesKeepOrderAndNeverPeekPastTheEdge) {
+  EventQueue q;
+  auto ev = [](Time t, uint64_t key) {
+    Event e;
+    e.time = t;
+    e.key = key;
+    return e;
+  };
+  q.push(ev(100 * kNs, 1));
+  q.push(ev(1 * kMs, 2));  // this rank's next event is far away
+  EXPECT_EQ(q.next_time(), 100 * kNs);
+  Event e;
+  ASSERT_TRUE(q.pop_until(200 * kNs, e));
+  EXPECT_EQ(e.time, 100 * kNs);
+  EXPECT_FALSE(q.pop_until(200 * kNs, e));  // the 1-ms event is past the edge: not popped, not reached
+  EXPECT_EQ(q.next_time(), 1 * kMs);
+  // Arrivals from other ranks at the edge, before the far event, in scrambled order.
+  std::vector<Event> pushed;
+  for (int i = 0; i < 50; ++i) pushed.push_back(ev(200 * kNs + ((i * 37) % 50) * 10 * kNs, 100 + uint64_t(i)));
+  for (const Event& p : pushed) q.push(p);
+  EXPECT_EQ(q.next_time(), 200 * kNs);
+  EXPECT_EQ(q.side_heap_size(), 0u);  // in their buckets, not in the heap (the bug: all 50 there)
+  std::vector<Event> want = pushed;
+  std::sort(want.begin(), want.end(), less_tk);
+  Time edge = 300 * kNs;
+  std::vector<Event> got;
+  while (got.size() < want.size()) {
+    while (q.pop_until(edge - 1, e)) {
+      got.push_back(e);
+      if (got.size() % 7 == 0) q.push(ev(e.time + 3 * kNs, 1000 + got.size()));  // a successor inside the window
+    }
+    edge += 100 * kNs;
+  }
+  std::vector<Time> times;
+  for (const Event& g : got) times.push_back(g.time);
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  ASSERT_TRUE(q.pop_until(kTimeMax, e));
+  while (e.time != 1 * kMs) ASSERT_TRUE(q.pop_until(kTimeMax, e));  // the successors, then the far event
+  EXPECT_TRUE(q.empty());
+}
+
+// The same through Kernel::run, as the distributed engine drives it (the bug was its loop test
+// peeking at the queue's top, which moved the calendar to this rank's next event, 1 ms ahead).
+TEST(Kernel, RunToAWindowEdgeLeavesLaterArrivalsInTheirBuckets) {
+  Kernel k;
+  k.set_order(EventOrder::Portable);
+  Recorder rec;
+  rec.k = &k;
+  k.schedule(100 * kNs, 0, 1);
+  k.schedule(1 * kMs, 0, 2);
+  k.run(200 * kNs - 1, rec);
+  ASSERT_EQ(rec.seen.size(), 1u);
+  for (int i = 0; i < 20; ++i) k.schedule(200 * kNs + i * kNs, 0, 10 + i, 0, Cause{0, 0, uint32_t(i)});
+  EXPECT_EQ(k.queue().side_heap_size(), 0u);
+  k.run(kTimeMax, rec);
+  ASSERT_EQ(rec.seen.size(), 22u);
+  EXPECT_EQ(rec.seen.back().time, 1 * kMs);
+}
+
 TEST(EventQueue, EqualTimesPopInKeyOrder) {
   // Same time: the event caused earlier (longer delay) first; equal causes by parent, then child.
   EventQueue q;

@@ -50,17 +50,20 @@ class EventQueue {
   /// Pops the earliest event into `e` if its time is <= `until` (ps). Never moves the calendar to a
   /// bucket past `until`, so events pushed afterwards at times > `until` still go to their buckets.
   bool pop_until(Time until, Event& e);
+  /// Events waiting in the heap beside the bucket being drained (diagnostics and tests: it should
+  /// hold only events scheduled into the current 4-ns bucket).
+  size_t side_heap_size() const { return side_.size(); }
 
  private:
   uint64_t next_bucket() const;
   static uint64_t bucket_of(Time t) { return static_cast<uint64_t>(t) >> kBucketShift; }
   /// Whether the earliest event is the head of the sorted run (else the side heap's top).
   bool from_run() {
-    if (run_pos_ == run_.size() && side_.empty()) advance();
+    if (run_pos_ == run_.size() && side_.empty()) advance(next_bucket());
     if (run_pos_ == run_.size()) return false;
     return side_.empty() || run_[run_pos_].before(side_.top());
   }
-  void advance();
+  void advance(uint64_t next);  ///< moves to bucket `next` (next_bucket()) and sorts it
   void put_in_window(const Event& e, uint64_t b);
 
   static constexpr uint32_t kNil = UINT32_MAX;
