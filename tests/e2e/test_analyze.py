@@ -270,6 +270,17 @@ class Analyze(unittest.TestCase):
         for name in ("fct_slowdown_cdf.png", "fct_slowdown_by_size.png"):
             self.check_png(out / name)
 
+    def test_size_bins_cover_every_size_including_zero(self):
+        # Log-spaced bins cannot hold 0 bytes: a 0-byte flow gets a bin of its own instead of vanishing.
+        sys.path.insert(0, str(SOURCE_DIR / "scripts"))
+        from wh_analysis.plots import size_bins
+        sizes = np.array([0, 0] + [1000 * 2 ** i for i in range(20)])
+        bins = size_bins(sizes)
+        self.assertEqual(bins[0], (0, 0))
+        covered = sum(int(np.sum((sizes >= lo) & (sizes <= hi))) for lo, hi in bins)
+        self.assertEqual(covered, len(sizes))  # every flow in exactly one bin
+        self.assertEqual(bins[-1][1], 1000 * 2 ** 19)
+
     def test_plot_layers(self):
         h5 = self.tmp / "moe" / "results.h5"
         with h5py.File(h5) as f:

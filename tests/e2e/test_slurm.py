@@ -134,6 +134,25 @@ class ScriptInputs(unittest.TestCase):
         return subprocess.run(["bash", str(SOURCE_DIR / "scripts" / "slurm" / "run.sbatch")], env=e,
                               capture_output=True, text=True, timeout=120)
 
+    def test_bad_grids_are_refused_before_anything_is_submitted(self):
+        # sweep.sh plans the grid (sweep_tool.py plan) before any sbatch; a malformed WH_GRID stops there.
+        tool = SOURCE_DIR / "scripts" / "slurm" / "sweep_tool.py"
+        cases = [("WORMHOLE_THETA", "is not KEY=V1,V2"), ("=0.1,0.2", "is not KEY=V1,V2"),
+                 ("WORMHOLE_THETA=", "is not KEY=V1,V2"), ("CC_MODE=1 CC_MODE=3", "CC_MODE given twice"),
+                 ("  ", "empty grid")]
+        for grid, message in cases:
+            with self.subTest(grid=grid):
+                out = self.tmp / f"tasks-{abs(hash(grid))}.tsv"
+                p = subprocess.run(["/usr/bin/python3", str(tool), "plan", grid, "-o", str(out)], capture_output=True,
+                                   text=True, timeout=60)
+                self.assertNotEqual(p.returncode, 0, p.stdout)
+                self.assertIn(message, p.stderr)
+                self.assertFalse(out.exists())
+        p = subprocess.run(["/usr/bin/python3", str(tool), "plan", "CC_MODE=1,3 BUFFER_SIZE=4,32", "--no-baseline",
+                            "-o", str(self.tmp / "ok.tsv")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)  # 2 x 2 points, one task each
+        self.assertEqual(len((self.tmp / "ok.tsv").read_text().splitlines()), 4)
+
     def test_missing_inputs_and_existing_folders(self):
         scenario = str(SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt")
         p = self.run_sbatch()
