@@ -32,6 +32,17 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
                      "the workload's send latency is 0: a flow starts the instant it is released, so no rank could "
                      "run ahead of the others",
                      "give the workload a send latency (SimAI's AS_SEND_LAT, e.g. 6 us), or run it in one process");
+  // Every rank computed its map itself (METIS, or a --rank-map file it read): they must agree, or
+  // the ranks would run different cuts and wait for each other for ever.
+  uint64_t digest[2] = {map.ranks, 0};
+  for (uint32_t r : map.rank_of) digest[0] = (digest[0] ^ r) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+  digest[1] = ~digest[0];
+  MPI_Allreduce(MPI_IN_PLACE, digest, 2, MPI_UINT64_T, MPI_MAX, comm);
+  if (digest[1] != ~digest[0])
+    throw InputError("command line", 0,
+                     "the ranks computed different rank maps (different METIS builds, or different --rank-map files "
+                     "on different nodes)",
+                     "give every rank the same wormhole build and the same --rank-map file");
   lookahead_ = std::min(map.edge_cut > 0 ? map.lookahead_ps : kTimeMax, client_lookahead);
   net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
   net_.set_client_lookahead(client_lookahead);
@@ -43,6 +54,7 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
 
 void DistributedEngine::run(Time until) {
   Kernel& k = net_.kernel();
+  net_.routing();  // as one process does even if no window runs (maxRtt, maxBdp)
   for (;;) {
     auto t0 = Clock::now();
     // Peeked without moving the calendar: packets may still arrive before this rank's next event.
@@ -66,6 +78,17 @@ void DistributedEngine::run(Time until) {
       stopped_ = true;
       break;
     }
+  }
+  // The run's end as one process sees it: its last event over every rank and the client, and
+  // whether anything is left anywhere (a workload's watchdog tells a hang from a stop by that).
+  if (!stopped_) {
+    int64_t last = net_.last_event_time();
+    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, comm_);
+    uint64_t pending = net_.kernel().pending() + (rank_ == 0 ? net_.client_pending() : 0);  // the client: once
+    MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_UINT64_T, MPI_SUM, comm_);
+    net_.set_run_end(last, pending);
+  } else {
+    net_.set_run_end(net_.stop_event().time, 1);  // stopped, not run dry
   }
   times_.events = net_.stats().events;
 }

@@ -79,7 +79,15 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "wormhole: warning: the MPI library gives thread level %d, below MPI_THREAD_FUNNELED; "
                                "oneTBB threads may not coexist with it\n",
                        provided);
-        const int status = wh::run_distributed(run, rank, ranks);
+        int status = 1;
+        try {
+          status = wh::run_distributed(run, rank, ranks);
+        } catch (const std::exception& e) {
+          // Past the agreed set-up an error is this rank's alone: the others would wait for it in
+          // their next collective for ever (srun does not kill them), so the job ends here.
+          std::fprintf(stderr, "wormhole: error (rank %d): %s\n", rank, e.what());
+          MPI_Abort(MPI_COMM_WORLD, dynamic_cast<const wh::InputError*>(&e) ? 2 : 1);
+        }
         MPI_Finalize();
         return status;
       }

@@ -92,6 +92,7 @@ std::optional<int> agree(int rank, F&& step) {
 
 /// What both kinds of scenario share once loaded: the network, the cut, the engine, the outputs.
 struct Shared {
+  Shared(const RunOptions& opts, int r, int n) : o(opts), rank(r), ranks(n) {}
   const RunOptions& o;
   int rank = 0, ranks = 1;
   Network* net = nullptr;
@@ -187,7 +188,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const bool workload = std::filesystem::path(o.scenario).extension() == ".toml";
   ConfigRun cr;
   WorkloadRun wr;
-  Shared s{o, rank, ranks};
+  Shared s(o, rank, ranks);
   std::unique_ptr<Network> traffic;
   if (auto failed = agree(rank, [&] {
         if (!o.memo_in.empty() || !o.memo_out.empty())
@@ -247,6 +248,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (speak) {
     if (workload) print_workload_header(wr);
     print_start(s);
+    if (engine->lookahead() < s.map.lookahead_ps)
+      std::printf("windows of %.3f ns: the workload's send latency, shorter than the cut's lookahead%s\n",
+                  double(engine->lookahead()) / kNs,
+                  engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
   RankObserver obs(net, text.get(), speak);
   std::unique_ptr<WorkloadDriver> driver;
@@ -267,8 +272,15 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   meta.stats = g.stats;
   // One results file, each rank writing its own rows through MPI-IO.
   if (auto failed = agree(rank, [&] {
-        write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc, g.my_pfc_rows,
-                                      g.pfc.size(), meta, driver ? &driver->report() : nullptr);
+        try {
+          write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc,
+                                        g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr);
+        } catch (const std::runtime_error& e) {
+          // An HDF5 failure inside a collective call may have left other ranks waiting in it.
+          if (dynamic_cast<const InputError*>(&e)) throw;
+          std::fprintf(stderr, "wormhole: error (rank %d): writing %s: %s\n", rank, s.results.c_str(), e.what());
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
       }))
     return *failed;
   std::optional<int> failed = agree(rank, [&] {

@@ -1,5 +1,6 @@
 // One rank's share of a distributed run (partition/engine.h): which events it runs, packets that
 // cross cut links, completions shared at window edges, and the client's lagging time.
+#include <algorithm>
 #include <stdexcept>
 
 #include "wormhole/io/input_error.h"
@@ -61,6 +62,7 @@ void Network::schedule_client(Time at, uint32_t target, uint16_t aux, bool on_ti
   const bool lagging = client_ && !node_rank_.empty();
   if (lagging && on_time && at < from.now() + client_lookahead_)
     throw std::logic_error("an on-time client event was scheduled less than the client lookahead ahead");
+  if (at < from.now()) throw std::logic_error("a client event was scheduled in the past");
   (lagging && !on_time ? client_kernel_ : kernel_).schedule(at, kClient, target, aux, c);
 }
 
@@ -119,6 +121,8 @@ Time Network::next_client_event() { return client_kernel_.queue().next_time(); }
 
 void Network::begin_window() {
   window_log_.clear();
+  undo_.clear();
+  window_last_finish_ = last_finish_;
   peaks_.clear();
   peaks_.push_back({max_queue_event_, max_queue_, max_queue_port_});
 }
@@ -130,6 +134,25 @@ void Network::truncate_after(const Event& x) {
   for (const Peak& p : peaks_)
     if (!x.before(p.at)) best = p;  // peaks only grow: the last one not after x
   max_queue_ = best.bytes, max_queue_port_ = best.port, max_queue_event_ = best.at;
+  last_finish_ = window_last_finish_;
+  size_t keep_flows = flows_.size();
+  for (const Undo& u : undo_) {
+    if (!x.before(u.at)) {
+      if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_[u.arg].finish);
+      continue;
+    }
+    switch (u.what) {
+      case kUndoEcn: --ecn_marks_; break;
+      case kUndoDrop: --dropped_; break;
+      case kUndoRto: --rto_fired_; break;
+      case kUndoFinish:
+        flows_[u.arg].finish = -1;
+        --flows_finished_;
+        break;
+      case kUndoInject: keep_flows = std::min<size_t>(keep_flows, u.arg); break;
+    }
+  }
+  flows_.resize(keep_flows);  // flows injected after x: one process never created them
   end_override_ = x.time;
 }
 

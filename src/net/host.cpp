@@ -224,6 +224,7 @@ void Network::flow_done(uint32_t id) {
   Flow& f = flows_[id];
   f.finish = kernel_.now();
   last_finish_ = f.finish;
+  log_undo(kUndoFinish, id);
   for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO
   ++flows_finished_;
   if (skip_) skip_->flow_finished(id);

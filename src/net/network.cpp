@@ -174,6 +174,7 @@ uint32_t Network::inject_flow(const FlowSpec& spec) {
 
 void Network::materialize_injected() {
   routing();
+  log_undo(kUndoInject, static_cast<uint32_t>(flows_.size()));
   for (const FlowSpec& s : injected_) {
     Flow f = make_flow(s);
     f.start = kernel_.now();
@@ -304,6 +305,7 @@ void Network::on_rto(uint32_t id) {
   if (now - f.last_progress >= rto_) {
     if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
       ++rto_fired_;
+      log_undo(kUndoRto);
       f.snd_nxt = f.snd_una;
       f.rto_recovery = true;
       if (f.nic != UINT32_MAX) nic_send(f.nic);

@@ -45,6 +45,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
     const uint64_t thr = pfc_threshold(in_port);
     if (s + in.hdrm_bytes[c] > in.headroom && s + shared_used(in, c) > thr) {
       ++dropped_;
+      log_undo(kUndoDrop);
       pool_.release(pkt);
       return;
     }
@@ -128,6 +129,7 @@ void Network::switch_send(uint32_t port) {
       if (prob >= 1.0 || (prob > 0 && p.rng.uniform() < prob)) {
         pk.ecn = 1;
         ++ecn_marks_;
+        log_undo(kUndoEcn);
       }
     }
   }

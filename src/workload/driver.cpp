@@ -532,7 +532,7 @@ void WorkloadDriver::finish_report() {
   const Time now = net_.client_now();
   if (gpus_done_ < layout_.gpus) {
     report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
-                                     net_.kernel().pending() == 0 ? "no runnable events" : "stopped",
+                                     net_.pending_events() == 0 ? "no runnable events" : "stopped",
                                      double(now) / kSec, pending_, describe_pending());
   }
   Time prev = 0;

@@ -392,7 +392,7 @@ class SlurmScripts(unittest.TestCase):
                 for f in files:
                     self.assertEqual((out[other] / f).read_bytes(), (out[one] / f).read_bytes(),
                                      f"{f} of {other} differs from the 1-task run")
-        self.assertIn("srun --mpi=pmix --ntasks=2", (out["ring-srun"] / "command").read_text())
+        self.assertIn("srun --mpi=pmix --kill-on-bad-exit=1 --ntasks=2", (out["ring-srun"] / "command").read_text())
         self.assertIn("mpirun -np 2 --bind-to none", (out["ring-mpirun"] / "command").read_text())
         self.assertIn("--linear", (out["micro-srun"] / "command").read_text())
         self.assertIn("(linear;", (out["micro-srun"] / "log").read_text())

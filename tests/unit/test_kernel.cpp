@@ -147,6 +147,58 @@ TEST(EventQueue, WindowEdgesKeepOrderAndNeverPeekPastTheEdge) {
 
 // The same through Kernel::run, as the distributed engine drives it (the bug was its loop test
 // peeking at the queue's top, which moved the calendar to this rank's next event, 1 ms ahead).
+// A client (the workload driver) runs on every rank of a distributed run, but the model's events of
+// an event run only on its owner: in portable order the client's children are numbered apart (128 + j),
+// so the model's children have the same keys whether or not the client scheduled something in between.
+// In reference order they share ns-3's one numbering.
+namespace {
+struct ClientMix {
+  Kernel* k = nullptr;
+  bool with_client = true;
+  std::vector<Event> seen;
+  void handle(const Event& e) {
+    seen.push_back(e);
+    if (e.target != 1) return;
+    k->schedule(e.time + 5 * kNs, 0, 2);  // model child
+    if (with_client) k->schedule(e.time + 5 * kNs, 0, 3, 0, k->client_cause());
+    k->schedule(e.time + 5 * kNs, 0, 4);  // model child
+  }
+  void on_tick() {}
+  bool keep_running() const { return true; }
+};
+std::vector<Event> mix(EventOrder order, bool with_client) {
+  Kernel k;
+  k.set_order(order);
+  ClientMix h;
+  h.k = &k;
+  h.with_client = with_client;
+  k.schedule(10 * kNs, 0, 1);
+  k.run(kTimeMax, h);
+  return h.seen;
+}
+}  // namespace
+
+TEST(Kernel, ClientChildrenAreNumberedApartInPortableOrder) {
+  const std::vector<Event> with = mix(EventOrder::Portable, true), without = mix(EventOrder::Portable, false);
+  ASSERT_EQ(with.size(), 4u);
+  ASSERT_EQ(without.size(), 3u);
+  auto key_of = [](const std::vector<Event>& v, uint32_t target) {
+    for (const Event& e : v)
+      if (e.target == target) return e.key;
+    return uint64_t(0);
+  };
+  EXPECT_EQ(key_of(with, 2), key_of(without, 2));
+  EXPECT_EQ(key_of(with, 4), key_of(without, 4));  // not shifted by the client's child
+  EXPECT_EQ(key_of(with, 3) & 0xff, 0x80u);        // the client's first child
+  EXPECT_EQ(key_of(with, 4) & 0xff, 1u);
+  // Reference order: one numbering, as ns-3 (the client's child is the model's second).
+  const std::vector<Event> ref = mix(EventOrder::Reference, true);
+  ASSERT_EQ(ref.size(), 4u);
+  EXPECT_EQ(ref[1].target, 2u);
+  EXPECT_EQ(ref[2].target, 3u);
+  EXPECT_EQ(ref[3].target, 4u);
+}
+
 TEST(Kernel, RunToAWindowEdgeLeavesLaterArrivalsInTheirBuckets) {
   Kernel k;
   k.set_order(EventOrder::Portable);

@@ -1,6 +1,7 @@
 // The packet-level network model: hosts (NICs, QPs), switches (shared-buffer MMU, PFC, ECN),
 // links, routing and flows, driven by one kernel. Semantics: ../shared/reference/hpcc-model.md.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -115,7 +116,15 @@ class Network final : public CcHost {
   void set_client(EventClient* c) { client_ = c; }
   /// The time of the client's running event (ps): the network's now, or in a distributed run the
   /// client's own clock while run_client() runs it.
-  Time client_now() const { return in_client_ ? client_kernel_.now() : kernel_.now(); }
+  Time client_now() const {
+    return in_client_ ? client_kernel_.now() : end_override_ >= 0 ? end_override_ : kernel_.now();
+  }
+  /// Events waiting in the client's own time (a distributed run).
+  size_t client_pending() const { return client_kernel_.pending(); }
+  /// Events still pending: the kernel's and the client's; after a distributed run, over every rank.
+  size_t pending_events() const {
+    return pending_override_ != SIZE_MAX ? pending_override_ : kernel_.pending() + client_kernel_.pending();
+  }
   /// Ends the run after the running event (a workload's last GPU finished).
   void stop();
 
@@ -208,9 +217,16 @@ class Network final : public CcHost {
   void client_handle(const Event& e);
   /// The event after which stop() was called (valid once run_client returned false).
   const Event& stop_event() const { return stop_event_; }
-  /// Undoes the counting of what this rank ran after `x` in its last window (the network ran the
-  /// window before the client stopped at x): events, the peak queue, the end time.
+  /// Undoes what this rank counted after `x` in its last window (the network ran the window before
+  /// the client stopped at x): events, ECN marks, drops, RTOs, flows finished or injected after it,
+  /// the peak queue; the run's end becomes x's time.
   void truncate_after(const Event& x);
+  /// After a distributed run: the run's last event time (ps, over all ranks and the client) and the
+  /// events pending anywhere, as one process would see them at its end.
+  void set_run_end(Time last_event, size_t pending) { end_override_ = last_event, pending_override_ = pending; }
+  /// ps: the time of the last event this rank ran, network or client (a distributed run's end is
+  /// the latest over the ranks).
+  Time last_event_time() const { return std::max(kernel_.now(), client_kernel_.now()); }
   /// Receiver side: retransmitted duplicates of complete flows acknowledged on this rank while the
   /// flow's sender runs on another. One process drops them if the sender has finished by then; a
   /// distributed run cannot know that in time, so the caller compares them with the finish times
@@ -264,7 +280,11 @@ class Network final : public CcHost {
   void on_arrive(uint32_t port);
   void receive(uint32_t port, uint32_t pkt);
   void handle_pfc_frame(uint32_t port, const Packet& p);
-  void drop(uint32_t pkt) { pool_.release(pkt); ++dropped_; }
+  void drop(uint32_t pkt) {
+    pool_.release(pkt);
+    ++dropped_;
+    log_undo(kUndoDrop);
+  }
   // switches (switch.cpp)
   void switch_receive(uint32_t in_port, uint32_t pkt);
   void switch_send(uint32_t port);
@@ -351,7 +371,20 @@ class Network final : public CcHost {
     uint32_t port;
   };
   std::vector<Peak> peaks_;             // each new peak queue (to undo after a stop)
+  // What the current window counted, by event, to undo after a stop inside it (truncate_after).
+  enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject };
+  struct Undo {
+    Event at;
+    UndoKind what;
+    uint32_t arg;  // kUndoFinish: the flow; kUndoInject: flows_.size() before the injection
+  };
+  std::vector<Undo> undo_;
+  Time window_last_finish_ = -1;        // last_finish_ when the window began
+  void log_undo(UndoKind what, uint32_t arg = 0) {
+    if (client_ && !node_rank_.empty()) undo_.push_back({kernel_.running(), what, arg});
+  }
   Time end_override_ = -1;
+  size_t pending_override_ = SIZE_MAX;
   Time client_lookahead_ = 0;
   // fast-forward
   SkipHooks* skip_ = nullptr;
