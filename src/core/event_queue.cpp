@@ -122,17 +122,12 @@ Time EventQueue::next_time() const {
   return t;
 }
 
-bool EventQueue::pop_until(Time until, Event& e) {
-  if (size_ == 0) return false;
+bool EventQueue::advance_until(Time until) {
   // Do not move the calendar to a bucket that starts after `until`: events pushed later at times
   // before that bucket would have to wait in the side heap (a distributed run's window edge).
-  if (run_pos_ == run_.size() && side_.empty()) {
-    const uint64_t next = next_bucket();
-    if (static_cast<Time>(next << kBucketShift) > until) return false;
-    advance(next);
-  }
-  if ((from_run() ? run_[run_pos_] : side_.top()).time > until) return false;
-  e = pop();
+  const uint64_t next = next_bucket();
+  if (static_cast<Time>(next << kBucketShift) > until) return false;
+  advance(next);
   return true;
 }
 

@@ -49,13 +49,28 @@ class EventQueue {
   Time next_time() const;
   /// Pops the earliest event into `e` if its time is <= `until` (ps). Never moves the calendar to a
   /// bucket past `until`, so events pushed afterwards at times > `until` still go to their buckets.
-  bool pop_until(Time until, Event& e);
+  /// (Inline: it is the kernel's per-event step.)
+  bool pop_until(Time until, Event& e) {
+    if (size_ == 0) return false;
+    if (run_pos_ == run_.size() && side_.empty() && !advance_until(until)) return false;
+    if (run_pos_ < run_.size() && (side_.empty() || run_[run_pos_].before(side_.top()))) {
+      if (run_[run_pos_].time > until) return false;
+      e = run_[run_pos_++];
+    } else {
+      if (side_.top().time > until) return false;
+      e = side_.pop();
+    }
+    --size_;
+    return true;
+  }
   /// Events waiting in the heap beside the bucket being drained (diagnostics and tests: it should
   /// hold only events scheduled into the current 4-ns bucket).
   size_t side_heap_size() const { return side_.size(); }
 
  private:
   uint64_t next_bucket() const;
+  /// Moves to the next bucket if it starts at or before `until`; false (nothing moved) otherwise.
+  bool advance_until(Time until);
   static uint64_t bucket_of(Time t) { return static_cast<uint64_t>(t) >> kBucketShift; }
   /// Whether the earliest event is the head of the sorted run (else the side heap's top).
   bool from_run() {
