@@ -63,9 +63,11 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
       in.pause_sent[c] = true;
     }
   }
-  pk.in_port = in_port;
+  // Not through `pk`: send_pfc above allocates a packet, and the pool may have grown (moved) since.
+  Packet& queued = pool_[pkt];
+  queued.in_port = in_port;
   Port& o = ports_[out];
-  o.enqueue(c, pkt, pk.size);
+  o.enqueue(c, pkt, queued.size);
   if (o.bytes_total > max_queue_) {
     max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
     if (client_ && !node_rank_.empty()) peaks_.push_back({max_queue_event_, max_queue_, out});
@@ -119,11 +121,14 @@ void Network::switch_send(uint32_t port) {
     p.rr_last = static_cast<uint8_t>(c);
   }
   const uint32_t pkt = p.dequeue(c, pool_);
-  Packet& pk = pool_[pkt];
-  const uint32_t size = pk.size;
+  const uint32_t size = pool_[pkt].size;
   if (c != 0) {
     // At dequeue, in the reference's order: buffer release (and RESUME), then ECN on what is left.
     release_ingress(pkt, c);
+  }
+  // Taken after release_ingress: a RESUME it sends allocates a packet, which may grow (move) the pool.
+  Packet& pk = pool_[pkt];
+  if (c != 0) {
     if (cfg_.enable_qcn) {
       const double prob = ecn_mark_probability(p.queue_bytes[c], p.kmin, p.kmax, p.pmax);
       if (prob >= 1.0 || (prob > 0 && p.rng.uniform() < prob)) {

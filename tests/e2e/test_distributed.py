@@ -68,12 +68,16 @@ class Distributed(unittest.TestCase):
         # A fat tree with DCQCN and with HPCC (INT in every packet), and an incast whose 1-MB switch buffers
         # make 1,932 PFC frames: the frames' order in pfc.txt is the one-process order too.
         cases = [(RING / "config_dcqcn.txt", []), (RING / "config_hpcc.txt", []),
-                 (INCAST / "config_dcqcn.txt", ["--set", "BUFFER_SIZE=1"])]
+                 (INCAST / "config_dcqcn.txt", ["--set", "BUFFER_SIZE=1"]),
+                 # PFC RESUMEs sent while the packet pool grows: one process used to write the packet's ingress
+                 # port and ECN mark through a reference the growth had invalidated (2 ranks grow it at other
+                 # moments, so the runs differed: 980 vs 1,046 PFC frames)
+                 (SOURCE_DIR / "inputs" / "cc-scenarios" / "incast8" / "config_dcqcn.txt", ["--set", "BUFFER_SIZE=1"])]
         for k, (config, sets) in enumerate(cases):
             ref = self.one_process(config, f"one{k}", *sets)
             if k == 2:
                 self.assertEqual(len((ref / "pfc.txt").read_text().splitlines()), 1932)
-            for n in (2, 3, 4):
+            for n in ((2, 3, 4) if k < 3 else (2,)):
                 with self.subTest(config=str(config), ranks=n):
                     out = self.dir / f"r{k}-{n}"
                     p = mpirun(n, "run", config, "-o", out, *sets)
