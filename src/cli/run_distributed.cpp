@@ -199,13 +199,27 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         bool given = false;
         for (const auto& [key, value] : parse_sets(o.sets))
           if (key == "EVENT_ORDER" || key == "network.EVENT_ORDER") {
-            if (value != "portable")
+            if (value == "reference")  // other values: the config reader names what is wrong
               throw InputError("command line", 0,
                                "--set " + key + "=" + value + ": a distributed run orders same-time events portably",
                                "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
             given = true;
           }
-        if (!given) portable.sets.push_back(workload ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
+        if (!o.rank_map.empty() && o.linear)
+          throw InputError("command line", 0, "--linear and --rank-map both choose the cut",
+                           "give one of them (--rank-map FILE takes the cut from FILE)");
+        if (!given) {
+          // The scenario's own EVENT_ORDER reference (if any) is replaced: say so (rank 0).
+          const SimConfig asked = workload ? read_scenario(o.scenario, parse_sets(o.sets)).net
+                                           : read_hpcc_config(o.scenario, parse_sets(o.sets));
+          const bool file_says_reference = !asked.portable_order && asked.key_origin.count("EVENT_ORDER");
+          if (file_says_reference && lead)
+            std::fprintf(stderr, "wormhole: note: %s asks for EVENT_ORDER reference; a distributed run orders same-time "
+                                 "events portably (its results are those of one process run with --set "
+                                 "EVENT_ORDER=portable)\n",
+                         o.scenario.c_str());
+          portable.sets.push_back(workload ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
+        }
         const SimConfig* cfg = nullptr;
         if (workload) {
           wr = load_workload_run(portable, lead);

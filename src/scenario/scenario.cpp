@@ -28,6 +28,10 @@ const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "sen
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads", "memo", "memo_rate_quantum"};
+/// The network (config.txt) key of each [wormhole] key, in the same order.
+const std::vector<std::string> kWormholeNetworkKeys = {
+    "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
+    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS"};
 
 /// Names other tools use for our keys, so a user coming from them is told the scenario's name.
 const std::map<std::string, std::string> kAliases = {
@@ -242,9 +246,19 @@ class Reader {
                        "add [workload] with file = \"workload.txt\" (a SimAI / AICB workload)");
   }
 
-  /// [wormhole] after [network]: its keys win over WORMHOLE_* lines of the network config.
+  /// [wormhole] after [network]: its keys win over WORMHOLE_* lines of the network config — but not
+  /// over a network key given on the command line (--set WORMHOLE=0 turns off a scenario's Wormhole:
+  /// the command line wins over the file, whichever spelling either uses).
   void read_wormhole(WormholeSettings& w) {
+    auto set_on_command_line = [&](const std::string& key) {
+      const auto k = std::find(kWormholeKeys.begin(), kWormholeKeys.end(), key) - kWormholeKeys.begin();
+      const std::string net = kWormholeNetworkKeys[static_cast<size_t>(k)];
+      for (const Item& n : items_["network"])
+        if (n.from_command_line() && n.key == net) return true;
+      return false;
+    };
     for (const Item& it : items_["wormhole"]) {
+      if (!it.from_command_line() && set_on_command_line(it.key)) continue;
       if (it.key == "enabled") w.enabled = get_bool(it);
       else if (it.key == "theta") {
         // A spread threshold of 0 would never pass, and one of 1 or more always.

@@ -331,6 +331,26 @@ TEST(Scenario, NetworkWithoutBaseConfig) {
   EXPECT_EQ(s.warnings[0].rfind(p + ":9: FLOW_FILE is not used", 0), 0u) << s.warnings[0];
 }
 
+// The [wormhole] table wins over the network config's WORMHOLE_* lines, but a network key on the
+// command line wins over the table: --set WORMHOLE=0 turns a scenario's Wormhole off (a distributed
+// run, a packet-mode baseline) and --set WORMHOLE_THETA=0.2 replaces its theta.
+TEST(Scenario, CommandLineWormholeKeysWinOverTheTable) {
+  const fs::path d = test_dir();
+  const std::string p = scenario_file(d,
+                                      "[topology]\ngenerator = \"spectrum-x\"\ngpus = 16\n" + kRest +
+                                          "WORMHOLE_WINDOW = 300\n"
+                                          "[wormhole]\nenabled = true\ntheta = 0.05\nwindow = 400\n");
+  Scenario s = read_scenario(p);
+  EXPECT_TRUE(s.net.wormhole.enabled);
+  EXPECT_EQ(s.net.wormhole.window, 400u);  // the table over the network line
+  s = read_scenario(p, {{"WORMHOLE", "0"}, {"WORMHOLE_THETA", "0.2"}});
+  EXPECT_FALSE(s.net.wormhole.enabled);
+  EXPECT_DOUBLE_EQ(s.net.wormhole.theta, 0.2);
+  EXPECT_EQ(s.net.wormhole.window, 400u);  // untouched on the command line: still the table's
+  s = read_scenario(p, {{"wormhole.enabled", "false"}});
+  EXPECT_FALSE(s.net.wormhole.enabled);
+}
+
 TEST(Scenario, CommandLineOverrides) {
   const fs::path d = test_dir();
   const std::string p = scenario_file(d,
