@@ -136,7 +136,8 @@ void DistributedEngine::exchange() {
   MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), completion_type_, done_.data(), done_counts.data(),
                  done_displs.data(), completion_type_, comm_);
   mine.clear();
-  std::sort(done_.begin(), done_.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
+  // Stable: the completions of one event keep the order they happened in.
+  std::stable_sort(done_.begin(), done_.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
   times_.comm_s += since(t0);
   net_.deliver(done_);
 }

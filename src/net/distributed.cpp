@@ -82,8 +82,9 @@ void Network::deliver(const std::vector<Completion>& all) {
   for (size_t i = 0; i < all.size(); ++i) {
     delivering_.push_back(all[i]);
     // One client-time event per network event that finished flows: the client reacts to them as
-    // that event, so what it schedules has the cause it has in one process.
-    if (i == 0 || all[i - 1].at.before(all[i].at)) client_kernel_.queue().push(all[i].at);
+    // that event, so what it schedules has the cause it has in one process. Identical events run
+    // separately get one each (they pop in any order among themselves: all alike).
+    if (i == 0 || !all[i - 1].same_event(all[i])) client_kernel_.queue().push(all[i].at);
   }
 }
 
@@ -102,8 +103,9 @@ void Network::client_handle(const Event& e) {
     return;
   }
   ++pseudo_events_;
-  while (deliver_pos_ < delivering_.size() && !delivering_[deliver_pos_].at.before(e) &&
-         !e.before(delivering_[deliver_pos_].at)) {
+  // The completions of the next finishing event (the pseudo-events pop in the completions' order).
+  const size_t first = deliver_pos_;
+  while (deliver_pos_ < delivering_.size() && delivering_[deliver_pos_].same_event(delivering_[first])) {
     const FlowRecord& r = delivering_[deliver_pos_++].rec;
     if (observer_) observer_->flow_finished(r);
   }

@@ -230,11 +230,7 @@ void Network::flow_done(uint32_t id) {
   if (skip_) skip_->flow_finished(id);
   if (!node_rank_.empty()) {
     // Every rank's observer and client hear of it at the next window edge (deliver).
-    const uint32_t seq = !completions_.empty() && !completions_.back().at.before(kernel_.running()) &&
-                                 !kernel_.running().before(completions_.back().at)
-                             ? completions_.back().seq + 1
-                             : 0;
-    completions_.push_back({kernel_.running(), seq, record(id)});
+    completions_.push_back({kernel_.running(), kernel_.events_executed(), record(id)});
   } else if (observer_) {
     observer_->flow_finished(record(id));
   }

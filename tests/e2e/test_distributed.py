@@ -124,6 +124,31 @@ class Distributed(unittest.TestCase):
         for csv in sorted(a.glob("*.csv")):
             self.assertEqual(csv.read_bytes(), (b / csv.name).read_bytes(), csv.name)
 
+    def test_flows_finishing_in_identical_events(self):
+        # 128-byte TP flows on 2,880-Gb/s NVLink: a 60-byte ACK serialises in 0 ns (NS_TRUNCATION), so several
+        # ACKs reach a GPU through one wire in the same ps, each arrival its own event with the same time, key
+        # and owner. One process runs them one by one (the driver's releases of each are numbered from 0); the
+        # distributed run used to merge their completions into one event for the driver, numbering the releases
+        # 0, 1, 2, 3: same fct.txt, but the flows' ids (/flows) in another order.
+        d = self.dir / "tiny"
+        d.mkdir()
+        shutil.copy2(SOURCE_DIR / "inputs" / "llm" / "SimAI.conf", d / "SimAI.conf")
+        head = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 8 ga: 1 all_gpus: 16 "
+                "checkpoints: 0 checkpoint_initiates: 0\n2\n")
+        row = "{} -1 1000 ALLREDUCE 8192 1 NONE 0 1 ALLREDUCE 8192 1\n"
+        (d / "tiny.txt").write_text(head + row.format("layer_a") + row.format("layer_b"))
+        toml = (SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml").read_text()
+        (d / "tiny.toml").write_text(toml.replace("microAllReduce_16g.txt", "tiny.txt"))
+        ref = self.dir / "tiny-one"
+        p = wh("run", d / "tiny.toml", "-o", ref, "-q", "--set", "EVENT_ORDER=portable")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with h5py.File(ref / "results.h5") as h:
+            self.assertIn(128, set(h["flows"]["size_bytes"][()]))
+        p = mpirun(2, "run", d / "tiny.toml", "-o", self.dir / "tiny-two")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_same_results(ref, self.dir / "tiny-two")
+        self.assert_same_workload(ref, self.dir / "tiny-two")
+
     def test_incomplete_workloads_identical(self):
         # max_time cuts the workload short: before the first window (routes must still be built: maxRtt),
         # and in the middle (the end time is the last event over every rank and the driver's own time; the

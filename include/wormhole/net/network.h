@@ -70,11 +70,15 @@ struct CrossPacket {
 };
 
 /// A flow finished at event `at`: what every rank's observer and client learn at the next window edge.
+/// Identical events can run one after the other (two ACKs reaching a host through one wire in the
+/// same ps, each arrival its own event with the same time, key and owner): `exec`, the rank's count of
+/// events run so far, tells them apart; the owner's rank alone runs them, so it orders them too.
 struct Completion {
   Event at;
-  uint32_t seq = 0;  ///< order among the completions of one event
+  uint64_t exec = 0;  ///< the finishing event's execution number on its rank
   FlowRecord rec;
-  bool before(const Completion& o) const { return at.before(o.at) || (!o.at.before(at) && seq < o.seq); }
+  bool before(const Completion& o) const { return at.before(o.at) || (!o.at.before(at) && exec < o.exec); }
+  bool same_event(const Completion& o) const { return !before(o) && !o.before(*this); }
 };
 
 /// A data packet retransmitted after a timeout that a receiver acknowledged although it already held
