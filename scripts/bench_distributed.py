@@ -2,7 +2,7 @@
 """Speed and exactness of the distributed engine (mpirun -np N wormhole run) against one process.
 
 Usage: bench_distributed.py [--build DIR] [--hosts-k K | --small | --scenario PATH] [--size BYTES] [--ranks LIST]
-                            [--cc dcqcn|hpcc] [--seed S] [--out FILE] [--keep] [--timeout S]
+                            [--cc dcqcn|hpcc] [--seed S] [--out FILE] [--csv FILE] [--keep] [--timeout S]
 
 --scenario PATH runs a given HPCC config.txt or .toml training workload (e.g. inputs/llm/gpt13b-128g.toml) instead
 of the generated fat-tree, the same way (packet mode; the workload's METIS cut is weighed by its expected traffic).
@@ -36,7 +36,7 @@ What is measured and how to read it
   = (W + M) / loop s: the part of the loop a rank spends not simulating. windows = lookahead windows (one
   Allreduce each); cut-link packets = packets that crossed a cut link (sent and received over all ranks match).
 * cut (from wormhole partition): cut links (the edge cut), lookahead (the smallest delay of a cut link: the
-  window length), imbalance (heaviest rank / mean; a node weighs 1 + ports + MB of flow bytes through it), and
+  window length), imbalance (heaviest rank / mean; a node weighs 1 + ports + flows + MB of flow bytes through it), and
   per rank nodes / hosts / switches / ports / cut links / flows sent.
 * the load average (1, 5, 15 min) before the first run and after the last (the latter includes these runs' own
   ranks): a 1-min load well above 0 before means other work on the machine, which skews every time.
@@ -69,7 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_wormhole import (DEFAULT_BUILD, EVENTS_RE, REPO, BenchError, cli, log, md_table,  # noqa: E402
                             parse_list, tail)
 
-BUILD_DIRS = [DEFAULT_BUILD, Path("/work/build-lead")]
+BUILD_DIRS = [DEFAULT_BUILD]
 TEMPLATE = REPO / "inputs" / "hpcc-ring16-fattree-k4-1MB"
 PATH_KEYS = ("TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE",
              "QLEN_MON_FILE")
@@ -321,6 +321,8 @@ def main():
     ap.add_argument("--cc", choices=("dcqcn", "hpcc"), default="dcqcn", help="CC: the template config (default dcqcn)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the permutation (default 1)")
     ap.add_argument("--out", help="also write the report to this file")
+    ap.add_argument("--csv", help="also write ranks,wall_s,label rows (wall_s = the simulation loop) to this file, "
+                                  "for scripts/wh_analyze.py plot-scaling")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (scenario and every run's outputs)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run (default 3600)")
     args = ap.parse_args()
@@ -395,6 +397,11 @@ def main():
         if args.out:
             Path(args.out).write_text(text)
             log(f"bench_distributed: report written to {args.out}")
+        if args.csv:
+            label = Path(args.scenario).name if args.scenario else f"fat-tree k={k} permutation"
+            rows = ["ranks,wall_s,label"] + [f"{r['n']},{r['loop']},{label}" for r in runs]
+            Path(args.csv).write_text("\n".join(rows) + "\n")
+            log(f"bench_distributed: scaling rows written to {args.csv}")
     finally:
         if args.keep:
             log(f"bench_distributed: outputs kept in {workdir}")

@@ -135,7 +135,7 @@ RankMap read_rank_map(const std::string& path, const Topology& topo, const Netwo
 }
 
 void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how) {
-  fmt::print("{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + {})\n", describe(m),
+  fmt::print("{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + flows + {})\n", describe(m),
              how, net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
   std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
   for (uint32_t n = 0; n < topo.num_nodes; ++n) {
