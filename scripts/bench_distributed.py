@@ -23,8 +23,9 @@ benchmark cannot mix two binaries), packet mode (WORMHOLE=0):
 and `wormhole partition CFG -n N` for each N (the METIS cut the run uses).
 
 What is measured and how to read it
-* exact: fct.txt and pfc.txt of every N-rank run must be byte-identical to the 1-process run's; otherwise the
-  script prints MISMATCH and exits 1 (as it does if a run fails).
+* exact: fct.txt and pfc.txt of every N-rank run must be byte-identical to the 1-process run's, and with
+  h5diff installed (hdf5-tools) the /flows and /pfc tables of results.h5 equal; otherwise the script prints
+  MISMATCH and exits 1 (as it does if a run fails).
 * wall s: time.perf_counter around the whole subprocess (mpirun start-up, input parsing, partitioning, the
   simulation, the merge of outputs on rank 0 and their writing). loop s: the engine's own figure, W of
   "events N in W s wall" (the simulation loop). speedup = 1-process time / N-rank time, for both; parallel
@@ -252,6 +253,14 @@ def identical(a, b):
     return a.read_bytes() == b.read_bytes()
 
 
+def same_tables(a, b):
+    """results.h5's /flows and /pfc tables equal (h5diff, hdf5-tools); None when h5diff is not installed."""
+    h5diff = shutil.which("h5diff")
+    if h5diff is None:
+        return None
+    return all(subprocess.run([h5diff, str(a), str(b), t], capture_output=True).returncode == 0 for t in ("/flows", "/pfc"))
+
+
 # ---------------------------------------------------------------- report
 
 def x(a, b):
@@ -364,6 +373,9 @@ def main():
         for n in ranks:
             runs.append(simulate(local, cfg, workdir, n, args.timeout))
             exact[n] = all(identical(runs[0]["outdir"] / f, runs[-1]["outdir"] / f) for f in ("fct.txt", "pfc.txt"))
+            tables = same_tables(runs[0]["outdir"] / "results.h5", runs[-1]["outdir"] / "results.h5")
+            if tables is not None:
+                exact[n] = exact[n] and tables
             if not exact[n]:
                 log(f"      MISMATCH: fct.txt or pfc.txt of -np {n} differs from the 1-process run's")
             if not args.keep:
