@@ -18,6 +18,17 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
     : net_(net), comm_(comm) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
+  // First, before any check a rank could fail alone: every rank computed its map itself (METIS, or a --rank-map file it read): they must agree, or
+  // the ranks would run different cuts and wait for each other for ever.
+  uint64_t digest[2] = {map.ranks, 0};
+  for (uint32_t r : map.rank_of) digest[0] = (digest[0] ^ r) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+  digest[1] = ~digest[0];
+  MPI_Allreduce(MPI_IN_PLACE, digest, 2, MPI_UINT64_T, MPI_MAX, comm);
+  if (digest[1] != ~digest[0])
+    throw InputError("command line", 0,
+                     "the ranks computed different rank maps (different METIS builds, or different --rank-map files "
+                     "on different nodes)",
+                     "give every rank the same wormhole build and the same --rank-map file");
   if (map.ranks != static_cast<uint32_t>(size_))
     throw InputError("command line", 0,
                      "the rank map has " + std::to_string(map.ranks) + " ranks but " + std::to_string(size_) +
@@ -32,17 +43,6 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
                      "the workload's send latency is 0: a flow starts the instant it is released, so no rank could "
                      "run ahead of the others",
                      "give the workload a send latency (SimAI's AS_SEND_LAT, e.g. 6 us), or run it in one process");
-  // Every rank computed its map itself (METIS, or a --rank-map file it read): they must agree, or
-  // the ranks would run different cuts and wait for each other for ever.
-  uint64_t digest[2] = {map.ranks, 0};
-  for (uint32_t r : map.rank_of) digest[0] = (digest[0] ^ r) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
-  digest[1] = ~digest[0];
-  MPI_Allreduce(MPI_IN_PLACE, digest, 2, MPI_UINT64_T, MPI_MAX, comm);
-  if (digest[1] != ~digest[0])
-    throw InputError("command line", 0,
-                     "the ranks computed different rank maps (different METIS builds, or different --rank-map files "
-                     "on different nodes)",
-                     "give every rank the same wormhole build and the same --rank-map file");
   lookahead_ = std::min(map.edge_cut > 0 ? map.lookahead_ps : kTimeMax, client_lookahead);
   net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
   net_.set_client_lookahead(client_lookahead);

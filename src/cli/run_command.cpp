@@ -79,6 +79,8 @@ std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<st
 
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given) {
   if (cfg.wormhole.enabled) return;
+  // --set WORMHOLE=0 on a scenario that turns it on (a packet-mode baseline) is deliberate.
+  if (cfg.origin_of("WORMHOLE").first == "command line") return;
   bool keys = table_given;
   for (const auto& [key, origin] : cfg.key_origin) keys |= key.rfind("WORMHOLE_", 0) == 0;
   if (keys)

@@ -30,6 +30,7 @@ namespace {
 /// its event) gives the order one process writes them in.
 struct TaggedPfc {
   Event at;
+  uint64_t exec;  // the event's execution number on its rank (identical events tell apart)
   uint64_t seq;   // this rank's count: orders several frames of one event
   uint32_t rank;  // who recorded it (and writes its row)
   PfcRecord rec;
@@ -44,7 +45,9 @@ class RankObserver final : public NetObserver {
     ++finished_;
     if (out_) out_->flow_finished(f);
   }
-  void pfc(const PfcRecord& p) override { pfc_.push_back({net_.kernel().running(), pfc_.size(), 0, p}); }
+  void pfc(const PfcRecord& p) override {
+    pfc_.push_back({net_.kernel().running(), net_.kernel().events_executed(), pfc_.size(), 0, p});
+  }
   void tick(Time now, uint64_t events, uint64_t done) override {
     if (!progress_) return;
     const auto t = std::chrono::steady_clock::now();
@@ -135,7 +138,7 @@ Gathered gather_results(const Shared& s, const DistributedEngine& engine, const 
     return a.at.before(b.at) || (!b.at.before(a.at) && a.seq < b.seq);
   });
   for (const TaggedPfc& p : pfc) {
-    if (engine.stopped() && net.stop_event().before(p.at)) continue;
+    if (engine.stopped() && net.ran_after_stop(p.at, p.exec)) continue;
     if (p.rank == static_cast<uint32_t>(s.rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
     g.pfc.push_back(p.rec);
   }
@@ -233,6 +236,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
           s.results = cr.results, s.origin = cr.cfg.path;
         }
         s.fct = cfg->fct_output_file, s.pfc = cfg->pfc_output_file;
+        if (!cfg->portable_order)  // e.g. a quoted "reference" on the command line
+          throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
+                           "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
         if (cfg->wormhole.enabled)
           throw InputError(workload ? o.scenario : cfg->origin_of("WORMHOLE").first,
                            workload ? 0 : cfg->origin_of("WORMHOLE").second,
@@ -289,9 +295,12 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         try {
           write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc,
                                         g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr);
-        } catch (const std::runtime_error& e) {
+        } catch (const InputError&) {
+          throw;  // agreed by every rank (the file cannot be created or written): said once
+        } catch (const std::invalid_argument&) {
+          throw;  // agreed too
+        } catch (const std::exception& e) {
           // An HDF5 failure inside a collective call may have left other ranks waiting in it.
-          if (dynamic_cast<const InputError*>(&e)) throw;
           std::fprintf(stderr, "wormhole: error (rank %d): writing %s: %s\n", rank, s.results.c_str(), e.what());
           MPI_Abort(MPI_COMM_WORLD, 1);
         }

@@ -311,7 +311,8 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
     }
   }
   problem = agree(comm, problem);
-  if (!problem.empty()) throw std::runtime_error(problem);
+  // Agreed by every rank: an input error of the output file, raised alike everywhere.
+  if (!problem.empty()) throw InputError(path, 0, problem, "check that the file system can hold the results file");
 }
 
 }  // namespace wh

@@ -67,8 +67,12 @@ void Network::schedule_client(Time at, uint32_t target, uint16_t aux, bool on_ti
 }
 
 void Network::stop() {
+  // In a distributed run only the client's time may stop the run: every rank runs the client, so
+  // every rank stops at the same point; a stop from one rank's network event would stop it alone.
+  if (!node_rank_.empty() && client_ && !in_client_)
+    throw std::logic_error("a distributed run was stopped outside the client's time");
   stopped_ = true;
-  if (in_client_) stop_event_ = client_kernel_.running();
+  if (in_client_) stop_event_ = client_kernel_.running(), stop_exec_ = client_exec_;
 }
 
 void Network::deliver(const std::vector<Completion>& all) {
@@ -99,12 +103,14 @@ struct ClientRunner {
 
 void Network::client_handle(const Event& e) {
   if (e.kind == kClient) {
+    client_exec_ = UINT64_MAX;  // a client event has no identical twin among the network's events
     if (client_) client_->client_event(e.target, e.aux);
     return;
   }
   ++pseudo_events_;
   // The completions of the next finishing event (the pseudo-events pop in the completions' order).
   const size_t first = deliver_pos_;
+  client_exec_ = deliver_pos_ < delivering_.size() ? delivering_[first].exec : UINT64_MAX;
   while (deliver_pos_ < delivering_.size() && delivering_[deliver_pos_].same_event(delivering_[first])) {
     const FlowRecord& r = delivering_[deliver_pos_++].rec;
     if (observer_) observer_->flow_finished(r);
@@ -126,20 +132,26 @@ void Network::begin_window() {
   undo_.clear();
   window_last_finish_ = last_finish_;
   peaks_.clear();
-  peaks_.push_back({max_queue_event_, max_queue_, max_queue_port_});
+  peaks_.push_back({max_queue_event_, 0, max_queue_, max_queue_port_});
+}
+
+bool Network::after_stop(const Event& e, uint64_t exec) const {
+  // Identical events (same time, key and owner) run one after the other on their owner's rank: among
+  // them, those run after the stopping one (its execution number) are after it.
+  return stop_event_.before(e) || (!e.before(stop_event_) && exec > stop_exec_);
 }
 
 void Network::truncate_after(const Event& x) {
-  for (const Event& e : window_log_)
-    if (x.before(e)) ++foreign_events_;
+  for (const auto& [e, exec] : window_log_)
+    if (after_stop(e, exec)) ++foreign_events_;
   Peak best = peaks_.front();
   for (const Peak& p : peaks_)
-    if (!x.before(p.at)) best = p;  // peaks only grow: the last one not after x
+    if (!after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after x
   max_queue_ = best.bytes, max_queue_port_ = best.port, max_queue_event_ = best.at;
   last_finish_ = window_last_finish_;
   size_t keep_flows = flows_.size();
   for (const Undo& u : undo_) {
-    if (!x.before(u.at)) {
+    if (!after_stop(u.at, u.exec)) {
       if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_[u.arg].finish);
       continue;
     }

@@ -207,7 +207,7 @@ void Network::handle(const Event& e) {
       return;
     }
     if (counted_elsewhere(e)) ++foreign_events_;
-    else if (client_) window_log_.push_back(e);
+    else if (client_) window_log_.push_back({e, kernel_.events_executed()});
   }
   switch (e.kind) {
     case kTxDone: {

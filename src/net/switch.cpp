@@ -70,7 +70,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   o.enqueue(c, pkt, queued.size);
   if (o.bytes_total > max_queue_) {
     max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
-    if (client_ && !node_rank_.empty()) peaks_.push_back({max_queue_event_, max_queue_, out});
+    if (client_ && !node_rank_.empty()) peaks_.push_back({max_queue_event_, kernel_.events_executed(), max_queue_, out});
   }
   kick(out);
 }

@@ -221,6 +221,11 @@ class Distributed(unittest.TestCase):
             ((2, "run", config, "--rank-map", self.dir / "short.txt"), "node 2 has no rank", "list every node"),
             ((2, "run", config, "--set", "WORMHOLE=1"), "does not run distributed yet", "WORMHOLE 0"),
             ((2, "run", self.dir / "s.toml"), "s.toml: no [topology] table", "add [topology]"),
+            ((2, "run", config, "--set", "EVENT_ORDER=reference"), "orders same-time events portably", "one process"),
+            # a scenario's reader takes a quoted value: still refused
+            ((2, "run", SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml", "--set",
+              'network.EVENT_ORDER="reference"'), "orders same-time events portably", "one process"),
+            ((2, "run", config, "--linear", "--rank-map", self.dir / "short.txt"), "both choose the cut", "give one"),
         ]
         (self.dir / "bad.txt").write_text("0 0\n1 1\n2 5\n")
         (self.dir / "short.txt").write_text("0 0\n1 1\n")

@@ -145,8 +145,6 @@ TEST(EventQueue, WindowEdgesKeepOrderAndNeverPeekPastTheEdge) {
   EXPECT_TRUE(q.empty());
 }
 
-// The same through Kernel::run, as the distributed engine drives it (the bug was its loop test
-// peeking at the queue's top, which moved the calendar to this rank's next event, 1 ms ahead).
 // A client (the workload driver) runs on every rank of a distributed run, but the model's events of
 // an event run only on its owner: in portable order the client's children are numbered apart (128 + j),
 // so the model's children have the same keys whether or not the client scheduled something in between.
@@ -199,6 +197,8 @@ TEST(Kernel, ClientChildrenAreNumberedApartInPortableOrder) {
   EXPECT_EQ(ref[3].target, 4u);
 }
 
+// The same through Kernel::run, as the distributed engine drives it (the bug was its loop test
+// peeking at the queue's top, which moved the calendar to this rank's next event, 1 ms ahead).
 TEST(Kernel, RunToAWindowEdgeLeavesLaterArrivalsInTheirBuckets) {
   Kernel k;
   k.set_order(EventOrder::Portable);

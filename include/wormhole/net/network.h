@@ -221,6 +221,8 @@ class Network final : public CcHost {
   void client_handle(const Event& e);
   /// The event after which stop() was called (valid once run_client returned false).
   const Event& stop_event() const { return stop_event_; }
+  /// Whether an event (with its execution number on this rank) ran after the stop (see stop_event()).
+  bool ran_after_stop(const Event& e, uint64_t exec) const { return after_stop(e, exec); }
   /// Undoes what this rank counted after `x` in its last window (the network ran the window before
   /// the client stopped at x): events, ECN marks, drops, RTOs, flows finished or injected after it,
   /// the peak queue; the run's end becomes x's time.
@@ -368,9 +370,12 @@ class Network final : public CcHost {
   size_t deliver_pos_ = 0;
   uint64_t pseudo_events_ = 0;          // client-kernel events that were completions, not client events
   Event stop_event_;
-  std::vector<Event> window_log_;       // counted events of the current window (to undo after a stop)
+  std::vector<std::pair<Event, uint64_t>> window_log_;  // counted events of the window, with their execution numbers
+  uint64_t stop_exec_ = UINT64_MAX, client_exec_ = UINT64_MAX;  // the stopping event's execution number (if a twin)
+  bool after_stop(const Event& e, uint64_t exec) const;
   struct Peak {
     Event at;
+    uint64_t exec;  // the event's execution number (identical events tell apart)
     uint64_t bytes;
     uint32_t port;
   };
@@ -379,13 +384,14 @@ class Network final : public CcHost {
   enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject };
   struct Undo {
     Event at;
+    uint64_t exec;
     UndoKind what;
     uint32_t arg;  // kUndoFinish: the flow; kUndoInject: flows_.size() before the injection
   };
   std::vector<Undo> undo_;
   Time window_last_finish_ = -1;        // last_finish_ when the window began
   void log_undo(UndoKind what, uint32_t arg = 0) {
-    if (client_ && !node_rank_.empty()) undo_.push_back({kernel_.running(), what, arg});
+    if (client_ && !node_rank_.empty()) undo_.push_back({kernel_.running(), kernel_.events_executed(), what, arg});
   }
   Time end_override_ = -1;
   size_t pending_override_ = SIZE_MAX;
