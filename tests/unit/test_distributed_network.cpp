@@ -1,0 +1,117 @@
+// One rank's Network in a distributed run, without MPI: the engine's window loop run by hand on a
+// single rank. A client that stops the run inside a window must leave the statistics and flows of
+// one process stopped at the same event (Network::truncate_after undoes what ran after it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "wormhole/cc/factory.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/net/network.h"
+#include "net_fixtures.h"
+
+using namespace wh;
+using namespace wh::test;
+
+namespace {
+
+/// Stops the run at a given time (a workload's last GPU finishing, in miniature).
+class StopAt final : public EventClient {
+ public:
+  /// Installs itself as `net`'s client first: a distributed run's client events go to its own time.
+  StopAt(Network& net, Time at) : net_(net) {
+    net_.set_client(this);
+    net_.schedule_client(at, 0);
+  }
+  void client_event(uint32_t, uint16_t) override { net_.stop(); }
+
+ private:
+  Network& net_;
+};
+
+SimConfig incast_config() {
+  SimConfig cfg = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  cfg.portable_order = true;
+  cfg.buffer_size_mb = 1;  // PFC and ECN under the 6-to-1 incast
+  return cfg;
+}
+
+std::vector<FlowSpec> incast_flows() {
+  std::vector<FlowSpec> v;
+  for (uint32_t h = 1; h <= 6; ++h) v.push_back(flow(h, 0, 100'000 * h));
+  return v;
+}
+
+/// Makes `net` the only rank of a distributed run (before its client schedules anything, as the engine).
+void one_rank(Network& net) {
+  net.set_distribution(std::vector<uint32_t>(net.nodes().size(), 0), 0);
+  net.set_client_lookahead(kTimeMax / 4);
+}
+
+/// The engine's loop on one rank (partition/engine.cpp) with windows of `window` ps.
+void run_in_windows(Network& net, Time until, Time window) {
+  net.routing();
+  for (;;) {
+    const Time start = std::min(net.kernel().queue().next_time(), net.next_client_event());
+    if (start == kTimeMax || start > until) break;
+    const Time end = std::min(until, start + window - 1);
+    net.begin_window();
+    net.run(end);
+    std::vector<Completion> done = net.completions();
+    net.completions().clear();
+    std::stable_sort(done.begin(), done.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
+    net.deliver(done);
+    if (!net.run_client(end)) {
+      net.truncate_after(net.stop_event());
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
+  const SimConfig cfg = incast_config();
+  const Topology topo = star(7);
+  // Where flows finish, to stop between two completions that one window holds.
+  Time stop = 0;
+  {
+    Network probe(cfg, topo, make_cc(cfg, nullptr));
+    probe.add_flows(incast_flows());
+    probe.run(kTimeMax);
+    std::vector<Time> ends;
+    for (const Flow& f : probe.flows()) ends.push_back(f.finish);
+    std::sort(ends.begin(), ends.end());
+    ASSERT_LT(ends[0] + 2 * kNs, ends[1]);
+    stop = ends[0] + kNs;  // after the first completion, before the second: ECN still marks after it
+  }
+  for (const Time window : {Time(50 * kUs), Time(500 * kUs)}) {
+    SCOPED_TRACE(window);
+    Network one(cfg, topo, make_cc(cfg, nullptr));
+    one.add_flows(incast_flows());
+    StopAt c1(one, stop);
+    one.run(kTimeMax);
+
+    Network dist(cfg, topo, make_cc(cfg, nullptr));
+    dist.add_flows(incast_flows());
+    one_rank(dist);
+    StopAt c2(dist, stop);
+    run_in_windows(dist, kTimeMax, window);
+
+    const RunStats a = one.stats(), b = dist.stats();
+    EXPECT_EQ(a.events, b.events);
+    EXPECT_EQ(a.sim_end, stop);
+    EXPECT_EQ(b.sim_end, stop);
+    EXPECT_EQ(a.ecn_marks, b.ecn_marks);
+    EXPECT_GT(a.ecn_marks, 0u);
+    EXPECT_EQ(a.packets_dropped, b.packets_dropped);
+    EXPECT_EQ(a.last_finish, b.last_finish);
+    EXPECT_EQ(a.max_queue_bytes, b.max_queue_bytes);
+    EXPECT_EQ(a.max_queue_node, b.max_queue_node);
+    EXPECT_EQ(one.flows_finished(), 1u);
+    EXPECT_EQ(dist.flows_finished(), 1u);
+    ASSERT_EQ(one.flows().size(), dist.flows().size());
+    for (uint32_t id = 0; id < one.flows().size(); ++id) EXPECT_EQ(one.flow(id).finish, dist.flow(id).finish) << id;
+  }
+}
