@@ -13,30 +13,43 @@
 
 namespace wh {
 
-class RunObserver final : public NetObserver {
+/// The progress line on stderr, at most every 5 s of wall time: simulated time, event rate, flows done.
+class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
-  RunObserver(TextOutputs& out, bool quiet) : out_(out), quiet_(quiet), start_(Clock::now()), last_(start_) {}
+  /// `who`: a prefix such as "rank 0: " ("" for one process).
+  explicit ProgressLine(const char* who = "") : who_(who), start_(Clock::now()), last_(start_) {}
+  void tick(Time now, uint64_t events, uint64_t done) {
+    const auto t = Clock::now();
+    if (t - last_ < std::chrono::seconds(5)) return;
+    last_ = t;
+    const double wall = std::chrono::duration<double>(t - start_).count();
+    std::fprintf(stderr, "[%7.1f s] %ssim %.6f s, %.2f M events/s, %lu flows done\n", wall, who_, double(now) / kSec,
+                 double(events) / wall / 1e6, static_cast<unsigned long>(done));
+  }
+
+ private:
+  const char* who_;
+  Clock::time_point start_, last_;
+};
+
+class RunObserver final : public NetObserver {
+ public:
+  RunObserver(TextOutputs& out, bool quiet) : out_(out), quiet_(quiet) {}
   void flow_finished(const FlowRecord& f) override { out_.flow_finished(f); }
   void pfc(const PfcRecord& p) override {
     out_.pfc(p);
     pfc_.push_back(p);
   }
   void tick(Time now, uint64_t events, uint64_t done) override {
-    if (quiet_) return;
-    const auto t = Clock::now();
-    if (t - last_ < std::chrono::seconds(5)) return;
-    last_ = t;
-    const double wall = std::chrono::duration<double>(t - start_).count();
-    std::fprintf(stderr, "[%7.1f s] sim %.6f s, %.2f M events/s, %lu flows done\n", wall, double(now) / kSec,
-                 double(events) / wall / 1e6, static_cast<unsigned long>(done));
+    if (!quiet_) progress_.tick(now, events, done);
   }
   std::vector<PfcRecord> pfc_;
 
  private:
   TextOutputs& out_;
   bool quiet_;
-  Clock::time_point start_, last_;
+  ProgressLine progress_;
 };
 
 /// Every flow's record (in id order) and the run's metadata, as both run paths write them.

@@ -49,13 +49,7 @@ class RankObserver final : public NetObserver {
     pfc_.push_back({net_.kernel().running(), net_.kernel().events_executed(), pfc_.size(), 0, p});
   }
   void tick(Time now, uint64_t events, uint64_t done) override {
-    if (!progress_) return;
-    const auto t = std::chrono::steady_clock::now();
-    if (t - last_ < std::chrono::seconds(5)) return;
-    last_ = t;
-    const double wall = std::chrono::duration<double>(t - start_).count();
-    std::fprintf(stderr, "[%7.1f s] rank 0: sim %.6f s, %.2f M events/s, %lu flows done\n", wall, double(now) / kSec,
-                 double(events) / wall / 1e6, static_cast<unsigned long>(finished_));
+    if (progress_) line_.tick(now, events, finished_);  // every completion reaches every rank
   }
   std::vector<TaggedPfc> pfc_;
 
@@ -64,7 +58,7 @@ class RankObserver final : public NetObserver {
   TextOutputs* out_;
   bool progress_;
   uint64_t finished_ = 0;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+  ProgressLine line_{"rank 0: "};
 };
 
 /// Runs `step` on every rank; if it throws on any, every rank learns it (no rank is left waiting in
