@@ -263,7 +263,7 @@ RankMap evaluate_rank_map(const NetGraph& g, std::vector<uint32_t> rank_of, uint
   if (rank_of.size() != g.num_nodes)
     throw std::invalid_argument("rank map has " + std::to_string(rank_of.size()) + " entries for " +
                                 std::to_string(g.num_nodes) + " nodes");
-  std::unordered_map<uint32_t, uint32_t> rank_of_group;
+  std::unordered_map<uint32_t, uint32_t> rank_of_group, first_of_group;  // group -> rank, -> its first node
   for (uint32_t n = 0; n < g.num_nodes; ++n) {
     if (rank_of[n] >= ranks)
       throw std::invalid_argument("node " + std::to_string(n) + " is on rank " + std::to_string(rank_of[n]) +
@@ -271,8 +271,11 @@ RankMap evaluate_rank_map(const NetGraph& g, std::vector<uint32_t> rank_of, uint
     const uint32_t grp = g.group.empty() ? kNoGroup : g.group[n];
     if (grp == kNoGroup) continue;
     const uint32_t r = rank_of_group.try_emplace(grp, rank_of[n]).first->second;
+    const uint32_t first = first_of_group.try_emplace(grp, n).first->second;
     if (r != rank_of[n])
-      throw std::invalid_argument("group " + std::to_string(grp) + " is split over ranks " + std::to_string(r) +
+      throw std::invalid_argument("nodes " + std::to_string(first) + " and " + std::to_string(n) +
+                                  " belong to one server (group " + std::to_string(grp) +
+                                  ": an NVSwitch and its GPUs, never split) but are on ranks " + std::to_string(r) +
                                   " and " + std::to_string(rank_of[n]));
   }
   if (const std::string empty = empty_ranks(rank_of, ranks); !empty.empty())

@@ -295,7 +295,7 @@ def report(runs, parts, exact, head):
                         share(q["wait"] + q["comm"], r["loop"]), f"{q['windows']:,}", f"{q['sent']:,}",
                         f"{q['received']:,}"])
     return (head + "\n\n## speed and exactness\n\nspeedup and efficiency: whole process / simulation loop; "
-            "exact = fct.txt and pfc.txt byte-identical to the 1-process run; other CPUs = other processes' "
+            "exact = fct.txt and pfc.txt byte-identical to the 1-process run (and /flows, /pfc equal by h5diff); other CPUs = other processes' "
             "load during the run (0 = the machine was ours).\n\n"
             + md_table(["ranks", "wall s", "loop s", "events", "flows done", "PFC frames", "ECN marks", "other CPUs",
                         "speedup", "loop speedup", "efficiency", "loop efficiency", "exact"], speed, ["r"] * 12 + ["l"])

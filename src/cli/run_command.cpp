@@ -109,10 +109,7 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   ConfigRun r;
   r.results = o.results;
   if (!o.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.output_dir, ec);
-    if (ec)
-      throw InputError("command line", 0, "--output-dir " + o.output_dir + ": " + ec.message(), "choose a writable folder");
+    r.output_dir = o.output_dir;  // made by check_config_outputs, once every input has been checked
     // Absolute: relative output settings are resolved against the config's folder, -o against the shell's.
     const std::filesystem::path d = std::filesystem::absolute(o.output_dir);
     overrides.emplace_back("FCT_OUTPUT_FILE", (d / "fct.txt").string());
@@ -148,6 +145,12 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
 }
 
 void check_config_outputs(const ConfigRun& r) {
+  if (!r.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(r.output_dir, ec);
+    if (ec)
+      throw InputError("command line", 0, "--output-dir " + r.output_dir + ": " + ec.message(), "choose a writable folder");
+  }
   check_output_dir(r.cfg.fct_output_file, r.cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
   check_output_dir(r.cfg.pfc_output_file, r.cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");
   check_output_dir(r.results, {"command line", 0}, "results file");

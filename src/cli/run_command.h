@@ -47,12 +47,14 @@ struct ConfigRun {
   std::vector<FlowSpec> specs;
   std::unique_ptr<Network> net;
   std::string results;  ///< the HDF5 results path
+  std::string output_dir;  ///< --output-dir, created by check_config_outputs ("" = the config's paths)
 };
 /// Reads the config named by `o` with its overrides (and --output-dir), the topology and flows,
 /// and builds the network. `speak`: print the set-up warnings (rank 0 only in a distributed run).
 /// Throws InputError on bad input, before any output is opened.
 ConfigRun load_config_run(const RunOptions& o, bool speak);
-/// Throws InputError if an output's folder is missing (fct.txt, pfc.txt, results).
+/// Creates --output-dir, then throws InputError if an output's folder is missing (fct.txt, pfc.txt,
+/// results). Called once every input has been checked: a refused run makes no folder.
 void check_config_outputs(const ConfigRun& r);
 /// Names (stderr) up to 10 unfinished flows with their flow-file lines, and why where known.
 void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path);

@@ -220,12 +220,11 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         const SimConfig* cfg = nullptr;
         if (workload) {
           wr = load_workload_run(portable, lead);
-          make_workload_outputs(o, wr, lead);
+          make_workload_outputs(o, wr, false);  // the paths; the folder once every input is checked
           s.net = wr.net.get(), s.topo = &wr.topo.topo, cfg = &wr.cfg;
           s.results = wr.results, s.origin = wr.sc.path;
         } else {
           cr = load_config_run(portable, lead);
-          check_config_outputs(cr);
           s.net = cr.net.get(), s.topo = &cr.topo, cfg = &cr.cfg;
           s.results = cr.results, s.origin = cr.cfg.path;
         }
@@ -245,6 +244,11 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         const Network* weights = workload ? traffic.get() : s.net;
         s.map = cut(o, o.scenario, *s.topo, weights->flows().empty() ? nullptr : weights, ranks);
         s.weights = weights->flows().empty() ? nullptr : weights;
+        // Outputs last, by rank 0 (the others write only results.h5, after many collectives).
+        if (lead) {
+          if (workload) make_workload_outputs(o, wr, true);
+          else check_config_outputs(cr);
+        }
       }))
     return *failed;
   const SimConfig& cfg = workload ? wr.cfg : cr.cfg;

@@ -240,6 +240,10 @@ class Distributed(unittest.TestCase):
                 self.assertIn(what, p.stderr)
                 self.assertIn(fix, p.stderr)
                 self.assertEqual((self.dir / "out" / "fct.txt").read_text(), "previous run\n")
+                # a refused run makes no output folder either (one made for nothing is a mess to clean up)
+                p = mpirun(*args, "-o", self.dir / "never")
+                self.assertNotEqual(p.returncode, 0)
+                self.assertFalse((self.dir / "never").exists())
 
 
 if __name__ == "__main__":
