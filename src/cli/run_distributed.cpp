@@ -279,7 +279,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const auto t0 = std::chrono::steady_clock::now();
   if (driver) driver->start();
   engine->run(workload ? wr.until : cfg.stop_time());
-  const bool complete = driver ? driver->finish() : true;
+  const bool complete = driver ? driver->finish(wr.until) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Gathered g = gather_results(s, *engine, obs, wall);
 

@@ -146,15 +146,15 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
 bool WorkloadDriver::run(Time until) {
   start();
   if (gpus_done_ < layout_.gpus) net_.run(until);
-  return finish();
+  return finish(until);
 }
 
 void WorkloadDriver::start() {
   for (uint32_t g = 0; g < layout_.gpus; ++g) advance(g);
 }
 
-bool WorkloadDriver::finish() {
-  finish_report();
+bool WorkloadDriver::finish(Time until) {
+  finish_report(until);
   return report_.complete();
 }
 
@@ -528,12 +528,15 @@ std::string WorkloadDriver::describe_pending() const {
   return s;
 }
 
-void WorkloadDriver::finish_report() {
+void WorkloadDriver::finish_report(Time until) {
   const Time now = net_.client_now();
   if (gpus_done_ < layout_.gpus) {
+    // Run dry: when the last event ran. Stopped: at the time limit, which may be long after the last
+    // event (a max_time inside the first compute phase ran nothing at all).
+    const bool dry = net_.pending_events() == 0;
     report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
-                                     net_.pending_events() == 0 ? "no runnable events" : "stopped",
-                                     double(now) / kSec, pending_, describe_pending());
+                                     dry ? "no runnable events" : "stopped by the time limit",
+                                     double(dry ? now : until) / kSec, pending_, describe_pending());
   }
   Time prev = 0;
   for (uint32_t i = 0; i < o_.iterations; ++i) {

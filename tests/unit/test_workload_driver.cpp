@@ -257,6 +257,20 @@ TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
   EXPECT_FALSE(d.run(20 * kUs));  // the AllReduce takes ~110 µs
   ASSERT_EQ(d.report().iterations.size(), 1u);
   EXPECT_FALSE(d.report().iterations[0].complete);
-  EXPECT_NE(d.report().incomplete.find("stopped at 0.000020 s while 2 collectives pending"), std::string::npos)
+  EXPECT_NE(d.report().incomplete.find("stopped by the time limit at 0.000020 s while 2 collectives pending"), std::string::npos)
+      << d.report().incomplete;
+}
+
+// A time limit inside the first compute phase: nothing ran, yet the report names the limit, not the
+// time of the last event (0 s), which read like a run that ended early.
+TEST(WorkloadDriver, TimeLimitBeforeAnyEventIsNamed) {
+  const Workload w = workload(kTp8, {"ar -1 556000 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
+  const SimConfig cfg = simai_config();
+  Network net(cfg, fabric16().topo, make_cc(cfg, nullptr));
+  const GeneratedFabric f = fabric16();
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), DriverOptions{});
+  EXPECT_FALSE(d.run(500 * kUs));  // compute until 556 µs
+  EXPECT_NE(d.report().incomplete.find("stopped by the time limit at 0.000500 s while 0 collectives pending"),
+            std::string::npos)
       << d.report().incomplete;
 }

@@ -66,9 +66,10 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   /// collectives pending" and lists the first of them with their pending flows.
   bool run(Time until);
   /// run() in two halves, for a distributed run (the engine runs the network in between): start()
-  /// starts every GPU at time 0; finish() writes the report and returns whether the workload completed.
+  /// starts every GPU at time 0; finish(until) writes the report (`until`, ps: the time limit the run
+  /// was given) and returns whether the workload completed.
   void start();
-  bool finish();
+  bool finish(Time until);
 
   const WorkloadReport& report() const { return report_; }
 
@@ -96,7 +97,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   void note_time(uint32_t iteration, Time t);
   LayerRecord& layer_record(uint32_t iter, uint32_t row);  // the report GPU's record of a row
   void finish(uint32_t gpu);                               // the GPU's program is over
-  void finish_report();
+  void finish_report(Time until);
   std::string describe_pending() const;
 
   Network& net_;
