@@ -46,10 +46,6 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
   lookahead_ = std::min(map.edge_cut > 0 ? map.lookahead_ps : kTimeMax, client_lookahead);
   net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
   net_.set_client_lookahead(client_lookahead);
-  MPI_Type_contiguous(static_cast<int>(sizeof(CrossPacket)), MPI_BYTE, &packet_type_);
-  MPI_Type_commit(&packet_type_);
-  MPI_Type_contiguous(static_cast<int>(sizeof(Completion)), MPI_BYTE, &completion_type_);
-  MPI_Type_commit(&completion_type_);
 }
 
 void DistributedEngine::run(Time until) {
@@ -158,12 +154,7 @@ RunStats reduce_stats(MPI_Comm comm, const Network& net) {
     uint32_t node, iface;
   };
   const Peak mine{s.max_queue_bytes, net.max_queue_event(), s.max_queue_node, s.max_queue_if};
-  std::vector<Peak> all(static_cast<size_t>([&] {
-    int n = 0;
-    MPI_Comm_size(comm, &n);
-    return n;
-  }()));
-  MPI_Allgather(&mine, sizeof(Peak), MPI_BYTE, all.data(), sizeof(Peak), MPI_BYTE, comm);
+  const std::vector<Peak> all = gather_to_all(comm, std::vector<Peak>{mine});
   Peak best = all[0];
   for (const Peak& p : all)
     if (p.bytes > best.bytes || (p.bytes == best.bytes && p.bytes > 0 && p.at.before(best.at))) best = p;

@@ -65,7 +65,7 @@ struct CrossPacket {
   Time arrive = 0;   ///< ps: when the packet reaches the far end of `port`'s link
   Cause cause;       ///< the arrival event's cause (its transmission start)
   uint32_t port = 0; ///< the egress port it left from (global index); its peer is on the receiving rank
-  uint32_t to_rank = 0;
+  uint32_t to_rank = 0;  ///< the rank of the peer's node
   Packet pkt;
 };
 
@@ -190,7 +190,7 @@ class Network final : public CcHost {
   /// Throws InputError (naming the config) for what a distributed run cannot do yet: LINK_DOWN
   /// (it rewires every rank's QPs in one event), and an observer/Wormhole are checked by the engine.
   void set_distribution(std::vector<uint32_t> node_rank, uint32_t rank);
-  bool distributed() const { return !node_rank_.empty(); }
+  /// Whether this rank runs node `n` (always true in one process).
   bool owns_node(uint32_t n) const { return node_rank_.empty() || node_rank_[n] == rank_; }
   /// Packets sent over cut links since the last take (in execution order).
   std::vector<CrossPacket>& outbox() { return outbox_; }

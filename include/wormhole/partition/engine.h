@@ -13,6 +13,24 @@
 
 namespace wh {
 
+/// An MPI datatype of one T sent as its raw bytes (T trivially copyable), freed with this object.
+template <class T>
+class BytesType {
+ public:
+  BytesType() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type_);
+    MPI_Type_commit(&type_);
+  }
+  ~BytesType() { MPI_Type_free(&type_); }
+  BytesType(const BytesType&) = delete;
+  BytesType& operator=(const BytesType&) = delete;
+  operator MPI_Datatype() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
 /// Where one rank's wall-clock time went (seconds) and how much crossed its cut links.
 struct RankTimes {
   double compute_s = 0;  ///< running its events (the network's, and the client's)
@@ -67,7 +85,8 @@ class DistributedEngine {
   Time lookahead_ = kTimeMax;
   RankTimes times_;
   bool stopped_ = false;
-  MPI_Datatype packet_type_ = MPI_DATATYPE_NULL, completion_type_ = MPI_DATATYPE_NULL;
+  BytesType<CrossPacket> packet_type_;
+  BytesType<Completion> completion_type_;
   std::vector<CrossPacket> send_, recv_;
   std::vector<Completion> done_;
 };
@@ -76,13 +95,10 @@ class DistributedEngine {
 /// Collective; T must be trivially copyable (sent as bytes).
 template <class T>
 std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
-  static_assert(std::is_trivially_copyable_v<T>);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  MPI_Datatype type;
-  MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
-  MPI_Type_commit(&type);
+  const BytesType<T> type;
   const int n = static_cast<int>(mine.size());
   std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
@@ -93,19 +109,15 @@ std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
     all.resize(static_cast<size_t>(total));
   }
   MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, 0, comm);
-  MPI_Type_free(&type);
   return all;
 }
 
 /// Every rank's `mine`, in rank order, on every rank. Collective; T trivially copyable.
 template <class T>
 std::vector<T> gather_to_all(MPI_Comm comm, const std::vector<T>& mine) {
-  static_assert(std::is_trivially_copyable_v<T>);
   int size = 1;
   MPI_Comm_size(comm, &size);
-  MPI_Datatype type;
-  MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &type);
-  MPI_Type_commit(&type);
+  const BytesType<T> type;
   const int n = static_cast<int>(mine.size());
   std::vector<int> counts(size), displs(size);
   MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
@@ -113,7 +125,6 @@ std::vector<T> gather_to_all(MPI_Comm comm, const std::vector<T>& mine) {
   for (int r = 0; r < size; ++r) displs[r] = total, total += counts[r];
   std::vector<T> all(static_cast<size_t>(total));
   MPI_Allgatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, comm);
-  MPI_Type_free(&type);
   return all;
 }
 
