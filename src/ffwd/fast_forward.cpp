@@ -140,19 +140,24 @@ void FastForward::flow_started(uint32_t id) {
   ensure_tick();
 }
 
-void FastForward::flow_finished(uint32_t id) {
-  const uint32_t pid = parts_.partition_of_flow(id);
-  if (pid == PartitionSet::kNone) return;
-  settle({pid});
-  const uint32_t slot = track_of_[id];
-  free_tracks_.push_back(slot);
-  track_of_[id] = kNoTrack;
-  // Swap-remove from the active list: the last active flow takes the place of this one.
-  const uint32_t pos = tracks_[slot].active_pos, last = active_.back();
-  active_[pos] = last;
-  if (last != id) tracks_[track_of_[last]].active_pos = pos;
-  active_.pop_back();
-  for (uint32_t p : parts_.remove_flow(id)) reset(p);
+void FastForward::flow_finished(uint32_t id) { finished_.push_back(id); }
+
+void FastForward::remove_finished() {
+  for (uint32_t id : finished_) {
+    const uint32_t pid = parts_.partition_of_flow(id);
+    if (pid == PartitionSet::kNone) continue;
+    settle({pid});
+    const uint32_t slot = track_of_[id];
+    free_tracks_.push_back(slot);
+    track_of_[id] = kNoTrack;
+    // Swap-remove from the active list: the last active flow takes the place of this one.
+    const uint32_t pos = tracks_[slot].active_pos, last = active_.back();
+    active_[pos] = last;
+    if (last != id) tracks_[track_of_[last]].active_pos = pos;
+    active_.pop_back();
+    for (uint32_t p : parts_.remove_flow(id)) reset(p);
+  }
+  finished_.clear();
 }
 
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps) {
@@ -162,12 +167,28 @@ void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps) {
 
 void FastForward::touched(uint32_t port) {
   const uint32_t pid = parts_.partition_of_port(port);
-  if (pid != PartitionSet::kNone) settle({pid});
+  if (pid == PartitionSet::kNone || !part(pid).skipping || part(pid).interrupted) return;
+  part(pid).interrupted = true;
+  interrupted_.push_back(pid);
+}
+
+void FastForward::pull_back_interrupted() {
+  // In partition-id order: the same on every rank, whichever rank saw the interrupt first.
+  std::sort(interrupted_.begin(), interrupted_.end());
+  for (uint32_t pid : interrupted_) {
+    Part& p = part(pid);
+    p.interrupted = false;
+    if (!p.skipping) continue;
+    if (net_.now() < p.skip_end) skip_back(pid);
+    else end_skip(pid, false);  // it ran its course while the interrupt waited: no fast-forward now
+  }
+  interrupted_.clear();
 }
 
 void FastForward::routes_changed() {
   // A rerouted flow leaves its partition (which may split) and joins the ones of its new path;
   // flows whose path did not change stay where they are. Skips never run past LINK_DOWN.
+  remove_finished();
   std::vector<uint32_t> active = active_;
   std::sort(active.begin(), active.end());  // flow-id order, whatever the order of starts and ends
   for (uint32_t id : active) {
@@ -299,6 +320,10 @@ void FastForward::on_tick() {
   tick_pending_ = false;
   ++stats_.ticks;
   const Time now = net_.now();
+  // What happened since the last tick first: interrupts pull their partitions back now, finished
+  // flows leave theirs (wormhole-paper.md §5's skip-back, held to the tick grid, see fast_forward.h).
+  pull_back_interrupted();
+  remove_finished();
   if (period_observer_) lookups();
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
@@ -389,7 +414,7 @@ SkipReport FastForward::report() const {
   r.stats = stats_;
   r.timeline = timeline_;
   r.events_executed = net_.kernel().events_executed();
-  r.events_discarded = net_.events_discarded() + stats_.ticks;
+  r.events_discarded = net_.events_discarded();
   r.control_bypassed = net_.packets_bypassed();
   r.packets_held = net_.packets_held();
   return r;

@@ -62,7 +62,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   attr_u64(g, "packets_held", r.packets_held);
   attr_string(g, "units",
               "sample_interval_ps: ps; skipped_flow_time_ns, replayed_flow_time_ns (part of it): ns; min_spread: ratio (inf: no check); events_skipped: estimate (credited packets x 4 per "
-              "data-path hop); events_discarded: stale events left behind by shifts, and ticks; events_skipped_fraction: "
+              "data-path hop); events_discarded: stale events left behind by shifts; events_skipped_fraction: "
               "skipped / (executed - discarded + skipped)");
 
   const auto types = compound(sizeof(PartitionRow), {

@@ -27,7 +27,12 @@ void Network::start_flow(uint32_t id) {
   Flow& f = flows_[id];
   f.started = true;
   assign_nics(f);
-  if (!owns_node(f.src)) return;  // the receiver's rank of a distributed run: it needs only the ACK NIC
+  if (!owns_node(f.src)) {
+    // Another rank's sender: this rank needs only the ACK NIC (if it has the receiver), and the
+    // controller's partitions, which every rank keeps alike.
+    if (skip_ && f.nic != UINT32_MAX) skip_->flow_started(id);
+    return;
+  }
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   const uint64_t line = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
   f.rate_bps = f.max_rate_bps = line;
@@ -227,12 +232,12 @@ void Network::flow_done(uint32_t id) {
   log_undo(kUndoFinish, id);
   for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO
   ++flows_finished_;
-  if (skip_) skip_->flow_finished(id);
   if (!node_rank_.empty()) {
     // Every rank's observer and client hear of it at the next window edge (deliver).
     completions_.push_back({kernel_.running(), kernel_.events_executed(), record(id)});
-  } else if (observer_) {
-    observer_->flow_finished(record(id));
+  } else {
+    if (skip_) skip_->flow_finished(id);
+    if (observer_) observer_->flow_finished(record(id));
   }
 }
 

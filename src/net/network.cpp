@@ -264,9 +264,6 @@ void Network::handle(const Event& e) {
       break;
     case kBypass: receive(pool_[e.target].in_port, e.target); break;
     case kHeld: deliver_held(e.target, e.time, e.aux); break;
-    case kSkipTick:
-      if (skip_) skip_->on_tick();
-      break;
   }
 }
 
@@ -359,6 +356,7 @@ void Network::receive(uint32_t port, uint32_t pkt) {
   if (p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt);
   const Packet& pk = pool_[pkt];
   if (pk.type == PktType::Pfc) {
+    if (kernel_.now() < p.frozen_until) return hold_for_pull_back(port, pkt, port);  // an interrupt
     handle_pfc_frame(port, pk);
     pool_.release(pkt);
     return;
@@ -368,7 +366,6 @@ void Network::receive(uint32_t port, uint32_t pkt) {
 }
 
 void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
-  if (skip_ && kernel_.now() < ports_[port].frozen_until) skip_->touched(port);
   Port& p = ports_[port];
   if (observer_) {
     PfcRecord r;

@@ -74,6 +74,11 @@ bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
   const Time owed = f.clock_offset - pk.offset;
   if (owed <= 0) return false;
   pk.offset = f.clock_offset;
+  hold(port, pkt, now + owed, false);
+  return true;
+}
+
+uint32_t Network::hold(uint32_t port, uint32_t pkt, Time due, bool interrupt) {
   uint32_t slot;
   if (free_held_.empty()) {
     slot = static_cast<uint32_t>(held_.size());
@@ -85,12 +90,19 @@ bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
   Held& h = held_[slot];
   h.pkt = pkt;
   h.port = port;
-  h.arrived = now;
-  h.due = now + owed;
+  h.arrived = kernel_.now();
+  h.due = due;
+  h.interrupt = interrupt;
   ++h.gen;
   ++held_count_;
   kernel_.schedule(h.due, kHeld, slot, h.gen);
-  return true;
+  return slot;
+}
+
+void Network::hold_for_pull_back(uint32_t port, uint32_t pkt, uint32_t frozen) {
+  skip_->touched(frozen);
+  // The tick is pending while any partition exists (FastForward::ensure_tick).
+  hold(port, pkt, std::min(kernel_.barrier(), ports_[frozen].frozen_until), true);
 }
 
 void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
@@ -100,8 +112,9 @@ void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
     return;
   }
   const uint32_t pkt = h.pkt, port = h.port;
-  // In its partition's clock the packet arrives now: its timestamps move with it.
-  shift_packet_times(pool_[pkt], h.due - h.arrived);
+  // In its partition's clock the packet arrives now: its timestamps move with it. (An interrupt's
+  // packet only waited for the pull-back: its flow's clock did not move.)
+  if (!h.interrupt) shift_packet_times(pool_[pkt], h.due - h.arrived);
   h.due = -1;
   free_held_.push_back(slot);
   receive(port, pkt);
@@ -213,7 +226,7 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
   // Packets of these flows held from an earlier skip belong to the same clock.
   for (uint32_t slot = 0; slot < held_.size(); ++slot) {
     Held& h = held_[slot];
-    if (h.due < 0 || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
+    if (h.due < 0 || h.interrupt || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
     h.due += delta;
     pool_[h.pkt].offset += delta;
     ++h.gen;

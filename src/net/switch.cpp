@@ -33,9 +33,9 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   if (!ports_[out].up) return drop(pkt);
   if (kernel_.now() < ports_[out].frozen_until) {
     // The egress belongs to a partition being skipped: control traffic of other flows passes it
-    // (DESIGN.md), a data packet is an interrupt nobody announced (skip-back).
+    // (DESIGN.md), a data packet is an interrupt nobody announced: it waits for the pull-back.
     if (pk.type != PktType::Data) return bypass(out, pkt);
-    if (skip_) skip_->touched(out);
+    return hold_for_pull_back(in_port, pkt, out);
   }
   const uint32_t c = pk.pg;
   Port& in = ports_[in_port];

@@ -342,7 +342,7 @@ TEST(FastForward, APulledBackPartitionIsPacketModeLater) {
 
 TEST(FastForward, MembershipChangesResetTheWindows) {
   // A (0 -> 2, 60 MB) alone would be steady at 2 ms (its DCQCN rate never moves with ECN off).
-  // B (1 -> 2, 1 MB) joins A's partition at 1 ms and leaves it at about 1.2 ms: each change
+  // B (1 -> 2, 1 MB) joins A's partition at 1 ms and leaves it after about 1.2 ms: each change
   // restarts A's window, so the first check, and the skip, come a full window after B left.
   const std::vector<FlowSpec> flows = {flow(0, 2, 60'000'000), flow(1, 2, 1'000'000, 1 * kMs)};
   const SimConfig cfg = config();
@@ -356,7 +356,9 @@ TEST(FastForward, MembershipChangesResetTheWindows) {
   for (const PartitionSample& s : ff.timeline())
     if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
   EXPECT_EQ(ff.stats().skips, 1u);
-  // The window after the reset holds the 2,000 grid points after B's finish (1-µs grid).
-  const Time due = (net.flows()[1].finish / kUs + 2000) * kUs;
+  // B leaves at the first tick after its finish (ticks are on the 1-µs grid); the window after
+  // that reset holds the 2,000 grid points after the tick.
+  const Time left = (net.flows()[1].finish / kUs + 1) * kUs;
+  const Time due = (left / kUs + 2000) * kUs;
   EXPECT_EQ(first_skip, due);
 }

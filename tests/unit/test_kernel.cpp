@@ -37,6 +37,15 @@ struct Recorder {
     if (stop_on_tick) running = false;
   }
   bool keep_running() const { return running; }
+  std::vector<Time> barriers;  // now() at each barrier
+  Time next_barrier = kTimeMax;  // set again from at_barrier
+  std::vector<size_t> seen_at_barrier;  // events handled before each barrier
+  void at_barrier() {
+    barriers.push_back(k ? k->now() : -1);
+    seen_at_barrier.push_back(seen.size());
+    if (k) k->set_barrier(next_barrier);
+    next_barrier = kTimeMax;  // once
+  }
 };
 
 }  // namespace
@@ -163,6 +172,7 @@ struct ClientMix {
   }
   void on_tick() {}
   bool keep_running() const { return true; }
+  void at_barrier() {}
 };
 std::vector<Event> mix(EventOrder order, bool with_client) {
   Kernel k;
@@ -284,6 +294,34 @@ TEST(Kernel, RunStopsAtUntilInclusive) {
   EXPECT_EQ(k.events_executed(), 4u);
 }
 
+TEST(Kernel, BarrierRunsBeforeEveryEventAtItsTimeAndOnlyWhenSomethingFollows) {
+  for (EventOrder order : {EventOrder::Reference, EventOrder::Portable}) {
+    Kernel k;
+    k.set_order(order);
+    // 20 ns is scheduled first: in either order it would run before a barrier event made later.
+    for (Time t : {20 * kNs, 10 * kNs, 30 * kNs}) k.schedule(t, 0, static_cast<uint32_t>(t / kNs));
+    Recorder r;
+    r.k = &k;
+    k.set_barrier(20 * kNs);
+    r.next_barrier = 25 * kNs;  // set again once: 25 ns, between the events at 20 and 30
+    EXPECT_EQ(k.run(kTimeMax, r), 3u);  // barriers are not events
+    EXPECT_EQ(r.barriers, (std::vector<Time>{20 * kNs, 25 * kNs}));
+    EXPECT_EQ(r.seen_at_barrier, (std::vector<size_t>{1, 2}));  // after 10 ns; after 20 ns, before 30
+    ASSERT_EQ(r.seen.size(), 3u);
+    EXPECT_EQ(r.now_at_handle, (std::vector<Time>{10 * kNs, 20 * kNs, 30 * kNs}));
+    // Nothing at or after a barrier: it is not held (a barrier alone keeps no run alive).
+    k.set_barrier(40 * kNs);
+    EXPECT_EQ(k.run(kTimeMax, r), 0u);
+    EXPECT_EQ(r.barriers.size(), 2u);
+    // An event after `until`: the barrier before it waits for the run that reaches it.
+    k.schedule(60 * kNs, 0, 60);
+    EXPECT_EQ(k.run(50 * kNs, r), 0u);
+    EXPECT_EQ(r.barriers.size(), 2u);
+    EXPECT_EQ(k.run(60 * kNs, r), 1u);
+    EXPECT_EQ(r.barriers, (std::vector<Time>{20 * kNs, 25 * kNs, 40 * kNs}));
+  }
+}
+
 TEST(Kernel, EqualTimeEventsRunInSchedulingOrderPortable) {
   // Portable order, scheduled during set-up (no running event): same time and delay, so in
   // scheduling order; an event whose cause is older runs first.
@@ -319,6 +357,7 @@ TEST(Kernel, ReferenceOrderIsInsertionOrder) {
     }
     void on_tick() {}
     bool keep_running() const { return true; }
+    void at_barrier() {}
   } c{nullptr, {}};
   Kernel k;
   c.k = &k;
@@ -356,6 +395,7 @@ TEST(Kernel, EventsScheduledDuringRunAreExecuted) {
     }
     void on_tick() {}
     bool keep_running() const { return true; }
+    void at_barrier() {}
   } c{nullptr};
   Kernel k;
   c.k = &k;

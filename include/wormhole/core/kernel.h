@@ -57,13 +57,42 @@ class Kernel {
     queue_.push(e);
   }
 
+  /// A barrier at `at` (ps): run() stops before the first event at or after `at` and, when such
+  /// an event is due by `until`, calls handler.at_barrier() at now() == `at`: after every event
+  /// before `at`, before every event at it, in any event order. A barrier is not an event (it has
+  /// no key and takes no child index), so a distributed run can hold it at a window edge, between
+  /// windows (partition/engine.h), exactly where one process holds it. kTimeMax: none.
+  void set_barrier(Time at) { barrier_ = at; }
+  Time barrier() const { return barrier_; }
+  /// Calls handler.at_barrier() at the pending barrier's time and clears the barrier (which the
+  /// handler may set again). Scheduling from it counts as set-up in portable order (parent key 0;
+  /// the engine relies on that: every rank numbers it alike) and as one execution in reference order.
+  template <class Handler>
+  void run_barrier(Handler& handler) {
+    now_ = barrier_;
+    barrier_ = kTimeMax;
+    current_ = order_ == EventOrder::Reference ? ++executions_ : 0;
+    child_ = client_child_ = 0;
+    handler.at_barrier();
+    current_ = 0;
+  }
+
   /// Runs events in (time, key) order while the earliest is at or before `until` (ps) and
-  /// handler.keep_running() is true. Calls handler.handle(const Event&) per event and
-  /// handler.on_tick() every 65,536 events. Returns the number of events executed.
+  /// handler.keep_running() is true, holding the barrier (set_barrier) on the way. Calls
+  /// handler.handle(const Event&) per event and handler.on_tick() every 65,536 events. Returns the
+  /// number of events executed.
   template <class Handler>
   uint64_t run(Time until, Handler& handler) {
     const uint64_t start = executed_;
-    while (queue_.pop_until(until, running_)) {
+    for (;;) {
+      const bool barrier_due = barrier_ != kTimeMax && barrier_ <= until;
+      if (!queue_.pop_until(barrier_due ? barrier_ - 1 : until, running_)) {
+        // Nothing before the barrier: hold it if an event at or after it is due by `until`.
+        if (!barrier_due || queue_.size() == 0 || queue_.next_time() > until) break;
+        run_barrier(handler);
+        if (!handler.keep_running()) break;
+        continue;
+      }
       now_ = running_.time;
       current_ = order_ == EventOrder::Reference ? ++executions_ : running_.key;
       child_ = client_child_ = 0;
@@ -87,6 +116,7 @@ class Kernel {
   uint32_t child_ = 0;    // events it has scheduled so far
   uint32_t client_child_ = 0;  // events a client scheduled from it (portable order)
   uint64_t executed_ = 0;
+  Time barrier_ = kTimeMax;
 };
 
 }  // namespace wh

@@ -29,8 +29,16 @@ namespace wh {
 /// Each flow is credited whole packets of goodput R̂ × ΔT, R̂ = payload bytes acknowledged since a
 /// checkpoint half a window to a window ago / the time between the ACKs that bound them (no
 /// calibration factor as in the paper's artifact: the goodput already excludes headers, ACK
-/// interleaving and pauses). An interrupt nobody announced (a flow started by a dependency, a data packet or PFC
-/// frame reaching a frozen port) pulls the partition back to now and un-credits the difference.
+/// interleaving and pauses). An interrupt nobody announced pulls the partition back and un-credits
+/// the difference: a flow started by a dependency at once (every rank of a distributed run starts
+/// every flow), a data packet or PFC frame reaching a frozen port at the next tick (the packet waits
+/// for it, Network::hold_for_pull_back; at most one sample interval).
+///
+/// Ticks are kernel barriers at multiples of `sample_interval`, before every event of that instant,
+/// and flows that finished since the last tick leave their partitions at it. So every decision
+/// falls on an event every rank runs, or on a tick, which a distributed run holds at a window edge
+/// with the ranks' flow data exchanged there (partition/README.md): the outcome does not depend
+/// on the rank count.
 ///
 /// With a PeriodObserver that finds replays (the memoizer), a partition whose period just started
 /// is looked up at the next tick (lookups on oneTBB threads); a hit is replayed as a skip of the
@@ -89,6 +97,7 @@ class FastForward final : public SkipHooks {
     bool converged = false;       // a check found it steady since its windows were reset
     bool lookup_queued = false;   // its period started since the last tick: in lookup_queue_, ask the memoizer
     bool replaying = false;       // the current skip replays a memoized period
+    bool interrupted = false;     // in interrupted_: pulled back at the next tick
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
@@ -97,6 +106,8 @@ class FastForward final : public SkipHooks {
   void end_skip(uint32_t pid, bool may_continue);
   void skip_back(uint32_t pid);          ///< an early interrupt
   void settle(const std::vector<uint32_t>& pids);  ///< end or pull back skips before membership changes
+  void pull_back_interrupted();          ///< the interrupts since the last tick (touched)
+  void remove_finished();                ///< the flows finished since the last tick (flow_finished)
   bool try_skip(uint32_t pid);
   void lookups();                        ///< replays for the partitions whose period just started
   bool try_replay(uint32_t pid, const Replay& r);
@@ -127,6 +138,8 @@ class FastForward final : public SkipHooks {
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   PeriodObserver* period_observer_ = nullptr;
   std::vector<uint32_t> lookup_queue_;            // partitions whose period started since the last tick
+  std::vector<uint32_t> interrupted_;             // partitions touched since the last tick
+  std::vector<uint32_t> finished_;                // flows finished since the last tick, in the run's order
   bool tick_pending_ = false;
   uint32_t skipping_now_ = 0;
   SkipStats stats_;

@@ -27,7 +27,7 @@ struct SkipStats {
   uint64_t replays_refused = 0;   ///< memo hits not replayed: a flow would end inside, or no freeze
   Time replayed_flow_time = 0;    ///< Σ over flows of the time replayed, ps (part of skipped_flow_time)
   uint64_t max_partitions = 0;    ///< most partitions alive at once
-  uint64_t ticks = 0;             ///< the controller's own periodic events
+  uint64_t ticks = 0;             ///< the controller's periodic ticks (kernel barriers, not events)
 };
 
 /// One point of the partitions-over-time series (written when a count changes, at most once
@@ -59,7 +59,7 @@ struct SkipReport {
   SkipStats stats;
   std::vector<PartitionSample> timeline;
   uint64_t events_executed = 0;     ///< the run's executed events, all kinds
-  uint64_t events_discarded = 0;    ///< of which bookkeeping: stale events a shift left behind, and ticks
+  uint64_t events_discarded = 0;    ///< of which bookkeeping: stale events a shift left behind
   uint64_t control_bypassed = 0;    ///< control packets that passed a frozen port
   uint64_t packets_held = 0;        ///< packets held for a frozen flow
   MemoReport memo;

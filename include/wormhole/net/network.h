@@ -54,7 +54,6 @@ enum EventKind : uint16_t {
   kClient = 8,     ///< an EventClient's event (target and aux are the client's)
   kBypass = 9,     ///< control packet `target` passing a frozen port reaches pool[target].in_port
   kHeld = 10,      ///< held packet slot `target` is delivered (valid if its time is the slot's due)
-  kSkipTick = 11,  ///< the fast-forward controller's periodic check (SkipHooks::on_tick)
 };
 
 /// A packet crossing a cut link in a distributed run (partition/engine.h). The sending rank
@@ -135,8 +134,9 @@ class Network final : public CcHost {
   // --- fast-forward support (skip.cpp; used by src/ffwd) ---
   /// Attaches a fast-forward controller (nullptr: packet mode, bit-identical to no controller).
   void set_skip_hooks(SkipHooks* h) { skip_ = h; }
-  /// Schedules SkipHooks::on_tick() at `at` (ps, >= now).
-  void schedule_skip_tick(Time at) { kernel_.schedule(at, kSkipTick, 0); }
+  /// Calls SkipHooks::on_tick() at `at` (ps, > now), before every event at that instant: a kernel
+  /// barrier (Kernel::set_barrier), which a distributed run holds at a window edge.
+  void schedule_skip_tick(Time at) { kernel_.set_barrier(at); }
   /// The egress ports flow `id`'s data packets leave from, in path order: its NIC, then each
   /// switch's ECMP choice (the same hash the switches use). Empty for a flow without a NIC.
   std::vector<uint32_t> data_path(uint32_t id) const;
@@ -262,6 +262,10 @@ class Network final : public CcHost {
   void handle(const Event& e);
   void on_tick();
   bool keep_running() const { return !stopped_; }
+  /// The kernel's barrier: the fast-forward controller's tick.
+  void at_barrier() {
+    if (skip_) skip_->on_tick();
+  }
 
   /// PFC threshold of switch ingress port `p` now (hpcc-model.md §11.1), bytes.
   uint64_t pfc_threshold(uint32_t p) const;
@@ -321,6 +325,13 @@ class Network final : public CcHost {
   /// in step with it (checked at hosts, and at switches while a partition is frozen); returns
   /// whether it did.
   bool hold_if_owed(uint32_t port, uint32_t pkt);
+  /// An interrupt: data packet or PFC frame `pkt`, arriving at `port` now, needs `frozen` (a frozen
+  /// port). Tells the controller (SkipHooks::touched) and holds the packet until the partition is
+  /// pulled back at the controller's next tick (the kernel barrier) or its skip ends, whichever is
+  /// first; it then arrives at `port` as if just received. Decisions at ticks only are what lets
+  /// a partition spanning ranks be pulled back on every rank at once (partition/README.md).
+  void hold_for_pull_back(uint32_t port, uint32_t pkt, uint32_t frozen);
+  uint32_t hold(uint32_t port, uint32_t pkt, Time due, bool interrupt);  ///< a held slot, its kHeld scheduled
   void deliver_held(uint32_t slot, Time at, uint16_t gen);
   /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
   void evacuate(uint32_t port, const std::vector<uint32_t>& members);
@@ -404,6 +415,7 @@ class Network final : public CcHost {
     uint32_t pkt = 0, port = 0;
     Time arrived = 0, due = -1;  // due -1: free slot
     uint16_t gen = 0;            // carried by its kHeld event: re-timing leaves the old one stale
+    bool interrupt = false;      // an interrupt waiting for its pull-back (its clock is not the partition's)
   };
   std::vector<Held> held_;
   uint64_t bypassed_ = 0, held_count_ = 0, discarded_ = 0;

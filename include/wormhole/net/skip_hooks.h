@@ -13,16 +13,18 @@ class SkipHooks {
   virtual ~SkipHooks() = default;
   /// Flow `id`'s QP was created (it has a NIC); none of its packets has left yet.
   virtual void flow_started(uint32_t id) = 0;
-  /// Flow `id` finished (its last byte was acknowledged).
+  /// Flow `id` finished (its last byte was acknowledged). In a distributed run every rank is told,
+  /// at the window edge after it (Network::deliver), in the run's order.
   virtual void flow_finished(uint32_t id) = 0;
   /// Flow `id`'s CC is changing its pacing rate; `old_rate_bps` is the rate until now.
   virtual void rate_changed(uint32_t id, uint64_t old_rate_bps) = 0;
   /// A data packet or a PFC frame reached port `port`, which is frozen: an interrupt that was not
-  /// known when the skip began. The controller must pull the port's partition back (skip-back).
+  /// known when the skip began. The network holds the packet until the controller's next tick (or
+  /// the skip's end), where the controller pulls the port's partition back (skip-back).
   virtual void touched(uint32_t port) = 0;
   /// LINK_DOWN changed the routes: every flow's path may have changed.
   virtual void routes_changed() = 0;
-  /// The controller's own periodic event (Network::schedule_skip_tick).
+  /// The controller's own periodic tick (Network::schedule_skip_tick): a kernel barrier.
   virtual void on_tick() = 0;
 };
 
