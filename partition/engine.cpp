@@ -59,7 +59,16 @@ void DistributedEngine::run(Time until) {
     MPI_Allreduce(&mine, &start, 1, MPI_INT64_T, MPI_MIN, comm_);
     times_.wait_s += since(t0);
     if (start == kTimeMax || start > until) break;
-    const Time end = lookahead_ > until - start ? until : start + lookahead_ - 1;
+    const Time barrier = k.barrier();  // the same on every rank
+    if (barrier != kTimeMax && start >= barrier) {
+      t0 = Clock::now();
+      k.run_barrier(net_);
+      times_.compute_s += since(t0);
+      ++times_.ticks;
+      continue;
+    }
+    Time end = lookahead_ > until - start ? until : start + lookahead_ - 1;
+    if (barrier != kTimeMax) end = std::min(end, barrier - 1);
     t0 = Clock::now();
     net_.begin_window();
     net_.run(end);
@@ -136,6 +145,16 @@ void DistributedEngine::exchange() {
   std::stable_sort(done_.begin(), done_.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
   times_.comm_s += since(t0);
   net_.deliver(done_);
+}
+
+void DistributedEngine::merge(std::vector<uint32_t>& pids) { pids = gather_to_all(comm_, pids); }
+
+void DistributedEngine::sum(std::vector<double>& v) {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, comm_);
+}
+
+void DistributedEngine::all(std::vector<uint8_t>& v) {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT8_T, MPI_MIN, comm_);
 }
 
 RunStats reduce_stats(MPI_Comm comm, const Network& net) {

@@ -68,8 +68,7 @@ inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Net
 }
 
 /// One summary line of what Wormhole skipped.
-inline void print_skip_summary(const FastForward& ff) {
-  const SkipReport r = ff.report();
+inline void print_skip_summary(const SkipReport& r) {
   const SkipStats& s = r.stats;
   const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
   std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks (%lu steady, smallest spread %.4f), "

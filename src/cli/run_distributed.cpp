@@ -21,6 +21,7 @@
 #include "wormhole/io/workload_results.h"
 #include "wormhole/partition/engine.h"
 #include "wormhole/version.h"
+#include "wormhole_session.h"
 
 namespace wh {
 
@@ -189,8 +190,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   std::unique_ptr<Network> traffic;
   if (auto failed = agree(rank, [&] {
         if (!o.memo_in.empty() || !o.memo_out.empty())
-          throw InputError("command line", 0, "--memo/--memo-out need Wormhole, which does not run distributed yet",
-                           "run Wormhole in one process");
+          throw InputError("command line", 0, "--memo/--memo-out: memoization does not run distributed yet",
+                           "run memoization in one process (Wormhole's fast-forward alone does run distributed)");
         // Same-time events in the order that does not depend on the cut (Event::make_key).
         RunOptions portable = o;
         bool given = false;
@@ -232,13 +233,12 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         if (!cfg->portable_order)  // e.g. a quoted "reference" on the command line
           throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
                            "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
-        if (cfg->wormhole.enabled)
-          throw InputError(workload ? o.scenario : cfg->origin_of("WORMHOLE").first,
-                           workload ? 0 : cfg->origin_of("WORMHOLE").second,
-                           "Wormhole (steady-state fast-forward) does not run distributed yet: a distributed run is "
-                           "packet-level only",
-                           workload ? "set [wormhole] enabled = false (--set wormhole.enabled=false), or run it in one process"
-                                    : "set WORMHOLE 0 (--set WORMHOLE=0), or run it in one process");
+        if (cfg->wormhole.enabled && cfg->wormhole.memo)
+          throw InputError(workload ? o.scenario : cfg->origin_of("WORMHOLE_MEMO").first,
+                           workload ? 0 : cfg->origin_of("WORMHOLE_MEMO").second,
+                           "Wormhole's memoization does not run distributed yet (its fast-forward does)",
+                           workload ? "set [wormhole] memo = false (--set wormhole.memo=false), or run it in one process"
+                                    : "set WORMHOLE_MEMO 0 (--set WORMHOLE_MEMO=0), or run it in one process");
         // A workload's cut is weighed by its expected traffic (its flows exist only as it runs).
         if (workload) traffic = traffic_network(wr);
         const Network* weights = workload ? traffic.get() : s.net;
@@ -271,6 +271,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
+  // Wormhole's controller on every rank, alike; its ticks are held between windows (engine.h).
+  WormholeSession wormhole(net, cfg, workload ? wr.until : cfg.stop_time(), "", speak);
+  if (wormhole.controller()) wormhole.controller()->set_exchange(&*engine);
   RankObserver obs(net, text.get(), speak);
   std::unique_ptr<WorkloadDriver> driver;
   if (workload) driver = std::make_unique<WorkloadDriver>(net, wr.workload, wr.layout, wr.options, &obs);
@@ -282,6 +285,11 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const bool complete = driver ? driver->finish(wr.until) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Gathered g = gather_results(s, *engine, obs, wall);
+  if (wormhole.controller()) {
+    uint64_t c[3] = {net.events_discarded(), net.packets_bypassed(), net.packets_held()};
+    MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    wormhole.set_rank_totals(g.stats.events, c[0], c[1], c[2]);
+  }
 
   RunMetadata meta;
   meta.scenario = s.origin;
@@ -292,7 +300,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (auto failed = agree(rank, [&] {
         try {
           write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc,
-                                        g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr);
+                                        g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr,
+                                        wormhole.report());
         } catch (const InputError&) {
           throw;  // agreed by every rank (the file cannot be created or written): said once
         } catch (const std::invalid_argument&) {
@@ -315,6 +324,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     if (o.quiet) return;
     if (workload) print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size());
     else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s);
+    wormhole.print_summary();
     print_rank_times(g);
     if (workload) fmt::print("outputs: {}\n", wr.out);
     else fmt::print("outputs: {} {} {}\n", s.fct, s.pfc, s.results);

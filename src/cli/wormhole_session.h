@@ -4,7 +4,9 @@
 #pragma once
 #include <fmt/core.h>
 
+#include <array>
 #include <cstdio>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -24,7 +26,9 @@ class WormholeSession {
   /// after printing its warnings, and a memoizer if cfg.wormhole.memo or `memo_in` (a memo file
   /// whose entries of this run's namespace are hit from time 0 on). Throws InputError for a
   /// `memo_in` with Wormhole off, unreadable, or without this run's namespace.
-  WormholeSession(Network& net, const SimConfig& cfg, Time run_end, const std::string& memo_in = "") {
+  /// `warn`: print the warnings (a distributed run's rank 0 only).
+  WormholeSession(Network& net, const SimConfig& cfg, Time run_end, const std::string& memo_in = "",
+                  bool warn = true) {
     if (!cfg.wormhole.enabled) {
       if (!memo_in.empty())
         throw InputError(memo_in, 0, "--memo given but Wormhole is off, so nothing would use the memo file",
@@ -32,7 +36,7 @@ class WormholeSession {
       return;
     }
     for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
-      std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
+      if (warn) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     ff_ = std::make_unique<FastForward>(net, cfg.wormhole, run_end);
     if (!cfg.wormhole.memo && memo_in.empty()) return;
     if (!cfg.wormhole.fast_forward)
@@ -51,10 +55,21 @@ class WormholeSession {
   void set_memo_path(const std::string& path) {
     if (rec_) memo_path_ = path;
   }
+  /// The controller (nullptr with Wormhole off).
+  FastForward* controller() { return ff_.get(); }
+  /// A distributed run's network counters, summed over the ranks by the caller: they replace this
+  /// rank's in report() (the controller's own figures are alike on every rank).
+  void set_rank_totals(uint64_t executed, uint64_t discarded, uint64_t bypassed, uint64_t held) {
+    totals_ = {executed, discarded, bypassed, held};
+  }
   /// What the results file gets (nullptr with Wormhole off); valid until the next call.
   const SkipReport* report() {
     if (!ff_) return nullptr;
     report_ = ff_->report();
+    if (totals_) {
+      report_.events_executed = (*totals_)[0], report_.events_discarded = (*totals_)[1];
+      report_.control_bypassed = (*totals_)[2], report_.packets_held = (*totals_)[3];
+    }
     if (rec_) {
       const MemoStats& s = rec_->stats();
       report_.memo = MemoReport{true,  s.periods,       s.hits,   s.replayed, s.converged, s.inserted, s.repeated,
@@ -68,9 +83,9 @@ class WormholeSession {
   }
   const std::string& memo_path() const { return memo_path_; }
   /// Prints what Wormhole skipped and, when recording, what it memoized (nothing with Wormhole off).
-  void print_summary() const {
+  void print_summary() {
     if (!ff_) return;
-    print_skip_summary(*ff_);
+    print_skip_summary(*report());
     if (!rec_) return;
     const MemoStats& s = rec_->stats();
     const uint64_t ended = s.periods - s.replayed - s.converged;
@@ -115,6 +130,7 @@ class WormholeSession {
 
   std::unique_ptr<FastForward> ff_;
   SkipReport report_;
+  std::optional<std::array<uint64_t, 4>> totals_;
   MemoDb db_;
   std::string memo_path_, warm_path_;
   size_t warm_ = 0;

@@ -80,8 +80,20 @@ void FastForward::end_skip(uint32_t pid, bool may_continue) {
   --skipping_now_;
   // A replay ends where the memoized period converged: the partition is steady, go on to
   // fast-forward (when the recorded goodputs allow it and nothing ends too soon).
-  if (may_continue && p.replaying && s_.fast_forward && try_skip(pid)) return;
+  if (may_continue && p.replaying && s_.fast_forward && continue_replay(pid)) return;
   reset(pid);  // after an interrupt the partition must prove itself steady again
+}
+
+bool FastForward::continue_replay(uint32_t pid) {
+  // One process only (a distributed run has no memo): the flows are all this rank's.
+  for (uint32_t id : parts_.flows(pid)) {
+    Track& t = track(id);
+    t.left = double(net_.flow(id).end_seq() - net_.flow(id).snd_nxt) - guard(net_.flow(id), t.goodput);
+  }
+  const Time dt = skip_length(pid);
+  if (dt <= 0 || !net_.can_freeze(parts_.ports(pid), parts_.flows(pid))) return false;
+  skip(pid, dt);
+  return true;
 }
 
 void FastForward::skip_back(uint32_t pid) {
@@ -168,13 +180,16 @@ void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps) {
 void FastForward::touched(uint32_t port) {
   const uint32_t pid = parts_.partition_of_port(port);
   if (pid == PartitionSet::kNone || !part(pid).skipping || part(pid).interrupted) return;
+  // (A distributed run: only the port's rank knows; the pids are merged at the tick.)
   part(pid).interrupted = true;
   interrupted_.push_back(pid);
 }
 
 void FastForward::pull_back_interrupted() {
   // In partition-id order: the same on every rank, whichever rank saw the interrupt first.
+  if (exchange_) exchange_->merge(interrupted_);
   std::sort(interrupted_.begin(), interrupted_.end());
+  interrupted_.erase(std::unique(interrupted_.begin(), interrupted_.end()), interrupted_.end());
   for (uint32_t pid : interrupted_) {
     Part& p = part(pid);
     p.interrupted = false;
@@ -205,23 +220,23 @@ void FastForward::routes_changed() {
   }
 }
 
-bool FastForward::try_skip(uint32_t pid) {
+Time FastForward::skip_length(uint32_t pid) const {
   const Time now = net_.now();
-  const uint32_t payload = net_.config().packet_payload_size;
   Time dt = run_end_ - now;
   if (const Time t = net_.next_flow_start(); t >= 0) dt = std::min(dt, t - now);
   if (const Time t = net_.link_down_time(); t >= 0) dt = std::min(dt, t - now);
   for (uint32_t id : parts_.flows(pid)) {
-    const Track& t = track(id);
-    const Flow& f = net_.flow(id);
-    if (t.goodput <= 0) return false;
-    const double avail = double(f.end_seq() - f.snd_nxt) - guard(f, t.goodput);
-    if (avail <= 0) return false;
-    dt = std::min(dt, static_cast<Time>(avail / t.goodput));
+    const Track& t = tracks_[track_of_[id]];
+    if (t.goodput <= 0 || t.left <= 0) return 0;
+    dt = std::min(dt, static_cast<Time>(t.left / t.goodput));
   }
   dt = dt / kNs * kNs;
-  if (dt < s_.sample_interval) return false;
-  if (!net_.can_freeze(parts_.ports(pid), parts_.flows(pid))) return false;
+  return dt < s_.sample_interval ? 0 : dt;
+}
+
+void FastForward::skip(uint32_t pid, Time dt) {
+  const Time now = net_.now();
+  const uint32_t payload = net_.config().packet_payload_size;
   net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
@@ -229,7 +244,6 @@ bool FastForward::try_skip(uint32_t pid) {
   }
   begin_skip(pid, dt, false);
   ++stats_.skips;
-  return true;
 }
 
 void FastForward::credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay) {
@@ -350,36 +364,62 @@ void FastForward::on_tick() {
     }
     if (p.due <= now) due.push_back(pid);
   }
-  // Sample up to now and estimate goodput (cheap, sequential), then test the windows.
-  size_t due_flows = 0;
-  for (uint32_t pid : due)
-    for (uint32_t id : parts_.flows(pid)) {
-      ++due_flows;
-      Track& t = track(id);
-      const Flow& f = net_.flow(id);
-      sample_until(id, t, f.rate_bps, now);
-      // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
-      // ACK clock's bursts, not the rate): otherwise none, and no skip.
-      t.goodput = t.c0_t >= 0 && f.last_progress - t.c0_t >= 2 * f.base_rtt && f.last_progress > t.c0_t
-                      ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
-                      : 0;
-    }
-  // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
-  std::vector<double> spread(due.size(), 0.0);
+  // Per due flow (partitions in `due` order, flows in partition order): goodput (bytes/ps), window
+  // spread, and bytes left before its guard — measured by the rank that runs the flow's sender
+  // (all of them in one process) and summed over ranks, so every rank decides alike.
+  std::vector<size_t> first(due.size() + 1, 0);
+  for (size_t i = 0; i < due.size(); ++i) first[i + 1] = first[i] + parts_.flows(due[i]).size();
+  const size_t n = first.back();
+  std::vector<double> v(3 * n, 0.0);
+  for (size_t i = 0; i < due.size(); ++i) {
+    size_t j = first[i];
+    for (uint32_t id : parts_.flows(due[i]))
+      if (owned(id)) {
+        Track& t = track(id);
+        const Flow& f = net_.flow(id);
+        sample_until(id, t, f.rate_bps, now);
+        // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
+        // ACK clock's bursts, not the rate): otherwise none, and no skip.
+        const double g = t.c0_t >= 0 && f.last_progress - t.c0_t >= 2 * f.base_rtt && f.last_progress > t.c0_t
+                             ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
+                             : 0;
+        v[3 * j] = g;
+        v[3 * j + 2] = double(f.end_seq() - f.snd_nxt) - guard(f, g);
+        ++j;
+      } else {
+        ++j;
+      }
+  }
   auto check = [&](size_t i) {
-    double worst = 0;
-    for (uint32_t id : parts_.flows(due[i])) worst = std::max(worst, tracks_[track_of_[id]].window.spread());
-    spread[i] = worst;
+    size_t j = first[i];
+    for (uint32_t id : parts_.flows(due[i])) {
+      if (owned(id)) v[3 * j + 1] = tracks_[track_of_[id]].window.spread();
+      ++j;
+    }
   };
-  // The flags depend only on each partition's own windows, so any thread count gives the same.
-  // A check is a few loads per flow: below a few hundred flows, handing them to threads costs
-  // more than it saves (every 1 µs tick would pay a parallel_for).
-  if (due.size() > 1 && due_flows >= s_.parallel_min_flows) {
+  // The spreads depend only on each flow's own window, so any thread count gives the same. A
+  // check is a few loads per flow: below a few hundred flows, handing them to threads costs more
+  // than it saves (every 1 µs tick would pay a parallel_for).
+  if (due.size() > 1 && n >= s_.parallel_min_flows) {
     arena_->arena.execute([&] { tbb::parallel_for(size_t(0), due.size(), check); });
   } else {
     for (size_t i = 0; i < due.size(); ++i) check(i);
   }
+  if (exchange_ && n > 0) exchange_->sum(v);
+  // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
+  std::vector<double> spread(due.size(), 0.0);
+  for (size_t i = 0; i < due.size(); ++i) {
+    size_t j = first[i];
+    for (uint32_t id : parts_.flows(due[i])) {
+      Track& t = track(id);
+      t.goodput = v[3 * j], t.left = v[3 * j + 2];
+      spread[i] = std::max(spread[i], v[3 * j + 1]);
+      ++j;
+    }
+  }
   stats_.checks += due.size();
+  std::vector<uint32_t> candidates;
+  std::vector<Time> lengths;
   for (size_t i = 0; i < due.size(); ++i) {
     Part& p = part(due[i]);
     stats_.min_spread = std::min(stats_.min_spread, spread[i]);
@@ -389,12 +429,25 @@ void FastForward::on_tick() {
       p.converged = true;
       if (period_observer_) period_observer_->period_converged(due[i], now);
     }
-    if (!(steady && s_.fast_forward && try_skip(due[i]))) p.due = now + s_.sample_interval;
+    const Time dt = steady && s_.fast_forward ? skip_length(due[i]) : 0;
+    if (dt > 0) candidates.push_back(due[i]), lengths.push_back(dt);
+    else p.due = now + s_.sample_interval;
+  }
+  // Freezing needs every port of the partition free of other flows' data: each rank checks its
+  // own ports. (Skipping one partition moves nothing onto another's ports, so checking them all
+  // first is checking them one by one.)
+  std::vector<uint8_t> freezable(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i)
+    freezable[i] = net_.can_freeze(parts_.ports(candidates[i]), parts_.flows(candidates[i]));
+  if (exchange_ && !candidates.empty()) exchange_->all(freezable);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (freezable[i]) skip(candidates[i], lengths[i]);
+    else part(candidates[i]).due = now + s_.sample_interval;
   }
   record_timeline();
-  // Ticks alone must not keep a run alive: with nothing else pending, the network is idle (or
-  // stuck, which a workload's watchdog must see).
-  if (parts_.size() > 0 && net_.kernel().pending() > 0) ensure_tick();
+  // A tick alone keeps no run alive: the kernel holds it only before a later event (so a
+  // workload's watchdog still sees an idle or stuck network).
+  if (parts_.size() > 0) ensure_tick();
 }
 
 std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time max_rtt) {

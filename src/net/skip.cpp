@@ -93,9 +93,10 @@ uint32_t Network::hold(uint32_t port, uint32_t pkt, Time due, bool interrupt) {
   h.arrived = kernel_.now();
   h.due = due;
   h.interrupt = interrupt;
+  h.cause = kernel_.cause();
   ++h.gen;
   ++held_count_;
-  kernel_.schedule(h.due, kHeld, slot, h.gen);
+  kernel_.schedule(h.due, kHeld, slot, h.gen, h.cause);
   return slot;
 }
 
@@ -143,6 +144,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
     return is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow);
   };
   const bool sw = nodes_[p.node].is_switch;
+  uint64_t moved = 0;
   for (uint32_t c = 0; c < kClasses; ++c) {
     for (uint32_t n = p.queue[c].size(); n > 0; --n) {
       const uint32_t pkt = p.queue[c].pop();
@@ -150,6 +152,9 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
         p.queue[c].push(pkt);
         continue;
       }
+      // Freezing happens at ticks only (kernel barriers): each moved packet is its own cause, which
+      // only the port's rank has (a bypass's key must not depend on what other ports moved first).
+      kernel_.set_barrier_context((uint64_t(port) << 20) | (moved++ & 0xfffff));
       const uint32_t size = pool_[pkt].size;
       p.queue_bytes[c] -= size;
       p.bytes_total -= size;
@@ -228,9 +233,10 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     Held& h = held_[slot];
     if (h.due < 0 || h.interrupt || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
     h.due += delta;
+    h.cause.origin += delta;
     pool_[h.pkt].offset += delta;
     ++h.gen;
-    kernel_.schedule(h.due, kHeld, slot, h.gen);
+    kernel_.schedule(h.due, kHeld, slot, h.gen, h.cause);
   }
   freeze_horizon_ = std::max(freeze_horizon_, frozen_until);
 }

@@ -77,6 +77,14 @@ class Kernel {
     current_ = 0;
   }
 
+  /// Inside at_barrier(): the next schedule() calls are caused by `context` (< 2^44, numbered from
+  /// 0), not by the barrier. A distributed run does at a barrier only its own share of the work, so a
+  /// context per piece of work (a port, a packet) keeps the children's keys those of one process.
+  void set_barrier_context(uint64_t context) {
+    current_ = order_ == EventOrder::Reference ? ++executions_ : context << 20;
+    child_ = client_child_ = 0;
+  }
+
   /// Runs events in (time, key) order while the earliest is at or before `until` (ps) and
   /// handler.keep_running() is true, holding the barrier (set_barrier) on the way. Calls
   /// handler.handle(const Event&) per event and handler.on_tick() every 65,536 events. Returns the

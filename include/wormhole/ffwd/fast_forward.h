@@ -15,6 +15,21 @@
 
 namespace wh {
 
+/// What the ranks of a distributed run combine at a tick (partition/engine.h implements it with
+/// MPI collectives). Every rank calls the same methods in the same order with vectors of the same
+/// length (the partitions are alike everywhere), so each call is one collective.
+class TickExchange {
+ public:
+  virtual ~TickExchange() = default;
+  /// Partition ids: every rank's appended to `pids` (any order; the caller sorts).
+  virtual void merge(std::vector<uint32_t>& pids) = 0;
+  /// Element-wise sum over ranks; each value is measured by one rank, the others give 0, so the
+  /// sum is that value exactly.
+  virtual void sum(std::vector<double>& v) = 0;
+  /// Element-wise AND over ranks (1/0).
+  virtual void all(std::vector<uint8_t>& v) = 0;
+};
+
 /// Attaches itself to `net` (Network::set_skip_hooks) and detaches on destruction.
 ///
 /// Partitions (PartitionSet) are the connected components of active flows over the egress ports
@@ -67,6 +82,9 @@ class FastForward final : public SkipHooks {
   double goodput(uint32_t id) const { return tracks_[track_of_[id]].goodput; }
   /// Tells `o` (nullptr: nobody) when unsteady periods start and converge (a memoizer).
   void set_period_observer(PeriodObserver* o) { period_observer_ = o; }
+  /// A distributed run's ranks, met at every tick (nullptr: one process). Every rank keeps the same
+  /// partitions; what only a flow's or port's rank knows is combined through `x`.
+  void set_exchange(TickExchange* x) { exchange_ = x; }
 
   // SkipHooks
   void flow_started(uint32_t id) override;
@@ -84,6 +102,7 @@ class FastForward final : public SkipHooks {
     Time c0_t = 0, c1_t = 0;      // goodput checkpoints (time snd_una last moved, snd_una)
     uint64_t c0_acked = 0, c1_acked = 0;
     double goodput = 0;           // bytes/ps over the last window (at the last check)
+    double left = 0;              // bytes it may still skip before its guard (at the last check)
     int64_t credited = 0;         // bytes credited by the current skip
     double skip_rate = 0;         // bytes/ps the current skip credits (a skip-back keeps rate × time kept)
     uint32_t hops = 0;            // data-path length (for the event estimate)
@@ -108,7 +127,12 @@ class FastForward final : public SkipHooks {
   void settle(const std::vector<uint32_t>& pids);  ///< end or pull back skips before membership changes
   void pull_back_interrupted();          ///< the interrupts since the last tick (touched)
   void remove_finished();                ///< the flows finished since the last tick (flow_finished)
-  bool try_skip(uint32_t pid);
+  /// The skip `pid` may take now (ps, whole ns; 0: none): up to the earliest known interrupt, from
+  /// its flows' goodput and bytes left at the last check (Track::left).
+  Time skip_length(uint32_t pid) const;
+  void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
+  bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
+  bool owned(uint32_t id) const { return net_.owns_node(net_.flow(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
   bool try_replay(uint32_t pid, const Replay& r);
   /// Credits `packets` whole packets to flow `id` for a skip of `dt` ps at `rate` bytes/ps (what a
@@ -137,6 +161,7 @@ class FastForward final : public SkipHooks {
   std::vector<uint32_t> track_of_;
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   PeriodObserver* period_observer_ = nullptr;
+  TickExchange* exchange_ = nullptr;
   std::vector<uint32_t> lookup_queue_;            // partitions whose period started since the last tick
   std::vector<uint32_t> interrupted_;             // partitions touched since the last tick
   std::vector<uint32_t> finished_;                // flows finished since the last tick, in the run's order

@@ -416,6 +416,7 @@ class Network final : public CcHost {
     Time arrived = 0, due = -1;  // due -1: free slot
     uint16_t gen = 0;            // carried by its kHeld event: re-timing leaves the old one stale
     bool interrupt = false;      // an interrupt waiting for its pull-back (its clock is not the partition's)
+    Cause cause;                 // of its kHeld event: a re-timing keeps it (moved), so its key is rank-independent
   };
   std::vector<Held> held_;
   uint64_t bypassed_ = 0, held_count_ = 0, discarded_ = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wormhole/core/time.h"
+#include "wormhole/ffwd/fast_forward.h"
 #include "wormhole/net/network.h"
 #include "wormhole/partition/rank_map.h"
 
@@ -37,6 +38,7 @@ struct RankTimes {
   double wait_s = 0;     ///< in the synchronising collectives (window start, counts): waiting for the slowest rank
   double comm_s = 0;     ///< exchanging and queueing the packets of cut links and the completions
   uint64_t windows = 0;
+  uint64_t ticks = 0;    ///< Wormhole's ticks held between windows (kernel barriers)
   uint64_t packets_sent = 0, packets_received = 0;  ///< over cut links
   uint64_t events = 0;   ///< events this rank executed (its share of RunStats::events)
 };
@@ -56,7 +58,12 @@ struct RankTimes {
 /// the fabrics here have one delay class, so a null-message protocol could not grant more.
 /// Same-time events are ordered by EventOrder::Portable keys, which travel with the packets, so
 /// the results are those of one process in that order, for any rank count and map.
-class DistributedEngine {
+///
+/// Wormhole: the controller's tick is a kernel barrier (Kernel::set_barrier), alike on every rank.
+/// Windows end before it; when the next event anywhere is at or after it, every rank holds it
+/// between windows (one process holds it before every event of its instant), combining through
+/// this engine (TickExchange: MPI_Allgatherv, MPI_Allreduce) what only one rank measured.
+class DistributedEngine final : public TickExchange {
  public:
   /// Makes `net` rank `rank of comm`'s share of `map` (Network::set_distribution). Every rank must
   /// pass the same map. `client_lookahead` (ps): how far ahead the network's client (a workload
@@ -75,6 +82,11 @@ class DistributedEngine {
   const RankTimes& times() const { return times_; }
   /// Whether the client stopped the run (then Network::stop_event() says where).
   bool stopped() const { return stopped_; }
+
+  // TickExchange (collective)
+  void merge(std::vector<uint32_t>& pids) override;
+  void sum(std::vector<double>& v) override;
+  void all(std::vector<uint8_t>& v) override;
 
  private:
   void exchange();
