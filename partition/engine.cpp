@@ -45,6 +45,7 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
                      "give the workload a send latency (SimAI's AS_SEND_LAT, e.g. 6 us), or run it in one process");
   lookahead_ = std::min(map.edge_cut > 0 ? map.lookahead_ps : kTimeMax, client_lookahead);
   net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
+  net_.kernel().set_hold_barriers(false);  // held in run(), between windows
   net_.set_client_lookahead(client_lookahead);
 }
 

@@ -49,6 +49,7 @@ bool Network::counted_elsewhere(const Event& e) const {
 void Network::accept(const CrossPacket& c) {
   const uint32_t pkt = pool_.alloc();
   pool_[pkt] = c.pkt;
+  if (c.bypass) return kernel_.schedule(c.arrive, kBypass, pkt, 0, c.cause);
   Port& p = ports_[c.port];
   const bool idle_wire = p.wire.empty();
   p.wire.push({c.arrive, c.cause, pkt});

@@ -330,7 +330,7 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   if (!cut_port_.empty() && cut_port_[port]) {
     // The peer's rank queues it on its copy of the wire (accept) at the next window edge: the
     // link's delay is at least the window, so it arrives after that.
-    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[ports_[p.peer].node], pool_[pkt]});
+    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[ports_[p.peer].node], 0, pool_[pkt]});
     pool_.release(pkt);
     return;
   }

@@ -60,7 +60,14 @@ void Network::bypass(uint32_t port, uint32_t pkt) {
   if (!p.up) return drop(pkt);
   pool_[pkt].in_port = p.peer;
   ++bypassed_;
-  kernel_.schedule(kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay, kBypass, pkt);
+  const Time at = kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay;
+  if (!cut_port_.empty() && cut_port_[port]) {
+    // The peer's rank schedules the same event (Network::accept); the link's delay covers the window.
+    outbox_.push_back({at, kernel_.cause(), port, node_rank_[ports_[p.peer].node], 1, pool_[pkt]});
+    pool_.release(pkt);
+    return;
+  }
+  kernel_.schedule(at, kBypass, pkt);
 }
 
 bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
@@ -188,6 +195,8 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
   for (uint32_t id : flows) {
     Flow& f = flows_[id];
     ++f.epoch;
+    f.clock_offset += delta;  // every rank's switches compare packets with it
+    if (!owns_node(f.src)) continue;  // its sender's state lives on another rank
     for (int slot = 0; slot <= kRtoSlot; ++slot) {
       if (f.timer_at[slot] >= 0) f.timer_at[slot] += delta;
       f.timer_cause[slot].origin += delta;
@@ -200,7 +209,6 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     f.last_progress += delta;
     if (f.nack_timer > 0) f.nack_timer += delta;
     shift_cc_times(f.cc, delta);
-    f.clock_offset += delta;
   }
   if (freezing)
     for (uint32_t p : ports) ports_[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too

@@ -63,6 +63,9 @@ class Kernel {
   /// no key and takes no child index), so a distributed run can hold it at a window edge, between
   /// windows (partition/engine.h), exactly where one process holds it. kTimeMax: none.
   void set_barrier(Time at) { barrier_ = at; }
+  /// false: run() stops before the barrier instead of holding it (a distributed run holds it
+  /// between windows, all ranks together; a barrier set inside a window ends the window there).
+  void set_hold_barriers(bool hold) { hold_barriers_ = hold; }
   Time barrier() const { return barrier_; }
   /// Calls handler.at_barrier() at the pending barrier's time and clears the barrier (which the
   /// handler may set again). Scheduling from it counts as set-up in portable order (parent key 0;
@@ -96,7 +99,7 @@ class Kernel {
       const bool barrier_due = barrier_ != kTimeMax && barrier_ <= until;
       if (!queue_.pop_until(barrier_due ? barrier_ - 1 : until, running_)) {
         // Nothing before the barrier: hold it if an event at or after it is due by `until`.
-        if (!barrier_due || queue_.size() == 0 || queue_.next_time() > until) break;
+        if (!barrier_due || !hold_barriers_ || queue_.size() == 0 || queue_.next_time() > until) break;
         run_barrier(handler);
         if (!handler.keep_running()) break;
         continue;
@@ -125,6 +128,7 @@ class Kernel {
   uint32_t client_child_ = 0;  // events a client scheduled from it (portable order)
   uint64_t executed_ = 0;
   Time barrier_ = kTimeMax;
+  bool hold_barriers_ = true;
 };
 
 }  // namespace wh

@@ -64,7 +64,8 @@ struct CrossPacket {
   Time arrive = 0;   ///< ps: when the packet reaches the far end of `port`'s link
   Cause cause;       ///< the arrival event's cause (its transmission start)
   uint32_t port = 0; ///< the egress port it left from (global index); its peer is on the receiving rank
-  uint32_t to_rank = 0;  ///< the rank of the peer's node
+  uint32_t to_rank : 31;  ///< the rank of the peer's node
+  uint32_t bypass : 1;    ///< it passed a frozen port (Network::bypass): a kBypass event, not the wire
   Packet pkt;
 };
 
