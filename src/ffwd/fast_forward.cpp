@@ -330,8 +330,16 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   return true;
 }
 
+uint32_t FastForward::mark() {
+  marks_.push_back(stats_);
+  return static_cast<uint32_t>(marks_.size() - 1);
+}
+
+void FastForward::rewind(uint32_t m) { stats_ = marks_.at(m); }
+
 void FastForward::on_tick() {
   tick_pending_ = false;
+  marks_.clear();  // a stop is always inside the window after the last tick
   ++stats_.ticks;
   const Time now = net_.now();
   // What happened since the last tick first: interrupts pull their partitions back now, finished

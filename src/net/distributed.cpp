@@ -135,6 +135,7 @@ Time Network::next_client_event() { return client_kernel_.queue().next_time(); }
 void Network::begin_window() {
   window_log_.clear();
   undo_.clear();
+  credit_undo_.clear();
   window_last_finish_ = last_finish_;
   peaks_.clear();
   peaks_.push_back({max_queue_event_, 0, max_queue_, max_queue_port_});
@@ -155,6 +156,7 @@ void Network::truncate_after(const Event& x) {
   max_queue_ = best.bytes, max_queue_port_ = best.port, max_queue_event_ = best.at;
   last_finish_ = window_last_finish_;
   size_t keep_flows = flows_.size();
+  bool rewound = false;
   for (const Undo& u : undo_) {
     if (!after_stop(u.at, u.exec)) {
       if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_[u.arg].finish);
@@ -169,6 +171,16 @@ void Network::truncate_after(const Event& x) {
         --flows_finished_;
         break;
       case kUndoInject: keep_flows = std::min<size_t>(keep_flows, u.arg); break;
+      case kUndoCredit: {
+        const CreditUndo& c = credit_undo_[u.arg];
+        Flow& f = flows_[c.id];
+        f.skipped_bytes = static_cast<uint64_t>(static_cast<int64_t>(f.skipped_bytes) - c.bytes);
+        f.skipped_time -= c.time;
+        break;
+      }
+      case kUndoSkipHook:  // the first after x: the controller as it was then
+        if (!rewound) skip_->rewind(u.arg), rewound = true;
+        break;
     }
   }
   flows_.resize(keep_flows);  // flows injected after x: one process never created them

@@ -30,7 +30,7 @@ void Network::start_flow(uint32_t id) {
   if (!owns_node(f.src)) {
     // Another rank's sender: this rank needs only the ACK NIC (if it has the receiver), and the
     // controller's partitions, which every rank keeps alike.
-    if (skip_ && f.nic != UINT32_MAX) skip_->flow_started(id);
+    if (skip_ && f.nic != UINT32_MAX) notify_flow_started(id);
     return;
   }
   const PathMetrics& m = routing_.pair(f.src, f.dst);
@@ -49,7 +49,7 @@ void Network::start_flow(uint32_t id) {
   ports_[f.nic].qps.push_back(id);
   f.next_avail = kernel_.now();
   // Partitions this flow joins are pulled back from a skip before its first packet leaves.
-  if (skip_) skip_->flow_started(id);
+  if (skip_) notify_flow_started(id);
   nic_send(f.nic);
 }
 

@@ -45,6 +45,15 @@ void Network::credit(uint32_t id, int64_t bytes, Time time) {
   Flow& f = flows_[id];
   f.skipped_bytes = static_cast<uint64_t>(static_cast<int64_t>(f.skipped_bytes) + bytes);
   f.skipped_time += time;
+  if (client_ && !node_rank_.empty()) {
+    log_undo(kUndoCredit, static_cast<uint32_t>(credit_undo_.size()));
+    credit_undo_.push_back({id, bytes, time});
+  }
+}
+
+void Network::notify_flow_started(uint32_t id) {
+  if (client_ && !node_rank_.empty()) log_undo(kUndoSkipHook, skip_->mark());
+  skip_->flow_started(id);
 }
 
 void Network::shift_packet_times(Packet& pk, Time delta) {

@@ -93,6 +93,8 @@ class FastForward final : public SkipHooks {
   void touched(uint32_t port) override;
   void routes_changed() override;
   void on_tick() override;
+  uint32_t mark() override;
+  void rewind(uint32_t m) override;
 
  private:
   struct Track {                  // one active flow
@@ -168,6 +170,7 @@ class FastForward final : public SkipHooks {
   bool tick_pending_ = false;
   uint32_t skipping_now_ = 0;
   SkipStats stats_;
+  std::vector<SkipStats> marks_;                   // mark(): the statistics then (cleared at ticks)
   std::vector<PartitionSample> timeline_;
 };
 

@@ -393,14 +393,23 @@ class Network final : public CcHost {
   };
   std::vector<Peak> peaks_;             // each new peak queue (to undo after a stop)
   // What the current window counted, by event, to undo after a stop inside it (truncate_after).
-  enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject };
+  enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject, kUndoCredit, kUndoSkipHook };
   struct Undo {
     Event at;
     uint64_t exec;
     UndoKind what;
-    uint32_t arg;  // kUndoFinish: the flow; kUndoInject: flows_.size() before the injection
+    // kUndoFinish: the flow; kUndoInject: flows_.size() before the injection; kUndoCredit: index in
+    // credit_undo_; kUndoSkipHook: the controller's mark (SkipHooks::mark) before a flow started
+    uint32_t arg;
   };
   std::vector<Undo> undo_;
+  struct CreditUndo {
+    uint32_t id;
+    int64_t bytes;
+    Time time;
+  };
+  std::vector<CreditUndo> credit_undo_;  // the window's fast-forward credits (Network::credit)
+  void notify_flow_started(uint32_t id);  // SkipHooks::flow_started, marked for the undo log
   Time window_last_finish_ = -1;        // last_finish_ when the window began
   void log_undo(UndoKind what, uint32_t arg = 0) {
     if (client_ && !node_rank_.empty()) undo_.push_back({kernel_.running(), kernel_.events_executed(), what, arg});

@@ -24,6 +24,12 @@ class SkipHooks {
   virtual void touched(uint32_t port) = 0;
   /// LINK_DOWN changed the routes: every flow's path may have changed.
   virtual void routes_changed() = 0;
+  /// A distributed run with a client, before flow_started(): a mark of what the controller reports
+  /// now, for rewind() if the client turns out to have stopped the run before this point
+  /// (Network::truncate_after); valid until the next tick.
+  virtual uint32_t mark() { return 0; }
+  /// Reports as at mark `m` (its statistics; the credits are the network's to undo).
+  virtual void rewind(uint32_t m) {}
   /// The controller's own periodic tick (Network::schedule_skip_tick): a kernel barrier.
   virtual void on_tick() = 0;
 };
