@@ -6,6 +6,8 @@ Usage: bench_distributed.py [--build DIR] [--hosts-k K | --small | --scenario PA
 
 --scenario PATH runs a given HPCC config.txt or .toml training workload (e.g. inputs/llm/gpt13b-128g.toml) instead
 of the generated fat-tree, the same way (packet mode; the workload's METIS cut is weighed by its expected traffic).
+--wormhole runs every run with Wormhole's fast-forward on (WORMHOLE=1 / wormhole.enabled=true, memoization off;
+the scenario's other Wormhole settings as they are) and compares results.h5's /wormhole group too.
 
 Scenario (generated into a temporary folder, never committed): a three-tier fat-tree of parameter k (default 16:
 k pods x k/2 edge switches x k/2 hosts = k^3/4 = 1,024 hosts; k^2/2 = 128 edge, 128 aggregation, k^2/4 = 64 core
@@ -205,10 +207,17 @@ def run(cmd, workdir, tag, what, timeout, stats=None):
     return wall, out_path.read_text(errors="replace")
 
 
-def simulate(binary, cfg, workdir, n, timeout):
+def mode_sets(cfg, wormhole):
+    toml = str(cfg).endswith(".toml")
+    if not wormhole:
+        return ["--set", "wormhole.enabled=false" if toml else "WORMHOLE=0"]
+    return (["--set", "wormhole.enabled=true", "--set", "wormhole.memo=false"] if toml
+            else ["--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=0"])
+
+
+def simulate(binary, cfg, workdir, n, timeout, wormhole=False):
     outdir = workdir / f"np{n}"
-    packet = "wormhole.enabled=false" if str(cfg).endswith(".toml") else "WORMHOLE=0"
-    cmd = [str(binary), "run", str(cfg), "-o", str(outdir), "--set", packet]
+    cmd = [str(binary), "run", str(cfg), "-o", str(outdir), *mode_sets(cfg, wormhole)]
     cmd = cmd + ["--set", "EVENT_ORDER=portable"] if n == 1 else mpirun(n) + cmd
     what = "1 process" if n == 1 else f"mpirun -np {n}"
     log(f"  {what} ...")
@@ -253,12 +262,13 @@ def identical(a, b):
     return a.read_bytes() == b.read_bytes()
 
 
-def same_tables(a, b):
-    """results.h5's /flows and /pfc tables equal (h5diff, hdf5-tools); None when h5diff is not installed."""
+def same_tables(a, b, wormhole=False):
+    """results.h5's /flows and /pfc tables (and /wormhole) equal (h5diff, hdf5-tools); None without h5diff."""
     h5diff = shutil.which("h5diff")
     if h5diff is None:
         return None
-    return all(subprocess.run([h5diff, str(a), str(b), t], capture_output=True).returncode == 0 for t in ("/flows", "/pfc"))
+    groups = ("/flows", "/pfc") + (("/wormhole",) if wormhole else ())
+    return all(subprocess.run([h5diff, str(a), str(b), t], capture_output=True).returncode == 0 for t in groups)
 
 
 # ---------------------------------------------------------------- report
@@ -325,6 +335,8 @@ def main():
     ap.add_argument("--small", action="store_true", help="smoke test: k = 4 (16 hosts)")
     ap.add_argument("--scenario", help="run this scenario (an HPCC config.txt or a .toml training workload) instead of "
                                        "the generated fat-tree permutation; packet mode")
+    ap.add_argument("--wormhole", action="store_true", help="Wormhole's fast-forward on in every run (memoization "
+                                                            "off); /wormhole compared too")
     ap.add_argument("--size", type=int, default=4000000, help="bytes per flow (default 4000000: ~25 s in one process)")
     ap.add_argument("--ranks", default="2,4", help="rank counts to run besides 1 process (default 2,4)")
     ap.add_argument("--cc", choices=("dcqcn", "hpcc"), default="dcqcn", help="CC: the template config (default dcqcn)")
@@ -368,22 +380,23 @@ def main():
         log(f"bench_distributed: {cfg if args.scenario else f'k = {k} fat-tree ({hosts} hosts)'}, {1 + len(ranks)} runs one at a time; "
             f"work folder {workdir}")
         parts = {n: partition(local, cfg, workdir, n, args.timeout) for n in ranks}
-        runs = [simulate(local, cfg, workdir, 1, args.timeout)]
+        runs = [simulate(local, cfg, workdir, 1, args.timeout, args.wormhole)]
         exact = {}
         for n in ranks:
-            runs.append(simulate(local, cfg, workdir, n, args.timeout))
+            runs.append(simulate(local, cfg, workdir, n, args.timeout, args.wormhole))
             exact[n] = all(identical(runs[0]["outdir"] / f, runs[-1]["outdir"] / f) for f in ("fct.txt", "pfc.txt"))
-            tables = same_tables(runs[0]["outdir"] / "results.h5", runs[-1]["outdir"] / "results.h5")
+            tables = same_tables(runs[0]["outdir"] / "results.h5", runs[-1]["outdir"] / "results.h5", args.wormhole)
             if tables is not None:
                 exact[n] = exact[n] and tables
             if not exact[n]:
                 log(f"      MISMATCH: fct.txt or pfc.txt of -np {n} differs from the 1-process run's")
             if not args.keep:
                 shutil.rmtree(runs[-1]["outdir"], ignore_errors=True)
-        what = (f"Scenario: {cfg}, packet mode" if args.scenario else
+        mode = "Wormhole fast-forward on (memoization off)" if args.wormhole else "packet mode"
+        what = (f"Scenario: {cfg}, {mode}" if args.scenario else
                 f"Scenario: k = {k} fat-tree, {hosts} hosts, {nodes} nodes ({switches} switches), "
                 f"{links} links of 100Gbps / 1 us; random permutation, {hosts} flows of {args.size:,} B (seed "
-                f"{args.seed}) at 2 s; {args.cc.upper()}, packet mode")
+                f"{args.seed}) at 2 s; {args.cc.upper()}, {mode}")
         head = (f"# Distributed engine benchmark\n\n{version or 'wormhole'} ({binary}, built {built}), "
                 f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, load average {load0} before the runs, "
                 f"{loadavg()} after them. {what}. 1 process with EVENT_ORDER=portable; "
