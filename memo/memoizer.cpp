@@ -2,6 +2,9 @@
 #include "wormhole/memo/memoizer.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include "cc_codec.h"
 
 namespace wh {
 
@@ -44,19 +47,94 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   r.flows = ff_.partitions().flows(pid);
   r.sent.clear();
   r.rate.clear();
+  // Each rank takes the flows it sends (the others' are 0 here): tick() completes them.
   for (uint32_t id : r.flows) {
-    r.sent.push_back(net_.flow(id).snd_nxt);
-    r.rate.push_back(net_.flow(id).rate_bps);
+    const Flow& f = net_.flow(id);
+    const bool mine = net_.owns_node(f.src);
+    r.sent.push_back(mine ? f.snd_nxt : 0);
+    r.rate.push_back(mine ? f.rate_bps : 0);
   }
   r.start = now;
+  if (!r.pending) starting_.push_back(pid), r.pending = true;
+  r.begun = false;
   r.key.reset();
   r.hit.reset();
+}
+
+void Memoizer::tick(Time now) {
+  if (starting_.empty()) return;
+  // The periods started since the last tick, which this tick looks up: their flows' start values
+  // and what they have sent by now. Every rank has the same starting_ (its calls are the
+  // controller's, alike everywhere); each gives the flows it sends, 0 for the others, so the sums
+  // are the values (exact in doubles below 2^53).
+  std::vector<Record*> recs;
+  std::vector<double> v;
+  for (uint32_t pid : starting_) {
+    auto it = open_.find(pid);
+    if (it == open_.end() || !it->second.pending) continue;
+    Record& r = it->second;
+    r.pending = false;
+    recs.push_back(&r);
+    for (size_t i = 0; i < r.flows.size(); ++i) {
+      const Flow& f = net_.flow(r.flows[i]);
+      v.push_back(double(r.sent[i]));
+      v.push_back(double(r.rate[i]));
+      v.push_back(net_.owns_node(f.src) ? double(f.snd_nxt) : 0.0);
+    }
+  }
+  starting_.clear();
+  if (TickExchange* x = ff_.exchange(); x && !v.empty()) x->sum(v);
+  size_t j = 0;
+  for (Record* r : recs) {
+    r->sent_now.clear();
+    for (size_t i = 0; i < r->flows.size(); ++i, j += 3) {
+      r->sent[i] = static_cast<uint64_t>(v[j]);
+      r->rate[i] = static_cast<uint64_t>(v[j + 1]);
+      r->sent_now.push_back(static_cast<uint64_t>(v[j + 2]));
+    }
+    r->begun = true;
+    r->looked_up_at = now;
+  }
+}
+
+std::vector<CcSnapshot> Memoizer::snapshots(const std::vector<uint32_t>& flows, Time now) const {
+  std::vector<CcSnapshot> out(flows.size());
+  TickExchange* x = ff_.exchange();
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const Flow& f = net_.flow(flows[i]);
+    if (!net_.owns_node(f.src)) continue;
+    CcSnapshot snap = snapshot_cc(f, now);
+    make_cc_portable(snap.cc);
+    // Through the memo file's row, in one process too: what is stored is then the same bits
+    // whichever rank took it (and what a warm start reads back).
+    const CcRow row = encode_cc(snap);
+    out[i] = decode_cc(row);
+    if (!x) continue;
+    const uint32_t k = static_cast<uint32_t>(i);  // (vertex, row) records
+    const auto* kp = reinterpret_cast<const uint8_t*>(&k);
+    const auto* rp = reinterpret_cast<const uint8_t*>(&row);
+    bytes.insert(bytes.end(), kp, kp + sizeof k);
+    bytes.insert(bytes.end(), rp, rp + sizeof row);
+  }
+  if (!x) return out;
+  x->gather(bytes);
+  for (size_t at = 0; at + sizeof(uint32_t) + sizeof(CcRow) <= bytes.size(); at += sizeof(uint32_t) + sizeof(CcRow)) {
+    uint32_t k;
+    CcRow row;
+    std::memcpy(&k, bytes.data() + at, sizeof k);
+    std::memcpy(&row, bytes.data() + at + sizeof k, sizeof row);
+    out.at(k) = decode_cc(row);
+  }
+  return out;
 }
 
 std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   auto it = open_.find(pid);
   if (it == open_.end()) return std::nullopt;
   Record& r = it->second;
+  // Looked up at the first tick after its start, where tick() just took what it sent since.
+  if (!r.begun || r.looked_up_at != now) return std::nullopt;
   if (ff_.partitions().flows(pid) != r.flows || !db_.store.may_hold(ns_, r.flows.size())) return std::nullopt;
   r.hit = db_.store.lookup(ns_, key_of(r), now);
   if (!r.hit) return std::nullopt;
@@ -66,8 +144,7 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   p.duration = v.duration - (now - r.start);
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const uint32_t k = r.hit->map[i];
-    const uint64_t now_sent = net_.flow(r.flows[i]).snd_nxt;
-    const uint64_t since = now_sent > r.sent[i] ? now_sent - r.sent[i] : 0;
+    const uint64_t since = r.sent_now[i] > r.sent[i] ? r.sent_now[i] - r.sent[i] : 0;
     p.bytes.push_back(v.bytes[k] > since ? v.bytes[k] - since : 0);
     p.goodput.push_back(v.goodput[k]);
     p.cc.push_back(v.cc[k]);
@@ -90,20 +167,19 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
   if (it == open_.end()) return;
   Record r = std::move(it->second);
   open_.erase(it);
-  // A period only counts if the partition still holds exactly its flows (ids were reused otherwise).
-  if (ff_.partitions().flows(pid) != r.flows) return;
+  // A period only counts if it began and the partition still holds exactly its flows (ids were
+  // reused otherwise).
+  if (!r.begun || ff_.partitions().flows(pid) != r.flows) return;
   key_of(r);
   ++stats_.converged;
+  const std::vector<CcSnapshot> cc = snapshots(r.flows, now);  // every rank alike: collective
   MemoValue v;
   v.duration = now - r.start;
   for (size_t i = 0; i < r.flows.size(); ++i) {
-    const Flow& f = net_.flow(r.flows[i]);
-    v.bytes.push_back(f.snd_nxt > r.sent[i] ? f.snd_nxt - r.sent[i] : 0);  // less after a go-back-N rewind
-    v.end_rate_bps.push_back(f.rate_bps);
+    v.bytes.push_back(cc[i].snd_nxt > r.sent[i] ? cc[i].snd_nxt - r.sent[i] : 0);  // less after a go-back-N rewind
+    v.end_rate_bps.push_back(cc[i].rate_bps);
     v.goodput.push_back(ff_.goodput(r.flows[i]));
-    CcSnapshot cc = snapshot_cc(f, now);
-    make_cc_portable(cc.cc);
-    v.cc.push_back(cc);
+    v.cc.push_back(cc[i]);
   }
   if (db_.store.insert(ns_, std::move(*r.key), std::move(v), now).second) ++stats_.inserted;
   else ++stats_.repeated;

@@ -161,6 +161,8 @@ void DistributedEngine::all(std::vector<uint8_t>& v) {
   MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT8_T, MPI_MIN, comm_);
 }
 
+void DistributedEngine::gather(std::vector<uint8_t>& bytes) { bytes = gather_to_all(comm_, bytes); }
+
 RunStats reduce_stats(MPI_Comm comm, const Network& net) {
   RunStats s = net.stats();
   uint64_t sums[4] = {s.events, s.packets_dropped, s.ecn_marks, s.retransmit_timeouts};

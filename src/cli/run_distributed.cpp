@@ -189,9 +189,6 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   Shared s(o, rank, ranks);
   std::unique_ptr<Network> traffic;
   if (auto failed = agree(rank, [&] {
-        if (!o.memo_in.empty() || !o.memo_out.empty())
-          throw InputError("command line", 0, "--memo/--memo-out: memoization does not run distributed yet",
-                           "run memoization in one process (Wormhole's fast-forward alone does run distributed)");
         // Same-time events in the order that does not depend on the cut (Event::make_key).
         RunOptions portable = o;
         bool given = false;
@@ -233,12 +230,6 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         if (!cfg->portable_order)  // e.g. a quoted "reference" on the command line
           throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
                            "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
-        if (cfg->wormhole.enabled && cfg->wormhole.memo)
-          throw InputError(workload ? o.scenario : cfg->origin_of("WORMHOLE_MEMO").first,
-                           workload ? 0 : cfg->origin_of("WORMHOLE_MEMO").second,
-                           "Wormhole's memoization does not run distributed yet (its fast-forward does)",
-                           workload ? "set [wormhole] memo = false (--set wormhole.memo=false), or run it in one process"
-                                    : "set WORMHOLE_MEMO 0 (--set WORMHOLE_MEMO=0), or run it in one process");
         // A workload's cut is weighed by its expected traffic (its flows exist only as it runs).
         if (workload) traffic = traffic_network(wr);
         const Network* weights = workload ? traffic.get() : s.net;
@@ -255,8 +246,18 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   Network& net = *s.net;
   std::optional<DistributedEngine> engine;
   std::unique_ptr<TextOutputs> text;
+  // Wormhole's controller (and memoizer) on every rank, alike; its ticks are held between windows
+  // (engine.h). Every rank reads a --memo file; rank 0 writes the memo file (the store is the same
+  // on every rank: the ranks take the same decisions).
+  std::optional<WormholeSession> wormhole;
   if (auto failed = agree(rank, [&] {
         engine.emplace(net, MPI_COMM_WORLD, s.map, workload ? wr.options.send_latency : kTimeMax);
+        wormhole.emplace(net, cfg, workload ? wr.until : cfg.stop_time(), o.memo_in, speak);
+        if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
+        wormhole->set_memo_path(o.memo_out.empty()
+                                    ? (std::filesystem::path(s.results).parent_path() / "memo.h5").string()
+                                    : o.memo_out);
+        if (lead && !o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
         if (lead) {
           if (workload) write_topology_copy(wr);
           text = std::make_unique<TextOutputs>(s.fct, s.pfc, s.origin);
@@ -271,9 +272,6 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
-  // Wormhole's controller on every rank, alike; its ticks are held between windows (engine.h).
-  WormholeSession wormhole(net, cfg, workload ? wr.until : cfg.stop_time(), "", speak);
-  if (wormhole.controller()) wormhole.controller()->set_exchange(&*engine);
   RankObserver obs(net, text.get(), speak);
   std::unique_ptr<WorkloadDriver> driver;
   if (workload) driver = std::make_unique<WorkloadDriver>(net, wr.workload, wr.layout, wr.options, &obs);
@@ -285,10 +283,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const bool complete = driver ? driver->finish(wr.until) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Gathered g = gather_results(s, *engine, obs, wall);
-  if (wormhole.controller()) {
+  if (wormhole->controller()) {
     uint64_t c[3] = {net.events_discarded(), net.packets_bypassed(), net.packets_held()};
     MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    wormhole.set_rank_totals(g.stats.events, c[0], c[1], c[2]);
+    wormhole->set_rank_totals(g.stats.events, c[0], c[1], c[2]);
   }
 
   RunMetadata meta;
@@ -301,7 +299,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         try {
           write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc,
                                         g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr,
-                                        wormhole.report());
+                                        wormhole->report());
         } catch (const InputError&) {
           throw;  // agreed by every rank (the file cannot be created or written): said once
         } catch (const std::invalid_argument&) {
@@ -318,13 +316,14 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
     if (driver) write_workload_csvs(wr.out, driver->report());
+    wormhole->write_memo();
     warn_late_acks(g);
     if (!workload) print_unfinished(cr, g.records, g.stats, 0);
     if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", driver->report().incomplete.c_str());
     if (o.quiet) return;
     if (workload) print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size());
     else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s);
-    wormhole.print_summary();
+    wormhole->print_summary();
     print_rank_times(g);
     if (workload) fmt::print("outputs: {}\n", wr.out);
     else fmt::print("outputs: {} {} {}\n", s.fct, s.pfc, s.results);

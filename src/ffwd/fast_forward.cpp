@@ -85,13 +85,19 @@ void FastForward::end_skip(uint32_t pid, bool may_continue) {
 }
 
 bool FastForward::continue_replay(uint32_t pid) {
-  // One process only (a distributed run has no memo): the flows are all this rank's.
-  for (uint32_t id : parts_.flows(pid)) {
-    Track& t = track(id);
-    t.left = double(net_.flow(id).end_seq() - net_.flow(id).snd_nxt) - guard(net_.flow(id), t.goodput);
-  }
+  // Every rank alike (a tick): bytes left from the senders' ranks, freezability from the ports'.
+  const std::vector<uint32_t>& flows = parts_.flows(pid);
+  std::vector<double> left(flows.size(), 0.0);
+  for (size_t k = 0; k < flows.size(); ++k)
+    if (owned(flows[k])) {
+      const Flow& f = net_.flow(flows[k]);
+      left[k] = double(f.end_seq() - f.snd_nxt) - guard(f, track(flows[k]).goodput);
+    }
+  std::vector<uint8_t> freezable{net_.can_freeze(parts_.ports(pid), flows) ? uint8_t(1) : uint8_t(0)};
+  if (exchange_) exchange_->sum(left), exchange_->all(freezable);
+  for (size_t k = 0; k < flows.size(); ++k) track(flows[k]).left = left[k];
   const Time dt = skip_length(pid);
-  if (dt <= 0 || !net_.can_freeze(parts_.ports(pid), parts_.flows(pid))) return false;
+  if (dt <= 0 || !freezable[0]) return false;
   skip(pid, dt);
   return true;
 }
@@ -291,9 +297,27 @@ void FastForward::lookups() {
   } else {
     find(0);
   }
+  // What only the senders' and the ports' ranks can tell: each flow has room for its recorded
+  // bytes before its guard, and the partition can be frozen (ANDed over the ranks).
+  std::vector<uint8_t> fits(pids.size(), 0);
   for (size_t i = 0; i < pids.size(); ++i) {
     if (!found[i]) continue;
-    const bool applied = try_replay(pids[i], *found[i]);
+    const Replay& r = *found[i];
+    const std::vector<uint32_t>& flows = parts_.flows(pids[i]);
+    bool ok = r.bytes.size() == flows.size() && r.cc.size() == flows.size() && r.goodput.size() == flows.size();
+    for (size_t k = 0; ok && k < flows.size(); ++k) {
+      if (!owned(flows[k])) continue;
+      const Flow& f = net_.flow(flows[k]);
+      const Time dt = std::max<Time>(r.duration / kNs * kNs, 1);  // as try_replay's
+      const double rate = r.goodput[k] > 0 ? r.goodput[k] : double(r.bytes[k]) / double(dt);
+      ok = double(f.end_seq() - f.snd_nxt) - guard(f, rate) >= double(r.bytes[k]);
+    }
+    fits[i] = ok && net_.can_freeze(parts_.ports(pids[i]), flows);
+  }
+  if (exchange_) exchange_->all(fits);
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (!found[i]) continue;
+    const bool applied = fits[i] && try_replay(pids[i], *found[i]);
     if (!applied) ++stats_.replays_refused;
     period_observer_->replay_done(pids[i], applied);
   }
@@ -304,18 +328,12 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   const uint32_t payload = net_.config().packet_payload_size;
   const std::vector<uint32_t>& flows = parts_.flows(pid);
   const Time dt = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
-  if (dt <= 0 || r.bytes.size() != flows.size() || r.cc.size() != flows.size()) return false;
+  if (dt <= 0) return false;
   // Skips never run past what is known to come (a skip-back would undo most of the replay).
   // Compared as distances from now: no sum can overflow whatever a memo file holds.
   if (dt > run_end_ - now) return false;
   if (const Time t = net_.next_flow_start(); t >= 0 && t - now < dt) return false;
   if (const Time t = net_.link_down_time(); t >= 0 && t - now < dt) return false;
-  for (size_t i = 0; i < flows.size(); ++i) {
-    const Flow& f = net_.flow(flows[i]);
-    const double rate = r.goodput[i] > 0 ? r.goodput[i] : double(r.bytes[i]) / double(dt);
-    if (double(f.end_seq() - f.snd_nxt) - guard(f, rate) < double(r.bytes[i])) return false;
-  }
-  if (!net_.can_freeze(parts_.ports(pid), flows)) return false;
   net_.shift(parts_.ports(pid), flows, dt, now + dt);
   for (size_t i = 0; i < flows.size(); ++i) {
     const uint32_t id = flows[i];
@@ -323,6 +341,10 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
     const uint64_t pkts = r.bytes[i] / payload;
     credit_skip(id, t, pkts, double(pkts * payload) / double(dt), dt, true);
     t.goodput = r.goodput[i];
+    if (!owned(id)) continue;  // its CC state lives on its sender's rank
+    // What the restore schedules (CC timers) is caused by the flow, not by the tick: the same key
+    // whichever rank restores it.
+    net_.kernel().set_barrier_context((uint64_t(1) << 43) | id);  // apart from ports' (< 2^23 ports)
     net_.restore_flow_cc(id, r.cc[i], now + dt);
   }
   begin_skip(pid, dt, true);
@@ -346,7 +368,10 @@ void FastForward::on_tick() {
   // flows leave theirs (wormhole-paper.md §5's skip-back, held to the tick grid, see fast_forward.h).
   pull_back_interrupted();
   remove_finished();
-  if (period_observer_) lookups();
+  if (period_observer_) {
+    period_observer_->tick(now);  // the periods started since the last tick begin here
+    lookups();
+  }
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
   const Time half = static_cast<Time>(std::max<uint64_t>(s_.window / 2, 1)) * s_.sample_interval;

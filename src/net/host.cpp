@@ -27,18 +27,19 @@ void Network::start_flow(uint32_t id) {
   Flow& f = flows_[id];
   f.started = true;
   assign_nics(f);
+  // Line rate and base RTT on every rank: a memo pattern's key is made of them (Memoizer::key_of).
+  const PathMetrics& m = routing_.pair(f.src, f.dst);
+  f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
+  f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
   if (!owns_node(f.src)) {
     // Another rank's sender: this rank needs only the ACK NIC (if it has the receiver), and the
     // controller's partitions, which every rank keeps alike.
     if (skip_ && f.nic != UINT32_MAX) notify_flow_started(id);
     return;
   }
-  const PathMetrics& m = routing_.pair(f.src, f.dst);
-  const uint64_t line = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
-  f.rate_bps = f.max_rate_bps = line;
+  f.rate_bps = f.max_rate_bps;
   f.var_win = cfg_.var_win;
   f.win = cfg_.has_win ? (cfg_.global_t ? routing_.max_bdp_bytes() : m.bdp_bytes()) : 0;
-  f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
   f.last_progress = kernel_.now();
   f.update_window();
   // No path: reported as unfinished at the end. No CC or RTO timers either: they would keep the

@@ -28,6 +28,8 @@ class TickExchange {
   virtual void sum(std::vector<double>& v) = 0;
   /// Element-wise AND over ranks (1/0).
   virtual void all(std::vector<uint8_t>& v) = 0;
+  /// Every rank's bytes, concatenated in rank order.
+  virtual void gather(std::vector<uint8_t>& bytes) = 0;
 };
 
 /// Attaches itself to `net` (Network::set_skip_hooks) and detaches on destruction.
@@ -85,6 +87,7 @@ class FastForward final : public SkipHooks {
   /// A distributed run's ranks, met at every tick (nullptr: one process). Every rank keeps the same
   /// partitions; what only a flow's or port's rank knows is combined through `x`.
   void set_exchange(TickExchange* x) { exchange_ = x; }
+  TickExchange* exchange() const { return exchange_; }
 
   // SkipHooks
   void flow_started(uint32_t id) override;

@@ -24,13 +24,18 @@ class PeriodObserver {
  public:
   virtual ~PeriodObserver() = default;
   /// Partition `pid`'s windows were just reset (a membership change, or the end of a skip): a new
-  /// unsteady period starts now (ps). Any record of an earlier period of `pid` is void.
+  /// unsteady period starts now (ps). Any record of an earlier period of `pid` is void. In a
+  /// distributed run only the senders' ranks can read their flows' state now: tick() completes it.
   virtual void period_started(uint32_t pid, Time now) = 0;
-  /// The first steady check since the period started found `pid` steady at `now` (ps).
+  /// A tick (ps), after its pull-backs and finished flows, before its lookups (of the periods
+  /// started since the last tick). With a TickExchange every rank calls it alike (collective).
+  virtual void tick(Time now) {}
+  /// The first steady check since the period started found `pid` steady at `now` (ps). Every rank
+  /// of a distributed run calls it alike (it may use the exchange).
   virtual void period_converged(uint32_t pid, Time now) = 0;
-  /// At the first tick after period_started(pid): the replay of a known pattern, or nothing
-  /// (then the period is simulated). Called concurrently from oneTBB threads for distinct
-  /// partitions, with no other call in between: it may touch only `pid`'s own record.
+  /// At the first tick after period_started(pid): the replay of a known pattern, or nothing (then the period is simulated). Called concurrently from oneTBB
+  /// threads for distinct partitions, with no other call in between: it may touch only `pid`'s own
+  /// record.
   virtual std::optional<Replay> find_replay(uint32_t pid, Time now) { return std::nullopt; }
   /// The controller replayed the period found for `pid` (true) or refused it (false: a flow
   /// would finish inside it, or the partition cannot be frozen), in the sequential part of the tick.

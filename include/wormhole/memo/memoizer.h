@@ -25,7 +25,8 @@ struct MemoStats {
 /// The memoization of unsteady periods (wormhole-paper.md §6): observes `ff`'s partitions
 /// (attaches itself with set_period_observer; detaches on destruction), with the store `db.store`
 /// under namespace `ns`.
-/// - At a period's start it takes what FCG_start needs — the flows, their rates and snd_nxt; the
+/// - At a period's start it takes what FCG_start needs — the flows, their rates and snd_nxt (each
+///   rank those of the flows it sends; the next tick, where ranks meet, completes them); the
 ///   graph itself (labels: rate quantised by `rate_quantum_bps`, bottleneck = the slowest egress
 ///   port of the data path, NIC line rate, base RTT, hops, fresh = sent nothing yet) is built from
 ///   them when a lookup may find something or the period converges.
@@ -48,6 +49,7 @@ class Memoizer final : public PeriodObserver {
   Memoizer& operator=(const Memoizer&) = delete;
 
   void period_started(uint32_t pid, Time now) override;
+  void tick(Time now) override;
   void period_converged(uint32_t pid, Time now) override;
   std::optional<Replay> find_replay(uint32_t pid, Time now) override;
   void replay_done(uint32_t pid, bool applied) override;
@@ -61,6 +63,10 @@ class Memoizer final : public PeriodObserver {
     std::vector<uint64_t> sent;     // snd_nxt at the start (0: fresh)
     std::vector<uint64_t> rate;     // rate at the start, bit/s
     Time start = 0;
+    std::vector<uint64_t> sent_now; // snd_nxt at the tick after the start (its lookup)
+    Time looked_up_at = -1;         // that tick
+    bool begun = false;             // its tick came: sent and rate are every rank's
+    bool pending = false;           // in starting_
     std::optional<Fcg> key;
     std::optional<MemoHit> hit;     // set by find_replay
   };
@@ -71,6 +77,9 @@ class Memoizer final : public PeriodObserver {
   MemoDb& db_;
   uint64_t ns_, quantum_;
   std::unordered_map<uint32_t, Record> open_;  // partition -> its period in progress
+  std::vector<uint32_t> starting_;             // partitions reset since the last tick (tick() begins them)
+  /// The CC snapshots of `flows` now, each from its sender's rank (one process: its own).
+  std::vector<CcSnapshot> snapshots(const std::vector<uint32_t>& flows, Time now) const;
   MemoStats stats_;
 };
 
