@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <thread>
+
+#include <sched.h>
 #include <optional>
 
 #include "partition_command.h"
@@ -271,6 +274,14 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
       std::printf("windows of %.3f ns: the workload's send latency, shorter than the cut's lookahead%s\n",
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
+  }
+  if (speak && cfg.wormhole.enabled && cfg.wormhole.threads != 1) {
+    // mpirun binds each rank to one core by default (up to 2 ranks): its oneTBB threads then share it.
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1 &&
+        std::thread::hardware_concurrency() > static_cast<unsigned>(ranks))
+      std::fprintf(stderr, "wormhole: note: rank 0 is bound to one CPU (mpirun's default binding), so Wormhole's "
+                           "threads share it; mpirun --bind-to none (or srun --cpus-per-task=N) lets them spread\n");
   }
   RankObserver obs(net, text.get(), speak);
   std::unique_ptr<WorkloadDriver> driver;
