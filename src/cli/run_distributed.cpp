@@ -1,19 +1,18 @@
 // `wormhole run` started as several MPI ranks: the distributed engine on an HPCC config.txt
-// scenario. Every rank reads the inputs and builds the whole network, cuts it with the same
+// scenario or a training workload, with Wormhole if it is on. Every rank reads the inputs and builds the whole network, cuts it with the same
 // deterministic map, runs its own nodes (partition/engine.h); rank 0 writes the outputs in the
 // order one process would have written them.
 #include <fmt/core.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <thread>
-
-#include <sched.h>
 #include <optional>
+#include <thread>
 
 #include "partition_command.h"
 #include "progress.h"
