@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <tuple>
 #include <vector>
 
 #include "wormhole/cc/factory.h"
+#include "wormhole/ffwd/fast_forward.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/net/network.h"
 #include "net_fixtures.h"
@@ -47,17 +50,23 @@ std::vector<FlowSpec> incast_flows() {
 void one_rank(Network& net) {
   net.set_distribution(std::vector<uint32_t>(net.nodes().size(), 0), 0);
   net.set_client_lookahead(kTimeMax / 4);
+  net.kernel().set_hold_barriers(false);  // held between windows (Wormhole's ticks)
 }
 
-/// The engine's loop on one rank (partition/engine.cpp) with windows of `window` ps.
+/// The engine's loop on one rank (partition/engine.cpp) with windows of `window` ps, ticks between them.
 void run_in_windows(Network& net, Time until, Time window) {
   net.routing();
   for (;;) {
     const Time start = std::min(net.kernel().queue().next_time(), net.next_client_event());
     if (start == kTimeMax || start > until) break;
-    const Time end = std::min(until, start + window - 1);
+    if (net.kernel().barrier() <= start) {
+      net.kernel().run_barrier(net);
+      continue;
+    }
+    Time end = std::min({until, start + window - 1, net.kernel().barrier() - 1});
     net.begin_window();
     net.run(end);
+    end = std::min(end, net.kernel().barrier() - 1);
     std::vector<Completion> done = net.completions();
     net.completions().clear();
     std::stable_sort(done.begin(), done.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
@@ -117,4 +126,70 @@ TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
     ASSERT_EQ(one.flows().size(), dist.flows().size());
     for (uint32_t id = 0; id < one.flows().size(); ++id) EXPECT_EQ(one.flow(id).finish, dist.flow(id).finish) << id;
   }
+}
+
+namespace {
+
+/// Releases flow `spec` at `release` (an on-time client event, as a workload's release) and stops
+/// the run at `stop` (in the client's own time).
+class ReleaseAndStop final : public EventClient {
+ public:
+  ReleaseAndStop(Network& net, FlowSpec spec, Time release, Time stop) : net_(net), spec_(spec) {
+    net_.set_client(this);
+    net_.schedule_client(release, 1, 0, true);
+    net_.schedule_client(stop, 0);
+  }
+  void client_event(uint32_t what, uint16_t) override {
+    if (what == 1) net_.inject_flow(spec_);
+    else net_.stop();
+  }
+
+ private:
+  Network& net_;
+  FlowSpec spec_;
+};
+
+}  // namespace
+
+TEST(DistributedNetwork, StopInsideAWindowUndoesTheFastForwardAfterIt) {
+  // A (0 -> 2, 60 MB) is steady after a 200-µs window and skipped towards its end. The client stops
+  // the run 100 ns before a flow it released starts on A's last port (which pulls A back), both
+  // between the same two ticks (windows never span a tick). One process never runs that start; a
+  // rank whose window holds both runs it, and must take back A's pull-back (credits, skip-back
+  // count) with the injected flow.
+  SimConfig cfg = incast_config();
+  cfg.enable_qcn = false;  // DCQCN's rate never moves: A is steady
+  WormholeSettings ws;
+  ws.enabled = true;
+  ws.window = 200;
+  const Time release = 1 * kMs + 500 * kNs, stop = release - 100 * kNs;
+  const FlowSpec b = flow(1, 2, 1'000'000);
+  auto run = [&](bool distributed) {
+    auto net = std::make_unique<Network>(cfg, star(3), make_cc(cfg, nullptr));
+    net->add_flows({flow(0, 2, 60'000'000)});
+    if (distributed) {
+      one_rank(*net);
+      net->set_client_lookahead(1 * kUs);
+    }
+    auto client = std::make_unique<ReleaseAndStop>(*net, b, release, stop);
+    auto ff = std::make_unique<FastForward>(*net, ws, 1 * kSec);
+    if (distributed) run_in_windows(*net, kTimeMax, 50 * kUs);
+    else net->run(kTimeMax);
+    const SkipStats s = ff->stats();
+    ff.reset();
+    return std::tuple{std::move(net), s};
+  };
+  const auto [one, s1] = run(false);
+  const auto [dist, s2] = run(true);
+  ASSERT_EQ(s1.skips, 1u);
+  EXPECT_EQ(s1.skip_backs, 0u);
+  EXPECT_EQ(s2.skips, s1.skips);
+  EXPECT_EQ(s2.skip_backs, s1.skip_backs);
+  EXPECT_EQ(s2.packets_skipped, s1.packets_skipped);
+  EXPECT_EQ(s2.skipped_flow_time, s1.skipped_flow_time);
+  ASSERT_EQ(one->flows().size(), 1u);
+  ASSERT_EQ(dist->flows().size(), 1u);
+  EXPECT_EQ(dist->flow(0).skipped_bytes, one->flow(0).skipped_bytes);
+  EXPECT_EQ(dist->flow(0).skipped_time, one->flow(0).skipped_time);
+  EXPECT_EQ(dist->stats().sim_end, stop);
 }
