@@ -61,6 +61,13 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   r.hit.reset();
 }
 
+void Memoizer::mark(uint32_t m) {
+  marks_.resize(m);  // marks count from 0 after each tick
+  marks_.push_back(stats_);
+}
+
+void Memoizer::rewind(uint32_t m) { stats_ = marks_.at(m); }
+
 void Memoizer::tick(Time now) {
   if (starting_.empty()) return;
   // The periods started since the last tick, which this tick looks up: their flows' start values

@@ -202,8 +202,10 @@ void FastForward::pull_back_interrupted() {
     if (!p.skipping) continue;
     if (net_.now() < p.skip_end) skip_back(pid);
     else end_skip(pid, false);  // it ran its course while the interrupt waited: no fast-forward now
+    // Its interrupting packet is released only after this tick: a replay now would freeze the
+    // partition again in front of it (can_freeze does not see held packets).
+    part(pid).interrupted = true;
   }
-  interrupted_.clear();
 }
 
 void FastForward::routes_changed() {
@@ -284,7 +286,7 @@ void FastForward::lookups() {
   for (uint32_t pid : lookup_queue_) {
     Part& p = part(pid);
     p.lookup_queued = false;
-    if (!p.skipping && parts_.live(pid)) pids.push_back(pid);
+    if (!p.skipping && !p.interrupted && parts_.live(pid)) pids.push_back(pid);
   }
   lookup_queue_.clear();
   if (pids.empty()) return;
@@ -354,10 +356,15 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
 
 uint32_t FastForward::mark() {
   marks_.push_back(stats_);
-  return static_cast<uint32_t>(marks_.size() - 1);
+  const auto m = static_cast<uint32_t>(marks_.size() - 1);
+  if (period_observer_) period_observer_->mark(m);
+  return m;
 }
 
-void FastForward::rewind(uint32_t m) { stats_ = marks_.at(m); }
+void FastForward::rewind(uint32_t m) {
+  stats_ = marks_.at(m);
+  if (period_observer_) period_observer_->rewind(m);
+}
 
 void FastForward::on_tick() {
   tick_pending_ = false;
@@ -477,6 +484,8 @@ void FastForward::on_tick() {
     if (freezable[i]) skip(candidates[i], lengths[i]);
     else part(candidates[i]).due = now + s_.sample_interval;
   }
+  for (uint32_t pid : interrupted_) part(pid).interrupted = false;
+  interrupted_.clear();
   record_timeline();
   // A tick alone keeps no run alive: the kernel holds it only before a later event (so a
   // workload's watchdog still sees an idle or stuck network).

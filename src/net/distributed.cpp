@@ -47,6 +47,8 @@ bool Network::counted_elsewhere(const Event& e) const {
 }
 
 void Network::accept(const CrossPacket& c) {
+  if (c.arrive <= kernel_.now() && kernel_.events_executed() > 0)
+    throw std::logic_error("a packet from another rank arrived in this rank's past (a window longer than the lookahead)");
   const uint32_t pkt = pool_.alloc();
   pool_[pkt] = c.pkt;
   if (c.bypass) return kernel_.schedule(c.arrive, kBypass, pkt, 0, c.cause);
@@ -148,8 +150,12 @@ bool Network::after_stop(const Event& e, uint64_t exec) const {
 }
 
 void Network::truncate_after(const Event& x) {
-  for (const auto& [e, exec] : window_log_)
-    if (after_stop(e, exec)) ++foreign_events_;
+  bool counters_back = false;
+  for (const Logged& l : window_log_) {
+    if (!after_stop(l.e, l.exec)) continue;
+    ++foreign_events_;
+    if (!counters_back) discarded_ = l.discarded, bypassed_ = l.bypassed, held_count_ = l.held, counters_back = true;
+  }
   Peak best = peaks_.front();
   for (const Peak& p : peaks_)
     if (!after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after x

@@ -207,7 +207,7 @@ void Network::handle(const Event& e) {
       return;
     }
     if (counted_elsewhere(e)) ++foreign_events_;
-    else if (client_) window_log_.push_back({e, kernel_.events_executed()});
+    else if (client_) window_log_.push_back({e, kernel_.events_executed(), discarded_, bypassed_, held_count_});
   }
   switch (e.kind) {
     case kTxDone: {
@@ -347,13 +347,14 @@ void Network::on_arrive(uint32_t port) {
   receive(p.peer, pkt);
 }
 
-void Network::receive(uint32_t port, uint32_t pkt) {
+void Network::receive(uint32_t port, uint32_t pkt, bool checked) {
   // A packet behind its flow's clock waits until the clock catches up (fast-forward; never true
   // when Wormhole is off).
   if (shifted_ && hold_if_owed(port, pkt)) return;
   Port& p = ports_[port];
   if (!p.up) return drop(pkt);
-  if (p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt);
+  // (A packet released after waiting for a pull-back passed the link's loss draw already.)
+  if (!checked && p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt);
   const Packet& pk = pool_[pkt];
   if (pk.type == PktType::Pfc) {
     if (kernel_.now() < p.frozen_until) return hold_for_pull_back(port, pkt, port);  // an interrupt

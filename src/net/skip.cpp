@@ -129,12 +129,13 @@ void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
     return;
   }
   const uint32_t pkt = h.pkt, port = h.port;
+  const bool interrupt = h.interrupt;
   // In its partition's clock the packet arrives now: its timestamps move with it. (An interrupt's
   // packet only waited for the pull-back: its flow's clock did not move.)
   if (!h.interrupt) shift_packet_times(pool_[pkt], h.due - h.arrived);
   h.due = -1;
   free_held_.push_back(slot);
-  receive(port, pkt);
+  receive(port, pkt, interrupt);
 }
 
 bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows) const {
@@ -170,7 +171,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       }
       // Freezing happens at ticks only (kernel barriers): each moved packet is its own cause, which
       // only the port's rank has (a bypass's key must not depend on what other ports moved first).
-      kernel_.set_barrier_context((uint64_t(port) << 20) | (moved++ & 0xfffff));
+      kernel_.set_barrier_context((uint64_t(port + 1) << 20) | (moved++ & 0xfffff));
       const uint32_t size = pool_[pkt].size;
       p.queue_bytes[c] -= size;
       p.bytes_total -= size;

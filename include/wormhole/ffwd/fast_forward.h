@@ -121,7 +121,7 @@ class FastForward final : public SkipHooks {
     bool converged = false;       // a check found it steady since its windows were reset
     bool lookup_queued = false;   // its period started since the last tick: in lookup_queue_, ask the memoizer
     bool replaying = false;       // the current skip replays a memoized period
-    bool interrupted = false;     // in interrupted_: pulled back at the next tick
+    bool interrupted = false;     // in interrupted_: pulled back at the next tick (and not replayed at it)
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);

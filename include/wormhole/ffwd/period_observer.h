@@ -33,10 +33,15 @@ class PeriodObserver {
   /// The first steady check since the period started found `pid` steady at `now` (ps). Every rank
   /// of a distributed run calls it alike (it may use the exchange).
   virtual void period_converged(uint32_t pid, Time now) = 0;
-  /// At the first tick after period_started(pid): the replay of a known pattern, or nothing (then the period is simulated). Called concurrently from oneTBB
+  /// At the first tick after period_started(pid) (the same tick, for a period a tick's pull-back or
+  /// a finished flow started; not after an interrupt's pull-back): the replay of a known pattern, or nothing (then the period is simulated). Called concurrently from oneTBB
   /// threads for distinct partitions, with no other call in between: it may touch only `pid`'s own
   /// record.
   virtual std::optional<Replay> find_replay(uint32_t pid, Time now) { return std::nullopt; }
+  /// FastForward::mark(): keep the statistics as they are now as mark `m` (marks count from 0 after
+  /// each tick); rewind(m): back to them (a distributed run stopped before that point).
+  virtual void mark(uint32_t m) {}
+  virtual void rewind(uint32_t m) {}
   /// The controller replayed the period found for `pid` (true) or refused it (false: a flow
   /// would finish inside it, or the partition cannot be frozen), in the sequential part of the tick.
   virtual void replay_done(uint32_t pid, bool applied) {}

@@ -53,6 +53,8 @@ class Memoizer final : public PeriodObserver {
   void period_converged(uint32_t pid, Time now) override;
   std::optional<Replay> find_replay(uint32_t pid, Time now) override;
   void replay_done(uint32_t pid, bool applied) override;
+  void mark(uint32_t m) override;
+  void rewind(uint32_t m) override;
   const MemoStats& stats() const { return stats_; }
 
  private:
@@ -81,6 +83,7 @@ class Memoizer final : public PeriodObserver {
   /// The CC snapshots of `flows` now, each from its sender's rank (one process: its own).
   std::vector<CcSnapshot> snapshots(const std::vector<uint32_t>& flows, Time now) const;
   MemoStats stats_;
+  std::vector<MemoStats> marks_;  // mark(m): stats_ then (cleared at each tick)
 };
 
 /// The namespace of a run: a 64-bit FNV-1a hash of `description`, the text of everything that

@@ -289,7 +289,9 @@ class Network final : public CcHost {
   // links (network.cpp)
   void transmit(uint32_t port, uint32_t pkt);
   void on_arrive(uint32_t port);
-  void receive(uint32_t port, uint32_t pkt);
+  /// Packet `pkt` reaches `port`; `checked`: it passed the link's loss draw already (released
+  /// after waiting for a pull-back).
+  void receive(uint32_t port, uint32_t pkt, bool checked = false);
   void handle_pfc_frame(uint32_t port, const Packet& p);
   void drop(uint32_t pkt) {
     pool_.release(pkt);
@@ -382,7 +384,12 @@ class Network final : public CcHost {
   size_t deliver_pos_ = 0;
   uint64_t pseudo_events_ = 0;          // client-kernel events that were completions, not client events
   Event stop_event_;
-  std::vector<std::pair<Event, uint64_t>> window_log_;  // counted events of the window, with their execution numbers
+  struct Logged {
+    Event e;
+    uint64_t exec;                                 // its execution number
+    uint64_t discarded, bypassed, held;            // the fast-forward counters before it
+  };
+  std::vector<Logged> window_log_;  // counted events of the window
   uint64_t stop_exec_ = UINT64_MAX, client_exec_ = UINT64_MAX;  // the stopping event's execution number (if a twin)
   bool after_stop(const Event& e, uint64_t exec) const;
   struct Peak {
