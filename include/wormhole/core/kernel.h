@@ -62,7 +62,10 @@ class Kernel {
   /// before `at`, before every event at it, in any event order. A barrier is not an event (it has
   /// no key and takes no child index), so a distributed run can hold it at a window edge, between
   /// windows (partition/engine.h), exactly where one process holds it. kTimeMax: none.
-  void set_barrier(Time at) { barrier_ = at; }
+  void set_barrier(Time at) {
+    barrier_ = at;
+    update_limit();
+  }
   /// false: run() stops before the barrier instead of holding it (a distributed run holds it
   /// between windows, all ranks together; a barrier set inside a window ends the window there).
   void set_hold_barriers(bool hold) { hold_barriers_ = hold; }
@@ -74,6 +77,7 @@ class Kernel {
   void run_barrier(Handler& handler) {
     now_ = barrier_;
     barrier_ = kTimeMax;
+    update_limit();
     current_ = order_ == EventOrder::Reference ? ++executions_ : 0;
     child_ = client_child_ = 0;
     handler.at_barrier();
@@ -95,11 +99,12 @@ class Kernel {
   template <class Handler>
   uint64_t run(Time until, Handler& handler) {
     const uint64_t start = executed_;
+    until_ = until;
+    update_limit();
     for (;;) {
-      const bool barrier_due = barrier_ != kTimeMax && barrier_ <= until;
-      if (!queue_.pop_until(barrier_due ? barrier_ - 1 : until, running_)) {
+      if (!queue_.pop_until(limit_, running_)) {
         // Nothing before the barrier: hold it if an event at or after it is due by `until`.
-        if (!barrier_due || !hold_barriers_ || queue_.size() == 0 || queue_.next_time() > until) break;
+        if (limit_ == until || !hold_barriers_ || queue_.size() == 0 || queue_.next_time() > until) break;
         run_barrier(handler);
         if (!handler.keep_running()) break;
         continue;
@@ -129,6 +134,10 @@ class Kernel {
   uint64_t executed_ = 0;
   Time barrier_ = kTimeMax;
   bool hold_barriers_ = true;
+  // What run() pops up to: its `until`, or the instant before a barrier due by then (kept here, not
+  // computed per event: the loop is the hot path).
+  Time until_ = kTimeMax, limit_ = kTimeMax;
+  void update_limit() { limit_ = barrier_ != kTimeMax && barrier_ <= until_ ? barrier_ - 1 : until_; }
 };
 
 }  // namespace wh
