@@ -64,19 +64,38 @@ void Network::shift_packet_times(Packet& pk, Time delta) {
   for (uint32_t i = 0; i < n; ++i) pk.ih.hop[i].time = (pk.ih.hop[i].time + d) & ((1u << IntHop::kTimeBits) - 1);
 }
 
+Cause Network::packet_cause(Cause c, uint32_t pkt) const {
+  if (kernel_.order() != EventOrder::Portable) return c;  // execution numbers are unique: no ties
+  // Events whose owner is a slot of this rank (kBypass: a pool index, kHeld: a held slot) cannot
+  // break key ties by their owner the same way on every rank; two such events caused by two events
+  // of equal key (the same ps, lineage and child index, on different ports) would tie. Mixing the
+  // packet's own identity into the parent makes their keys differ, whichever rank makes them.
+  const Packet& pk = pool_[pkt];
+  uint64_t x = pk.type == PktType::Pfc
+                   ? (uint64_t(1) << 63) | (uint64_t(pk.in_port) << 16) | (uint64_t(pk.pfc_class) << 1) | pk.pfc_pause
+                   : (uint64_t(pk.flow) << 32) ^ (pk.seq * 0x9e3779b97f4a7c15ull) ^ (uint64_t(pk.type) << 60) ^ pk.in_port;
+  x += 0x9e3779b97f4a7c15ull;  // splitmix64
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  c.parent ^= x << 20;  // the key keeps the parent's bits 20..63
+  return c;
+}
+
 void Network::bypass(uint32_t port, uint32_t pkt) {
   const Port& p = ports_[port];
   if (!p.up) return drop(pkt);
   pool_[pkt].in_port = p.peer;
   ++bypassed_;
   const Time at = kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay;
+  const Cause c = packet_cause(kernel_.cause(), pkt);
   if (!cut_port_.empty() && cut_port_[port]) {
     // The peer's rank schedules the same event (Network::accept); the link's delay covers the window.
-    outbox_.push_back({at, kernel_.cause(), port, node_rank_[ports_[p.peer].node], 1, pool_[pkt]});
+    outbox_.push_back({at, c, port, node_rank_[ports_[p.peer].node], 1, pool_[pkt]});
     pool_.release(pkt);
     return;
   }
-  kernel_.schedule(at, kBypass, pkt);
+  kernel_.schedule(at, kBypass, pkt, 0, c);
 }
 
 bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
@@ -109,7 +128,7 @@ uint32_t Network::hold(uint32_t port, uint32_t pkt, Time due, bool interrupt) {
   h.arrived = kernel_.now();
   h.due = due;
   h.interrupt = interrupt;
-  h.cause = kernel_.cause();
+  h.cause = packet_cause(kernel_.cause(), pkt);
   ++h.gen;
   ++held_count_;
   kernel_.schedule(h.due, kHeld, slot, h.gen, h.cause);
@@ -188,7 +207,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
     }
     pool_[s.pkt].in_port = p.peer;
     ++bypassed_;
-    kernel_.schedule(s.arrive, kBypass, s.pkt, 0, s.cause);
+    kernel_.schedule(s.arrive, kBypass, s.pkt, 0, packet_cause(s.cause, s.pkt));
   }
 }
 

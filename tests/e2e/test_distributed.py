@@ -103,6 +103,20 @@ class Distributed(unittest.TestCase):
                 self.assertEqual(x["wormhole"][name][()].tobytes(), y["wormhole"][name][()].tobytes(), name)
             return {k: int(ax[k]) for k in ("skips", "skip_backs", "steady_checks")}
 
+    def assert_same_memo(self, a, b):
+        # row by row as text (h5diff calls tables of different lengths "not comparable" and exits 0; the
+        # namespace descriptions are variable-length strings, whose bytes are pointers)
+        def tables(path):
+            out = {}
+            with h5py.File(path) as h:
+                h.visititems(lambda name, o: out.__setitem__(name, [repr(tuple(r)) if o.dtype.names else repr(r)
+                                                                     for r in o[()]])
+                             if isinstance(o, h5py.Dataset) else None)
+            return out
+        x, y = tables(a / "memo.h5"), tables(b / "memo.h5")
+        self.assertTrue(x)
+        self.assertEqual(x, y, f"memo.h5 of {b.name}")
+
     def test_wormhole_identical_for_2_3_4_ranks(self):
         # Wormhole's decisions fall on its ticks, which every rank holds together between windows, or on flow
         # starts, which every rank runs: the fast-forward outcome is that of one process. An incast with 1-MB
@@ -141,29 +155,36 @@ class Distributed(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 self.assert_same_results(one, out)
                 self.assert_same_wormhole(one, out)
-                self.assertEqual(subprocess.run(["h5diff", one / "memo.h5", out / "memo.h5"]).returncode, 0)
+                self.assert_same_memo(one, out)
                 replayed = int(re.search(r"memo: \d+ unsteady periods: (\d+) replayed", p.stdout).group(1))
                 self.assertEqual(replayed, 16 if warm else 1)
         # Workloads: MoE with memoization, cut short by max_time; the micro all-reduce (500-ns cut links, ticks
         # every 1 µs: what a tick moves over a cut link is exchanged before the next window) ending by the
         # driver's stop inside a window.
         llm = SOURCE_DIR / "inputs" / "llm"
+        # The HPCC case: two held ACKs released in one ps by events of equal key used to run in the order of their
+        # rank-local held slots (fct.txt differed on 2 and 4 ranks).
+        hpcc = ("CC_MODE=3", 'workload.ignore_groups=["TP"]', "wormhole.memo=true", "wormhole.window=50",
+                "wormhole.theta=0.1")
         for name, extra, rc, skips in (("moe-32g", ("wormhole.memo=true", "wormhole.window=20", 'workload.max_time="30ms"'),
                                         3, 61),
+                                       ("moe-32g", hpcc, 0, 249),
                                        ("micro-allreduce-16g", ("wormhole.window=5",), 0, 432)):
-            with self.subTest(workload=name):
+            with self.subTest(workload=name, sets=extra):
                 sets = [x for kv in ("wormhole.enabled=true", *extra) for x in ("--set", kv)]
+                name = f"{name}-{skips}"
                 ref = self.dir / f"{name}-one"
-                p = wh("run", llm / f"{name}.toml", "-o", ref, "-q", "--set", "EVENT_ORDER=portable", *sets)
+                toml = llm / f"{name.rsplit('-', 1)[0]}.toml"
+                p = wh("run", toml, "-o", ref, "-q", "--set", "EVENT_ORDER=portable", *sets)
                 self.assertEqual(p.returncode, rc, p.stderr)  # 3: incomplete
                 out = self.dir / f"{name}-two"
-                p = mpirun(2, "run", llm / f"{name}.toml", "-o", out, *sets)
+                p = mpirun(2, "run", toml, "-o", out, *sets)
                 self.assertEqual(p.returncode, rc, p.stdout + p.stderr)
                 self.assert_same_results(ref, out)
                 self.assert_same_workload(ref, out)
                 self.assertEqual(self.assert_same_wormhole(ref, out)["skips"], skips)
-                if name == "moe-32g":
-                    self.assertEqual(subprocess.run(["h5diff", ref / "memo.h5", out / "memo.h5"]).returncode, 0)
+                if "wormhole.memo=true" in extra:
+                    self.assert_same_memo(ref, out)
 
     def test_training_workloads_identical(self):
         # The workload driver runs on every rank in its own lagging time; its flows start send_latency after

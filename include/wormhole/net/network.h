@@ -335,6 +335,10 @@ class Network final : public CcHost {
   /// a partition spanning ranks be pulled back on every rank at once (partition/README.md).
   void hold_for_pull_back(uint32_t port, uint32_t pkt, uint32_t frozen);
   uint32_t hold(uint32_t port, uint32_t pkt, Time due, bool interrupt);  ///< a held slot, its kHeld scheduled
+  /// `c` with packet `pkt`'s identity (flow, seq, type, arrival port; a PFC frame's port and class)
+  /// mixed into its parent in portable order: the cause of an event owned by a rank-local slot
+  /// (kHeld, kBypass), which must not tie with another's key.
+  Cause packet_cause(Cause c, uint32_t pkt) const;
   void deliver_held(uint32_t slot, Time at, uint16_t gen);
   /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
   void evacuate(uint32_t port, const std::vector<uint32_t>& members);
