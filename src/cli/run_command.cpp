@@ -66,6 +66,23 @@ void check_output_dir(const std::string& path, const std::pair<std::string, int>
                    "create it (mkdir -p " + dir.string() + "), or use --output-dir DIR");
 }
 
+void check_memo_out(const std::string& path, const std::vector<std::string>& others) {
+  check_output_dir(path, {"command line", 0}, "--memo-out file");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError("command line", 0, "--memo-out " + path + " is a directory", "give a file name, e.g. " +
+                                                                                       (std::filesystem::path(path) / "memo.h5").string());
+  const auto same = [&](const std::string& other) {
+    std::error_code e1, e2;
+    return !other.empty() && std::filesystem::weakly_canonical(path, e1) == std::filesystem::weakly_canonical(other, e2) &&
+           !e1 && !e2;
+  };
+  for (const std::string& other : others)
+    if (same(other))
+      throw InputError("command line", 0, "--memo-out " + path + " is also where the run writes " + other,
+                       "give the memo file a name of its own (default: memo.h5 beside the results file)");
+}
+
 std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<std::string>& sets) {
   std::vector<std::pair<std::string, std::string>> overrides;
   for (const std::string& s : sets) {
@@ -203,7 +220,7 @@ int run_command(const RunOptions& o) {
   check_config_outputs(r);
   wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
                                             : o.memo_out);
-  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+  if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);

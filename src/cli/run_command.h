@@ -101,5 +101,9 @@ void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);
 std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<std::string>& sets);
 /// Throws InputError (naming `origin`) if `path`'s folder does not exist, before anything is written.
 void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what);
+/// Checks `--memo-out PATH` before the run: its directory exists (check_output_dir), it is not a
+/// directory itself, and it is none of the run's other outputs (`others`: results.h5, fct.txt,
+/// pfc.txt, which it would overwrite). Throws InputError naming what to change.
+void check_memo_out(const std::string& path, const std::vector<std::string>& others);
 
 }  // namespace wh

@@ -259,7 +259,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         wormhole->set_memo_path(o.memo_out.empty()
                                     ? (std::filesystem::path(s.results).parent_path() / "memo.h5").string()
                                     : o.memo_out);
-        if (lead && !o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+        if (lead && !o.memo_out.empty()) check_memo_out(o.memo_out, {s.results, s.fct, s.pfc});
         if (lead) {
           if (workload) write_topology_copy(wr);
           text = std::make_unique<TextOutputs>(s.fct, s.pfc, s.origin);

@@ -138,10 +138,10 @@ int run_workload_scenario(const RunOptions& o) {
   const SimConfig& cfg = r.cfg;
   // Before any output is made: a bad memo file must not cost the previous run's outputs.
   WormholeSession wormhole(net, cfg, r.until, o.memo_in);
+  if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
   make_workload_outputs(o, r, true);
   wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
                                             : o.memo_out);
-  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
   write_topology_copy(r);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);

@@ -337,6 +337,13 @@ class Distributed(unittest.TestCase):
                 p = mpirun(*args, "-o", self.dir / "never")
                 self.assertNotEqual(p.returncode, 0)
                 self.assertFalse((self.dir / "never").exists())
+        # --memo-out onto the run's own fct.txt: refused before the run (it was overwritten after it)
+        p = mpirun(2, "run", config, "-o", self.dir / "out", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
+                   "--memo-out", self.dir / "out" / "fct.txt")
+        self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stderr.count("wormhole: error"), 1, p.stderr)
+        self.assertIn("is also where the run writes", p.stderr)
+        self.assertEqual((self.dir / "out" / "fct.txt").read_text(), "previous run\n")
 
 
 if __name__ == "__main__":

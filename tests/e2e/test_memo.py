@@ -181,6 +181,11 @@ class MemoCommands(unittest.TestCase):
         p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--memo", str(work / "out" / "hpcc" / "results.h5"))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("not a wormhole memo file", p.stderr)
+        # --memo-out onto another output, or onto a folder: refused before the run (it overwrote results.h5)
+        for target, said in ((fct.parent / "results.h5", "is also where the run writes"), (fct.parent, "is a directory")):
+            p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1", "--memo-out", str(target))
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(said, p.stderr)
         self.assertEqual(fct.read_bytes(), before)
 
     def test_same_result_for_any_thread_count(self):
