@@ -335,8 +335,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s);
     wormhole->print_summary();
     print_rank_times(g);
-    if (workload) fmt::print("outputs: {}\n", wr.out);
-    else fmt::print("outputs: {} {} {}\n", s.fct, s.pfc, s.results);
+    const std::string& memo = wormhole->memo_path();  // as one process says it
+    if (workload) fmt::print("outputs: {}{}\n", wr.out, memo.empty() ? "" : " (memo file " + memo + ")");
+    else fmt::print("outputs: {} {} {}{}\n", s.fct, s.pfc, s.results, memo.empty() ? "" : " " + memo);
   });
   if (failed) return *failed;
   return complete ? 0 : 3;
