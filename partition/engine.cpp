@@ -65,7 +65,6 @@ void DistributedEngine::run(Time until) {
       t0 = Clock::now();
       k.run_barrier(net_);
       times_.compute_s += since(t0);
-      ++times_.ticks;
       // Freezing moved other flows' control packets off its ports, some over cut links: they reach
       // the far end one lookahead after the tick, maybe inside the next window, so they go now.
       exchange();

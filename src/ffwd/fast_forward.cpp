@@ -89,10 +89,7 @@ bool FastForward::continue_replay(uint32_t pid) {
   const std::vector<uint32_t>& flows = parts_.flows(pid);
   std::vector<double> left(flows.size(), 0.0);
   for (size_t k = 0; k < flows.size(); ++k)
-    if (owned(flows[k])) {
-      const Flow& f = net_.flow(flows[k]);
-      left[k] = double(f.end_seq() - f.snd_nxt) - guard(f, track(flows[k]).goodput);
-    }
+    if (owned(flows[k])) left[k] = room(net_.flow(flows[k]), track(flows[k]).goodput);
   std::vector<uint8_t> freezable{net_.can_freeze(parts_.ports(pid), flows) ? uint8_t(1) : uint8_t(0)};
   if (exchange_) exchange_->sum(left), exchange_->all(freezable);
   for (size_t k = 0; k < flows.size(); ++k) track(flows[k]).left = left[k];
@@ -312,7 +309,7 @@ void FastForward::lookups() {
       const Flow& f = net_.flow(flows[k]);
       const Time dt = std::max<Time>(r.duration / kNs * kNs, 1);  // as try_replay's
       const double rate = r.goodput[k] > 0 ? r.goodput[k] : double(r.bytes[k]) / double(dt);
-      ok = double(f.end_seq() - f.snd_nxt) - guard(f, rate) >= double(r.bytes[k]);
+      ok = room(f, rate) >= double(r.bytes[k]);
     }
     fits[i] = ok && net_.can_freeze(parts_.ports(pids[i]), flows);
   }
@@ -413,22 +410,20 @@ void FastForward::on_tick() {
   std::vector<double> v(3 * n, 0.0);
   for (size_t i = 0; i < due.size(); ++i) {
     size_t j = first[i];
-    for (uint32_t id : parts_.flows(due[i]))
-      if (owned(id)) {
-        Track& t = track(id);
-        const Flow& f = net_.flow(id);
-        sample_until(id, t, f.rate_bps, now);
-        // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
-        // ACK clock's bursts, not the rate): otherwise none, and no skip.
-        const double g = t.c0_t >= 0 && f.last_progress - t.c0_t >= 2 * f.base_rtt && f.last_progress > t.c0_t
-                             ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
-                             : 0;
-        v[3 * j] = g;
-        v[3 * j + 2] = double(f.end_seq() - f.snd_nxt) - guard(f, g);
-        ++j;
-      } else {
-        ++j;
-      }
+    for (uint32_t id : parts_.flows(due[i])) {
+      const size_t at = 3 * j++;
+      if (!owned(id)) continue;
+      Track& t = track(id);
+      const Flow& f = net_.flow(id);
+      sample_until(id, t, f.rate_bps, now);
+      // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
+      // ACK clock's bursts, not the rate): otherwise none, and no skip.
+      const double g = t.c0_t >= 0 && f.last_progress - t.c0_t >= 2 * f.base_rtt && f.last_progress > t.c0_t
+                           ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
+                           : 0;
+      v[at] = g;
+      v[at + 2] = room(f, g);
+    }
   }
   auto check = [&](size_t i) {
     size_t j = first[i];

@@ -147,6 +147,9 @@ class FastForward final : public SkipHooks {
   /// The guard left to packet-level simulation at a flow's end: one base RTT at `rate` (bytes/ps)
   /// plus one packet, bytes.
   double guard(const Flow& f, double rate) const;
+  /// Bytes flow `f` may still skip at `rate` (bytes/ps) before its guard (may be < 0). Read on the
+  /// rank of its sender only.
+  double room(const Flow& f, double rate) const { return double(f.end_seq() - f.snd_nxt) - guard(f, rate); }
   void ensure_tick();
   void record_timeline();
   Part& part(uint32_t pid);

@@ -38,7 +38,6 @@ struct RankTimes {
   double wait_s = 0;     ///< in the synchronising collectives (window start, counts): waiting for the slowest rank
   double comm_s = 0;     ///< exchanging and queueing the packets of cut links and the completions
   uint64_t windows = 0;
-  uint64_t ticks = 0;    ///< Wormhole's ticks held between windows (kernel barriers)
   uint64_t packets_sent = 0, packets_received = 0;  ///< over cut links
   uint64_t events = 0;   ///< events this rank executed (its share of RunStats::events)
 };
