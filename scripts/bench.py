@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "refruns"
+DEFAULT_DATA = REPO / "tests" / "data" / "refruns"
 DEFAULT_WORMHOLE = REPO / "build" / "wormhole"
 SCALE_BASE_CONFIG = REPO / "inputs" / "hpcc-ring16-fattree-k4-1MB" / "config_dcqcn.txt"
 INCAST = "hpcc-incast16to1-leafspine64-1MB"

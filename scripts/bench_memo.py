@@ -10,7 +10,7 @@ Each scenario (the accuracy scenarios of bench_wormhole.py with --no-tp: refruns
 those whose name contains one of the substrings, --cc those with that CC; --scenario PATH runs only that .toml
 scenario or HPCC config.txt, with --set overrides) is run four times by the same binary, one run at a time:
   off   packet mode (Wormhole off)
-  ff    Wormhole with memoization off: steady-state detection and fast-forward only (issue 5)
+  ff    Wormhole with memoization off: steady-state detection and fast-forward only
   memo  full Wormhole, cold: [wormhole] memo = true (WORMHOLE_MEMO=1); writes memo.h5
   warm  full Wormhole warm-started from the memo run's memo.h5 (wormhole run --memo FILE)
 θ and l as given (default 0.05 and 2000) for ff, memo and warm.
@@ -135,7 +135,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--build", default=str(DEFAULT_BUILD), help=f"folder with the wormhole binary (default {DEFAULT_BUILD})")
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help=f"shared data root holding refruns/ (default {DEFAULT_DATA})")
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help=f"test data root holding refruns/ (default {DEFAULT_DATA})")
     ap.add_argument("--theta", type=float, default=0.05, help="Wormhole θ (default 0.05)")
     ap.add_argument("--window", type=int, default=2000, help="Wormhole window l (default 2000)")
     ap.add_argument("--only", default="", help="NAME[,NAME]: scenarios whose name contains one of these")

@@ -32,7 +32,7 @@ What is measured, per scenario and CC
   They are a report, never an exit status: the script exits 0 unless a run fails or an input is missing.
 
 Scenarios of the `accuracy` table (default; --only keeps those whose name contains one of the substrings)
-* Reference runs <data>/refruns/<name>/ (default data <repo>/../shared/data), each config_dcqcn.txt and
+* Reference runs <data>/refruns/<name>/ (default data <repo>/tests/data), each config_dcqcn.txt and
   config_hpcc.txt present, run from inside that folder with -o to a temporary folder:
   hpcc-ring16-fattree-k4-1MB, hpcc-ring16-fattree-k4-16MB, hpcc-incast16to1-leafspine64-1MB,
   hpcc-bundled-example (HPCC only).
@@ -82,7 +82,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BUILD = REPO / "build"
-DEFAULT_DATA = REPO.parent / "shared" / "data"
+DEFAULT_DATA = REPO / "tests" / "data"
 REFRUNS = ["hpcc-ring16-fattree-k4-1MB", "hpcc-ring16-fattree-k4-16MB", "hpcc-incast16to1-leafspine64-1MB",
            "hpcc-bundled-example"]
 TOMLS = ["inputs/llm/moe-32g.toml", "inputs/llm/gpt7b-64g.toml"]
@@ -495,7 +495,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--build", default=str(DEFAULT_BUILD), help=f"build folder with the wormhole binary "
                     f"(default {DEFAULT_BUILD})")
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help=f"shared data root holding refruns/ "
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help=f"test data root holding refruns/ "
                     f"(default {DEFAULT_DATA})")
     ap.add_argument("--theta", type=float, default=0.05, help="Wormhole θ of the accuracy table (default 0.05)")
     ap.add_argument("--window", type=int, default=2000, help="Wormhole window l of the accuracy table (default 2000)")

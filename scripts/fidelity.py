@@ -3,7 +3,7 @@
 
 Usage: fidelity.py [--cc dcqcn|hpcc|all] [--seeds N] [--wormhole PATH] [--data DIR]
 
-For every scenario folder in DIR (default <repo>/../shared/data/refruns) and every selected CC that has
+For every scenario folder in DIR (default <repo>/tests/data/refruns) and every selected CC that has
 both a config_<cc>.txt and a reference out_<cc>/fct.txt, the inputs are copied to a temporary folder,
 `wormhole run config_<cc>.txt` is run there, and its fct.txt is joined per flow with the reference's on
 (sip, dip, sport, dport). The table gives the per-flow relative FCT error |ours - ref| / ref (mean,
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "refruns"
+DEFAULT_DATA = REPO / "tests" / "data" / "refruns"
 DEFAULT_WORMHOLE = REPO / "build" / "wormhole"
 RUN_TIMEOUT_S = 600
 

@@ -13,7 +13,7 @@ reference/simai-formats.md §6) and prints ours beside them:
                          server), `-topo Spectrum-X -g 256` vs `-topo DCN+ -g 256 -psn 64 -bw 400Gbps`,
                          AS_SEND_LAT=2. One run per size and topology; busbw = mean over the 8 DP groups.
 busbw is taken per collective from collectives.csv (busbw_GiBps). The reference CSV says "GB/s" but SimAI
-divides by 2^30: the check below recomputes simai-formats.md §6's example both ways.
+divides by 2^30: the check below recomputes docs/workloads.md §6's example both ways.
 Standard library only; run with /usr/bin/python3.
 """
 import argparse
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TUT = Path("/work/shared/data/simai/SimAI/docs/Tutorial.md.inline")
+TUT = REPO / "tests" / "data" / "simai" / "SimAI" / "docs" / "Tutorial.md.inline"
 MIB = 1 << 20
 
 

@@ -20,7 +20,7 @@ names the file), 130 interrupted. Needs h5py, numpy and matplotlib (Debian pytho
 python3-matplotlib: run it with /usr/bin/python3).
 
 Example:
-  ref=../shared/data/refruns/hpcc-incast16to1-leafspine64-1MB/out_dcqcn/fct.txt
+  ref=tests/data/refruns/hpcc-incast16to1-leafspine64-1MB/out_dcqcn/fct.txt
   /usr/bin/python3 scripts/wh_analyze.py compare $ref out/incast/results.h5 --plot incast.png
 """
 import argparse

@@ -23,11 +23,11 @@ import h5py
 import numpy as np
 
 SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SHARED_DATA = Path(os.environ.get("WH_SHARED_DATA", SOURCE_DIR.parent / "shared" / "data"))
+TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
 ANALYZE = SOURCE_DIR / "scripts" / "wh_analyze.py"
 INCAST = "hpcc-incast16to1-leafspine64-1MB"
-REF_INCAST_DCQCN = SHARED_DATA / "refruns" / INCAST / "out_dcqcn" / "fct.txt"
+REF_INCAST_DCQCN = TEST_DATA / "refruns" / INCAST / "out_dcqcn" / "fct.txt"
 TIMEOUT = 120
 
 
@@ -205,7 +205,7 @@ class Analyze(unittest.TestCase):
         self.assertIn(str(other), p.stderr)
 
     def test_compare_with_the_reference_gives_the_known_error(self):
-        # DCQCN's random ECN marks make this incast differ from ns-3 flow by flow (README "Fidelity").
+        # DCQCN's random ECN marks make this incast differ from ns-3 flow by flow (docs/benchmarks.md, "Fidelity").
         ref, ours = read_fct(REF_INCAST_DCQCN), read_fct(self.tmp / "incast" / "fct.txt")
         errs = errors(ref, ours)
         self.assertEqual(len(errs), 16)

@@ -3,7 +3,7 @@
 
 The scenarios are written by scripts/cc_scenarios.py (run.py parameters of the HPCC reference; see that
 script's docstring). There are no reference runs for TIMELY, DCTCP or 800 Gb/s HPCC, so this file checks what
-the algorithms (as the reference models them, hpcc-model.md §13) promise, with bounds derived in the comments:
+the algorithms (as the reference models them, docs/network-model.md §13) promise, with bounds derived in the comments:
   * every flow finishes, every byte is accounted for, no drops;
   * the incast makespan is within a few % of the line-rate ideal (TIMELY, DCTCP) or of ideal/eta (HPCC);
   * competing equal flows get equal shares (Jain's index and min/max FCT);
@@ -35,7 +35,7 @@ SHIPPED_CONFIG = SOURCE_DIR / "inputs" / "hpcc-ring16-fattree-k4-1MB" / "config_
 RUN_TIMEOUT_S = 120
 
 GBPS = 1_000_000_000
-HDR = 48                                   # 14 PPP + 20 IPv4 + 8 UDP + 6 seq/pg (hpcc-model.md §7)
+HDR = 48                                   # 14 PPP + 20 IPv4 + 8 UDP + 6 seq/pg (docs/network-model.md §7)
 INT_BYTES = {"dcqcn": 0, "dctcp": 0, "timely": 8, "hpcc": 42}   # per data packet (§7)
 ACK_BYTES = {"dcqcn": 60, "dctcp": 60, "timely": 60, "hpcc": 88}
 ETA = 0.95                                 # U_TARGET of the HPCC configs
@@ -57,7 +57,7 @@ def load_generator():
 
 
 # ----------------------------------------------------------------------------------------------------------
-# ECMP as the reference (hpcc-model.md §12): MurmurHash3 x86_32 over [sip, dip, sport | dport << 16],
+# ECMP as the reference (docs/network-model.md §12): MurmurHash3 x86_32 over [sip, dip, sport | dport << 16],
 # seed = switch node id, next hops in descending switch id for the leaf-spine.
 
 def murmur3_32(data, seed):
@@ -474,7 +474,7 @@ class Hpcc(CcPropertyCase):
         bound = self.check_hpcc(run, 4, 4_000_000, 1000, 800 * GBPS, "800G")
         self.assert_no_pfc_possible(run, 5, 800 * GBPS, 256, bound)
         # Report only: the reference's INT encodes {25, 50, 100, 200, 400} G and reads an 800 G port as
-        # 25 G (hpcc-model.md §10). Both terms of u = txRate/B + qlen*NIC/(B*W) scale with 1/B, so reading
+        # 25 G (docs/network-model.md §10). Both terms of u = txRate/B + qlen*NIC/(B*W) scale with 1/B, so reading
         # 25 G instead of 800 G multiplies U by 32; with one 800 G hop that is exactly U_TARGET / 32.
         emu = self.run_cc("hpcc800", "hpcc", f"U_TARGET={ETA * 25 / 800!r}")
         ideal = 4 * wire_bytes(4_000_000, 1000, "hpcc") * 8 * GBPS / (800 * GBPS) / ETA

@@ -3,7 +3,7 @@
 
 ctest runs this file with the environment variables
   WORMHOLE        the wormhole binary
-  WH_SHARED_DATA  the shared data folder (reference runs in refruns/<scenario>/)
+  WH_TEST_DATA  the test data folder (default tests/data; reference runs in refruns/<scenario>/)
   WH_SOURCE_DIR   the repository
 Every run works on a temporary copy of its scenario and has a subprocess timeout.
 """
@@ -17,9 +17,9 @@ import unittest
 from pathlib import Path
 
 SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SHARED_DATA = Path(os.environ.get("WH_SHARED_DATA", SOURCE_DIR.parent / "shared" / "data"))
+TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
-REFRUNS = SHARED_DATA / "refruns"
+REFRUNS = TEST_DATA / "refruns"
 
 RING_1MB = "hpcc-ring16-fattree-k4-1MB"
 RING_16MB = "hpcc-ring16-fattree-k4-16MB"
@@ -85,7 +85,7 @@ class WormholeTestCase(unittest.TestCase):
         if not WORMHOLE.is_file():
             raise AssertionError(f"wormhole binary not found: {WORMHOLE} (set WORMHOLE)")
         if not (REFRUNS / RING_1MB).is_dir():
-            raise AssertionError(f"reference runs not found in {REFRUNS} (set WH_SHARED_DATA)")
+            raise AssertionError(f"reference runs not found in {REFRUNS} (set WH_TEST_DATA)")
         cls._tmp = tempfile.TemporaryDirectory(prefix="wh-e2e-")
         cls.tmp = Path(cls._tmp.name)
 
@@ -213,7 +213,7 @@ class HpccAgainstReference(WormholeTestCase):
 
 
 class Hdf5Results(WormholeTestCase):
-    """(c) the HDF5 results file of ring 1MB DCQCN, as README.md ("HDF5 results") describes it."""
+    """(c) the HDF5 results file of ring 1MB DCQCN, as docs/results.md describes it."""
 
     FLOW_FIELDS = {"id": "u4", "src": "u4", "dst": "u4", "sport": "u4", "dport": "u4", "pg": "u4",
                    "size_bytes": "u8", "start_ns": "i8", "finish_ns": "i8", "fct_ns": "i8",
@@ -345,7 +345,7 @@ class UnfinishableFlow(WormholeTestCase):
         super().setUpClass()
         w = cls.tmp
         # hosts 0 and 1, switch 2; links 0-2 and 1-2; flow 0 -> 1 (1 MB, 88 us standalone) at 2 s;
-        # LINK_DOWN 1 2 1: at 2 s + 1 us take link 2-1 down (hpcc-model.md §1), in the middle of the flow.
+        # LINK_DOWN 1 2 1: at 2 s + 1 us take link 2-1 down (docs/network-model.md §1), in the middle of the flow.
         (w / "topology.txt").write_text("3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n")
         (w / "flow.txt").write_text("1\n0 1 3 100 1000000 2.000000000\n")
         (w / "trace.txt").write_text("0\n")

@@ -3,7 +3,7 @@
 
 Installs slurmctld, slurmd, slurm-client and munge when they are missing and this runs as root (skips,
 saying why, only when that is impossible), starts munge (unless one already answers) and a private
-slurmctld + slurmd (slurm.conf in a temporary folder, free ports, as ../shared/reference/deps.md §6), then
+slurmctld + slurmd (slurm.conf in a temporary folder, free ports, 4 CPUs declared on a 2-core machine), then
 submits on the bundled HPCC example (2 flows, Wormhole on, a fraction of a second per run):
   * run.sbatch three ways (direct, srun --mpi=pmix, mpirun) with 1 task;
   * multi-rank runs (packet mode, ring16 fat tree and micro-allreduce-16g): run.sbatch with --ntasks=2 by

@@ -3,7 +3,7 @@
 
 Known answers by hand (comments), the shipped MoE scenario's outputs checked against each other,
 and the bad-input cases of the workload issue (GPU counts differ, TP not dividing a server, zero-size
-collectives, a bad scenario key). Environment as test_refruns.py (WORMHOLE, WH_SHARED_DATA, WH_SOURCE_DIR).
+collectives, a bad scenario key). Environment as test_refruns.py (WORMHOLE, WH_TEST_DATA, WH_SOURCE_DIR).
 """
 import csv
 import os
@@ -17,9 +17,9 @@ import h5py
 import numpy as np
 
 SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-SHARED_DATA = Path(os.environ.get("WH_SHARED_DATA", SOURCE_DIR.parent / "shared" / "data"))
+TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
-SIMAI = SHARED_DATA / "simai"
+SIMAI = TEST_DATA / "simai"
 CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
 
 TP8_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}"

@@ -1,5 +1,5 @@
 // Test entry point: MPI is initialised only when tests run, not during gtest discovery
-// (gtest_discover_tests runs the binary with --gtest_list_tests at build time; deps.md §3.4).
+// (gtest_discover_tests runs the binary with --gtest_list_tests at build time).
 #include <gtest/gtest.h>
 #include <mpi.h>
 

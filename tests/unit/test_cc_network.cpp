@@ -1,5 +1,5 @@
 // Congestion control end to end on host 0 – switch 2 – host 1 (100 Gb/s, 1 µs links): packet
-// sizes per CC_MODE (hpcc-model.md §7), exact single-packet FCTs, the first HPCC updates of a
+// sizes per CC_MODE (docs/network-model.md §7), exact single-packet FCTs, the first HPCC updates of a
 // 1 MB flow on an idle path, FCT bounds, and the fallback for an unknown CC_MODE.
 //
 // Serialisation at 100 Gb/s, truncated to ns (§6): 1048 B -> 83 ns, 1050 B -> 84, 1056 B -> 84,
@@ -25,7 +25,7 @@ namespace {
 
 
 SimConfig ring_config(const char* which) {
-  return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_" + which + ".txt");
+  return read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_" + which + ".txt");
 }
 
 /// The reference ring runs' "hp" config (CC_MODE 3, η 0.95, MI_THRESH 0, AI 50 Mb/s, MIN 1000 Mb/s,

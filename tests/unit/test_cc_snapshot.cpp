@@ -1,4 +1,4 @@
-// CC state is a value (DESIGN.md): snapshot_cc / restore_cc. For each CC a flow A is driven by a
+// CC state is a value (docs/architecture.md): snapshot_cc / restore_cc. For each CC a flow A is driven by a
 // sequence of ACKs (and its timers fired by a fake host), snapshotted mid-flow and restored into
 // a fresh flow B (same line rate, window, base RTT, snd_nxt and snd_una, as a QP restored into
 // another QP would have them) whose clock is offset by an arbitrary amount. A and B are then fed

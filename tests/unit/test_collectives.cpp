@@ -1,4 +1,4 @@
-// Collectives -> flows (simai-formats.md §1.1, §5): group formation, ring / AllToAll decomposition,
+// Collectives -> flows (docs/workloads.md §1.1, §5): group formation, ring / AllToAll decomposition,
 // with hand counts in the comments.
 #include <gtest/gtest.h>
 
@@ -94,14 +94,14 @@ TEST(Collectives, LayoutFromHeaderAndTopology) {
 
 TEST(Collectives, LayoutOfRealWorkloads) {
   // workload_ep_test: all_gpus 32, TP 4, EP 4 (§1.7) -> DP 8, DP_EP 2.
-  const auto ep = read_simai_workload(WH_SHARED_DATA "/simai/SimAI@pr288/example/workload_ep_test.txt");
+  const auto ep = read_simai_workload(WH_TEST_DATA "/simai/SimAI@pr288/example/workload_ep_test.txt");
   const auto L = make_layout(ep.header, 32, 8);
   EXPECT_EQ(L.tp, 4u);
   EXPECT_EQ(L.ep, 4u);
   EXPECT_EQ(L.dp, 8u);
   EXPECT_EQ(L.dp_ep, 2u);
   // gpt13b_128g: TP 8, PP 2 in the header; PP forced to 1 -> DP = 128 / 8 = 16.
-  const auto g13 = read_simai_workload(WH_SHARED_DATA "/simai/SimAI@pr288/example/workload_gpt13b_128g.txt");
+  const auto g13 = read_simai_workload(WH_TEST_DATA "/simai/SimAI@pr288/example/workload_gpt13b_128g.txt");
   EXPECT_EQ(g13.header.pp, 2u);
   EXPECT_EQ(make_layout(g13.header, 128, 8).dp, 16u);
 }

@@ -1,4 +1,4 @@
-// DCQCN (Mellanox flavour, hpcc-model.md §13.1) driven directly through a fake CcHost: CNP
+// DCQCN (Mellanox flavour, docs/network-model.md §13.1) driven directly through a fake CcHost: CNP
 // handling, the α EWMA, the rate-decrease check, the three increase stages, the MIN_RATE floor
 // and CLAMP_TARGET_RATE. Parameters are run.py's "dcqcn" at 100 Gb/s unless a test says otherwise.
 #include <gtest/gtest.h>
@@ -88,7 +88,7 @@ DcqcnState& st(Flow& f) { return std::get<DcqcnState>(f.cc); }
 
 TEST(Dcqcn, FactoryReadsRunPyParametersFromTheRingConfig) {
   const SimConfig cfg =
-      read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+      read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
   auto cc = make_cc(cfg, nullptr);
   auto* d = dynamic_cast<Dcqcn*>(cc.get());
   ASSERT_NE(d, nullptr);

@@ -34,7 +34,7 @@ class StopAt final : public EventClient {
 };
 
 SimConfig incast_config() {
-  SimConfig cfg = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  SimConfig cfg = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
   cfg.portable_order = true;
   // The config's 32-MB shared buffer: the 6-to-1 incast queues past K_min, so ECN marks throughout
   return cfg;

@@ -1,4 +1,4 @@
-// The RED-like ECN marking curve at dequeue (hpcc-model.md §11.3), with the thresholds of the
+// The RED-like ECN marking curve at dequeue (docs/network-model.md §11.3), with the thresholds of the
 // reference runs at 100 Gb/s: KMIN 400 KB, KMAX 1600 KB, PMAX 0.2 (K in units of 1000 B).
 #include <gtest/gtest.h>
 

@@ -26,7 +26,7 @@ constexpr Time kPacketTime = 83 * kNs;
 /// The reference ring runs' DCQCN config, ECN marking off: with nothing random the packet-mode
 /// outcome is a pure function of the event order, so differences are Wormhole's alone.
 SimConfig config() {
-  SimConfig c = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  SimConfig c = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
   c.enable_qcn = false;
   return c;
 }
@@ -230,7 +230,7 @@ namespace {
 
 /// The reference ring runs' HPCC config (INT on every hop, a rate update on every ACK, windows).
 SimConfig hpcc_config() {
-  return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
+  return read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
 }
 
 /// HPCC flows 0 -> 2 and 1 -> 2 on star(3) sharing the port to host 2, with Wormhole set by `ws`

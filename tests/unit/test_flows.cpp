@@ -1,4 +1,4 @@
-// flow.txt and trace.txt readers (hpcc-model.md §3-§4): the shipped files, exact start times,
+// flow.txt and trace.txt readers (docs/network-model.md §3-§4): the shipped files, exact start times,
 // and one test per rejected input.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRing = WH_SHARED_DATA "/refruns/hpcc-ring16-fattree-k4-1MB";
+const std::string kRing = WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB";
 
 /// `name` with `text` in a fresh folder per test.
 std::string temp_file(const std::string& name, const std::string& text) {
@@ -77,22 +77,22 @@ TEST(Flows, RingFlows) {
 TEST(Flows, ShippedFiles) {
   for (const char* dir : {"hpcc-ring16-fattree-k4-16MB", "hpcc-incast16to1-leafspine64-1MB", "hpcc-bundled-example"}) {
     SCOPED_TRACE(dir);
-    const std::string d = std::string(WH_SHARED_DATA) + "/refruns/" + dir;
+    const std::string d = std::string(WH_TEST_DATA) + "/refruns/" + dir;
     const Topology t = read_topology(d + "/topology.txt");
     const auto flows = read_flows(d + "/flow.txt", t);
     EXPECT_EQ(flows.size(), std::string(dir) == "hpcc-bundled-example" ? 2u : 16u);
   }
-  const Topology incast = read_topology(WH_SHARED_DATA "/refruns/hpcc-incast16to1-leafspine64-1MB/topology.txt");
-  const auto f = read_flows(WH_SHARED_DATA "/refruns/hpcc-incast16to1-leafspine64-1MB/flow.txt", incast);
+  const Topology incast = read_topology(WH_TEST_DATA "/refruns/hpcc-incast16to1-leafspine64-1MB/topology.txt");
+  const auto f = read_flows(WH_TEST_DATA "/refruns/hpcc-incast16to1-leafspine64-1MB/flow.txt", incast);
   EXPECT_EQ(f.front().src, 8u);
   EXPECT_EQ(f.back().src, 23u);
   EXPECT_EQ(f.back().dst, 0u);
 }
 
 TEST(Flows, HeaderCountWinsOverExtraLines) {
-  const Topology star = read_topology(WH_SHARED_DATA "/hpcc-mix/topology.txt");
+  const Topology star = read_topology(WH_TEST_DATA "/hpcc-mix/topology.txt");
   ::testing::internal::CaptureStderr();
-  const auto f = read_flows(WH_SHARED_DATA "/hpcc-mix/flow.txt", star);
+  const auto f = read_flows(WH_TEST_DATA "/hpcc-mix/flow.txt", star);
   const std::string err = ::testing::internal::GetCapturedStderr();
   ASSERT_EQ(f.size(), 2u);  // 256 flow lines follow the header "2"
   EXPECT_EQ(f[0].src, 2u);
@@ -212,11 +212,11 @@ TEST(FlowErrors, StartEarlierThanPreviousLine) {
 TEST(TraceNodes, ShippedFiles) {
   const auto ring = read_trace_nodes(kRing + "/trace.txt", 36);
   EXPECT_EQ(ring, (std::vector<uint32_t>{0, 1, 16, 17, 24}));
-  const auto mix = read_trace_nodes(WH_SHARED_DATA "/hpcc-mix/trace.txt", 66);  // 348 ids, >= 66 skipped
+  const auto mix = read_trace_nodes(WH_TEST_DATA "/hpcc-mix/trace.txt", 66);  // 348 ids, >= 66 skipped
   ASSERT_EQ(mix.size(), 66u);
   EXPECT_EQ(mix.back(), 65u);
-  EXPECT_EQ(read_trace_nodes(WH_SHARED_DATA "/hpcc-mix/trace.txt", 376).size(), 348u);
-  EXPECT_EQ(read_trace_nodes(WH_SHARED_DATA "/refruns/hpcc-bundled-example/trace.txt", 66).size(), 66u);
+  EXPECT_EQ(read_trace_nodes(WH_TEST_DATA "/hpcc-mix/trace.txt", 376).size(), 348u);
+  EXPECT_EQ(read_trace_nodes(WH_TEST_DATA "/refruns/hpcc-bundled-example/trace.txt", 66).size(), 66u);
 }
 
 TEST(TraceNodes, Malformed) {

@@ -1,4 +1,4 @@
-// Fabric generators (simai-formats.md §3): SimAI's shipped files reproduced byte for byte, node / switch /
+// Fabric generators (docs/workloads.md §3): SimAI's shipped files reproduced byte for byte, node / switch /
 // link counts derived by hand, connectivity, the rail property, and the reference k=4 fat tree.
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSimai = std::string(WH_SHARED_DATA) + "/simai";
+const std::string kSimai = std::string(WH_TEST_DATA) + "/simai";
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -136,7 +136,7 @@ TEST(Generators, SpectrumXEqualsShippedFiles) {
 }
 
 TEST(Generators, RailOptimizedEqualsUpstreamFile) {
-  // `-g 16 -psn 8 -bw 200Gbps -nvbw 900Gbps -l 0.001ms -gt H20` (simai-formats.md §3.2).
+  // `-g 16 -psn 8 -bw 200Gbps -nvbw 900Gbps -l 0.001ms -gt H20` (docs/workloads.md §3.2).
   SpectrumXParams p;
   p.gpus = 16;
   p.spines = 8;
@@ -269,7 +269,7 @@ TEST(Generators, DcnPlusServerUnderOneToR) {
 
 TEST(Generators, FatTreeK4EqualsReference) {
   const GeneratedFabric f = generate_fat_tree({});  // k = 4, 100 Gbps, 1 µs: the HPCC reference
-  const Topology ref = read_topology(WH_SHARED_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
+  const Topology ref = read_topology(WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
   expect_counts(f, {16, 36, 0, 20, 48});
   // Degree sequences: 16 hosts of degree 1, 8 edges / 8 aggregations of 4, 4 cores of 4.
   auto degrees = [](const Topology& t) {

@@ -1,4 +1,4 @@
-// Known-answer tests of the ECMP hash: the reference's traced forwarding decisions (hpcc-model.md §12).
+// Known-answer tests of the ECMP hash: the reference's traced forwarding decisions (docs/network-model.md §12).
 #include <gtest/gtest.h>
 
 #include "wormhole/io/results_writer.h"

@@ -1,4 +1,4 @@
-// The host NIC and QP model (hpcc-model.md §6–§9, §14): exact single-flow FCT on
+// The host NIC and QP model (docs/network-model.md §6–§9, §14): exact single-flow FCT on
 // host–switch–host, ACK interval/chunk rules, windows, go-back-N under loss, stalls without RTO,
 // flow start order and source ports.
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ namespace {
 /// The reference ring runs' DCQCN config (HAS_WIN 0, L2_ACK_INTERVAL 1, L2_CHUNK_SIZE 4000,
 /// ACK_HIGH_PRIO 1, payload 1000, 100 G ECN thresholds 400/1600 KB).
 SimConfig ring_dcqcn_config() {
-  return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  return read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
 }
 
 /// host 0 – switch 2 – host 1, 100 G, 1 µs. Ports: host 0 = 0, host 1 = 1, switch: 2 (to 0), 3 (to 1).

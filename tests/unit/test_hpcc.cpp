@@ -1,4 +1,4 @@
-// HPCC (hpcc-model.md §13.2) driven directly through a fake CcHost, with every update computed by
+// HPCC (docs/network-model.md §13.2) driven directly through a fake CcHost, with every update computed by
 // hand. Parameters are the reference run `run.py hp --hpai 50` at 100 Gb/s: η 0.95, MI_THRESH 0,
 // RATE_AI 50 Mb/s, MIN_RATE 1000 Mb/s, FAST_REACT 1, MULTI_RATE 0, SAMPLE_FEEDBACK 0, INT_MULTI 4.
 // The flow has line rate 100 Gb/s, W = maxBdp = 104,000 B and T = maxRtt = 8320 ns.
@@ -94,7 +94,7 @@ void first_ack(Hpcc& cc, Flow& f, FakeHost& h, const Rec& r = r0) {
 
 TEST(Hpcc, FactoryReadsHpParametersFromTheRingConfig) {
   const SimConfig cfg =
-      read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
+      read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
   auto cc = make_cc(cfg, nullptr);
   auto* h = dynamic_cast<Hpcc*>(cc.get());
   ASSERT_NE(h, nullptr);

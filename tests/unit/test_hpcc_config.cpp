@@ -1,4 +1,4 @@
-// config.txt reader, DataRate / Time strings (hpcc-model.md §1): the shipped configs, known
+// config.txt reader, DataRate / Time strings (docs/network-model.md §1): the shipped configs, known
 // answers, and one test per rejected input.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRing = WH_SHARED_DATA "/refruns/hpcc-ring16-fattree-k4-1MB";
+const std::string kRing = WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB";
 
 /// A fresh folder per test, so tests can run in parallel.
 fs::path test_dir() {
@@ -104,7 +104,7 @@ TEST(HpccConfig, RingDcqcn) {
 }
 
 TEST(HpccConfig, AllShippedConfigsLoad) {
-  for (const auto& dir : fs::directory_iterator(WH_SHARED_DATA "/refruns")) {
+  for (const auto& dir : fs::directory_iterator(WH_TEST_DATA "/refruns")) {
     for (const char* name : {"config_dcqcn.txt", "config_hpcc.txt"}) {
       const fs::path p = dir.path() / name;
       if (!fs::exists(p)) continue;
@@ -117,7 +117,7 @@ TEST(HpccConfig, AllShippedConfigsLoad) {
       EXPECT_GE(c.ecn.size(), 2u);
     }
   }
-  const SimConfig mix = read_hpcc_config(WH_SHARED_DATA "/hpcc-mix/config.txt");
+  const SimConfig mix = read_hpcc_config(WH_TEST_DATA "/hpcc-mix/config.txt");
   EXPECT_EQ(mix.cc_mode, 3);
   EXPECT_EQ(mix.rate_ai_bps, 50'000'000u);
   EXPECT_EQ(mix.rate_hai_bps, 100'000'000u);
@@ -133,7 +133,7 @@ TEST(HpccConfig, AllShippedConfigsLoad) {
   // Upstream paths (mix/...) are relative to the reference's working directory: left as written.
   EXPECT_EQ(mix.topology_file, "mix/topology.txt");
   EXPECT_EQ(mix.fct_output_file, "mix/fct.txt");
-  const SimConfig notrace = read_hpcc_config(WH_SHARED_DATA "/hpcc-mix/config_notrace.txt");
+  const SimConfig notrace = read_hpcc_config(WH_TEST_DATA "/hpcc-mix/config_notrace.txt");
   EXPECT_FALSE(notrace.enable_trace);
   EXPECT_EQ(notrace.fct_output_file, "mix/fct_notrace.txt");
 }

@@ -1,5 +1,5 @@
 // Core kernel pieces: the event heap's (time, key) order, Kernel::run's stop rules, serialization
-// times (hpcc-model.md §6), the Ring FIFO and the per-stream random generator.
+// times (docs/network-model.md §6), the Ring FIFO and the per-stream random generator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -409,7 +409,7 @@ TEST(Kernel, EventsScheduledDuringRunAreExecuted) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// serialization_time (hpcc-model.md §6)
+// serialization_time (docs/network-model.md §6)
 // ---------------------------------------------------------------------------------------------
 
 TEST(SerializationTime, KnownAnswersWithNsTruncation) {

@@ -1,4 +1,4 @@
-// Replaying memoized periods (wormhole-paper.md §6) on small networks: a second identical pair
+// Replaying memoized periods (the Wormhole paper: memoization) on small networks: a second identical pair
 // replays the first one's unsteady period and finishes within packet times of packet mode; a
 // flow that would end inside the replay is simulated instead (then the run is exactly the
 // fast-forward-only run); an interrupt mid-replay pulls it back in proportion to the time kept.
@@ -21,7 +21,7 @@ constexpr Time kPacketTime = 83 * kNs;  // one 1,048-B packet at 100 Gb/s, whole
 /// The reference ring runs' config of `cc` ("dcqcn" or "hpcc"); `qcn` false: no ECN marks, so
 /// DCQCN stays at line rate and packet mode is a pure function of the event order.
 SimConfig config(const std::string& cc = "dcqcn", bool qcn = false) {
-  SimConfig c = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_" + cc + ".txt");
+  SimConfig c = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_" + cc + ".txt");
   c.enable_qcn = qcn;
   return c;
 }

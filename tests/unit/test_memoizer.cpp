@@ -12,7 +12,7 @@ using namespace wh::test;
 namespace {
 
 SimConfig config() {
-  SimConfig c = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  SimConfig c = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
   c.enable_qcn = false;  // rates stay at line rate: every period converges at its first check
   return c;
 }

@@ -1,4 +1,4 @@
-// Paths through the network model that the other suites do not pin down (hpcc-model.md §8–§12):
+// Paths through the network model that the other suites do not pin down (docs/network-model.md §8–§12):
 // NIC round robin over several QPs and QP compaction, ACK_HIGH_PRIO against PFC, NACK rules
 // (go-back-N, 500 µs holdoff, back-to-zero), LINK_DOWN with a surviving path, multi-NIC hosts and
 // parallel links between two switches.
@@ -29,7 +29,7 @@ constexpr uint64_t k25G = 25'000'000'000ull;
 /// The reference ring runs' DCQCN config (ENABLE_QCN 1, HAS_WIN 0, L2_ACK_INTERVAL 1,
 /// L2_CHUNK_SIZE 4000, ACK_HIGH_PRIO 1, payload 1000, 32 MiB, 100 G ECN 400/1600 KB).
 SimConfig ring_dcqcn_config() {
-  return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  return read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
 }
 
 
@@ -350,7 +350,7 @@ TEST(NackRules, BackToZeroWithChunk4000Completes) {
 // than without the failure.
 namespace {
 Topology fat_tree() {
-  return read_topology(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
+  return read_topology(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
 }
 uint32_t hop(Network& net, uint32_t node, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport) {
   auto hops = net.routing().next_hops(node, dst);
@@ -498,7 +498,7 @@ TEST(MultiNic, QpAndAckNicsFollowTheHash) {
 TEST(MultiNic, AliTopologyUsesTheHashedNic) {
   SimConfig cfg = ring_dcqcn_config();
   cfg.ecn[k25G] = EcnThresholds{100'000, 400'000, 0.2};
-  const Topology topo = read_topology(std::string(WH_SHARED_DATA) + "/hpcc-mix/ali_32host_10rack.txt");
+  const Topology topo = read_topology(std::string(WH_TEST_DATA) + "/hpcc-mix/ali_32host_10rack.txt");
   Network net(cfg, topo, make_cc(cfg, nullptr));
   net.add_flows({flow(0, 100, 100'000), flow(5, 200, 100'000), flow(300, 7, 100'000)});
   net.run(1 * kSec);

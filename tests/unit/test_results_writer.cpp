@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kRingFct =
-    std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/out_dcqcn/fct.txt";
+    std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/out_dcqcn/fct.txt";
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,7 +49,7 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// Inverse of the fct.txt format: node id = (ip >> 8) & 0xffff (hpcc-model.md §5.1).
+// Inverse of the fct.txt format: node id = (ip >> 8) & 0xffff (docs/network-model.md §5.1).
 FlowRecord parse_fct(const std::string& line, uint32_t id) {
   unsigned sip = 0, dip = 0, sport = 0, dport = 0;
   uint64_t size = 0, start_ns = 0, fct_ns = 0, ideal = 0;

@@ -1,4 +1,4 @@
-// Routing against the reference: next-hop order, ECMP choices, base RTT/BDP maxima (hpcc-model.md §12, §14).
+// Routing against the reference: next-hop order, ECMP choices, base RTT/BDP maxima (docs/network-model.md §12, §14).
 #include <gtest/gtest.h>
 
 #include "wormhole/cc/factory.h"
@@ -18,7 +18,7 @@ struct Loaded {
 };
 Loaded load(const std::string& scenario, const std::string& config) {
   Loaded l;
-  const std::string dir = std::string(WH_SHARED_DATA) + "/refruns/" + scenario + "/";
+  const std::string dir = std::string(WH_TEST_DATA) + "/refruns/" + scenario + "/";
   l.cfg = read_hpcc_config(dir + config);
   l.topo = read_topology(l.cfg.topology_file);
   l.net = std::make_unique<Network>(l.cfg, l.topo, make_cc(l.cfg, nullptr));

@@ -18,11 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSimai = WH_SHARED_DATA "/simai";
+const std::string kSimai = WH_TEST_DATA "/simai";
 const std::string kSimaiConf = kSimai + "/SimAI/astra-sim-alibabacloud/inputs/config/SimAI.conf";
 const std::string kSx16 = kSimai + "/SimAI@pr288/Spectrum-X_16g_8gps_400Gbps_A100";
 const std::string kWorkload16 = kSimai + "/SimAI@pr288/example/microAllReduce_16g.txt";
-const std::string kFatTreeK4 = WH_SHARED_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt";
+const std::string kFatTreeK4 = WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt";
 
 /// A fresh folder per test, so tests can run in parallel.
 fs::path test_dir() {

@@ -1,4 +1,4 @@
-// SimAI topology reader and the HPCC / SimAI writers (simai-formats.md §2): every shipped file, the
+// SimAI topology reader and the HPCC / SimAI writers (docs/workloads.md §2): every shipped file, the
 // header variants, one test per rejected input, and exact round trips.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSimai = std::string(WH_SHARED_DATA) + "/simai";
+const std::string kSimai = std::string(WH_TEST_DATA) + "/simai";
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -152,7 +152,7 @@ TEST(SimaiTopology, HeaderVariants) {
   const SimaiTopology t = read_simai_topology(temp_file("7\t2 2 1 6 H100\r\n4 5 6\r\n" + kLinks.substr(0, kLinks.size() - 1)));
   EXPECT_EQ(t.topo.links.size(), 6u);
   // 3 tokens: the HPCC format (the reference k=4 fat tree), hosts 0..15 are the GPUs.
-  const SimaiTopology h = read_simai_topology(WH_SHARED_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
+  const SimaiTopology h = read_simai_topology(WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
   EXPECT_EQ(h.gpus, 16u);
   EXPECT_EQ(h.gpus_per_server, 1u);
   EXPECT_EQ(h.nvswitches, 0u);
@@ -164,7 +164,7 @@ TEST(SimaiTopology, HeaderVariants) {
 TEST(SimaiTopologyErrors, HpccFileWithSwitchBeforeHosts) {
   // The HPCC bundled example has switch 0 and hosts 1..65: SimAI needs GPUs 0..G-1.
   try {
-    read_simai_topology(WH_SHARED_DATA "/refruns/hpcc-bundled-example/topology.txt");
+    read_simai_topology(WH_TEST_DATA "/refruns/hpcc-bundled-example/topology.txt");
     ADD_FAILURE();
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 2);
@@ -300,7 +300,7 @@ TEST(TopologyWriters, HpccRoundTrip) {
   for (const char* f : {"/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt", "/refruns/hpcc-bundled-example/topology.txt",
                         "/hpcc-mix/fat.txt"}) {
     SCOPED_TRACE(f);
-    const Topology orig = read_topology(std::string(WH_SHARED_DATA) + f);
+    const Topology orig = read_topology(std::string(WH_TEST_DATA) + f);
     std::ostringstream o;
     write_hpcc_topology(orig, o);
     expect_same_links(read_topology(temp_file(o.str(), "topology.txt")), orig);

@@ -1,4 +1,4 @@
-// SimAI/AICB workload reader (simai-formats.md §1): every shared workload file against the §1.7
+// SimAI/AICB workload reader (docs/workloads.md §1): every shared workload file against the §1.7
 // table, comm-type decoding, the quirks of §1.5, and one test per rejected input.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSimai = WH_SHARED_DATA "/simai/";
+const std::string kSimai = WH_TEST_DATA "/simai/";
 constexpr double MiB = 1 << 20, GiB = 1 << 30;
 
 /// `text` as a file in a fresh folder per test.
@@ -54,7 +54,7 @@ const std::string kHeader =
     "checkpoints: 0 checkpoint_initiates: 0\n";
 const std::string kRow = "layer -1 10 ALLREDUCE 1048576 20 NONE 0 30 ALLGATHER 2048 5\n";
 
-// ---- the shared files against simai-formats.md §1.7 ----
+// ---- the shared files against docs/workloads.md §1.7 ----
 
 struct Tally { int count = 0; uint64_t bytes = 0; };
 using Key = std::pair<std::string, std::string>;  // phase, raw comm type

@@ -1,4 +1,4 @@
-// The switch model (hpcc-model.md §10–§11): shared-buffer PFC thresholds, headroom and α shift;
+// The switch model (docs/network-model.md §10–§11): shared-buffer PFC thresholds, headroom and α shift;
 // ECN marking end to end in a 2-to-1 incast; PFC pause/resume end to end with a small buffer.
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ constexpr uint64_t k400G = 400'000'000'000ull;
 /// payload 1000, L2_ACK_INTERVAL 1, L2_CHUNK_SIZE 4000, HAS_WIN 0, ACK_HIGH_PRIO 1, BUFFER 32 MiB,
 /// KMIN/KMAX 400/1600 KB at 100 G, 1600/6400 KB at 400 G, PMAX 0.2).
 SimConfig ring_dcqcn_config() {
-  return read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  return read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
 }
 
 
@@ -61,7 +61,7 @@ TEST(SwitchMmu, PfcThresholdOf16Port100GSwitch) {
       // Headroom = 100e9 × 1000 ns / 8 / 1e9 × 3 = 12,500 × 3 = 37,500 B.
       EXPECT_EQ(net.ports()[p].headroom, 37'500u);
       EXPECT_EQ(net.ports()[p].pfc_shift, 3u);  // port rate = NIC rate: α = 1/8
-      // (33,554,432 − 600,000 − 65,536) >> 3 = 32,888,896 / 8 = 4,111,112 B (hpcc-model.md §11.1).
+      // (33,554,432 − 600,000 − 65,536) >> 3 = 32,888,896 / 8 = 4,111,112 B (docs/network-model.md §11.1).
       EXPECT_EQ(net.pfc_threshold(p), 4'111'112u);
     }
   }

@@ -1,4 +1,4 @@
-// TIMELY and DCTCP (hpcc-model.md §13.3–13.4) driven directly through a fake CcHost, each update
+// TIMELY and DCTCP (docs/network-model.md §13.3–13.4) driven directly through a fake CcHost, each update
 // computed by hand. TIMELY uses TimelyParams defaults (α 0.875, β 0.8, T_low 50 µs, T_high 500 µs,
 // minRTT 20 µs, RATE_AI 5 Mb/s, RATE_HAI 50 Mb/s, MIN_RATE 100 Mb/s); DCTCP uses DctcpParams
 // defaults (g = 1/16, DCTCP_RATE_AI 1000 Mb/s, MIN_RATE 100 Mb/s, MTU 1000 B). Flows at 100 Gb/s.
@@ -64,7 +64,7 @@ void timely_ack(Timely& cc, Flow& f, FakeHost& h, uint64_t rtt_ns) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(Timely, FactoryAndDefaults) {
-  SimConfig cfg = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
+  SimConfig cfg = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_hpcc.txt");
   cfg.cc_mode = 7;
   auto cc = make_cc(cfg, nullptr);
   ASSERT_NE(dynamic_cast<Timely*>(cc.get()), nullptr);
@@ -220,7 +220,7 @@ TEST(Timely, NoFastReact) {
 // ---------------------------------------------------------------------------------------------
 
 TEST(Dctcp, FactoryReadsParameters) {
-  SimConfig cfg = read_hpcc_config(std::string(WH_SHARED_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  SimConfig cfg = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
   cfg.cc_mode = 8;
   auto cc = make_cc(cfg, nullptr);
   ASSERT_NE(dynamic_cast<Dctcp*>(cc.get()), nullptr);

@@ -1,4 +1,4 @@
-// topology.txt reader (hpcc-model.md §2): the shipped topologies and one test per rejected input.
+// topology.txt reader (docs/network-model.md §2): the shipped topologies and one test per rejected input.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,7 +60,7 @@ TEST(Topology, ShippedFiles) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
-    const Topology t = read_topology(std::string(WH_SHARED_DATA) + c.file);
+    const Topology t = read_topology(std::string(WH_TEST_DATA) + c.file);
     EXPECT_EQ(t.num_nodes, c.n);
     EXPECT_EQ(t.is_switch.size(), c.n);
     EXPECT_EQ(t.num_switches(), c.s);
@@ -71,11 +71,11 @@ TEST(Topology, ShippedFiles) {
     EXPECT_EQ(t.links[0].line, 3);
     EXPECT_EQ(t.links.back().line, static_cast<int>(c.l) + 2);
   }
-  const Topology fat = read_topology(WH_SHARED_DATA "/hpcc-mix/fat.txt");
+  const Topology fat = read_topology(WH_TEST_DATA "/hpcc-mix/fat.txt");
   EXPECT_FALSE(fat.is_switch[319]);
   EXPECT_TRUE(fat.is_switch[320]);
   EXPECT_EQ(fat.links.back().rate_bps, 400'000'000'000u);
-  const Topology ring = read_topology(WH_SHARED_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
+  const Topology ring = read_topology(WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
   EXPECT_EQ(ring.links[0].a, 0u);
   EXPECT_EQ(ring.links[0].b, 16u);
 }

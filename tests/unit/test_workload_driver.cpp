@@ -229,7 +229,7 @@ TEST(WorkloadDriver, UpdateZeroManyRowsTwoIterations) {
 // header's pairs are ignored, so TP = 1 and the DP group is all 16 GPUs, 8 per server -> 8 rings;
 // chunk 4096 / 16 / 8 = 32 B; 2(16-1) = 30 steps: 8 x 30 x 16 = 3840 flows of 32 B per iteration.
 TEST(WorkloadDriver, MicroAllReduceHandCount) {
-  const Workload w = read_simai_workload(std::string(WH_SHARED_DATA) + "/simai/aicb/workload/simAI/micro_test/all_reduce.txt");
+  const Workload w = read_simai_workload(std::string(WH_TEST_DATA) + "/simai/aicb/workload/simAI/micro_test/all_reduce.txt");
   ASSERT_TRUE(w.header.micro);
   DriverOptions o;
   o.iterations = 2;

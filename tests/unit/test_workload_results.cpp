@@ -1,4 +1,4 @@
-// Workload report: bandwidth known answers (simai-formats.md §6), the four CSVs parsed back, the
+// Workload report: bandwidth known answers (docs/workloads.md §6), the four CSVs parsed back, the
 // /workload group of the HDF5 file read back with the plain C API, and write errors.
 #include <gtest/gtest.h>
 
@@ -162,7 +162,7 @@ TEST(WorkloadResults, BusbwFactor) {
   EXPECT_EQ(busbw_factor("Broadcast", 8), 0.0);
 }
 
-// simai-formats.md §6: 16 MiB AllReduce on 8 GPUs in 176.842 µs -> algbw 88.36, busbw 154.62 GiB/s.
+// docs/workloads.md §6: 16 MiB AllReduce on 8 GPUs in 176.842 µs -> algbw 88.36, busbw 154.62 GiB/s.
 TEST(WorkloadResults, BandwidthKnownAnswer) {
   CollectiveRecord c;
   c.op = "AllReduce";
