@@ -25,7 +25,7 @@ namespace wh {
 
 void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("scenario", o.scenario,
-                 "a scenario file (.toml: topology + training workload + network, see README) or an HPCC config.txt "
+                 "a scenario file (.toml: topology + training workload + network, see docs/workloads.md §10) or an HPCC config.txt "
                  "(paths in it relative to its folder or the current one)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -94,6 +94,22 @@ std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<st
   return overrides;
 }
 
+std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions& o, const std::string& key,
+                                                               const std::string& on) {
+  auto overrides = parse_sets(o.sets);
+  if (o.memo_in.empty()) return overrides;
+  for (const auto& [k, v] : overrides)
+    if (k == "WORMHOLE_MEMO" || k == "wormhole.memo") {
+      if (v == "0" || v == "false")
+        throw InputError("command line", 0, "--memo " + o.memo_in + " warm-starts memoization, but --set " + k + "=" +
+                                                v + " turns it off",
+                         "drop one of the two");
+      return overrides;  // already on: a second setting would only draw a "set twice" warning
+    }
+  overrides.emplace_back(key, on);  // --memo turns it on, and the results say so
+  return overrides;
+}
+
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given) {
   if (cfg.wormhole.enabled) return;
   // --set WORMHOLE=0 on a scenario that turns it on (a packet-mode baseline) is deliberate.
@@ -121,8 +137,7 @@ void warn_ns_truncation(const SimConfig& cfg, const Topology& topo) {
 }
 
 ConfigRun load_config_run(const RunOptions& o, bool speak) {
-  std::vector<std::pair<std::string, std::string>> overrides = parse_sets(o.sets);
-  if (!o.memo_in.empty()) overrides.emplace_back("WORMHOLE_MEMO", "1");  // --memo turns it on, and the results say so
+  auto overrides = run_overrides(o, "WORMHOLE_MEMO", "1");
   ConfigRun r;
   r.results = o.results;
   if (!o.output_dir.empty()) {

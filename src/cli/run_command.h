@@ -99,6 +99,11 @@ void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);
 
 /// --set values as (KEY, VALUE). Throws InputError for an entry without '='.
 std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<std::string>& sets);
+/// --set values plus what `--memo FILE` implies: memoization on (`key` = "WORMHOLE_MEMO" or
+/// "wormhole.memo", set to `on`) unless the user set it already. Throws InputError when the user
+/// turned memoization off with either spelling, which --memo contradicts.
+std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions& o, const std::string& key,
+                                                               const std::string& on);
 /// Throws InputError (naming `origin`) if `path`'s folder does not exist, before anything is written.
 void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what);
 /// Checks `--memo-out PATH` before the run: its directory exists (check_output_dir), it is not a

@@ -1,4 +1,4 @@
-// `wormhole run SCENARIO.toml`: a training workload on a GPU cluster (README, "Training workloads").
+// `wormhole run SCENARIO.toml`: a training workload on a GPU cluster (docs/workloads.md).
 #include <fmt/core.h>
 
 #include <chrono>
@@ -44,8 +44,7 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
 }
 
 WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
-  auto overrides = parse_sets(o.sets);
-  if (!o.memo_in.empty()) overrides.emplace_back("wormhole.memo", "true");  // --memo turns it on, and the results say so
+  const auto overrides = run_overrides(o, "wormhole.memo", "true");
   WorkloadRun r;
   r.sc = read_scenario(o.scenario, overrides);
   const Scenario& sc = r.sc;

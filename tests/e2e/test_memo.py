@@ -188,6 +188,23 @@ class MemoCommands(unittest.TestCase):
             self.assertIn(said, p.stderr)
         self.assertEqual(fct.read_bytes(), before)
 
+    def test_memo_flag_beside_an_explicit_memo_setting(self):
+        # --memo implies WORMHOLE_MEMO 1: said again with --set it is no "set twice" warning (it was one,
+        # naming "command line:0 ... line 0"); turned off with --set it contradicts --memo and is refused.
+        work = copy_scenario("hpcc-bundled-example", self.dir)
+        p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = self.dir / "warm.h5"
+        shutil.copy2(work / "out" / "hpcc" / "memo.h5", db)
+        p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1", "--memo", str(db))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("is also set", p.stderr)
+        self.assertIn("1 replayed", p.stdout)
+        for off in ("WORMHOLE_MEMO=0", "wormhole.memo=false"):
+            p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", off, "--memo", str(db))
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("turns it off", p.stderr)
+
     def test_same_result_for_any_thread_count(self):
         # GPT-7B on 64 GPUs without TP (0.3 s with memoization): 448 DP ring steps on identical rails, one
         # pattern replayed hundreds of times. Lookups run on oneTBB threads; the outcome must not depend on
