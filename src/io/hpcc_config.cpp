@@ -1,4 +1,4 @@
-// Reader of the HPCC config.txt (hpcc-model.md §1).
+// Reader of the HPCC config.txt (docs/network-model.md §1).
 #include "wormhole/io/hpcc_config.h"
 
 #include <algorithm>
@@ -428,6 +428,11 @@ SimConfig read_hpcc_config(const std::string& path,
   std::vector<ConfigSetting> settings;
   for (const auto& [key, value] : overrides) settings.push_back({key, value, "command line", 0});
   return make_hpcc_config(path, settings, path);
+}
+
+const std::vector<std::string>& hpcc_config_keys() {
+  static const std::vector<std::string> keys(std::begin(kKeys), std::end(kKeys));
+  return keys;
 }
 
 void check_input_files(const SimConfig& c) {

@@ -318,4 +318,11 @@ Scenario read_scenario(const std::string& path, const std::vector<std::pair<std:
   return Reader(path).read(overrides);
 }
 
+std::vector<std::string> scenario_keys() {
+  std::vector<std::string> keys = {"name", "network.config"};
+  for (const char* section : {"topology", "workload", "wormhole", "output"})
+    for (const std::string& k : keys_of(section)) keys.push_back(std::string(section) + "." + k);
+  return keys;
+}
+
 }  // namespace wh

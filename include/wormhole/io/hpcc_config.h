@@ -1,4 +1,4 @@
-// The HPCC ns-3 config.txt settings (hpcc-model.md §1) and their reader.
+// The HPCC ns-3 config.txt settings (docs/network-model.md §1) and their reader.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -11,7 +11,7 @@
 
 namespace wh {
 
-/// ECN marking thresholds of one link rate (KMIN_MAP / KMAX_MAP / PMAX_MAP, hpcc-model.md §11.3).
+/// ECN marking thresholds of one link rate (KMIN_MAP / KMAX_MAP / PMAX_MAP, docs/network-model.md §11.3).
 struct EcnThresholds {
   uint64_t kmin_bytes = 0;  ///< K_min in bytes (the config gives units of 1000 B)
   uint64_t kmax_bytes = 0;  ///< K_max in bytes
@@ -19,7 +19,7 @@ struct EcnThresholds {
 };
 
 /// Every setting of the reference's config.txt, with the reference program's defaults
-/// (hpcc-model.md §1; "broken" defaults are kept as the reference has them), plus wormhole's
+/// (docs/network-model.md §1; "broken" defaults are kept as the reference has them), plus wormhole's
 /// own extensions (marked "ours"). Units are in the member names.
 struct SimConfig {
   // --- reference keys ---
@@ -32,7 +32,7 @@ struct SimConfig {
   uint32_t l2_ack_interval = 0;            ///< L2_ACK_INTERVAL, bytes
   bool l2_back_to_zero = false;            ///< L2_BACK_TO_ZERO
   std::string topology_file, flow_file, trace_file;  ///< resolved paths
-  std::string trace_output_file;           ///< TRACE_OUTPUT_FILE (binary trace: not written, see README)
+  std::string trace_output_file;           ///< TRACE_OUTPUT_FILE (binary trace: not written, docs/network-model.md §16)
   std::string fct_output_file = "fct.txt"; ///< FCT_OUTPUT_FILE
   std::string pfc_output_file = "pfc.txt"; ///< PFC_OUTPUT_FILE
   /// SIMULATOR_STOP_TIME, seconds. Values above 9.2e6 s (the longest a Time holds; SimAI.conf ships
@@ -65,10 +65,10 @@ struct SimConfig {
   bool ack_high_prio = false;              ///< ACK_HIGH_PRIO (host side only)
   uint64_t link_down_us = 0;               ///< LINK_DOWN a: at 2 s + a µs (0 = none)
   uint32_t link_down_a = 0, link_down_b = 0;  ///< LINK_DOWN b c: the link's end nodes
-  bool enable_trace = true;                ///< ENABLE_TRACE (binary trace: not written, see README)
+  bool enable_trace = true;                ///< ENABLE_TRACE (binary trace: not written, docs/network-model.md §16)
   std::map<uint64_t, EcnThresholds> ecn;   ///< KMIN/KMAX/PMAX maps keyed by link rate in bit/s
   double buffer_size_mb = 16;              ///< BUFFER_SIZE, MiB per switch
-  std::string qlen_mon_file;               ///< QLEN_MON_FILE (queue monitor: not written, see README)
+  std::string qlen_mon_file;               ///< QLEN_MON_FILE (queue monitor: not written, docs/network-model.md §16)
   uint64_t qlen_mon_start_ns = 2'000'000'000, qlen_mon_end_ns = 2'100'000'000;
   // SimAI.conf's monitor keys BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE (a path each) and MON_START,
   // MON_END, QP_MON_INTERVAL, QLEN_MON_INTERVAL, BW_MON_INTERVAL (whole numbers) are checked and then
@@ -80,7 +80,7 @@ struct SimConfig {
   /// goes back to snd_una (a lost tail packet would stall it forever in the reference). 0 = off.
   double rto_us = 10000;
   /// NS_TRUNCATION: 1 truncates serialization and pacing delays to whole ns as the reference
-  /// (hpcc-model.md §6); 0 keeps picoseconds (exact at 800 Gb/s and above).
+  /// (docs/network-model.md §6); 0 keeps picoseconds (exact at 800 Gb/s and above).
   bool ns_truncation = true;
   /// SEED: seed of the per-port random streams (ECN marking, link errors).
   uint64_t seed = 1;
@@ -141,6 +141,10 @@ SimConfig read_hpcc_config(const std::string& path,
 }  // namespace wh
 
 namespace wh {
+
+/// Every key read_hpcc_config accepts (the reference's keys, SimAI.conf's, then ours), in the
+/// reader's order. docs/network-model.md §1 documents each; a unit test holds the two equal.
+const std::vector<std::string>& hpcc_config_keys();
 
 /// Checks that TOPOLOGY_FILE and FLOW_FILE are set and exist. Throws InputError naming the
 /// config line, the path looked for and the folders searched.

@@ -1,6 +1,6 @@
 // The native scenario file (TOML, read with toml++): one human-friendly file naming the topology
 // (a file, or a generator with its parameters), the training workload, the network settings (the
-// HPCC keys) and the outputs. README.md, "Scenario files", documents every key. Example:
+// HPCC keys) and the outputs. docs/workloads.md §10 documents every key. Example:
 //
 //   name = "gpt13b-128g"          # optional; default: the file's stem
 //
@@ -77,7 +77,7 @@ struct WorkloadSpec {
   std::string file;                    ///< SimAI / AICB workload file (resolved against the scenario's folder)
   uint32_t iterations = 1;             ///< training iterations (passes over the rows), >= 1
   /// Delay from a flow being released (its predecessors done) to its QP starting, ps: SimAI's
-  /// AS_SEND_LAT, whose unit is unresolved upstream (simai-formats.md §5.8); default 6 µs.
+  /// AS_SEND_LAT, whose unit is unresolved upstream (docs/workloads.md §5.8); default 6 µs.
   Time send_latency = 6 * kUs;
   ZeroChunk zero_chunk = ZeroChunk::NoFlows;  ///< "no-flows" (SimAI) or "one-byte"
   uint32_t report_gpu = 0;             ///< the GPU whose per-layer view is reported (SimAI: 0)
@@ -119,6 +119,11 @@ struct Scenario {
 /// network settings (naming the scenario's line for keys given there, the config's for its own).
 Scenario read_scenario(const std::string& path,
                        const std::vector<std::pair<std::string, std::string>>& overrides = {});
+
+/// Every key a scenario file accepts, spelt as the command-line override spells it: "section.key"
+/// (e.g. "workload.iterations", "network.config") and the top-level "name". The HPCC keys a
+/// [network] table also takes are hpcc_config_keys(). docs/workloads.md §10 documents each.
+std::vector<std::string> scenario_keys();
 
 /// Reads or generates the scenario's topology. A generated one has topo.file "<scenario> [topology]".
 /// Throws InputError for a bad topology file (naming its line) and for generator parameters the
