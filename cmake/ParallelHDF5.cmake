@@ -1,5 +1,5 @@
 # Finds the Open MPI flavour of parallel HDF5 and fails the configure otherwise
-# (a serial libhdf5-dev would otherwise be picked silently; deps.md §3.2).
+# (a serial libhdf5-dev would otherwise be picked silently; Debian ships both).
 set(HDF5_PREFER_PARALLEL ON)
 set(HDF5_NO_FIND_PACKAGE_CONFIG_FILE ON)
 if(NOT HDF5_C_COMPILER_EXECUTABLE)

@@ -44,7 +44,7 @@ struct StdoutSilenced {
   StdoutSilenced& operator=(const StdoutSilenced&) = delete;
 };
 
-static_assert(sizeof(idx_t) == 4, "libmetis-dev is built with IDXTYPEWIDTH 32 (deps.md 3.3)");
+static_assert(sizeof(idx_t) == 4, "libmetis-dev is built with IDXTYPEWIDTH 32");
 
 constexpr uint32_t kNoGroup = UINT32_MAX;
 constexpr uint64_t kMetisSumLimit = uint64_t{1} << 30;  // keep every weight sum well inside int32

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes the congestion-control property scenarios (issue 3) in the HPCC ns-3 input format.
+"""Writes the congestion-control property scenarios in the HPCC ns-3 input format.
 
     python3 scripts/cc_scenarios.py [TARGET_DIR] [--only NAME ...]
 
 TARGET_DIR defaults to inputs/cc-scenarios/ of this repository. Each scenario gets its own folder with
 topology.txt, flow.txt, trace.txt ("0": no traced node) and one config_<cc>.txt per congestion control,
-every config giving every key (hpcc-model.md §1: several defaults of the reference are broken) and writing
+every config giving every key (docs/network-model.md §1: several defaults of the reference are broken) and writing
 its outputs under out/<cc>/ (the folders are created here; `wormhole run ... -o DIR` ignores them).
 Standard library only; the output is deterministic (no random numbers, fixed permutation).
 
@@ -17,7 +17,7 @@ Scenarios
   hpcc800        4 hosts at 800 Gb/s -> one switch -> 1 host at 800 Gb/s, 1 us, 4 MB each. HPCC only
                  (the reference's INT encodes at most 400 Gb/s and reads an 800 Gb/s port as 25 Gb/s).
 
-CC parameters: the upstream experiment script run.py (HPCC repo, simulation/run.py; hpcc-model.md §13)
+CC parameters: the upstream experiment script run.py (HPCC repo, simulation/run.py; docs/network-model.md §13)
 for NIC rate B Gb/s (B = 100, or 800 for hpcc800):
   common   t_alpha 1 us, t_dec 4 us, RP_TIMER 300 us, FAST_RECOVERY_TIMES 1, MIN_RATE 1000 Mb/s,
            L2_CHUNK_SIZE 4000, L2_ACK_INTERVAL 1, GLOBAL_T 1, U_TARGET 0.95, MI_THRESH 0, MULTI_RATE 0,

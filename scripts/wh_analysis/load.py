@@ -1,7 +1,7 @@
 """Readers for a run's outputs: the HDF5 results file and the HPCC text files (fct.txt, pfc.txt).
 
 Every reader raises AnalysisError naming the file (and the dataset, column or line) on bad input.
-The results layout is README.md "HDF5 results"; fct.txt is `sip dip sport dport size start_ns fct_ns
+The results layout is docs/results.md; fct.txt is `sip dip sport dport size start_ns fct_ns
 standalone_fct_ns` (IPs as 8 hex digits, the rest decimal), pfc.txt `time_ns node node_type if_index type`.
 """
 from pathlib import Path
@@ -50,7 +50,7 @@ def table(f, name, fields):
     AnalysisError naming the file and dataset if it or a field is missing."""
     if name not in f or not isinstance(f[name], h5py.Dataset):
         raise AnalysisError(f"{f.filename}: no dataset /{name} (is this a wormhole results file? layout in "
-                            f"README.md, 'HDF5 results')")
+                            f"docs/results.md)")
     ds = f[name]
     have = ds.dtype.names or ()
     missing = [c for c in fields if c not in have]
@@ -64,8 +64,8 @@ def table(f, name, fields):
 def attrs(f, name, keys=()):
     """Attributes of group `name` as a dict (strings decoded); AnalysisError if the group or a key is missing."""
     if name not in f:
-        raise AnalysisError(f"{f.filename}: no group /{name} (is this a wormhole results file? layout in README.md, "
-                            f"'HDF5 results')")
+        raise AnalysisError(f"{f.filename}: no group /{name} (is this a wormhole results file? layout in "
+                            f"docs/results.md)")
     a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f[name].attrs.items()}
     missing = [k for k in keys if k not in a]
     if missing:

@@ -16,7 +16,7 @@ def pfc_pauses(pfc, end_ns):
     """Pause intervals of a PFC frame table (dict of arrays as load.pfc_from_results returns).
 
     A PAUSE received by (node, if_index, cls) pauses that port's class until a RESUME for it arrives (HPCC's
-    pauses never expire: hpcc-model.md §PFC); a PAUSE while paused or a RESUME while not paused changes
+    pauses never expire: docs/network-model.md §PFC); a PAUSE while paused or a RESUME while not paused changes
     nothing. A pause still open at the end is closed at end_ns. Returns a list of
     (start_ns, end_ns, node, node_type, if_index, cls), in start order, and the number left open."""
     order = np.argsort(pfc["time_ns"], kind="stable")

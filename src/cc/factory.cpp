@@ -1,4 +1,4 @@
-// CC_MODE -> implementation (hpcc-model.md §1, §13).
+// CC_MODE -> implementation (docs/network-model.md §1, §13).
 #include "wormhole/cc/factory.h"
 
 #include "wormhole/cc/dcqcn.h"

@@ -1,5 +1,5 @@
 // `wormhole partition`: how a scenario's network would be cut over MPI ranks (METIS), before a
-// distributed run — the start-up report of the distributed engine (issue 7), on its own.
+// distributed run — the start-up report of the distributed engine, on its own.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>

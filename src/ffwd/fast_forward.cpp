@@ -369,7 +369,7 @@ void FastForward::on_tick() {
   ++stats_.ticks;
   const Time now = net_.now();
   // What happened since the last tick first: interrupts pull their partitions back now, finished
-  // flows leave theirs (wormhole-paper.md §5's skip-back, held to the tick grid, see fast_forward.h).
+  // flows leave theirs (the Wormhole paper: fast-forwarding and skip-back's skip-back, held to the tick grid, see fast_forward.h).
   pull_back_interrupted();
   remove_finished();
   if (period_observer_) {

@@ -1,4 +1,4 @@
-// Readers of the HPCC flow.txt (hpcc-model.md §3) and trace.txt (§4).
+// Readers of the HPCC flow.txt (docs/network-model.md §3) and trace.txt (§4).
 #include "wormhole/io/flows.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The HDF5 results file (README.md, "HDF5 results"): /flows, /pfc, /run and, for a training
+// The HDF5 results file (docs/results.md): /flows, /pfc, /run and, for a training
 // workload, /workload, written with the HDF5 C API.
 // Serial file driver on one process; the parallel (Open MPI) HDF5 library that is linked handles
 // that fine. The layout of /flows, /pfc, /run and /wormhole is defined here once (declared in

@@ -1,4 +1,4 @@
-// One definition of the HDF5 results file's layout (README.md, "HDF5 results"), shared by the
+// One definition of the HDF5 results file's layout (docs/results.md), shared by the
 // serial writer (hdf5_results.cpp, write_hdf5_results) and the collective MPI-IO writer
 // (hdf5_collective.cpp, write_hdf5_results_collective): the rows and compound types of /flows and
 // /pfc, the attributes of the root and of /run, /run/settings and /wormhole. Private to src/io.

@@ -1,4 +1,4 @@
-// The /wormhole group of the results file: what fast-forwarding did (README "HDF5 results").
+// The /wormhole group of the results file: what fast-forwarding did (docs/results.md).
 #include <hdf5.h>
 
 #include "wormhole/io/hdf5_util.h"

@@ -1,4 +1,4 @@
-// Reader of the HPCC topology.txt (hpcc-model.md §2).
+// Reader of the HPCC topology.txt (docs/network-model.md §2).
 #include "wormhole/io/topology.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Bandwidth figures of a workload run and its CSV report (SimAI's EndToEnd and detailed columns,
-// simai-formats.md §6, plus per-collective and per-iteration tables).
+// docs/workloads.md §6, plus per-collective and per-iteration tables).
 #include "wormhole/io/workload_results.h"
 
 #include <fmt/core.h>

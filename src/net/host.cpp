@@ -1,5 +1,5 @@
 // Host NIC and queue pairs: QP creation, ACK-first then round-robin scheduling with pacing and
-// windows, the receiver's ACK/NACK generation and the sender's go-back-N (hpcc-model.md §8–§9).
+// windows, the receiver's ACK/NACK generation and the sender's go-back-N (docs/network-model.md §8–§9).
 #include <algorithm>
 
 #include "wormhole/io/results_writer.h"

@@ -1,4 +1,4 @@
-// Network construction, links, flows and event dispatch (hpcc-model.md §2, §3, §6, §12).
+// Network construction, links, flows and event dispatch (docs/network-model.md §2, §3, §6, §12).
 #include "wormhole/net/network.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// BFS routing as the reference's CalculateRoute/SetRoutingEntries (hpcc-model.md §12, §14).
+// BFS routing as the reference's CalculateRoute/SetRoutingEntries (docs/network-model.md §12, §14).
 #include "wormhole/net/routing.h"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
       else it->ports.push_back(p);
     }
     // The reference visits neighbours in object-address order: hosts ascending, then switches
-    // descending (hpcc-model.md §12).
+    // descending (docs/network-model.md §12).
     std::sort(adj_[v].begin(), adj_[v].end(), [&](const Adj& a, const Adj& b) {
       const bool sa = nodes[a.nb].is_switch, sb = nodes[b.nb].is_switch;
       if (sa != sb) return !sa;
@@ -95,7 +95,7 @@ void Routing::bfs(uint32_t root, bool build_tables, bool maxima) {
         if (nodes[next].is_switch) queue_.push_back(next);  // hosts never forward
       }
       if (dist_[next] == d + 1 && nodes[now].is_nvswitch && !nvs_hop_[next]) {
-        // SimAI's rule (simai-formats.md §2): an equal-hop next hop through an NVSwitch replaces
+        // SimAI's rule (docs/workloads.md §2): an equal-hop next hop through an NVSwitch replaces
         // all others, so GPUs of one server always talk over NVLink. Only hosts sit behind an
         // NVSwitch and hosts never forward, so re-timing `next` changes no other node's metrics.
         nvs_hop_[next] = 1;

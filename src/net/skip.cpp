@@ -1,4 +1,4 @@
-// The network's side of fast-forwarding (wormhole-paper.md §5): moving a partition's pending
+// The network's side of fast-forwarding (the Wormhole paper: fast-forwarding and skip-back): moving a partition's pending
 // events and absolute times by ΔT, freezing its ports, letting other flows' control packets pass
 // them and holding its own packets that arrive while it is frozen. Decisions are src/ffwd's.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Switch forwarding: ECMP, shared-buffer MMU with dynamic PFC thresholds, ECN marking at dequeue,
-// and round-robin service of the priority classes (hpcc-model.md §10–§12).
+// and round-robin service of the priority classes (docs/network-model.md §10–§12).
 #include <algorithm>
 #include <cmath>
 
@@ -33,7 +33,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   if (!ports_[out].up) return drop(pkt);
   if (kernel_.now() < ports_[out].frozen_until) {
     // The egress belongs to a partition being skipped: control traffic of other flows passes it
-    // (DESIGN.md), a data packet is an interrupt nobody announced: it waits for the pull-back.
+    // (docs/architecture.md), a data packet is an interrupt nobody announced: it waits for the pull-back.
     if (pk.type != PktType::Data) return bypass(out, pkt);
     return hold_for_pull_back(in_port, pkt, out);
   }

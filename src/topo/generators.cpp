@@ -1,4 +1,4 @@
-// Fabric generators: SimAI's gen_Topo_Template.py builders (simai-formats.md §3.2) and a k-ary fat tree.
+// Fabric generators: SimAI's gen_Topo_Template.py builders (docs/workloads.md §3.2) and a k-ary fat tree.
 #include "wormhole/topo/generators.h"
 
 #include <limits>

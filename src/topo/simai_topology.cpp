@@ -1,4 +1,4 @@
-// Reader of SimAI topology files and writers of the HPCC / SimAI formats (simai-formats.md §2).
+// Reader of SimAI topology files and writers of the HPCC / SimAI formats (docs/workloads.md §2).
 #include "wormhole/topo/simai_topology.h"
 
 #include <charconv>

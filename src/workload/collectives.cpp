@@ -1,4 +1,4 @@
-// Collectives -> flows (simai-formats.md §1.1, §5). See collectives.h for the rules.
+// Collectives -> flows (docs/workloads.md §1.1, §5). See collectives.h for the rules.
 #include "wormhole/workload/collectives.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Reader of SimAI / AICB workload files (simai-formats.md §1).
+// Reader of SimAI / AICB workload files (docs/workloads.md §1).
 #include "wormhole/workload/simai_workload.h"
 
 #include <algorithm>

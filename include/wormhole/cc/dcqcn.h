@@ -1,4 +1,4 @@
-// DCQCN, Mellanox flavour, exactly as the reference's rdma-hw (hpcc-model.md §13.1).
+// DCQCN, Mellanox flavour, exactly as the reference's rdma-hw (docs/network-model.md §13.1).
 #pragma once
 #include "wormhole/net/cc.h"
 

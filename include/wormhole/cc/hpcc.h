@@ -1,4 +1,4 @@
-// HPCC and HPCC-PINT, as the reference's rdma-hw (hpcc-model.md §13.2, §13.5).
+// HPCC and HPCC-PINT, as the reference's rdma-hw (docs/network-model.md §13.2, §13.5).
 #pragma once
 #include "wormhole/net/cc.h"
 #include "wormhole/net/pint.h"

@@ -8,7 +8,7 @@
 
 namespace wh {
 
-/// DCQCN, Mellanox flavour (hpcc-model.md §13.1).
+/// DCQCN, Mellanox flavour (docs/network-model.md §13.1).
 struct DcqcnState {
   uint64_t target_bps = 0;   ///< Rt
   double alpha = 1.0;        ///< α
@@ -25,7 +25,7 @@ struct HpccHopState {
   uint32_t inc_stage = 0;
 };
 
-/// HPCC (hpcc-model.md §13.2).
+/// HPCC (docs/network-model.md §13.2).
 struct HpccState {
   uint64_t cur_rate_bps = 0;     ///< Rc, committed once per RTT
   uint32_t inc_stage = 0;
@@ -35,7 +35,7 @@ struct HpccState {
   HpccHopState hops[IntHeader::kMaxHops];   ///< MULTI_RATE 1
 };
 
-/// TIMELY (hpcc-model.md §13.3).
+/// TIMELY (docs/network-model.md §13.3).
 struct TimelyState {
   uint64_t cur_rate_bps = 0;
   uint32_t inc_stage = 0;        ///< consecutive increases
@@ -44,7 +44,7 @@ struct TimelyState {
   uint64_t last_update_seq = 0;
 };
 
-/// DCTCP, rate-based hardware style (hpcc-model.md §13.4).
+/// DCTCP, rate-based hardware style (docs/network-model.md §13.4).
 struct DctcpState {
   double alpha = 1;
   uint64_t last_update_seq = 0;
@@ -54,7 +54,7 @@ struct DctcpState {
   uint64_t high_seq = 0;         ///< CWR ends when an ACK passes this
 };
 
-/// HPCC-PINT (hpcc-model.md §13.5).
+/// HPCC-PINT (docs/network-model.md §13.5).
 struct HpccPintState {
   uint64_t cur_rate_bps = 0;
   uint32_t inc_stage = 0;
@@ -94,7 +94,7 @@ inline void rebase_cc_seqs(CcState& s, int64_t delta) {
 
 /// Makes a CC state portable to a QP on other ports: HPCC's last INT records (absolute per-port
 /// byte counters and switch clocks) mean nothing elsewhere, so they are dropped and the next ACK
-/// re-learns them (last_update_seq = 0, the reference's first-RTT branch, hpcc-model.md §13.2);
+/// re-learns them (last_update_seq = 0, the reference's first-RTT branch, docs/network-model.md §13.2);
 /// the rates, U and stages are kept. Other states are portable as they are.
 inline void make_cc_portable(CcState& s) {
   if (auto* h = std::get_if<HpccState>(&s)) {

@@ -1,4 +1,4 @@
-// TIMELY and DCTCP (rate-based, hardware style) as the reference's rdma-hw (hpcc-model.md §13.3–13.4).
+// TIMELY and DCTCP (rate-based, hardware style) as the reference's rdma-hw (docs/network-model.md §13.3–13.4).
 #pragma once
 #include "wormhole/net/cc.h"
 

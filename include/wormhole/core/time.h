@@ -15,7 +15,7 @@ constexpr Time kSec = 1000 * kMs;
 constexpr Time kTimeMax = INT64_MAX;
 
 /// Serialization time of `bytes` bytes at `rate_bps` bit/s.
-/// With `ns_truncation` (the reference model's behaviour, hpcc-model.md §6) the delay is truncated
+/// With `ns_truncation` (the reference model's behaviour, docs/network-model.md §6) the delay is truncated
 /// to whole nanoseconds (1048 B at 100 Gb/s -> 83 ns); otherwise it is truncated to whole ps.
 /// Integer arithmetic, exact for bytes < 2^31 and rates > 0.
 inline Time serialization_time(uint64_t bytes, uint64_t rate_bps, bool ns_truncation) {

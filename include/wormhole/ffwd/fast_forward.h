@@ -1,5 +1,5 @@
 // The Wormhole fast-forward controller: network partitions, rate-based steady-state detection
-// and fast-forwarding with skip-back (wormhole-paper.md §3–§5).
+// and fast-forwarding with skip-back (the Wormhole paper: partitions, steady-state detection and fast-forwarding).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,5 @@
 // Network partitions: connected components of active flows that share an egress port on their
-// data path, maintained incrementally (wormhole-paper.md §3, §4.1 of the paper).
+// data path, maintained incrementally (the Wormhole paper: network partitioning, its §4.1).
 #pragma once
 #include <cstdint>
 #include <span>

@@ -1,4 +1,4 @@
-// What a memoizer and the fast-forward controller tell each other (wormhole-paper.md §6): when a
+// What a memoizer and the fast-forward controller tell each other (the Wormhole paper: memoization): when a
 // partition's unsteady period starts and when it has converged, and — on a memo hit — the
 // replay that stands in for simulating the period. Defined here so the memo room depends on
 // ffwd, not the other way round.

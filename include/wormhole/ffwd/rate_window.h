@@ -1,5 +1,5 @@
 // The sliding window of a flow's sampled sending rate used by steady-state detection
-// (wormhole-paper.md §4: dR = (max - min) / mean over the last l samples).
+// (the Wormhole paper: steady-state detection: dR = (max - min) / mean over the last l samples).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -27,7 +27,7 @@ class RateWindow {
   uint64_t min() const;
   /// Mean of the samples in the window (0 when empty), bit/s.
   double mean() const;
-  /// Steady ⇔ the window is full and (max − min) / mean < theta (wormhole-paper.md §4).
+  /// Steady ⇔ the window is full and (max − min) / mean < theta (the Wormhole paper: steady-state detection).
   /// A window of zero rates is not steady.
   bool steady(double theta) const { return spread() < theta; }
   /// (max − min) / mean of a full window; +inf if the window is not full or its mean is 0.

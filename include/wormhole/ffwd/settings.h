@@ -1,4 +1,4 @@
-// Wormhole settings: steady-state detection and fast-forwarding (wormhole-paper.md §4–§5).
+// Wormhole settings: steady-state detection and fast-forwarding (the Wormhole paper: steady-state detection and fast-forwarding).
 #pragma once
 #include <cstdint>
 

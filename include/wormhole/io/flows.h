@@ -1,4 +1,4 @@
-// The HPCC flow.txt (hpcc-model.md §3) and trace.txt (§4).
+// The HPCC flow.txt (docs/network-model.md §3) and trace.txt (§4).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -9,7 +9,7 @@
 
 namespace wh {
 
-/// Appends fct.txt lines as flows finish ("%08x %08x %u %u %lu %lu %lu %lu", hpcc-model.md §5.1)
+/// Appends fct.txt lines as flows finish ("%08x %08x %u %u %lu %lu %lu %lu", docs/network-model.md §5.1)
 /// and pfc.txt lines ("%lu %u %u %u %u", §5.2). Files are opened at construction (so a missing
 /// directory fails before the simulation runs) and flushed every few hundred lines and at close,
 /// so a run that is stopped keeps what it wrote.
@@ -30,9 +30,9 @@ class TextOutputs {
   unsigned pending_ = 0;
 };
 
-/// One fct.txt line including '\n', byte-exact with the reference (hpcc-model.md §5.1).
+/// One fct.txt line including '\n', byte-exact with the reference (docs/network-model.md §5.1).
 std::string fct_line(const FlowRecord& f);
-/// One pfc.txt line including '\n' (hpcc-model.md §5.2).
+/// One pfc.txt line including '\n' (docs/network-model.md §5.2).
 std::string pfc_line(const PfcRecord& p);
 
 /// The reference's IPv4 address of a node: 0x0b000001 + (id/256)·0x10000 + (id%256)·0x100.
@@ -49,7 +49,7 @@ struct RunMetadata {
 struct WorkloadReport;  // wormhole/io/workload_results.h
 struct SkipReport;      // wormhole/ffwd/skip_stats.h
 
-/// Writes the HDF5 results file (layout in README.md, "HDF5 results"): /flows (one row per flow),
+/// Writes the HDF5 results file (layout in docs/results.md): /flows (one row per flow),
 /// /pfc (one row per PFC frame received), and attributes of /run; with `workload`, also the group
 /// /workload (tables iterations, layers and collectives, times in ps, and the EndToEnd figures as
 /// attributes); with `skip` (Wormhole on), the group /wormhole (counters as attributes, table

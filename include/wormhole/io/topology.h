@@ -1,4 +1,4 @@
-// The HPCC topology.txt (hpcc-model.md §2): nodes, switches and full-duplex links.
+// The HPCC topology.txt (docs/network-model.md §2): nodes, switches and full-duplex links.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,7 +24,7 @@ struct Topology {
   uint32_t num_nodes = 0;
   std::vector<uint8_t> is_switch;  ///< size num_nodes
   /// Size num_nodes, or empty when there are none. An NVSwitch (SimAI topologies) is a switch
-  /// (is_switch = 1) that never ECN-marks and whose paths win routing ties (simai-formats.md §2).
+  /// (is_switch = 1) that never ECN-marks and whose paths win routing ties (docs/workloads.md §2).
   std::vector<uint8_t> is_nvswitch;
   bool nvswitch(uint32_t v) const { return v < is_nvswitch.size() && is_nvswitch[v]; }
   std::vector<TopoLink> links;

@@ -1,5 +1,5 @@
 // What a training-workload run produces beyond the per-flow table: iteration times, per-layer
-// compute / communication (the columns of SimAI's detailed and EndToEnd reports, simai-formats.md §6)
+// compute / communication (the columns of SimAI's detailed and EndToEnd reports, docs/workloads.md §6)
 // and one row per collective. Plain data: the workload driver fills it, the writers write it.
 #pragma once
 #include <array>
@@ -11,7 +11,7 @@
 
 namespace wh {
 
-/// The three phases of a layer row (simai-formats.md §1.6): forward, input gradient, weight gradient.
+/// The three phases of a layer row (docs/workloads.md §1.6): forward, input gradient, weight gradient.
 enum class Phase : uint8_t { Fwd = 0, Ig = 1, Wg = 2 };
 inline constexpr const char* kPhaseName[3] = {"fwd", "ig", "wg"};
 
@@ -73,7 +73,7 @@ struct IterationRecord {
 /// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.
 struct EndToEnd {
   Time exposed_dp = 0, exposed_dp_ep = 0, exposed_tp = 0, exposed_ep = 0, exposed_pp = 0;
-  Time bubble = 0;          ///< always 0: pipeline parallelism is not expanded (see README)
+  Time bubble = 0;          ///< always 0: pipeline parallelism is not expanded (docs/workloads.md §9)
   Time total_compute = 0;
   Time total_exposed = 0;   ///< sum of the exposed columns
   Time total = 0;           ///< end of the last iteration
@@ -95,7 +95,7 @@ struct WorkloadReport {
 };
 
 /// Writes the workload report as four CSV files into the existing directory `dir` (the HDF5
-/// group /workload holds the same tables in ps, README.md "HDF5 results"). Times are µs with 3
+/// group /workload holds the same tables in ps, docs/results.md). Times are µs with 3
 /// decimals (whole ns, truncated), bandwidths GiB/s (2^30 B/s) with 3 decimals; names containing
 /// a comma or quote are RFC 4180-quoted.
 ///  * end_to_end.csv: SimAI's EndToEnd columns (File name = the workload file's base name, Expose DP

@@ -1,5 +1,5 @@
 // Flow contention graphs (FCG): the memo key of a partition's unsteady period
-// (wormhole-paper.md §6), their canonical hash and their exact isomorphism.
+// (the Wormhole paper: memoization), their canonical hash and their exact isomorphism.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-// Memoization of a run's unsteady periods (wormhole-paper.md §6): record them into a memo store,
+// Memoization of a run's unsteady periods (the Wormhole paper: memoization): record them into a memo store,
 // replay the ones whose pattern is known.
 #pragma once
 #include <cstdint>
@@ -22,7 +22,7 @@ struct MemoStats {
   uint64_t replayed = 0;    ///< of which replayed (the rest refused by the controller, then simulated)
 };
 
-/// The memoization of unsteady periods (wormhole-paper.md §6): observes `ff`'s partitions
+/// The memoization of unsteady periods (the Wormhole paper: memoization): observes `ff`'s partitions
 /// (attaches itself with set_period_observer; detaches on destruction), with the store `db.store`
 /// under namespace `ns`.
 /// - At a period's start it takes what FCG_start needs — the flows, their rates and snd_nxt (each

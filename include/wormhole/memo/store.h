@@ -1,5 +1,5 @@
 // The memo store: unsteady periods of partitions keyed by their flow contention graph
-// (wormhole-paper.md §6), with isomorphism-checked lookup.
+// (the Wormhole paper: memoization), with isomorphism-checked lookup.
 #pragma once
 #include <cstdint>
 #include <deque>

@@ -30,10 +30,10 @@ class CongestionControl {
  public:
   virtual ~CongestionControl() = default;
   virtual const char* name() const = 0;
-  /// What switches write into data packets (hpcc-model.md §10).
+  /// What switches write into data packets (docs/network-model.md §10).
   virtual IntMode int_mode() const { return IntMode::None; }
   /// Bytes the INT header adds to every data packet and to its ACK before the ACK is padded to
-  /// 60 B (hpcc-model.md §7): 42 for HPCC, 8 for TIMELY's timestamp, 2 for PINT.
+  /// 60 B (docs/network-model.md §7): 42 for HPCC, 8 for TIMELY's timestamp, 2 for PINT.
   uint32_t int_bytes() const {
     switch (int_mode()) {
       case IntMode::Hpcc: return 42;
@@ -56,7 +56,7 @@ namespace wh {
 
 /// Everything congestion control keeps for one QP, as a value: the algorithm's state, the
 /// pacing rate and the armed CC timers relative to the snapshot time. Memoization stores these
-/// and restores them into another QP (DESIGN.md: "CC state is a value").
+/// and restores them into another QP (docs/architecture.md: "CC state is a value").
 struct CcSnapshot {
   CcState cc;
   uint64_t rate_bps = 0;

@@ -11,7 +11,7 @@ namespace wh {
 /// Timer slot of the retransmission timeout (slots 0-2 belong to the CC).
 constexpr int kRtoSlot = 3;
 
-/// One flow = one RDMA QP (hpcc-model.md §8–9). Sequence numbers are byte offsets.
+/// One flow = one RDMA QP (docs/network-model.md §8–9). Sequence numbers are byte offsets.
 struct Flow {
   // identity
   uint32_t src = 0, dst = 0;      ///< hosts
@@ -20,7 +20,7 @@ struct Flow {
   uint64_t size = 0;              ///< bytes
   Time start = 0;                 ///< ps
   Time finish = -1;               ///< ps, -1 while running
-  uint64_t ideal_fct_ns = 0;      ///< standalone FCT (hpcc-model.md §5.1)
+  uint64_t ideal_fct_ns = 0;      ///< standalone FCT (docs/network-model.md §5.1)
   bool started = false;
 
   // sender
@@ -62,7 +62,7 @@ struct Flow {
   /// One past the last byte that is sent: the size less the bytes fast-forwarding credited.
   uint64_t end_seq() const { return size - skipped_bytes; }
   uint64_t bytes_left() const { return end_seq() - snd_nxt; }
-  /// The window in force (hpcc-model.md §8): W, or W·rate/line rate (>= 1 B) with VAR_WIN;
+  /// The window in force (docs/network-model.md §8): W, or W·rate/line rate (>= 1 B) with VAR_WIN;
   /// cached in win_now by update_window() whenever the rate or W changes (the NIC checks it for
   /// every QP it scans, and the division is not cheap).
   uint64_t window() const {

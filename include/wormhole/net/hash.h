@@ -1,4 +1,4 @@
-// The hashes the reference uses to pick paths: MurmurHash3 x86 32-bit (hpcc-model.md §12).
+// The hashes the reference uses to pick paths: MurmurHash3 x86 32-bit (docs/network-model.md §12).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +9,7 @@ namespace wh {
 uint32_t murmur3_32(const void* key, size_t len, uint32_t seed);
 
 /// The switch ECMP hash: key = three little-endian uint32 words [sip, dip, sport | dport << 16],
-/// seed = the switch's node id; the next hop is list[hash % list.size()] (hpcc-model.md §12).
+/// seed = the switch's node id; the next hop is list[hash % list.size()] (docs/network-model.md §12).
 inline uint32_t ecmp_hash(uint32_t sip, uint32_t dip, uint32_t sport, uint32_t dport, uint32_t seed) {
   const uint32_t k[3] = {sip, dip, (sport & 0xffffu) | (dport << 16)};
   return murmur3_32(k, 12, seed);

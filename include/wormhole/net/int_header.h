@@ -1,4 +1,4 @@
-// In-band network telemetry carried by data packets and echoed in ACKs (hpcc-model.md §7, §10).
+// In-band network telemetry carried by data packets and echoed in ACKs (docs/network-model.md §7, §10).
 #pragma once
 #include <cstdint>
 

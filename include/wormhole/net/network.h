@@ -1,5 +1,5 @@
 // The packet-level network model: hosts (NICs, QPs), switches (shared-buffer MMU, PFC, ECN),
-// links, routing and flows, driven by one kernel. Semantics: ../shared/reference/hpcc-model.md.
+// links, routing and flows, driven by one kernel. Semantics: docs/network-model.md.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -268,7 +268,7 @@ class Network final : public CcHost {
     if (skip_) skip_->on_tick();
   }
 
-  /// PFC threshold of switch ingress port `p` now (hpcc-model.md §11.1), bytes.
+  /// PFC threshold of switch ingress port `p` now (docs/network-model.md §11.1), bytes.
   uint64_t pfc_threshold(uint32_t p) const;
 
  private:

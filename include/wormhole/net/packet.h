@@ -10,7 +10,7 @@ namespace wh {
 
 enum class PktType : uint8_t { Data = 0, Ack = 1, Nack = 2, Pfc = 3 };
 
-/// Wire sizes of the reference model (hpcc-model.md §7), bytes.
+/// Wire sizes of the reference model (docs/network-model.md §7), bytes.
 constexpr uint32_t kDataHeaderBytes = 48;  ///< 14 PPP + 20 IPv4 + 8 UDP + 6 (seq, pg)
 constexpr uint32_t kAckMinBytes = 60;      ///< ACK/NACK padded to at least this
 constexpr uint32_t kAckHeaderBytes = 46;   ///< 14 + 20 + 12 (sport, dport, flags, pg, seq)

@@ -11,7 +11,7 @@
 
 namespace wh {
 
-/// Switch MMU constants (hpcc-model.md §11.1), bytes.
+/// Switch MMU constants (docs/network-model.md §11.1), bytes.
 constexpr uint64_t kReserveBytes = 4096;  ///< per (ingress port, class)
 constexpr uint64_t kResumeOffset = 3072;
 
@@ -52,7 +52,7 @@ struct Port {
   // Switch egress: ECN thresholds for this port's rate (bytes) and probability.
   uint64_t kmin = 0, kmax = 0;
   double pmax = 0;
-  // Switch ingress accounting (hpcc-model.md §11), for packets that arrived through this port.
+  // Switch ingress accounting (docs/network-model.md §11), for packets that arrived through this port.
   uint64_t headroom = 0;
   uint8_t pfc_shift = 3;
   uint64_t ingress_bytes[kClasses] = {};
@@ -88,7 +88,7 @@ struct Port {
   }
 };
 
-/// RED-like ECN marking probability at dequeue (hpcc-model.md §11.3): 1 above K_max, a linear
+/// RED-like ECN marking probability at dequeue (docs/network-model.md §11.3): 1 above K_max, a linear
 /// ramp to p_max between K_min and K_max, 0 at or below K_min. `q` = the class's egress bytes
 /// after the departing packet left; thresholds in bytes.
 inline double ecn_mark_probability(uint64_t q, uint64_t kmin, uint64_t kmax, double pmax) {
@@ -102,7 +102,7 @@ struct Node {
   bool is_switch = false;
   bool is_nvswitch = false;  ///< an NVSwitch: a switch that never ECN-marks, preferred by routing
   uint32_t first_port = 0, num_ports = 0;
-  // Switch shared buffer (hpcc-model.md §11.1), bytes.
+  // Switch shared buffer (docs/network-model.md §11.1), bytes.
   uint64_t buffer_bytes = 0, total_hdrm = 0, total_rsrv = 0, shared_used = 0;
 };
 

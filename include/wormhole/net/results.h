@@ -18,7 +18,7 @@ struct FlowRecord {
   uint64_t size_bytes = 0;
   Time start = 0;             ///< ps
   Time finish = -1;           ///< ps; -1 = did not finish before the stop time
-  uint64_t ideal_fct_ns = 0;  ///< the reference's standalone FCT (hpcc-model.md §5.1), ns
+  uint64_t ideal_fct_ns = 0;  ///< the reference's standalone FCT (docs/network-model.md §5.1), ns
   Time skipped = 0;           ///< ps of its lifetime fast-forwarded (0 in packet mode)
   uint64_t skipped_bytes = 0; ///< payload bytes credited instead of sent
   bool finished() const { return finish >= 0; }
@@ -27,7 +27,7 @@ struct FlowRecord {
   double slowdown() const { return ideal_fct_ns ? double(fct_ns()) / double(ideal_fct_ns) : 0.0; }
 };
 
-/// One PFC frame received (hpcc-model.md §5.2): logged by the paused (upstream) device.
+/// One PFC frame received (docs/network-model.md §5.2): logged by the paused (upstream) device.
 struct PfcRecord {
   Time time = 0;           ///< ps
   uint32_t node = 0;

@@ -11,7 +11,7 @@
 
 namespace wh {
 
-/// Base RTT, bandwidth and BDP of a host pair along the BFS path (hpcc-model.md §14).
+/// Base RTT, bandwidth and BDP of a host pair along the BFS path (docs/network-model.md §14).
 struct PathMetrics {
   bool reachable = false;
   uint32_t hops = 0;
@@ -24,7 +24,7 @@ struct PathMetrics {
   }
 };
 
-/// Next-hop tables as the reference builds them (hpcc-model.md §12): from every host H a BFS by
+/// Next-hop tables as the reference builds them (docs/network-model.md §12): from every host H a BFS by
 /// hop count that expands only switches; every neighbour on a shortest path towards H is a next
 /// hop, listed in BFS dequeue order with neighbours visited hosts-ascending then switches-descending
 /// (the reference binary's pointer order). Parallel links between two nodes are all kept as

@@ -1,5 +1,5 @@
 // Cutting the network graph over MPI ranks: a METIS k-way partitioner and its dumb twin, a linear
-// split (DESIGN.md, "A partitioner is a pure function with a dumb twin"). Both are pure functions
+// split (docs/architecture.md, "A partitioner is a pure function with a dumb twin"). Both are pure functions
 // of a plain weighted graph; the simulator must give identical results for any rank map they return.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Generators of GPU-cluster fabrics: SimAI's gen_Topo_Template.py builders (simai-formats.md §3) and a
+// Generators of GPU-cluster fabrics: SimAI's gen_Topo_Template.py builders (docs/workloads.md §3) and a
 // k-ary fat tree. Each returns the topology with its SimAI header fields and the role of every node;
 // write_hpcc_topology / write_simai_topology (simai_topology.h) write it out.
 //

@@ -1,4 +1,4 @@
-// SimAI topology files (simai-formats.md §2) and writers of the HPCC / SimAI topology formats.
+// SimAI topology files (docs/workloads.md §2) and writers of the HPCC / SimAI topology formats.
 //
 //   <node_num> <gpus_per_server> <nvswitch_num> <switch_num> <link_num> <gpu_type> [<extra int>]
 //   <nvswitch ids…> <switch ids…>
@@ -53,7 +53,7 @@ std::string format_data_rate(uint64_t rate_bps);
 /// 1'000'000 ps -> "0.001ms", 0 -> "0ms". parse_time reads it back to the same ps.
 std::string format_delay_ms(Time delay_ps);
 
-/// Writes `t` as an HPCC topology.txt (hpcc-model.md §2): "N S L", the switch ids on one line, then
+/// Writes `t` as an HPCC topology.txt (docs/network-model.md §2): "N S L", the switch ids on one line, then
 /// one "a b rate delay error_rate" line per link in order. read_topology returns the same nodes,
 /// switches and links (rates, delays in ps and error rates exact).
 void write_hpcc_topology(const Topology& t, std::ostream& out);

@@ -1,4 +1,4 @@
-// Collectives -> point-to-point flows (simai-formats.md §1.1, §5): SimAI's ns-3 backend group
+// Collectives -> point-to-point flows (docs/workloads.md §1.1, §5): SimAI's ns-3 backend group
 // formation and its MockNccl ring / AllToAll decomposition. Pure computation: no network, no
 // simulation, no time. The workload driver turns a CollectivePlan into flows and releases each flow
 // when its parent has been fully received.
@@ -11,7 +11,7 @@
 
 namespace wh {
 
-/// The parallel layout the ns-3 backend of SimAI uses (simai-formats.md §1.1 last bullet, §5.1):
+/// The parallel layout the ns-3 backend of SimAI uses (docs/workloads.md §1.1 last bullet, §5.1):
 /// GPU count from the topology, TP from the header (0 = all GPUs), PP forced to 1, DP = gpus / TP,
 /// EP from the header, DP_EP = DP / EP.
 struct GroupLayout {
@@ -34,11 +34,11 @@ struct GroupLayout {
 ///    is accepted, as SimAI does, §5.3);
 ///  * EP is 0 or does not divide DP ("EP not dividing DP": SimAI builds no groups then, §5.1).
 /// The header's PP is ignored (forced to 1 as in the ns-3 backend); MICRO headers have TP = EP = 1
-/// as read (SimAI leaves them uninitialised; see the report / simai-formats.md §9).
+/// as read (SimAI leaves them uninitialised; see the report / docs/workloads.md §9).
 GroupLayout make_layout(const WorkloadHeader& header, uint32_t gpus, uint32_t gpus_per_server);
 
 /// The GPU ids (ascending) of `gpu`'s group of kind `group`, exactly as SimAI forms them
-/// (simai-formats.md §5.1, MockNcclGroup):
+/// (docs/workloads.md §5.1, MockNcclGroup):
 ///  * TP group t = {t*TP .. t*TP + TP - 1}, t = gpu / TP (consecutive ranks);
 ///  * DP group i = {i, i + TP, i + 2TP, ...} (DP members), i = gpu % TP (stride TP);
 ///  * EP group (a, k) = {(a*EP + l)*TP + k : l = 0..EP-1}, k = gpu % TP, a = (gpu / TP) / EP
@@ -66,7 +66,7 @@ struct FlowStep {
   uint32_t parent = kNoParent;
 };
 
-/// What to do when a non-zero collective floors to a 0-byte chunk (simai-formats.md §1.5 item 5, §5.4).
+/// What to do when a non-zero collective floors to a 0-byte chunk (docs/workloads.md §1.5 item 5, §5.4).
 enum class ZeroChunk {
   NoFlows,        ///< as SimAI: no flows, the collective completes immediately (default)
   ClampToOneByte  ///< send 1-byte chunks so the collective still costs its latency
@@ -87,7 +87,7 @@ struct CollectivePlan {
 
 /// Decomposes one collective of `bytes_per_rank` (the row's size S: the full gathered output for
 /// AllGather, the full input for ReduceScatter) on the group `members` (any order; sorted here) into
-/// flows, following simai-formats.md §5.3, §5.4 and §5.7 (ring algorithm; NVLS and PXN not modelled):
+/// flows, following docs/workloads.md §5.3, §5.4 and §5.7 (ring algorithm; NVLS and PXN not modelled):
 ///  * R = members.size(). R <= 1, op None, or bytes_per_rank 0 -> no flows.
 ///  * Ring ops (AllReduce, ReduceScatter, AllGather), C = `rings` channels (use ring_count()):
 ///    chunk = floor(S / R / C) (integer division twice, which equals floor(S / (R*C))); steps =

@@ -1,5 +1,5 @@
 // The workload driver: runs a SimAI training workload on the packet-level network. Every GPU executes
-// the workload's rows as SimAI's ns-3 backend does (simai-formats.md §1.6); collectives become flows
+// the workload's rows as SimAI's ns-3 backend does (docs/workloads.md §1.6); collectives become flows
 // (plan_collective, §5) that are injected into the network only when their predecessors have finished,
 // so flow arrivals are not known in advance.
 #pragma once
@@ -45,7 +45,7 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
 ///     update_time, in the background).
 ///   after the last iteration: wait for every outstanding wg collective.
 /// MICRO workloads issue only row 0's wg collective, once per iteration, and wait for it
-/// (simai-formats.md §1.5 item 10).
+/// (docs/workloads.md §1.5 item 10).
 /// A collective is one instance per (iteration, row, phase, group); it is complete at a GPU when
 /// every flow the GPU sends or receives in it has finished (the sender got the last ACK, which is
 /// when SimAI notifies both ends). A ring flow of step s >= 1 from GPU g is released when g has

@@ -1,4 +1,4 @@
-// SimAI / AICB workload files (../shared/reference/simai-formats.md §1): parsing only. Turning the
+// SimAI / AICB workload files (docs/workloads.md §1): parsing only. Turning the
 // collectives into flows is the job of a later stage.
 #pragma once
 #include <cstdint>
@@ -7,7 +7,7 @@
 
 namespace wh {
 
-/// The collective of one phase of a workload row (simai-formats.md §1.4).
+/// The collective of one phase of a workload row (docs/workloads.md §1.4).
 enum class Collective { None, AllReduce, AllGather, ReduceScatter, AllToAll };
 
 /// The communication group a collective runs in. None on a real collective means "a known op with
@@ -59,10 +59,10 @@ struct Workload {
 };
 
 /// Fwd-column sizes of 1..kMinFwdCommBytes-1 bytes are issued as kMinFwdCommBytes by SimAI's
-/// HYBRID_TRANSFORMER_FWD_IN_BCKWD loop (simai-formats.md §1.5 quirk 5); ig and wg sizes are not.
+/// HYBRID_TRANSFORMER_FWD_IN_BCKWD loop (docs/workloads.md §1.5 quirk 5); ig and wg sizes are not.
 inline constexpr uint64_t kMinFwdCommBytes = 4096;
 
-/// Decodes a comm-type string and its size as SimAI does (simai-formats.md §1.4): prefix match in
+/// Decodes a comm-type string and its size as SimAI does (docs/workloads.md §1.4): prefix match in
 /// the order ALLREDUCE, ALLTOALL, ALLREDUCEALLTOALL (unreachable), ALLGATHER, REDUCESCATTER; then the
 /// exact string picks the group: the bare op is TP in the fwd/ig columns and DP in the wg column
 /// (`wg_column`), `<OP>_EP` is EP and `<OP>_DP_EP` is DP_EP in every column, any other suffix gives
@@ -70,7 +70,7 @@ inline constexpr uint64_t kMinFwdCommBytes = 4096;
 /// 0 bytes (raw keeps the string). Does NOT apply the fwd tiny-size rule (the reader does). No errors.
 CommOp parse_comm(const std::string& type, uint64_t size, bool wg_column);
 
-/// Reads a SimAI/AICB workload file (simai-formats.md §1):
+/// Reads a SimAI/AICB workload file (docs/workloads.md §1):
 ///  * line 1 = header, split on any whitespace; token 0 is the policy, which must be one SimAI knows
 ///    (DATA, HYBRID_TRANSFORMER, HYBRID_TRANSFORMER_FWD_IN_BCKWD, HYBRID_DLRM, HYBRID_DLRM_ENHANCED,
 ///    MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_CUSTOMIZED, MICRO, DISTRIBUTED_INFERENCE).
