@@ -4,7 +4,7 @@
 Usage: simai_tutorial.py [--wormhole PATH] [--sizes all|16M,32M,...] [--out DIR]
 
 Reproduces the two busbw tables of SimAI's docs/Tutorial.md (values in reference_results.csv, see
-reference/simai-formats.md §6) and prints ours beside them:
+docs/workloads.md §6) and prints ours beside them:
   ring_vs_nvls_32g       32 x H100, TP-8 AllReduce (fwd column), SimAI `--ro -g 32 -gt H100 -bw 400Gbps
                          -nvbw 1440Gbps` = our spectrum-x generator, AS_SEND_LAT=2. We model RING only (no
                          NVLS, no PXN; PXN is moot for a TP group inside one server), so the reference NVLS

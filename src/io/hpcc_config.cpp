@@ -206,6 +206,10 @@ class ConfigParser {
 };
 
 void ConfigParser::set(const std::string& k) {
+  // kKeys is the one list of keys (the docs are checked against it): a branch below for a key not
+  // in it is never reached.
+  if (!is_key(k))
+    throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", "did you mean " + closest_key(k) + "?");
   SimConfig& c = c_;
   auto u32 = [&](uint32_t min = 0) { return static_cast<uint32_t>(uint(UINT32_MAX, min)); };
   if (k == "ENABLE_QCN") c.enable_qcn = flag();

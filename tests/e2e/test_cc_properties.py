@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end property tests of the congestion controls (issue 3) on the scenarios of inputs/cc-scenarios/.
+"""End-to-end property tests of the congestion controls on the scenarios of inputs/cc-scenarios/.
 
 The scenarios are written by scripts/cc_scenarios.py (run.py parameters of the HPCC reference; see that
 script's docstring). There are no reference runs for TIMELY, DCTCP or 800 Gb/s HPCC, so this file checks what

@@ -1,13 +1,17 @@
 #!/usr/bin/python3
-"""The docs' commands run as written, and the docs link only to files that exist.
+"""The docs' commands run as written, their links resolve, and nothing tracked reaches outside the repository.
 
-Every ```sh block of README.md and docs/*.md is a command a reader may paste at the repository root
-after the build. The blocks of one document run in order (a later block may read an earlier one's
-outputs) in a scratch copy of the source tree with the built binaries beside it, so nothing is written
-into the checkout. A block preceded by `<!-- doc-test: skip (reason) -->` is not run (it installs
-packages, builds, needs a Slurm cluster, or takes minutes); `<!-- doc-test: exit N -->` expects exit
-status N (a block that shows an error). Environment: WORMHOLE (the built binary), WH_SOURCE_DIR.
+Every ```sh and ```python block of README.md and docs/*.md is something a reader may paste at the repository
+root after the build. The blocks of one document run in order (a later block may read an earlier one's
+outputs) in a scratch copy of the source tree with the built binaries beside it, so nothing is written into
+the checkout; a block may create files under out/ only, and must change no file of the tree. A block
+preceded by `<!-- doc-test: skip (reason) -->` is not run (it installs packages, builds, needs a Slurm
+cluster, or takes minutes); `<!-- doc-test: exit N -->` expects exit status N (a block that shows an
+error). sh blocks run under `bash -e -o pipefail`, so write a check as a plain command or as the last line
+(`cmp a b && echo same` mid-block would not fail the block). Environment: WORMHOLE (the built binary),
+WH_SOURCE_DIR.
 """
+import hashlib
 import os
 import re
 import shutil
@@ -18,14 +22,19 @@ from pathlib import Path
 
 SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
-DOCS = [SOURCE_DIR / "README.md", *sorted((SOURCE_DIR / "docs").glob("*.md"))]
+RUN_DOCS = [SOURCE_DIR / "README.md", *sorted((SOURCE_DIR / "docs").glob("*.md"))]
+LINK_DOCS = RUN_DOCS + [SOURCE_DIR / p for p in ("tests/data/README.md", "inputs/README.md", "memo/README.md",
+                                                  "partition/README.md")]
 BLOCK_TIMEOUT_S = 180
 FENCE = re.compile(r"^```(\S*)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*doc-test:\s*(skip|exit)\s*(\S*)(.*?)-->\s*$")
+CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
 # As a user would: mpirun as root (CI) is allowed through Open MPI's own variables, not by editing the command.
 ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
        "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
-CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
+IGNORED = shutil.ignore_patterns(".git", "build*", "out", "*.h5", "__pycache__")
+# Paths that only exist on the development machine: a folder beside the checkout, its absolute home.
+OUTSIDE = [re.compile(r"\.\.[/]shared\b"), re.compile(r"/wor[k]/"), re.compile(r"/hom[e]/\w")]
 
 
 def blocks(path):
@@ -52,59 +61,111 @@ def blocks(path):
     return out
 
 
-def scratch_tree():
-    """A copy of the source tree without builds, outputs or git, with build/ pointing at the real build."""
-    root = Path(tempfile.mkdtemp(prefix="wh_doc_"))
-    tree = root / "wormhole"
-    shutil.copytree(SOURCE_DIR, tree, ignore=shutil.ignore_patterns(".git", "build*", "out", "*.h5", "__pycache__"))
-    (tree / "build").symlink_to(WORMHOLE.parent)
-    return root, tree
+def slug(heading):
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path):
+    text = path.read_text()
+    found = {slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, re.M)}
+    return found | set(re.findall(r'<a id="([^"]+)"', text))
+
+
+def tree_files(root):
+    """Relative path -> SHA-256 of every file under `root` (the build symlink and outputs left out)."""
+    out = {}
+    for p in root.rglob("*"):
+        rel = p.relative_to(root)
+        if rel.parts[0] in ("build", "out") or not p.is_file():
+            continue
+        out[str(rel)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def tracked_files():
+    """Every file of the source tree a clone has: git's list, or the tree itself outside a checkout (CI's copy)."""
+    try:
+        names = subprocess.run(["git", "-C", str(SOURCE_DIR), "ls-files"], capture_output=True, text=True,
+                               check=True).stdout.split("\n")
+        return [SOURCE_DIR / n for n in names if n]
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        skip = {".git", "out", "__pycache__"}
+        return [p for p in SOURCE_DIR.rglob("*") if p.is_file() and not skip & set(p.relative_to(SOURCE_DIR).parts)
+                and not p.relative_to(SOURCE_DIR).parts[0].startswith("build")]
 
 
 class DocCommands(unittest.TestCase):
-    def test_sh_blocks_run(self):
+    def test_blocks_run(self):
         ran = 0
-        for doc in DOCS:
-            sh = [b for b in blocks(doc) if b[1] == "sh"]
-            if not sh:
+        for doc in RUN_DOCS:
+            runnable = [b for b in blocks(doc) if b[1] in ("sh", "python")]
+            if not runnable:
                 continue
-            root, tree = scratch_tree()
+            root = Path(tempfile.mkdtemp(prefix="wh_doc_"))
+            tree = root / "wormhole"
+            shutil.copytree(SOURCE_DIR, tree, ignore=IGNORED)
+            (tree / "build").symlink_to(WORMHOLE.parent)
+            before = tree_files(tree)
             try:
-                for start, _, text, directive, arg in sh:
+                for start, lang, text, directive, arg in runnable:
                     if directive == "skip":
                         continue
                     want = int(arg) if directive == "exit" else 0
-                    with self.subTest(doc=doc.name, line=start):
-                        p = subprocess.run(["bash", "-eo", "pipefail", "-c", text], cwd=tree, capture_output=True,
-                                           text=True, timeout=BLOCK_TIMEOUT_S, env=ENV)
-                        where = f"{doc.relative_to(SOURCE_DIR)}:{start}"
+                    where = f"{doc.relative_to(SOURCE_DIR)}:{start}"
+                    with self.subTest(block=where):
+                        cmd = ["bash", "-eo", "pipefail", "-c", text] if lang == "sh" else ["/usr/bin/python3", "-c", text]
+                        p = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S,
+                                           env=ENV)
                         self.assertEqual(p.returncode, want, f"{where}: exit {p.returncode}\n{text}\n{p.stdout[-3000:]}"
                                                              f"{p.stderr[-3000:]}")
                         for m in CRASH_MARKERS:
                             self.assertNotIn(m, p.stderr, where)
+                        after = tree_files(tree)
+                        changed = sorted(f for f in before if after.get(f) != before[f])
+                        added = sorted(set(after) - set(before))
+                        self.assertEqual(changed, [], f"{where} changed or removed files of the tree")
+                        self.assertEqual(added, [], f"{where} wrote files outside out/")
                         ran += 1
             finally:
                 shutil.rmtree(root, ignore_errors=True)
         self.assertGreater(ran, 10)  # the blocks were found at all
 
-    def test_untracked_paths_not_named(self):
-        for doc in DOCS:
+    def test_docs_speak_of_the_product(self):
+        for doc in LINK_DOCS:
             text = doc.read_text()
-            # (a folder beside the checkout that a user who clones the repository does not have)
-            self.assertIsNone(re.search(r"\.\.[/]shared", text), doc)
             self.assertIsNone(re.search(r"\b[Ii]ssue #?\d+", text), f"{doc}: user docs speak of the product, not issues")
 
+    def test_nothing_tracked_reaches_outside(self):
+        self_path = Path(__file__).resolve()
+        for f in tracked_files():
+            if f.resolve() == self_path or f.suffix in (".png", ".h5"):
+                continue
+            try:
+                text = f.read_text()
+            except (UnicodeDecodeError, FileNotFoundError):
+                continue
+            for pattern in OUTSIDE:
+                m = pattern.search(text)
+                self.assertIsNone(m, f"{f.relative_to(SOURCE_DIR)} names {m and m.group(0)!r}, "
+                                     "a path a clone of the repository does not have")
+
     def test_links_resolve(self):
-        link = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
-        for doc in DOCS:
+        link = re.compile(r"\]\(([^)#\s]*)(#[^)\s]*)?\)")
+        for doc in LINK_DOCS:
             for m in link.finditer(doc.read_text()):
-                target = m.group(1)
+                target, anchor = m.group(1), m.group(2)
                 if re.match(r"[a-z]+:", target):
                     continue  # https:, mailto:
-                self.assertTrue((doc.parent / target).exists(), f"{doc.relative_to(SOURCE_DIR)} links to {target}")
+                path = (doc.parent / target) if target else doc
+                where = f"{doc.relative_to(SOURCE_DIR)} -> {target}{anchor or ''}"
+                self.assertTrue(path.exists(), where)
+                if anchor and path.suffix == ".md":
+                    self.assertIn(anchor[1:], anchors(path), where)
 
 
-class BlockParser(unittest.TestCase):
+class Parsers(unittest.TestCase):
     def test_directives_and_languages(self):
         d = Path(tempfile.mkdtemp(prefix="wh_doc_parse_"))
         try:
@@ -115,6 +176,11 @@ class BlockParser(unittest.TestCase):
                                          (11, "sh", "b\nc", "exit", "2"), (15, "sh", "d", None, "")])
         finally:
             shutil.rmtree(d)
+
+    def test_slugs(self):
+        self.assertEqual(slug("HDF5 results (`results.h5`)"), "hdf5-results-resultsh5")
+        self.assertEqual(slug("11.3 ECN"), "113-ecn")
+        self.assertEqual(slug("Wormhole: accuracy and speed"), "wormhole-accuracy-and-speed")
 
 
 if __name__ == "__main__":

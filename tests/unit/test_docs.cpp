@@ -12,20 +12,43 @@
 #include <gtest/gtest.h>
 
 #include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/input_error.h"
 #include "wormhole/scenario/scenario.h"
 
 namespace wh {
 namespace {
 
+/// The cells of a Markdown table row ("| a | b |" -> {"a", "b"}), trimmed.
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out;
+  size_t at = row.find('|');
+  while (at != std::string::npos) {
+    const size_t next = row.find('|', at + 1);
+    if (next == std::string::npos) break;
+    std::string c = row.substr(at + 1, next - at - 1);
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    out.push_back(c);
+    at = next;
+  }
+  return out;
+}
+
 /// Keys of the rows of `doc` (relative to the source tree) whose first cell matches `key`, with how
-/// often each occurs.
+/// often each occurs. Every such row must give the key's unit or values, default and effect: four
+/// non-empty cells.
 std::map<std::string, int> documented_keys(const std::string& doc, const std::regex& key) {
   std::ifstream in(std::string(WH_SOURCE_DIR) + "/" + doc);
   EXPECT_TRUE(in) << doc << " not found";
   std::map<std::string, int> found;
   std::smatch m;
-  for (std::string line; std::getline(in, line);)
-    if (std::regex_search(line, m, key)) ++found[m[1].str()];
+  for (std::string line; std::getline(in, line);) {
+    if (!std::regex_search(line, m, key)) continue;
+    ++found[m[1].str()];
+    const std::vector<std::string> c = cells(line);
+    EXPECT_EQ(c.size(), 4u) << doc << ": the row of " << m[1] << " needs 4 cells (key, unit, default, effect): " << line;
+    for (size_t i = 0; i < c.size(); ++i) EXPECT_FALSE(c[i].empty()) << doc << ": cell " << i + 1 << " of " << m[1] << " is empty";
+  }
   return found;
 }
 
@@ -52,6 +75,30 @@ TEST(Docs, EveryScenarioKeyDocumented) {
   const auto documented = documented_keys("docs/workloads.md", row);
   EXPECT_GE(documented.size(), 30u);
   expect_same_keys(scenario_keys(), documented, "docs/workloads.md");
+}
+
+TEST(Docs, CellsOfARow) {
+  EXPECT_EQ(cells("| `SEED` | whole number | 1 | seed |"), (std::vector<std::string>{"`SEED`", "whole number", "1", "seed"}));
+  EXPECT_EQ(cells("| `SEED` | | | |"), (std::vector<std::string>{"`SEED`", "", "", ""}));
+}
+
+// The list the docs are checked against is the reader's own: a key it holds is read (whatever the
+// value's complaint, never "unknown key"), and a key it does not hold is refused even if a branch
+// of the reader could parse it.
+TEST(Docs, TheKeyListIsWhatTheReaderAccepts) {
+  const std::string dir = ::testing::TempDir();
+  for (const std::string& k : hpcc_config_keys()) {
+    const std::string path = dir + "/wh_key_" + k + ".txt";
+    std::ofstream(path) << k << " 1\n";
+    try {
+      read_hpcc_config(path);
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).find("unknown key"), std::string::npos) << k << ": " << e.what();
+    }
+  }
+  const std::string path = dir + "/wh_key_unknown.txt";
+  std::ofstream(path) << "NOT_A_KEY 1\n";
+  EXPECT_THROW(read_hpcc_config(path), InputError);
 }
 
 TEST(Docs, KeyListsHoldTheKnownKeys) {

@@ -80,7 +80,8 @@ struct SimConfig {
   /// goes back to snd_una (a lost tail packet would stall it forever in the reference). 0 = off.
   double rto_us = 10000;
   /// NS_TRUNCATION: 1 truncates serialization and pacing delays to whole ns as the reference
-  /// (docs/network-model.md §6); 0 keeps picoseconds (exact at 800 Gb/s and above).
+  /// (docs/network-model.md §6); 0 keeps picoseconds (exact; truncation runs a link up to 1 ns per
+  /// packet fast, several % at 400 Gb/s and above).
   bool ns_truncation = true;
   /// SEED: seed of the per-port random streams (ECN marking, link errors).
   uint64_t seed = 1;
