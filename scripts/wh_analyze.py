@@ -8,8 +8,8 @@ Sub-commands (each has --help; --json prints the figures as JSON instead of text
   plot-fct FILE -o DIR          DIR/fct_slowdown_cdf.png and DIR/fct_slowdown_by_size.png
   plot-layers RESULTS -o PNG    per-layer exposed communication of one iteration (/workload/layers)
   plot-pfc RESULTS -o PNG       PFC pauses over time (/pfc); or plot-pfc --pfc pfc.txt -o PNG
-  compare A B [--plot PNG]      per-flow join of two runs (results .h5 or fct.txt each, A the baseline):
-                                relative FCT error |B-A|/A mean/p50/p99/max, iteration-time error
+  compare A B [--noise RUN...]  two runs (results .h5 or fct.txt each, A the baseline), flow by flow and by distributions:
+                                FCT errors, iteration time, slowdown p50/p90/p99 per size, KS; --noise: the floor
   plot-scaling TABLE -o PNG     speedup and parallel efficiency against MPI ranks
   plot-sweep TABLE -o PNG       error against speedup over a θ × l sweep (bench_wormhole.py --out works)
 
@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from wh_analysis import compare as cmp  # noqa: E402
+from wh_analysis import distribution  # noqa: E402
 from wh_analysis import load, plots, summary, tables  # noqa: E402
 from wh_analysis.common import AnalysisError, json_clean  # noqa: E402
 
@@ -111,6 +112,9 @@ def cmd_compare(args):
                             f"scenario?" + (f" {c['hint']}" if c.get("hint") else " Try --ignore-start if start times "
                                             "moved (workload runs)."))
     lines = cmp.text(c)
+    dist = distribution.with_noise(args.a, args.b, args.noise or [])
+    lines += distribution.text(dist)
+    c["distribution"] = dist
     if args.plot:
         p = plots.plot_compare(c, out_path(args.plot))
         lines.append(f"{p['file']}: {p['points']:,} flows plotted")
@@ -177,6 +181,9 @@ def parser():
     p.add_argument("b", metavar="B", help="compared run: results .h5 or HPCC fct.txt")
     p.add_argument("--plot", metavar="PNG", help="also write a log-log scatter of FCT A vs B")
     p.add_argument("--ignore-start", action="store_true", help="join on (sip, dip, sport, dport) only")
+    p.add_argument("--noise", nargs="+", metavar="RUN",
+                   help="other runs of A's scenario (e.g. other SEEDs): their differences from A are the noise "
+                        "floor, and B's figures above it are flagged")
     p = add("plot-scaling", cmd_plot_scaling, tables.__doc__, "speedup and efficiency against MPI ranks")
     p.add_argument("table", metavar="TABLE", help="CSV, JSON or Markdown table with ranks and wall_s")
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")

@@ -75,3 +75,18 @@ def json_clean(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+def size_bins(sizes):
+    """Bins of flow sizes (bytes): one per distinct size if there are at most 12, otherwise 12 bins
+    equally wide in log(size), with 0-byte flows (no log) in a bin of their own. Returns a list of (lo, hi)
+    inclusive bounds covering every size."""
+    distinct = np.unique(sizes)
+    if len(distinct) <= 12:
+        return [(int(s), int(s)) for s in distinct]
+    zero = [(0, 0)] if distinct[0] == 0 else []
+    positive = distinct[distinct > 0]
+    edges = np.unique(np.floor(np.geomspace(positive[0], positive[-1] + 1, 13)).astype(np.int64))
+    bins = [(int(lo), int(hi) - 1) for lo, hi in zip(edges[:-1], edges[1:])]
+    bins[-1] = (bins[-1][0], int(positive[-1]))
+    return zero + [b for b in bins if np.any((sizes >= b[0]) & (sizes <= b[1]))]

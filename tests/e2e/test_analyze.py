@@ -425,3 +425,41 @@ class Analyze(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
+
+
+class Distributions(unittest.TestCase):
+    """compare's distribution figures: the KS statistic by hand, and the noise floor on seeds of the DCQCN incast."""
+
+    def test_ks_statistic_known_answers(self):
+        sys.path.insert(0, str(SOURCE_DIR / "scripts"))
+        from wh_analysis.distribution import ks_statistic
+        self.assertEqual(ks_statistic([1, 2, 3], [3, 2, 1]), 0.0)
+        self.assertEqual(ks_statistic([1, 2], [3, 4]), 1.0)
+        self.assertEqual(ks_statistic([1, 2, 3, 4], [3, 4, 5, 6]), 0.5)  # F_A(2) = 0.5, F_B(2) = 0
+        self.assertAlmostEqual(ks_statistic([1, 2, 3], [2]), 1 / 3)  # at 1: 1/3 against 0; at 2: 2/3 against 1
+        self.assertTrue(math.isnan(ks_statistic([], [1])))
+
+    def test_noise_floor_of_other_seeds(self):
+        # The DCQCN incast's outcome depends on the random ECN draws: SEED 2 and 3 are the noise floor of
+        # SEED 1; a run with a quarter of the buffer is compared against it.
+        d = Path(tempfile.mkdtemp(prefix="wh_e2e_dist_"))
+        cfg = SOURCE_DIR / "inputs" / INCAST / "config_dcqcn.txt"
+        runs = {}
+        for name, sets in (("s1", []), ("s2", ["SEED=2"]), ("s3", ["SEED=3"]), ("big", ["KMIN_MAP=2 100000000000 1 400000000000 1600"])):
+            out = d / name
+            wormhole(cfg, "-o", out, *[x for kv in sets for x in ("--set", kv)])
+            runs[name] = out / "results.h5"
+        p = subprocess.run(["/usr/bin/python3", str(ANALYZE), "compare", runs["s1"], runs["s2"], "--noise", runs["s3"],
+                            "--json"], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = json.loads(p.stdout)["distribution"]
+        self.assertEqual(r["noise_runs"], 1)
+        self.assertGreaterEqual(r["b"]["ks"], 0.0)
+        self.assertLessEqual(r["b"]["ks"], 1.0)
+        self.assertEqual(len(r["b"]["bins"]), 1)  # one size: 1,000,000 B
+        p = subprocess.run(["/usr/bin/python3", str(ANALYZE), "compare", runs["s1"], runs["big"], "--noise", runs["s2"],
+                            runs["s3"]], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("against the noise floor of 2 other run(s) of A: above it:", p.stdout)
+        self.assertIn("p99 of 1,000,000 B", p.stdout)  # marking from the first byte lengthens the tail (+21 %)
+        self.assertRegex(p.stdout, r"slowdown distribution of all finished flows: KS statistic \d\.\d{4} \(noise floor \d\.\d{4}\)")
