@@ -26,7 +26,7 @@ Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps) {
     l.bottleneck_bps = flows[i].bottleneck_bps;
     l.line_bps = flows[i].line_bps;
     l.rtt_ns = flows[i].rtt_ns;
-    l.hops = static_cast<uint32_t>(ports.size());
+    l.hops = flows[i].hops ? flows[i].hops : static_cast<uint32_t>(ports.size());
     l.fresh = flows[i].fresh;
     for (uint32_t p : ports) users[p].push_back(i);
   }

@@ -20,7 +20,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 3;  // bump when a field changes meaning
+constexpr uint64_t kLayout = 4;  // bump when a field changes meaning (4: entries' `rejected`)
 
 struct NsRow {
   uint64_t ns;
@@ -32,6 +32,7 @@ struct EntryRow {
   uint64_t vertex_offset, edge_offset;
   int64_t duration_ps, visible_from_ps;
   uint64_t hits;
+  uint8_t rejected;
 };
 struct VertexRow {
   uint64_t rate_q, bottleneck_bps, line_bps, rtt_ns;
@@ -60,6 +61,7 @@ std::pair<Handle, Handle> entry_types() {
       Field{"duration_ps", HOFFSET(EntryRow, duration_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"visible_from_ps", HOFFSET(EntryRow, visible_from_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"hits", HOFFSET(EntryRow, hits), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"rejected", HOFFSET(EntryRow, rejected), H5T_NATIVE_UINT8, H5T_STD_U8LE},
   });
 }
 std::pair<Handle, Handle> vertex_types() {
@@ -120,7 +122,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
   for (const MemoEntry* e : db.store.entries()) {
     entries.push_back({e->ns, wl_hash(e->key), static_cast<uint32_t>(e->key.vertices()),
                        static_cast<uint32_t>(e->key.edges.size()), vertices.size(), edges.size(), e->value.duration,
-                       e->visible_from, e->hits});
+                       e->visible_from, e->hits, uint8_t(e->rejected ? 1 : 0)});
     for (size_t i = 0; i < e->key.vertices(); ++i) {
       const FcgLabel& l = e->key.label[i];
       vertices.push_back({l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, e->value.bytes[i],
@@ -209,7 +211,9 @@ MemoDb read_memo_file(const std::string& path) {
       }
       // wl_hash is informative (for other tools); the store hashes the graph itself.
       // A file never holds two isomorphic keys of one namespace; if it does, their hits add up.
-      db.store.insert(e.ns, std::move(key), std::move(v), e.visible_from_ps).first->hits += e.hits;
+      const MemoEntry* in = db.store.insert(e.ns, std::move(key), std::move(v), e.visible_from_ps).first;
+      in->hits += e.hits;
+      in->rejected = in->rejected || e.rejected != 0;
     }
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const InputError*>(&e)) throw;
@@ -281,7 +285,7 @@ MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::str
                                " where " + cc_name + " keeps kind " + std::to_string(cc_kind) + " (corrupt file)",
                            "give a memo file written by wormhole (a run with memo = true writes memo.h5)");
     }
-    out.store.insert(e->ns, e->key, e->value, 0);  // hits start at 0
+    out.store.insert(e->ns, e->key, e->value, 0).first->rejected = e->rejected;  // hits start at 0
   }
   if (ours) *ours = n;
   return out;
@@ -301,6 +305,7 @@ MemoDb merge_memo_files(const std::vector<std::string>& paths) {
       auto [entry, fresh] = out.store.insert(e->ns, e->key, e->value, e->visible_from);
       if (fresh) entry->hits = e->hits;
       else entry->hits += e->hits;
+      entry->rejected = entry->rejected || e->rejected;  // wrong in one run is wrong
     }
   }
   return out;

@@ -33,8 +33,10 @@ const Fcg& Memoizer::key_of(Record& r) const {
     f.fresh = r.sent[i] == 0;
     f.line_bps = fl.max_rate_bps;
     f.rtt_ns = static_cast<uint64_t>(fl.base_rtt / kNs);
+    const std::vector<uint32_t> data = net_.data_path(r.flows[i]);
+    f.hops = static_cast<uint32_t>(data.size());
     f.bottleneck_bps = UINT64_MAX;
-    for (uint32_t p : f.ports) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);
+    for (uint32_t p : data) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);
     v.push_back(std::move(f));
   }
   r.key = make_fcg(v, quantum_);
@@ -148,6 +150,7 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   const MemoValue& v = r.hit->entry->value;
   // The period started at r.start; what happened since is simulated already.
   Replay p;
+  p.pattern = reinterpret_cast<uintptr_t>(r.hit->entry);
   p.duration = v.duration - (now - r.start);
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const uint32_t k = r.hit->map[i];
@@ -167,6 +170,12 @@ void Memoizer::replay_done(uint32_t pid, bool applied) {
   ++stats_.replayed;
   MemoStore::count_hit(*it->second.hit);
   open_.erase(it);
+}
+
+void Memoizer::reject_pattern(uint64_t pattern) {
+  const auto* e = reinterpret_cast<const MemoEntry*>(static_cast<uintptr_t>(pattern));
+  if (!e->rejected) ++stats_.rejected;
+  e->rejected = true;
 }
 
 void Memoizer::period_converged(uint32_t pid, Time now) {

@@ -10,7 +10,10 @@ std::optional<MemoHit> MemoStore::lookup(uint64_t ns, const Fcg& key, Time now) 
   if (it == buckets_.end()) return std::nullopt;
   for (const MemoEntry& e : it->second) {
     if (e.visible_from > now) continue;
-    if (auto map = isomorphism(key, e.key)) return MemoHit{&e, std::move(*map)};
+    if (auto map = isomorphism(key, e.key)) {
+      if (e.rejected) return std::nullopt;
+      return MemoHit{&e, std::move(*map)};
+    }
   }
   return std::nullopt;
 }

@@ -1,8 +1,10 @@
 // Shared by the run paths: collects PFC records, writes text outputs as flows finish and prints
 // progress to stderr every few seconds.
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "wormhole/ffwd/fast_forward.h"
@@ -68,6 +70,29 @@ inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Net
 }
 
 /// One summary line of what Wormhole skipped.
+/// Verify mode's line: per kind, how many decisions were simulated instead, their errors, and how
+/// many failed the bound.
+inline void print_verify_summary(const SkipReport& r) {
+  std::string line = "verify:";
+  for (int kind = 0; kind < 2; ++kind) {
+    size_t n = 0, failed = 0;
+    double sum = 0, max = 0, signed_sum = 0;
+    for (const VerifySample& v : r.verify) {
+      if (static_cast<int>(v.kind) != kind) continue;
+      ++n, sum += v.error, signed_sum += v.signed_error, max = std::max(max, v.error), failed += v.failed;
+    }
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "%s %zu %s simulated instead (byte error mean %.3f %%, signed mean %+.3f %%, max %.3f %%; %zu above "
+                  "the %.3g %% bound%s)",
+                  kind == 0 ? "" : ";", n, kind == 0 ? "fast-forwards" : "replays", n ? 100 * sum / double(n) : 0.0,
+                  n ? 100 * signed_sum / double(n) : 0.0, 100 * max, failed, 100 * r.settings.error_bound,
+                  failed == 0 ? "" : kind == 0 ? ": their flows are not skipped again" : ": those patterns are rejected");
+    line += buf;
+  }
+  std::printf("%s\n", line.c_str());
+}
+
 inline void print_skip_summary(const SkipReport& r) {
   const SkipStats& s = r.stats;
   const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
@@ -83,6 +108,15 @@ inline void print_skip_summary(const SkipReport& r) {
     std::printf("wormhole: %lu memoized periods replayed (%lu pulled back, %lu refused), %.6f s of flow time replayed\n",
                 static_cast<unsigned long>(s.replays), static_cast<unsigned long>(s.replay_backs),
                 static_cast<unsigned long>(s.replays_refused), double(s.replayed_flow_time) / kSec);
+  if (r.settings.verify > 0) print_verify_summary(r);
+  const double est = r.estimated_error();
+  std::printf("wormhole: estimated error %.3f %% of the flows' bytes (bound %.3g %%)\n", 100 * est,
+              100 * r.settings.error_bound);
+  if (est > r.settings.error_bound)
+    std::fprintf(stderr,
+                 "wormhole: warning: the run's estimated error, %.3f %% of the flows' bytes, is above the bound of %.3g %%: "
+                 "compare with packet mode (WORMHOLE 0) or measure it with WORMHOLE_VERIFY\n",
+                 100 * est, 100 * r.settings.error_bound);
 }
 
 }  // namespace wh

@@ -35,7 +35,8 @@ class WormholeSession {
                          "turn Wormhole on: WORMHOLE 1 (config.txt, or --set WORMHOLE=1) or [wormhole] enabled = true");
       return;
     }
-    for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs))
+    for (const std::string& w : FastForward::warnings(cfg.wormhole, static_cast<Time>(net.routing().max_rtt_ns()) * kNs,
+                                                      net.cc().name(), net.cc().update_period()))
       if (warn) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     ff_ = std::make_unique<FastForward>(net, cfg.wormhole, run_end);
     if (!cfg.wormhole.memo && memo_in.empty()) return;
@@ -65,6 +66,7 @@ class WormholeSession {
   /// What the results file gets (nullptr with Wormhole off); valid until the next call.
   const SkipReport* report() {
     if (!ff_) return nullptr;
+    if (!verification_done_) ff_->finish_verification(), verification_done_ = true;  // collective: once
     report_ = ff_->report();
     if (totals_) {
       report_.events_executed = (*totals_)[0], report_.events_discarded = (*totals_)[1];
@@ -73,7 +75,7 @@ class WormholeSession {
     if (rec_) {
       const MemoStats& s = rec_->stats();
       report_.memo = MemoReport{true,  s.periods,       s.hits,   s.replayed, s.converged, s.inserted, s.repeated,
-                                db_.store.size(), warm_, warm_path_, memo_path_};
+                                db_.store.size(), warm_, s.rejected, warm_path_, memo_path_};
     }
     return &report_;
   }
@@ -106,8 +108,8 @@ class WormholeSession {
   }
   /// The memo namespace's text: what changes convergence — the network settings but paths,
   /// monitors, stop time and the seed (a replay stands in for another random realisation anyway),
-  /// Wormhole's detection settings (θ, l, interval, rate quantum), then the distinct link (rate,
-  /// delay) classes.
+  /// Wormhole's detection settings (θ, l, interval, rate quantum), the fabric (a hash of every
+  /// node's role and every port's ends, rate and delay), then the distinct link (rate, delay) classes.
   static std::string describe(const Network& net, const SimConfig& cfg) {
     std::string text;
     for (const auto& [k, v] : effective_settings(cfg)) {
@@ -121,6 +123,15 @@ class WormholeSession {
         continue;
       text += k + "=" + v + "; ";
     }
+    // The fabric itself: a pattern's outcome depends on what its flows' ACKs and neighbours meet,
+    // so a file recorded on another topology (same link classes, other wiring) must not replay.
+    std::string wiring;
+    size_t switches = 0;
+    for (const Node& n : net.nodes()) switches += n.is_switch, wiring += n.is_switch ? 'S' : 'H';
+    for (const Port& p : net.ports())
+      wiring += fmt::format(" {}-{}:{}/{}", p.node, net.ports()[p.peer].node, p.rate_bps, p.delay);
+    text += fmt::format("FABRIC={:016x} ({} nodes, {} switches, {} ports); ", memo_namespace(wiring), net.nodes().size(),
+                        switches, net.ports().size());
     std::set<std::pair<uint64_t, Time>> links;
     for (const Port& p : net.ports()) links.insert({p.rate_bps, p.delay});
     text += "links:";
@@ -129,6 +140,7 @@ class WormholeSession {
   }
 
   std::unique_ptr<FastForward> ff_;
+  bool verification_done_ = false;
   SkipReport report_;
   std::optional<std::array<uint64_t, 4>> totals_;
   MemoDb db_;

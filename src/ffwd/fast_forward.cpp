@@ -2,6 +2,8 @@
 #include "wormhole/ffwd/fast_forward.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
@@ -18,7 +20,10 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       s_(settings),
       arena_(std::make_unique<Arena>(settings.threads)),
       run_end_(run_end),
-      parts_(static_cast<uint32_t>(net.ports().size())) {
+      parts_(static_cast<uint32_t>(net.ports().size())),
+      window_(window_samples(settings, net.cc().update_period())),
+      timed_increase_(net.cc().update_period() > 0),
+      verifier_(settings.verify, settings.error_bound) {
   net_.set_skip_hooks(this);
 }
 
@@ -40,23 +45,25 @@ void FastForward::sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time no
 }
 
 void FastForward::reset(uint32_t pid) {
+  if (part(pid).verifying >= 0) end_verify(pid, true);
   const Time now = net_.now();
   const uint64_t k = static_cast<uint64_t>(now / s_.sample_interval);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
-    t.window.reset(s_.window);
+    t.window.reset(window_);
     t.next_grid = k + 1;
     t.next_sample_at = static_cast<Time>(k + 1) * s_.sample_interval;
-    t.c0_t = t.c1_t = -1;
+    t.n_marks = 0;
     t.goodput = 0;
+    t.trend = 0;
     t.credited = 0;
   }
   Part& p = part(pid);
   const bool queued = p.lookup_queued;  // it stays in lookup_queue_ (once)
   p = Part{};
   p.lookup_queued = queued;
-  p.due = static_cast<Time>(k + s_.window) * s_.sample_interval;
-  p.checkpoint = p.due - static_cast<Time>(s_.window / 2) * s_.sample_interval;
+  p.due = static_cast<Time>(k + window_) * s_.sample_interval;
+  p.checkpoint = p.due - static_cast<Time>(window_ / 2) * s_.sample_interval;
   if (period_observer_) {
     period_observer_->period_started(pid, now);
     // Replays are skips: none when skipping is off.
@@ -119,6 +126,7 @@ void FastForward::skip_back(uint32_t pid) {
     stats_.skipped_flow_time += back;
     if (p.replaying) stats_.replayed_flow_time += back;
     net_.credit(id, keep - t.credited, back);
+    stats_.estimated_error_bytes -= t.est_rel * double(t.credited - keep);
     t.credited = keep;
   }
   ++(p.replaying ? stats_.replay_backs : stats_.skip_backs);
@@ -127,14 +135,22 @@ void FastForward::skip_back(uint32_t pid) {
 
 void FastForward::settle(const std::vector<uint32_t>& pids) {
   for (uint32_t pid : pids) {
+    if (part(pid).verifying >= 0) end_verify(pid, true);  // the membership changes: its span ends here
     if (!part(pid).skipping) continue;
     if (net_.now() < part(pid).skip_end) skip_back(pid);
     else end_skip(pid, false);  // its membership is about to change: no fast-forward now
   }
 }
 
+std::vector<uint32_t> FastForward::contention_ports(uint32_t id) const {
+  std::vector<uint32_t> ports = net_.data_path(id);
+  const std::vector<uint32_t> acks = net_.ack_path(id);
+  ports.insert(ports.end(), acks.begin(), acks.end());
+  return ports;
+}
+
 void FastForward::flow_started(uint32_t id) {
-  const std::vector<uint32_t> ports = net_.data_path(id);
+  const std::vector<uint32_t> ports = contention_ports(id);
   settle(parts_.partitions_of_ports(ports));
   const uint32_t pid = parts_.add_flow(id, ports);
   uint32_t slot;
@@ -149,7 +165,9 @@ void FastForward::flow_started(uint32_t id) {
   track_of_[id] = slot;
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
-  tracks_[slot].hops = static_cast<uint32_t>(ports.size());
+  tracks_[slot].hops = static_cast<uint32_t>(net_.data_path(id).size());
+  tracks_[slot].distrusted = false;
+  tracks_[slot].rose_at = -1;
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
   ensure_tick();
@@ -175,9 +193,11 @@ void FastForward::remove_finished() {
   finished_.clear();
 }
 
-void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps) {
+void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) {
   if (id >= track_of_.size() || track_of_[id] == kNoTrack) return;
-  sample_until(id, tracks_[track_of_[id]], old_rate_bps, net_.now());
+  Track& t = tracks_[track_of_[id]];
+  sample_until(id, t, old_rate_bps, net_.now());
+  if (new_rate_bps > old_rate_bps) t.rose_at = net_.now();
 }
 
 void FastForward::touched(uint32_t port) {
@@ -212,7 +232,7 @@ void FastForward::routes_changed() {
   std::vector<uint32_t> active = active_;
   std::sort(active.begin(), active.end());  // flow-id order, whatever the order of starts and ends
   for (uint32_t id : active) {
-    std::vector<uint32_t> ports = net_.data_path(id);
+    std::vector<uint32_t> ports = contention_ports(id);
     std::vector<uint32_t> sorted = ports;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
@@ -221,7 +241,7 @@ void FastForward::routes_changed() {
     for (uint32_t p : parts_.remove_flow(id)) reset(p);
     settle(parts_.partitions_of_ports(ports));
     reset(parts_.add_flow(id, ports));
-    track(id).hops = static_cast<uint32_t>(ports.size());
+    track(id).hops = static_cast<uint32_t>(net_.data_path(id).size());
   }
 }
 
@@ -234,9 +254,19 @@ Time FastForward::skip_length(uint32_t pid) const {
     const Track& t = tracks_[track_of_[id]];
     if (t.goodput <= 0 || t.left <= 0) return 0;
     dt = std::min(dt, static_cast<Time>(t.left / t.goodput));
+    // skip_error(t, dt) <= bound: trend × (now − trend_at + dt/2) <= bound.
+    if (t.trend > 0) {
+      const double cap = 2 * (s_.error_bound / t.trend - double(now - t.trend_at));
+      if (cap <= 0) return 0;
+      if (cap < double(dt)) dt = static_cast<Time>(cap);
+    }
   }
   dt = dt / kNs * kNs;
   return dt < s_.sample_interval ? 0 : dt;
+}
+
+double FastForward::skip_error(const Track& t, Time dt) const {
+  return t.trend * (double(net_.now() - t.trend_at) + 0.5 * double(dt));
 }
 
 void FastForward::skip(uint32_t pid, Time dt) {
@@ -246,12 +276,15 @@ void FastForward::skip(uint32_t pid, Time dt) {
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
     credit_skip(id, t, static_cast<uint64_t>(t.goodput * double(dt)) / payload, t.goodput, dt, false);
+    t.est_rel = skip_error(t, dt);
+    stats_.estimated_error_bytes += t.est_rel * double(t.credited);
   }
   begin_skip(pid, dt, false);
   ++stats_.skips;
 }
 
 void FastForward::credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay) {
+  t.est_rel = 0;  // a replay's error is not estimated (verify mode measures it)
   t.credited = static_cast<int64_t>(packets * net_.config().packet_payload_size);
   t.skip_rate = rate;
   net_.credit(id, t.credited, dt);
@@ -283,7 +316,7 @@ void FastForward::lookups() {
   for (uint32_t pid : lookup_queue_) {
     Part& p = part(pid);
     p.lookup_queued = false;
-    if (!p.skipping && !p.interrupted && parts_.live(pid)) pids.push_back(pid);
+    if (!p.skipping && !p.interrupted && p.verifying < 0 && parts_.live(pid) && !distrusted(pid)) pids.push_back(pid);
   }
   lookup_queue_.clear();
   if (pids.empty()) return;
@@ -316,6 +349,17 @@ void FastForward::lookups() {
   if (exchange_) exchange_->all(fits);
   for (size_t i = 0; i < pids.size(); ++i) {
     if (!found[i]) continue;
+    if (fits[i] && verifier_.choose(VerifySample::Kind::kReplay)) {
+      // Simulated instead, as a repeat of the pattern: the recorded bytes spread over its duration.
+      const Replay& r = *found[i];
+      const Time dt = std::max<Time>(r.duration / kNs * kNs, kNs);
+      std::vector<double> rate;
+      for (uint64_t b : r.bytes) rate.push_back(double(b) / double(dt));
+      begin_verify(pids[i], VerifySample::Kind::kReplay, dt, std::move(rate));
+      verified_patterns_[verifier_.samples().size() - 1] = r.pattern;
+      period_observer_->replay_done(pids[i], false);
+      continue;
+    }
     const bool applied = fits[i] && try_replay(pids[i], *found[i]);
     if (!applied) ++stats_.replays_refused;
     period_observer_->replay_done(pids[i], applied);
@@ -351,6 +395,54 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   return true;
 }
 
+void FastForward::finish_verification() {
+  if (!verifier_.on()) return;
+  for (uint32_t pid : parts_.live_ids())
+    if (part(pid).verifying >= 0) end_verify(pid, true);
+  close_verified();
+}
+
+bool FastForward::distrusted(uint32_t pid) {
+  for (uint32_t id : parts_.flows(pid))
+    if (track(id).distrusted) return true;
+  return false;
+}
+
+void FastForward::begin_verify(uint32_t pid, VerifySample::Kind kind, Time dt, std::vector<double> rate) {
+  const std::vector<uint32_t>& flows = parts_.flows(pid);
+  std::vector<uint64_t> base(flows.size(), 0);
+  for (size_t k = 0; k < flows.size(); ++k)
+    if (owned(flows[k]))
+      base[k] = kind == VerifySample::Kind::kReplay ? net_.flow(flows[k]).snd_nxt : net_.flow(flows[k]).snd_una;
+  part(pid).verifying = static_cast<int64_t>(verifier_.begin(kind, pid, net_.now(), dt, flows, std::move(rate),
+                                                              std::move(base)));
+}
+
+void FastForward::end_verify(uint32_t pid, bool cut) {
+  Part& p = part(pid);
+  const size_t i = static_cast<size_t>(p.verifying);
+  p.verifying = -1;
+  const VerifySample& v = verifier_.sample(i);
+  std::vector<uint64_t> counter(v.flows.size(), 0);
+  for (size_t k = 0; k < v.flows.size(); ++k)
+    if (owned(v.flows[k]))
+      counter[k] = v.kind == VerifySample::Kind::kReplay ? net_.flow(v.flows[k]).snd_nxt : net_.flow(v.flows[k]).snd_una;
+  verifier_.end(i, net_.now(), cut, counter);
+}
+
+void FastForward::close_verified() {
+  for (size_t i : verifier_.close(exchange_)) {
+    const VerifySample& v = verifier_.sample(i);
+    if (!v.failed) continue;
+    if (v.kind == VerifySample::Kind::kFastForward) {
+      for (uint32_t id : v.flows)
+        if (id < track_of_.size() && track_of_[id] != kNoTrack) track(id).distrusted = true;
+    } else if (period_observer_) {
+      period_observer_->reject_pattern(verified_patterns_.at(i));
+    }
+  }
+}
+
 uint32_t FastForward::mark() {
   marks_.push_back(stats_);
   const auto m = static_cast<uint32_t>(marks_.size() - 1);
@@ -372,63 +464,90 @@ void FastForward::on_tick() {
   // flows leave theirs (the Wormhole paper: fast-forwarding and skip-back's skip-back, held to the tick grid, see fast_forward.h).
   pull_back_interrupted();
   remove_finished();
+  if (verifier_.on()) close_verified();
   if (period_observer_) {
     period_observer_->tick(now);  // the periods started since the last tick begin here
     lookups();
   }
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
-  const Time half = static_cast<Time>(std::max<uint64_t>(s_.window / 2, 1)) * s_.sample_interval;
+  const Time quarter = static_cast<Time>(std::max<uint64_t>(window_ / 4, 1)) * s_.sample_interval;
   for (uint32_t pid : live) {
     Part& p = part(pid);
     if (p.skipping && p.skip_end <= now) end_skip(pid, true);
     if (p.skipping) continue;
-    // Goodput checkpoints every half window from the middle of the first one, at ACK instants
+    if (p.verifying >= 0) {
+      const VerifySample& v = verifier_.sample(static_cast<size_t>(p.verifying));
+      if (v.start + v.planned <= now) end_verify(pid, false);
+    }
+    // Goodput checkpoints every quarter window from the middle of the first one, at ACK instants
     // (the last time snd_una moved): a steady ACK stream then gives its rate exactly, and the
-    // flow's start-up (first RTT, ramp) is not in the estimate.
+    // flow's start-up (first RTT, ramp) is not in the estimate. Three of them give the goodput
+    // over the last half window or more and its trend (the two spans between them).
     if (p.checkpoint <= now) {
-      p.checkpoint = now + half;
+      p.checkpoint = now + quarter;
       for (uint32_t id : parts_.flows(pid)) {
         Track& t = track(id);
         const Flow& f = net_.flow(id);
-        // c0 moves up only to a checkpoint at least two RTTs old, so short windows still measure
-        // the rate over two round trips of ACKs.
-        if (t.c1_t < 0 || f.last_progress - t.c1_t >= 2 * f.base_rtt) {
-          t.c0_t = t.c1_t, t.c0_acked = t.c1_acked;
-          t.c1_t = f.last_progress, t.c1_acked = f.snd_una;
-        }
+        // A checkpoint only at least two RTTs after the last, so short windows still measure the
+        // rate over two round trips of ACKs.
+        if (t.n_marks > 0 && f.last_progress - t.marks[t.n_marks - 1].t < 2 * f.base_rtt) continue;
+        if (t.n_marks == 3) t.marks[0] = t.marks[1], t.marks[1] = t.marks[2], t.n_marks = 2;
+        t.marks[t.n_marks++] = {f.last_progress, f.snd_una};
       }
     }
-    if (p.due <= now) due.push_back(pid);
+    if (p.due <= now && p.verifying < 0) due.push_back(pid);
   }
   // Per due flow (partitions in `due` order, flows in partition order): goodput (bytes/ps), window
-  // spread, and bytes left before its guard — measured by the rank that runs the flow's sender
-  // (all of them in one process) and summed over ranks, so every rank decides alike.
+  // spread, bytes left before its guard, and the goodput's trend and where it holds — measured by
+  // the rank that runs the flow's sender (all of them in one process) and summed over ranks, so
+  // every rank decides alike.
+  enum : size_t { kGoodput, kSpread, kRoom, kTrend, kTrendAt, kFigures };
+  const double payload = net_.config().packet_payload_size;
   std::vector<size_t> first(due.size() + 1, 0);
   for (size_t i = 0; i < due.size(); ++i) first[i + 1] = first[i] + parts_.flows(due[i]).size();
   const size_t n = first.back();
-  std::vector<double> v(3 * n, 0.0);
+  std::vector<double> v(kFigures * n, 0.0);
   for (size_t i = 0; i < due.size(); ++i) {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
-      const size_t at = 3 * j++;
+      double* fig = &v[kFigures * j++];
       if (!owned(id)) continue;
       Track& t = track(id);
       const Flow& f = net_.flow(id);
       sample_until(id, t, f.rate_bps, now);
       // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
       // ACK clock's bursts, not the rate): otherwise none, and no skip.
-      const double g = t.c0_t >= 0 && f.last_progress - t.c0_t >= 2 * f.base_rtt && f.last_progress > t.c0_t
-                           ? double(f.snd_una - t.c0_acked) / double(f.last_progress - t.c0_t)
-                           : 0;
-      v[at] = g;
-      v[at + 2] = room(f, g);
+      const Track::Mark* m = t.marks;
+      if (t.n_marks == 0 || f.last_progress - m[0].t < 2 * f.base_rtt || f.last_progress <= m[0].t) continue;
+      const double g = double(f.snd_una - m[0].acked) / double(f.last_progress - m[0].t);
+      fig[kGoodput] = g;
+      fig[kRoom] = room(f, g);
+      fig[kTrendAt] = 0.5 * (double(m[0].t) + double(f.last_progress));
+      // The trend: goodput over [m0, m1] against over [m1, now], each at least two RTTs long.
+      if (t.n_marks >= 2 && m[1].t - m[0].t >= 2 * f.base_rtt && f.last_progress - m[1].t >= 2 * f.base_rtt && g > 0) {
+        const double d1 = double(m[1].t - m[0].t), d2 = double(f.last_progress - m[1].t);
+        const double g1 = double(m[1].acked - m[0].acked) / d1, g2 = double(f.snd_una - m[1].acked) / d2;
+        // Each span's bytes are whole packets, so a difference within a packet per span is no trend.
+        const double resolution = payload * (1 / d1 + 1 / d2);
+        const double apart = 0.5 * double(f.last_progress - m[0].t);  // between the two spans' middles
+        fig[kTrend] = std::max(0.0, std::fabs(g2 - g1) - resolution) / apart / g;
+      }
     }
   }
+  // A CC that raises rates only on its timer (DCQCN) holds a cut rate flat until the timer fires:
+  // a flow below line rate whose window saw no rise is waiting for it, not steady (measured: DCQCN
+  // flows held at MIN_RATE for RP_TIMER after an incast were skipped at 1 Gb/s for 265 ms).
+  const Time window_start = now - static_cast<Time>(window_) * s_.sample_interval;
   auto check = [&](size_t i) {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
-      if (owned(id)) v[3 * j + 1] = tracks_[track_of_[id]].window.spread();
+      if (owned(id)) {
+        const Track& t = tracks_[track_of_[id]];
+        const Flow& f = net_.flow(id);
+        const bool waiting = timed_increase_ && f.rate_bps < f.max_rate_bps && t.rose_at < window_start;
+        v[kFigures * j + kSpread] = waiting ? std::numeric_limits<double>::infinity() : t.window.spread();
+      }
       ++j;
     }
   };
@@ -447,9 +566,10 @@ void FastForward::on_tick() {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
       Track& t = track(id);
-      t.goodput = v[3 * j], t.left = v[3 * j + 2];
-      spread[i] = std::max(spread[i], v[3 * j + 1]);
-      ++j;
+      const double* fig = &v[kFigures * j++];
+      t.goodput = fig[kGoodput], t.left = fig[kRoom];
+      t.trend = fig[kTrend], t.trend_at = static_cast<Time>(fig[kTrendAt]);
+      spread[i] = std::max(spread[i], fig[kSpread]);
     }
   }
   stats_.checks += due.size();
@@ -464,7 +584,7 @@ void FastForward::on_tick() {
       p.converged = true;
       if (period_observer_) period_observer_->period_converged(due[i], now);
     }
-    const Time dt = steady && s_.fast_forward ? skip_length(due[i]) : 0;
+    const Time dt = steady && s_.fast_forward && !distrusted(due[i]) ? skip_length(due[i]) : 0;
     if (dt > 0) candidates.push_back(due[i]), lengths.push_back(dt);
     else p.due = now + s_.sample_interval;
   }
@@ -476,8 +596,15 @@ void FastForward::on_tick() {
     freezable[i] = net_.can_freeze(parts_.ports(candidates[i]), parts_.flows(candidates[i]));
   if (exchange_ && !candidates.empty()) exchange_->all(freezable);
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (freezable[i]) skip(candidates[i], lengths[i]);
-    else part(candidates[i]).due = now + s_.sample_interval;
+    if (!freezable[i]) {
+      part(candidates[i]).due = now + s_.sample_interval;
+    } else if (verifier_.choose(VerifySample::Kind::kFastForward)) {
+      std::vector<double> rate;
+      for (uint32_t id : parts_.flows(candidates[i])) rate.push_back(track(id).goodput);
+      begin_verify(candidates[i], VerifySample::Kind::kFastForward, lengths[i], std::move(rate));
+    } else {
+      skip(candidates[i], lengths[i]);
+    }
   }
   for (uint32_t pid : interrupted_) part(pid).interrupted = false;
   interrupted_.clear();
@@ -487,9 +614,21 @@ void FastForward::on_tick() {
   if (parts_.size() > 0) ensure_tick();
 }
 
-std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time max_rtt) {
+uint64_t FastForward::window_samples(const WormholeSettings& s, Time cc_period) {
+  const uint64_t period = cc_period > 0 ? static_cast<uint64_t>(cc_period / s.sample_interval) + 1 : 0;
+  return std::max<uint64_t>(s.window, period);
+}
+
+std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time max_rtt, const std::string& cc,
+                                               Time cc_period) {
   std::vector<std::string> w;
   const Time span = static_cast<Time>(s.window) * s.sample_interval;
+  if (const uint64_t l = window_samples(s, cc_period); l > s.window)
+    w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
+                " ns) is shorter than " + cc + "'s own update period (" + std::to_string(cc_period / kNs) +
+                " ns: a rate held that long may still be waiting for the CC's next timer), so flows are judged over " +
+                std::to_string(l) + " samples (" + std::to_string(static_cast<Time>(l) * s.sample_interval / kNs) +
+                " ns) instead");
   if (span < 2 * max_rtt)
     w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
                 " ns) is shorter than two round trips of the network (maxRtt " + std::to_string(max_rtt / kNs) +
@@ -501,12 +640,16 @@ std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time m
 SkipReport FastForward::report() const {
   SkipReport r;
   r.settings = s_;
+  r.window_samples = window_;
   r.stats = stats_;
   r.timeline = timeline_;
   r.events_executed = net_.kernel().events_executed();
   r.events_discarded = net_.events_discarded();
   r.control_bypassed = net_.packets_bypassed();
   r.packets_held = net_.packets_held();
+  for (const Flow& f : net_.flows()) r.flow_bytes += f.size;
+  for (const VerifySample& v : verifier_.samples())
+    if (v.end >= 0 && v.simulated.size() == v.flows.size()) r.verify.push_back(v);
   return r;
 }
 

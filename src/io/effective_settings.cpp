@@ -79,6 +79,8 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
     add("WORMHOLE_THREADS", u(c.wormhole.threads));
     add("WORMHOLE_MEMO", u(c.wormhole.memo));
     add("WORMHOLE_MEMO_RATE_QUANTUM_GBPS", num(double(c.wormhole.memo_rate_quantum_bps) / 1e9));
+    add("WORMHOLE_VERIFY", num(c.wormhole.verify));
+    add("WORMHOLE_ERROR_BOUND", num(c.wormhole.error_bound));
   }
   return s;
 }

@@ -15,6 +15,12 @@ struct PartitionRow {
   int64_t time_ns;
   uint32_t partitions, skipping;
 };
+struct VerifyRow {
+  uint8_t kind, cut, failed;
+  uint32_t partition, flows;
+  int64_t start_ns, planned_ns, span_ns;
+  double predicted_bytes, simulated_bytes, error, signed_error;
+};
 }  // namespace
 
 void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
@@ -23,6 +29,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   const SkipStats& s = r.stats;
   attr_f64(g, "theta", r.settings.theta);
   attr_u64(g, "window", r.settings.window);
+  attr_u64(g, "window_used", r.window_samples);
   attr_i64(g, "sample_interval_ps", r.settings.sample_interval);
   attr_u8(g, "fast_forward", r.settings.fast_forward);
   attr_u8(g, "skip_back", r.settings.skip_back);
@@ -79,6 +86,43 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
                            "/wormhole");
   if (write_rows && !rows.empty())
     check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "writing /wormhole/partitions");
+
+  attr_f64(g, "verify", r.settings.verify);
+  attr_f64(g, "estimated_error", r.estimated_error());
+  attr_f64(g, "error_bound", r.settings.error_bound);
+  const auto vtypes = compound(sizeof(VerifyRow), {
+      Field{"kind", HOFFSET(VerifyRow, kind), H5T_NATIVE_UINT8, H5T_STD_U8LE},
+      Field{"partition", HOFFSET(VerifyRow, partition), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"flows", HOFFSET(VerifyRow, flows), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"start_ns", HOFFSET(VerifyRow, start_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"planned_ns", HOFFSET(VerifyRow, planned_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"span_ns", HOFFSET(VerifyRow, span_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"cut", HOFFSET(VerifyRow, cut), H5T_NATIVE_UINT8, H5T_STD_U8LE},
+      Field{"predicted_bytes", HOFFSET(VerifyRow, predicted_bytes), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"simulated_bytes", HOFFSET(VerifyRow, simulated_bytes), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"error", HOFFSET(VerifyRow, error), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"signed_error", HOFFSET(VerifyRow, signed_error), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"failed", HOFFSET(VerifyRow, failed), H5T_NATIVE_UINT8, H5T_STD_U8LE},
+  });
+  std::vector<VerifyRow> vrows;
+  for (const VerifySample& v : r.verify) {
+    double pred = 0, sim = 0;
+    for (size_t k = 0; k < v.flows.size(); ++k) pred += v.predicted[k], sim += v.simulated[k];
+    vrows.push_back({static_cast<uint8_t>(v.kind), uint8_t(v.cut), uint8_t(v.failed), v.partition,
+                     static_cast<uint32_t>(v.flows.size()), v.start / kNs, v.planned / kNs, (v.end - v.start) / kNs, pred,
+                     sim, v.error, v.signed_error});
+  }
+  Handle vds = create_table(
+      g, "verify", vtypes.second, vrows.size(),
+      "kind: 0 fast-forward, 1 replay; start_ns, planned_ns, span_ns: ns; predicted_bytes, simulated_bytes: payload "
+      "bytes summed over the partition's flows; error, signed_error: ratios",
+      "verify mode: one row per fast-forward or replay simulated packet by packet instead; over the span (the "
+      "planned duration, or less when a flow came or went: cut = 1) the flows were predicted to make "
+      "predicted_bytes of progress and made simulated_bytes; error = sum |predicted - simulated| / sum simulated "
+      "over the flows, failed = 1 above error_bound",
+      "/wormhole");
+  if (write_rows && !vrows.empty())
+    check(H5Dwrite(vds, vtypes.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, vrows.data()), "writing /wormhole/verify");
 }
 
 }  // namespace wh

@@ -31,7 +31,8 @@ const char* const kKeys[] = {
     "QLEN_MON_END", "BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END",
     "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER",
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
-    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS"};
+    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS", "WORMHOLE_VERIFY",
+    "WORMHOLE_ERROR_BOUND"};
 
 /// The longest stop time a Time (int64 ps) holds, in seconds (2^63 ps is about 9.22e6 s).
 constexpr double kMaxStopTimeS = 9.2e6;
@@ -305,6 +306,17 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "WORMHOLE_MEMO") c.wormhole.memo = flag();
   else if (k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS")
     c.wormhole.memo_rate_quantum_bps = static_cast<uint64_t>(std::llround(real(1e-3, 1e4) * 1e9));
+  else if (k == "WORMHOLE_VERIFY") {
+    const InputToken& t = (*toks_)[pos_];
+    c.wormhole.verify = real(0, 1e12);
+    if (const std::string bad = verify_setting_problem(c.wormhole.verify); !bad.empty())
+      fail(t, "WORMHOLE_VERIFY " + t.text + ": " + bad, "give e.g. 0.1 (a tenth of the skips and replays) or 20 (the first 20 of each)");
+  } else if (k == "WORMHOLE_ERROR_BOUND") {
+    const InputToken& t = (*toks_)[pos_];
+    c.wormhole.error_bound = real(0, 1);
+    if (const std::string bad = error_bound_problem(c.wormhole.error_bound); !bad.empty())
+      fail(t, "WORMHOLE_ERROR_BOUND " + t.text + ": " + bad, "give e.g. 0.01 (1 %)");
+  }
   else if (k == "EVENT_ORDER") {
     const std::string v = str();
     if (v != "reference" && v != "portable")

@@ -70,7 +70,7 @@ void Network::set_rate(uint32_t id, Flow& f, uint64_t rate_bps, bool retime) {
       kernel_.schedule(at, kWake, f.nic, nic.epoch, nic.wake_cause);
     }
   }
-  if (skip_) skip_->rate_changed(id, f.rate_bps);
+  if (skip_) skip_->rate_changed(id, f.rate_bps, rate_bps);
   f.rate_bps = rate_bps;
   f.last_ser = last_ser;
   f.update_window();
@@ -200,7 +200,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   pk.cnp = pk.ecn;
   pk.ecn = 0;
   pk.retx = 0;
-  if (frozen_nic) return bypass(nic, pkt);  // the NIC's own partition is skipped; its ACKs are not
+  if (frozen_nic) return bypass(nic, pkt, ports_[nic].queue_bytes[0]);  // the NIC's partition is skipped, its ACKs are not
   ports_[nic].enqueue(0, pkt, pk.size);
   nic_send(nic);
 }

@@ -13,21 +13,37 @@ namespace {
 bool is_flow_packet(const Packet& pk) { return pk.type != PktType::Pfc; }
 }  // namespace
 
+void Network::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                          std::vector<uint32_t>& path) const {
+  uint32_t node = ports_[ports_[nic].peer].node;
+  // A path longer than the node count would be a routing loop; routes are shortest paths.
+  for (size_t guard = 0; nodes_[node].is_switch && guard < nodes_.size(); ++guard) {
+    auto hops = routing_.next_hops(node, dst);
+    if (hops.empty()) break;
+    uint32_t out = hops[0];
+    if (hops.size() > 1) out = hops[ecmp_hash(node_ip(src), node_ip(dst), sport, dport, node) % hops.size()];
+    path.push_back(out);
+    node = ports_[ports_[out].peer].node;
+  }
+}
+
 std::vector<uint32_t> Network::data_path(uint32_t id) const {
   const Flow& f = flows_[id];
   std::vector<uint32_t> path;
   if (f.nic == UINT32_MAX) return path;
   path.push_back(f.nic);
-  uint32_t node = ports_[ports_[f.nic].peer].node;
-  // A path longer than the node count would be a routing loop; routes are shortest paths.
-  for (size_t guard = 0; nodes_[node].is_switch && guard < nodes_.size(); ++guard) {
-    auto hops = routing_.next_hops(node, f.dst);
-    if (hops.empty()) break;
-    uint32_t out = hops[0];
-    if (hops.size() > 1) out = hops[ecmp_hash(node_ip(f.src), node_ip(f.dst), f.sport, f.dport, node) % hops.size()];
-    path.push_back(out);
-    node = ports_[ports_[out].peer].node;
-  }
+  switch_path(f.nic, f.src, f.dst, f.sport, f.dport, path);
+  return path;
+}
+
+std::vector<uint32_t> Network::ack_path(uint32_t id) const {
+  const Flow& f = flows_[id];
+  std::vector<uint32_t> path;
+  const Node& rx = nodes_[f.dst];
+  if (f.nic == UINT32_MAX || rx.num_ports == 0) return path;
+  const uint32_t nic = rx.num_ports > 1 ? f.rx_nic : rx.first_port;
+  if (nic == UINT32_MAX) return path;
+  switch_path(nic, f.dst, f.src, f.dport, f.sport, path);  // the ACK's header: addresses and ports swapped
   return path;
 }
 
@@ -82,12 +98,12 @@ Cause Network::packet_cause(Cause c, uint32_t pkt) const {
   return c;
 }
 
-void Network::bypass(uint32_t port, uint32_t pkt) {
+void Network::bypass(uint32_t port, uint32_t pkt, uint64_t ahead) {
   const Port& p = ports_[port];
   if (!p.up) return drop(pkt);
   pool_[pkt].in_port = p.peer;
   ++bypassed_;
-  const Time at = kernel_.now() + ser(pool_[pkt].size, p.rate_bps) + p.delay;
+  const Time at = kernel_.now() + ser(ahead + pool_[pkt].size, p.rate_bps) + p.delay;
   const Cause c = packet_cause(kernel_.cause(), pkt);
   if (!cut_port_.empty() && cut_port_[port]) {
     // The peer's rank schedules the same event (Network::accept); the link's delay covers the window.
@@ -182,9 +198,11 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
   const bool sw = nodes_[p.node].is_switch;
   uint64_t moved = 0;
   for (uint32_t c = 0; c < kClasses; ++c) {
+    uint64_t ahead = 0;  // bytes before it in the class's FIFO
     for (uint32_t n = p.queue[c].size(); n > 0; --n) {
       const uint32_t pkt = p.queue[c].pop();
       if (member(pkt)) {
+        ahead += pool_[pkt].size;
         p.queue[c].push(pkt);
         continue;
       }
@@ -195,7 +213,8 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       p.queue_bytes[c] -= size;
       p.bytes_total -= size;
       if (sw && c != 0) release_ingress(pkt, c);  // it leaves the switch now
-      bypass(port, pkt);
+      bypass(port, pkt, ahead);
+      ahead += size;
     }
   }
   // Packets of other flows already on the wire arrive when they would have.

@@ -34,7 +34,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   if (kernel_.now() < ports_[out].frozen_until) {
     // The egress belongs to a partition being skipped: control traffic of other flows passes it
     // (docs/architecture.md), a data packet is an interrupt nobody announced: it waits for the pull-back.
-    if (pk.type != PktType::Data) return bypass(out, pkt);
+    if (pk.type != PktType::Data) return bypass(out, pkt, ports_[out].queue_bytes[pk.pg]);
     return hold_for_pull_back(in_port, pkt, out);
   }
   const uint32_t c = pk.pg;
@@ -85,7 +85,7 @@ void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
   pk.pfc_pause = pause && cfg_.pause_time_us > 0 ? 1 : 0;
   Port& p = ports_[in_port];
   if (!p.up) return pool_.release(pkt);  // its link is down: the frame would never leave
-  if (kernel_.now() < p.frozen_until) return bypass(in_port, pkt);
+  if (kernel_.now() < p.frozen_until) return bypass(in_port, pkt, p.queue_bytes[0]);
   p.enqueue(0, pkt, pk.size);
   kick(in_port);
 }

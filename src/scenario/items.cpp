@@ -137,6 +137,12 @@ double get_fraction(const Item& it) {
   return v;
 }
 
+double get_number(const Item& it) {
+  if (auto i = it.node->as_integer()) return static_cast<double>(i->get());
+  if (auto f = it.node->as_floating_point()) return f->get();
+  fail(it, describe(*it.node) + " is not a number", "write a number, e.g. " + it.key + " = 0.1");
+}
+
 std::string get_config_text(const Item& it) {
   if (it.from_command_line() && !it.node->is_string() && !it.raw.empty()) return it.raw;
   if (auto a = it.node->as_array()) {

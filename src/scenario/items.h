@@ -44,6 +44,8 @@ Time get_time(const Item& it);
 bool get_bool(const Item& it);
 /// A number in [0, 1).
 double get_fraction(const Item& it);
+/// The value as a number (an integer or a float); fails naming the item otherwise.
+double get_number(const Item& it);
 /// The value as config.txt text: integers and floats as numbers, booleans as 1 / 0, strings as
 /// they are, arrays as their elements separated by spaces.
 std::string get_config_text(const Item& it);

@@ -27,11 +27,13 @@ const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "sen
                                                 "report_gpu", "max_time",   "ignore_groups"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
-                                                "skip_back", "threads", "memo", "memo_rate_quantum"};
+                                                "skip_back", "threads", "memo", "memo_rate_quantum", "verify",
+                                                "error_bound"};
 /// The network (config.txt) key of each [wormhole] key, in the same order.
 const std::vector<std::string> kWormholeNetworkKeys = {
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
-    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS"};
+    "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS", "WORMHOLE_VERIFY",
+    "WORMHOLE_ERROR_BOUND"};
 
 /// Names other tools use for our keys, so a user coming from them is told the scenario's name.
 const std::map<std::string, std::string> kAliases = {
@@ -285,6 +287,16 @@ class Reader {
         // The same range as WORMHOLE_MEMO_RATE_QUANTUM_GBPS: 1 Mb/s to 10 Tb/s.
         if (w.memo_rate_quantum_bps < 1'000'000 || w.memo_rate_quantum_bps > 10'000'000'000'000ull)
           fail(it, "the memo rate quantum must be between 1 Mb/s and 10 Tb/s", "write e.g. memo_rate_quantum = \"1Gbps\"");
+      }
+      else if (it.key == "verify") {
+        w.verify = get_number(it);
+        if (const std::string bad = verify_setting_problem(w.verify); !bad.empty())
+          fail(it, bad, "write e.g. verify = 0.1 (a tenth of the skips and replays) or verify = 20 (the first 20 of each)");
+      }
+      else if (it.key == "error_bound") {
+        w.error_bound = get_number(it);
+        if (const std::string bad = error_bound_problem(w.error_bound); !bad.empty())
+          fail(it, bad, "write e.g. error_bound = 0.01 (1 %)");
       }
     }
   }

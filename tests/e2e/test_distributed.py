@@ -101,7 +101,7 @@ class Distributed(unittest.TestCase):
                     self.assertEqual(repr(ax[k]), repr(ay[k]), f"/wormhole attribute {k} of {b.name}")
             for name in x["wormhole"]:
                 self.assertEqual(x["wormhole"][name][()].tobytes(), y["wormhole"][name][()].tobytes(), name)
-            return {k: int(ax[k]) for k in ("skips", "skip_backs", "steady_checks")}
+            return {k: int(ax[k]) for k in ("skips", "skip_backs", "steady_checks", "control_packets_bypassed")}
 
     def assert_same_memo(self, a, b):
         # row by row as text (h5diff calls tables of different lengths "not comparable" and exits 0; the
@@ -119,13 +119,19 @@ class Distributed(unittest.TestCase):
 
     def test_wormhole_identical_for_2_3_4_ranks(self):
         # Wormhole's decisions fall on its ticks, which every rank holds together between windows, or on flow
-        # starts, which every rank runs: the fast-forward outcome is that of one process. An incast with 1-MB
-        # buffers: PFC frames reach a frozen partition (an interrupt: its pull-back waits for the next tick);
-        # a permutation whose frozen ports let other flows' ACKs pass over cut links; a lone pair of long HPCC
-        # flows (94 % of the events skipped); a training workload cut short by max_time.
+        # starts, which every rank runs: the fast-forward outcome is that of one process. A TIMELY incast with
+        # 1-MB buffers: PFC frames reach a frozen partition (an interrupt: its pull-back waits for the next
+        # tick), and ACKs pass frozen NICs over cut links; an HPCC permutation; a lone pair of long HPCC flows
+        # (94 % of the events skipped); training workloads, one cut short by max_time. A loose error bound (99 %)
+        # lets these short-window runs skip where the trend of their goodput would otherwise stop them: what is
+        # tested here is that every rank takes the same decisions, not their accuracy. (DCQCN flows in these
+        # short runs are never steady: a cut rate waits for DCQCN's RP_TIMER, longer than the runs' windows.)
         cc = SOURCE_DIR / "inputs" / "cc-scenarios"
-        cases = [(cc / "incast8" / "config_dcqcn.txt", ["BUFFER_SIZE=1", "WORMHOLE_WINDOW=50"], (2, 3, 4)),
-                 (cc / "permutation16" / "config_dcqcn.txt", ["WORMHOLE_WINDOW=100"], (3,)),
+        loose = "WORMHOLE_ERROR_BOUND=0.99"
+        cases = [(cc / "incast8" / "config_timely.txt", ["BUFFER_SIZE=1", "WORMHOLE_WINDOW=100", loose], (2, 3, 4)),
+                 (cc / "permutation16" / "config_hpcc.txt", ["WORMHOLE_WINDOW=50", loose], (3,)),
+                 # verify mode: the samples' simulated bytes are summed over the senders' ranks at a tick
+                 (cc / "permutation16" / "config_hpcc.txt", ["WORMHOLE_WINDOW=50", "WORMHOLE_VERIFY=0.5", loose], (2,)),
                  (SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt", [], (2,))]
         for k, (config, sets, ranks) in enumerate(cases):
             sets = [x for kv in ["WORMHOLE=1", *sets] for x in ("--set", kv)]
@@ -138,26 +144,32 @@ class Distributed(unittest.TestCase):
                     self.assert_same_results(ref, out)
                     got = self.assert_same_wormhole(ref, out)
                     self.assertGreater(got["skips"], 0)
-                    if k == 0:  # a PFC frame pulled a partition back; the frames are there
-                        self.assertEqual(got["skip_backs"], 1)
-                        self.assertEqual(len((out / "pfc.txt").read_text().splitlines()), 616)
+                    if k == 2:  # verified decisions, some of them failed (their flows are not skipped again)
+                        with h5py.File(out / "results.h5") as f:
+                            self.assertGreater(len(f["wormhole/verify"]), 0)
+                    if k == 0:  # PFC frames pulled partitions back; the frames are there; ACKs passed frozen NICs
+                        self.assertEqual(got["skip_backs"], 4)
+                        self.assertEqual(len((out / "pfc.txt").read_text().splitlines()), 772)
+                        self.assertEqual(got["control_packets_bypassed"], 6)
                     self.assertIn("wormhole: ", p.stdout)
         # Memoization: the ranks record the same patterns (rank 0 writes the file) and replay the same periods,
         # also from a warm start.
-        config = cc / "permutation16" / "config_dcqcn.txt"
-        sets = [x for kv in ("WORMHOLE=1", "WORMHOLE_WINDOW=100", "WORMHOLE_MEMO=1") for x in ("--set", kv)]
+        config = cc / "permutation16" / "config_hpcc.txt"
+        sets = [x for kv in ("WORMHOLE=1", "WORMHOLE_WINDOW=50", "WORMHOLE_MEMO=1", loose) for x in ("--set", kv)]
         ref = self.one_process(config, "memo-one", *sets)
-        for n, warm in ((3, []), (2, ["--memo", ref / "memo.h5"])):
-            with self.subTest(memo=n, warm=bool(warm)):
-                one = self.one_process(config, f"memo-one{n}", *sets, *warm) if warm else ref
-                out = self.dir / f"memo-{n}"
+        # (The last also verifies each replay: the samples' bytes come from the senders' ranks.)
+        runs = ((3, []), (2, ["--memo", ref / "memo.h5"]), (2, ["--memo", ref / "memo.h5", "--set", "WORMHOLE_VERIFY=1"]))
+        for i, (n, warm) in enumerate(runs):
+            with self.subTest(memo=n, warm=bool(warm), verify=i == 2):
+                one = self.one_process(config, f"memo-one{i}", *sets, *warm) if warm else ref
+                out = self.dir / f"memo-{i}"
                 p = mpirun(n, "run", config, "-o", out, *sets, *warm)
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 self.assert_same_results(one, out)
                 self.assert_same_wormhole(one, out)
                 self.assert_same_memo(one, out)
                 replayed = int(re.search(r"memo: \d+ unsteady periods: (\d+) replayed", p.stdout).group(1))
-                self.assertEqual(replayed, 16 if warm else 1)
+                self.assertEqual(replayed, (0 if i == 2 else 1) if warm else 0)  # verified replays are simulated instead
         # Workloads: MoE with memoization, cut short by max_time; the micro all-reduce (500-ns cut links, ticks
         # every 1 µs: what a tick moves over a cut link is exchanged before the next window) ending by the
         # driver's stop inside a window.
@@ -165,11 +177,12 @@ class Distributed(unittest.TestCase):
         # The HPCC case: two held ACKs released in one ps by events of equal key used to run in the order of their
         # rank-local held slots (fct.txt differed on 2 and 4 ranks).
         hpcc = ("CC_MODE=3", 'workload.ignore_groups=["TP"]', "wormhole.memo=true", "wormhole.window=50",
-                "wormhole.theta=0.1")
-        for name, extra, rc, skips in (("moe-32g", ("wormhole.memo=true", "wormhole.window=20", 'workload.max_time="30ms"'),
-                                        3, 61),
-                                       ("moe-32g", hpcc, 0, 249),
-                                       ("micro-allreduce-16g", ("wormhole.window=5",), 0, 432)):
+                "wormhole.theta=0.1", "wormhole.error_bound=0.99")
+        for name, extra, rc, skips in (("moe-32g", ("CC_MODE=7", "wormhole.memo=true", "wormhole.window=20",
+                                                    'workload.max_time="30ms"', "wormhole.error_bound=0.99"), 3, 26),
+                                       ("moe-32g", hpcc, 0, 69),
+                                       ("micro-allreduce-16g", ("CC_MODE=3", "wormhole.window=5", "wormhole.error_bound=0.99"),
+                                        0, 26)):
             with self.subTest(workload=name, sets=extra):
                 sets = [x for kv in ("wormhole.enabled=true", *extra) for x in ("--set", kv)]
                 name = f"{name}-{skips}"

@@ -63,7 +63,7 @@ def blocks(path):
 
 def slug(heading):
     """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[`*]", "", heading.strip().lower())
     return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
 
@@ -181,6 +181,7 @@ class Parsers(unittest.TestCase):
         self.assertEqual(slug("HDF5 results (`results.h5`)"), "hdf5-results-resultsh5")
         self.assertEqual(slug("11.3 ECN"), "113-ecn")
         self.assertEqual(slug("Wormhole: accuracy and speed"), "wormhole-accuracy-and-speed")
+        self.assertEqual(slug("Analysing results (`scripts/wh_analyze.py`)"), "analysing-results-scriptswh_analyzepy")
 
 
 if __name__ == "__main__":

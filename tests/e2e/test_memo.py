@@ -18,7 +18,7 @@ from test_refruns import REFRUNS, SOURCE_DIR, WORMHOLE, copy_scenario, read_fct,
 NS = np.dtype([("ns", "<u8"), ("description", h5py.string_dtype())])
 ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edges", "<u4"),
                   ("vertex_offset", "<u8"), ("edge_offset", "<u8"), ("duration_ps", "<i8"),
-                  ("visible_from_ps", "<i8"), ("hits", "<u8")])
+                  ("visible_from_ps", "<i8"), ("hits", "<u8"), ("rejected", "u1")])
 VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("line_bps", "<u8"), ("rtt_ns", "<u8"),
                    ("hops", "<u4"), ("fresh", "u1"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
                    ("goodput_bytes_per_ps", "<f8")])
@@ -34,12 +34,12 @@ def write_memo(path, patterns):
     """patterns: list of (labels [(rate_q, bottleneck)], edges [(u, v, w)], hits)."""
     entries, vertices, edges = [], [], []
     for labels, es, hits in patterns:
-        entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits))
+        entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits, 0))
         vertices += [(r, b, 100 * G, 4160, 2, 0, 1000 * (i + 1), 40 * G, 0.005) for i, (r, b) in enumerate(labels)]
         edges += es
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "wormhole-memo"
-        f.attrs["layout_version"] = np.uint64(3)
+        f.attrs["layout_version"] = np.uint64(4)
         f.create_dataset("namespaces", data=np.array([(7, "DCQCN test")], dtype=NS))
         f.create_dataset("entries", data=np.array(entries, dtype=ENTRY))
         f.create_dataset("vertices", data=np.array(vertices, dtype=VERTEX))
@@ -206,8 +206,8 @@ class MemoCommands(unittest.TestCase):
             self.assertIn("turns it off", p.stderr)
 
     def test_same_result_for_any_thread_count(self):
-        # GPT-7B on 64 GPUs without TP (0.3 s with memoization): 448 DP ring steps on identical rails, one
-        # pattern replayed hundreds of times. Lookups run on oneTBB threads; the outcome must not depend on
+        # GPT-7B on 64 GPUs without TP (0.3 s with memoization): 56 DP ring steps on identical rails (each
+        # ring one partition: its flows' ACKs wait behind each other's data), one pattern replayed 48 times. Lookups run on oneTBB threads; the outcome must not depend on
         # how many.
         outs = {}
         for threads in (1, 2, 4):
@@ -219,7 +219,7 @@ class MemoCommands(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             m = re.search(r"memo: (\d+) unsteady periods: (\d+) replayed \((\d+) hits\)", p.stdout)
             self.assertIsNotNone(m, p.stdout)
-            self.assertGreater(int(m.group(2)), 300)  # most ring steps replayed
+            self.assertGreater(int(m.group(2)), 40)  # most of the 56 ring steps (8 rings x 7 steps) replayed
             outs[threads] = ((out / "fct.txt").read_bytes(), (out / "iterations.csv").read_bytes(), m.groups())
         self.assertEqual(outs[1], outs[2])
         self.assertEqual(outs[1], outs[4])
@@ -298,29 +298,29 @@ class MemoCommands(unittest.TestCase):
             self.assertEqual(len(f["entries"]), n)
             self.assertEqual(int(f["entries"][:]["hits"].sum()), 1)  # this run's hit only
 
-    def test_path_classes_are_separate_patterns(self):
-        # The 16-MB ring on a k = 4 fat tree with 200-µs windows: its 16 flows run on paths of 2, 4 and 6
-        # hops (same edge switch, same pod, across the core) with different base RTTs, so their periods are
-        # three patterns, and a warm start replays each flow from its own path class. Fast-forward alone is
-        # 2.03 % off packet mode here (the window is short); a key blind to the path replayed every flow from
-        # one pattern and was 4.8 % off; with the path in the label, 2.4 %.
+    def test_path_classes_are_labels_of_the_key(self):
+        # The 16-MB ring on a k = 4 fat tree with 200-µs windows (θ 0.1: HPCC's rates swing about 6 %): its
+        # 16 flows run on paths of 2, 4 and 6 hops (same edge switch, same pod, across the core) with
+        # different base RTTs, and each flow's ACKs wait behind the next flow's data, so the ring is one
+        # partition whose key labels every flow with its path class. A warm start replays it and stays
+        # within 0.5 % of packet mode (a key blind to the path replayed every flow from one class's
+        # record and was 4.8 % off).
         work = copy_scenario("hpcc-ring16-fattree-k4-16MB", self.dir)
-        ff = ["--set", "WORMHOLE=1", "--set", "WORMHOLE_WINDOW=200"]
-        outs = {}
+        ff = ["--set", "WORMHOLE=1", "--set", "WORMHOLE_WINDOW=200", "--set", "WORMHOLE_THETA=0.1"]
         for name, extra in (("off", ["--set", "WORMHOLE=0"]), ("cold", ff + ["--set", "WORMHOLE_MEMO=1"])):
             p = run(work, "config_hpcc.txt", "-o", str(self.dir / name), *extra)
             self.assertEqual(p.returncode, 0, p.stderr)
-            outs[name] = p.stdout
-        self.assertIn("3 new patterns, 13 repeats", outs["cold"])
         with h5py.File(self.dir / "cold" / "memo.h5") as f:
-            self.assertEqual(sorted(int(h) for h in f["vertices"][:]["hops"]), [2, 4, 6])
+            entries = f["entries"][:]
+            self.assertGreater(len(entries), 0)
+            self.assertTrue(all(int(n) == 16 for n in entries["vertices"]))  # the whole ring, one partition
+            self.assertEqual(sorted(set(int(h) for h in f["vertices"][:]["hops"])), [2, 4, 6])
         p = run(work, "config_hpcc.txt", "-o", str(self.dir / "warm"), *ff, "--memo", str(self.dir / "cold" / "memo.h5"))
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("16 replayed (16 hits)", p.stdout)
+        self.assertIn("1 replayed (1 hits)", p.stdout)
         off, warm = read_fct(self.dir / "off" / "fct.txt"), read_fct(self.dir / "warm" / "fct.txt")
         errs = [abs(warm[k][1] - off[k][1]) / off[k][1] for k in off]
-        self.assertLess(sum(errs) / len(errs), 0.03)
-
+        self.assertLess(sum(errs) / len(errs), 0.005)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

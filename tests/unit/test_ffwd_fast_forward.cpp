@@ -128,27 +128,26 @@ TEST(FastForward, SkipBackWhenADependentFlowArrivesMidSkip) {
   EXPECT_LT(wrong.fct[0], pkt.fct[0] - 100 * kUs);
 }
 
-TEST(FastForward, OtherFlowsAcksPassAFrozenPartition) {
-  // A (0 -> 1) and B (1 -> 0) have disjoint data paths, so separate partitions; B's ACKs leave
-  // host 0 through A's NIC and A's ACKs through B's. A becomes steady 300 µs before B: while A is
-  // frozen B's ACKs bypass its ports, and A's own ACKs in flight are held until A's clock resumes.
-  //
-  // What control traffic outside partitions ignores: while A is frozen its ACKs no longer share
-  // host 1's NIC with B's data, so B runs (and is measured) up to the ACKs' share of that link
-  // faster than in packet mode (60 B per 1,048-B packet: 60/1,108) — and A likewise in its last
-  // stretch while B is frozen. Each flow's error is at most two packets plus that share of the
-  // time the other one was frozen.
+TEST(FastForward, FlowsCoupledByTheirAcksAreOnePartition) {
+  // A (0 -> 1) and B (1 -> 0) have disjoint data paths, but B's ACKs leave the switch through A's
+  // data port (to host 1) and A's through B's: each one's ACKs wait behind the other's data, so
+  // each one's RTT, and with windows its throughput, depends on the other's queue. They are one
+  // partition, skipped together once both are steady, and each ends within two packets plus the
+  // error bound's share of its skipped time of packet mode. (As two partitions, B's ACKs passed
+  // frozen A at line rate, and each flow ran up to the ACKs' share of the link faster.)
   const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(1, 0, 60'000'000, 300 * kUs)};
   const WormholeSettings ws = on();
   const Outcome pkt = run(star(2), flows, nullptr);
   const Outcome ff = run(star(2), flows, &ws);
-  EXPECT_EQ(ff.stats.skips, 2u);
+  EXPECT_EQ(ff.stats.max_partitions, 1u);
+  EXPECT_GE(ff.stats.skips, 1u);
   EXPECT_EQ(ff.stats.skip_backs, 0u);
-  EXPECT_GT(ff.bypassed, 0u);
-  EXPECT_GT(ff.held, 0u);
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_LE(std::abs(ff.fct[i] - pkt.fct[i]), 2 * kPacketTime + ff.skipped[1 - i] * 60 / 1108)
+  EXPECT_EQ(ff.bypassed, 0u);  // no other flow's ACK meets a frozen port
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(ff.skipped[i], 1 * kMs);
+    EXPECT_LE(std::abs(ff.fct[i] - pkt.fct[i]), 2 * kPacketTime + static_cast<Time>(ws.error_bound * double(ff.skipped[i])))
         << "flow " << i << ": packet mode " << pkt.fct[i] << " ps, ff " << ff.fct[i];
+  }
 }
 
 TEST(FastForward, SameOutcomeForAnyThreadCount) {
@@ -189,6 +188,15 @@ uint32_t spine_of(const Network& net, uint32_t id) {
   return 0;
 }
 
+/// The spine flow `id`'s ACKs cross (0: none).
+uint32_t spine_of_acks(const Network& net, uint32_t id) {
+  for (uint32_t p : net.ack_path(id)) {
+    const uint32_t node = net.ports()[p].node;
+    if (node >= 6) return node;
+  }
+  return 0;
+}
+
 }  // namespace
 
 TEST(FastForward, LinkDownReroutesOnlyTheFlowsItMoves) {
@@ -197,16 +205,20 @@ TEST(FastForward, LinkDownReroutesOnlyTheFlowsItMoves) {
   SimConfig cfg = config();
   std::vector<FlowSpec> flows = {flow(0, 2, 5'000'000, 2 * kSec), flow(1, 3, 5'000'000, 2 * kSec)};
   uint32_t spine0 = 0, spine1 = 0;
-  // The ECMP hash decides the spines: the second flow's destination port is chosen (the first that
-  // works, so the test stays deterministic) to put it on the other spine.
-  for (uint32_t dport = 100; dport < 132 && spine0 == spine1; ++dport) {
-    flows[1].dport = dport;
-    Network probe(cfg, two_spines(), make_cc(cfg, nullptr));
-    probe.add_flows(flows);
-    probe.run(2 * kSec + 1 * kUs);
-    spine0 = spine_of(probe, 0), spine1 = spine_of(probe, 1);
-  }
-  ASSERT_NE(spine0, spine1);
+  // The ECMP hash decides the spines: the flows' destination ports are chosen (the first pair that
+  // works, so the test stays deterministic) to put each flow's data and ACKs on a spine of its own
+  // (a flow whose ACKs crossed the other's spine would share its queues: one partition).
+  bool apart = false;
+  for (uint32_t d0 = 100; d0 < 132 && !apart; ++d0)
+    for (uint32_t d1 = 100; d1 < 132 && !apart; ++d1) {
+      flows[0].dport = d0, flows[1].dport = d1;
+      Network probe(cfg, two_spines(), make_cc(cfg, nullptr));
+      probe.add_flows(flows);
+      probe.run(2 * kSec + 1 * kUs);
+      spine0 = spine_of(probe, 0), spine1 = spine_of(probe, 1);
+      apart = spine0 != spine1 && spine_of_acks(probe, 0) == spine0 && spine_of_acks(probe, 1) == spine1;
+    }
+  ASSERT_TRUE(apart);
   cfg.link_down_us = 100;
   cfg.link_down_a = 4;
   cfg.link_down_b = spine0;
@@ -264,19 +276,20 @@ HpccRun hpcc_pair(const WormholeSettings* ws, Time run_end) {
 }  // namespace
 
 TEST(FastForward, HpccPairWithinTheRateBound) {
-  // Two HPCC flows into one port share it unevenly (3.20 and 3.68 ms), and the split drifts: the
-  // skip credits each at the goodput of its last half window, which the paper bounds by
-  // θ / (1 − θ) of the rate (Theorem 2), so each FCT moves by at most that share of its skipped
-  // time. (AShiftedPartitionIsPacketModeLater checks the mechanism itself exactly.)
+  // Two HPCC flows into one port share it unevenly (3.20 and 3.68 ms), and the split drifts. The
+  // paper bounds a skip's goodput by θ / (1 − θ) of the rate (Theorem 2); the goodput's trend
+  // between the quarters of its window shortens the skip so that its estimated error stays within
+  // the error bound, and each FCT moves by no more than that share of its skipped time.
   WormholeSettings ws = on();
   ws.window = 500;
   const HpccRun pkt = hpcc_pair(nullptr, 1 * kSec);
   const HpccRun ff = hpcc_pair(&ws, 1 * kSec);
-  EXPECT_EQ(ff.stats.skips, 1u);
-  EXPECT_GT(ff.stats.packets_skipped, 5'000u);  // of 40,000
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_LE(std::abs(ff.fct[i] - pkt.fct[i]), static_cast<Time>(0.05 / 0.95 * double(ff.skipped[i])))
+  EXPECT_GE(ff.stats.skips, 1u);
+  EXPECT_GT(ff.stats.packets_skipped, 500u);  // of 40,000
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LE(std::abs(ff.fct[i] - pkt.fct[i]), 2 * kPacketTime + static_cast<Time>(ws.error_bound * double(ff.skipped[i])))
         << "flow " << i << ": packet mode " << pkt.fct[i] << " ps, ff " << ff.fct[i];
+  }
 }
 
 /// Network::shift by δ with nothing credited: from then on the flow's state at T + δ must equal

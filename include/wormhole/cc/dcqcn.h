@@ -27,6 +27,10 @@ class Dcqcn final : public CongestionControl {
   void on_start(uint32_t id, Flow& f, CcHost& host) override;
   void on_ack(uint32_t id, Flow& f, const Packet& ack, CcHost& host) override;
   void on_timer(uint32_t id, Flow& f, int slot, CcHost& host) override;
+  /// RP_TIMER plus RATE_DECREASE_INTERVAL: a decrease re-arms the increase timer, so after the
+  /// last decrease a flow's rate stays flat for up to RP_TIMER before it rises again, and the
+  /// decrease check that could have cut it runs every RATE_DECREASE_INTERVAL.
+  Time update_period() const override { return p_.rp_timer + p_.decrease_interval; }
   const DcqcnParams& params() const { return p_; }
 
  private:

@@ -2,6 +2,7 @@
 // and fast-forwarding with skip-back (the Wormhole paper: partitions, steady-state detection and fast-forwarding).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "wormhole/ffwd/rate_window.h"
 #include "wormhole/ffwd/settings.h"
 #include "wormhole/ffwd/skip_stats.h"
+#include "wormhole/ffwd/verify.h"
 #include "wormhole/net/network.h"
 
 namespace wh {
@@ -73,12 +75,28 @@ class FastForward final : public SkipHooks {
 
   const SkipStats& stats() const { return stats_; }
   /// Warnings about settings that cannot work on a network whose largest base RTT is `max_rtt`
-  /// (ps): a window shorter than two round trips.
-  static std::vector<std::string> warnings(const WormholeSettings& s, Time max_rtt);
-  /// The report written into the results (stats, timeline, the network's bypass/hold counters).
+  /// (ps) under a CC named `cc` whose update period is `cc_period` (ps,
+  /// CongestionControl::update_period): a window shorter than two round trips, and one shorter
+  /// than the CC's period (which the controller then lengthens, see window_samples).
+  static std::vector<std::string> warnings(const WormholeSettings& s, Time max_rtt, const std::string& cc = "",
+                                           Time cc_period = 0);
+  /// The steady-state window in samples: the setting l, or more when l × sample_interval is
+  /// shorter than the CC's update period `cc_period` (ps) — then just over that period, so that a
+  /// window always spans one of the CC's own updates (a flat rate over less may be a CC waiting
+  /// for its timer, not a steady state).
+  static uint64_t window_samples(const WormholeSettings& s, Time cc_period);
+  /// The window in samples this controller uses (window_samples of its settings and CC).
+  uint64_t window() const { return window_; }
+  /// The report written into the results (stats, timeline, the network's bypass/hold counters,
+  /// the verify samples completed so far).
   SkipReport report() const;
+  /// At the end of the run: ends the verify samples still running (cut) and completes them. A
+  /// collective in a distributed run: every rank calls it once, at the same point.
+  void finish_verification();
   const std::vector<PartitionSample>& timeline() const { return timeline_; }
   const PartitionSet& partitions() const { return parts_; }
+  /// Verify mode's samples (settings.verify; empty when off).
+  const Verifier& verifier() const { return verifier_; }
   /// Active flow `id`'s goodput estimate at the last steady check of its partition, bytes/ps
   /// (0: none yet).
   double goodput(uint32_t id) const { return tracks_[track_of_[id]].goodput; }
@@ -92,7 +110,7 @@ class FastForward final : public SkipHooks {
   // SkipHooks
   void flow_started(uint32_t id) override;
   void flow_finished(uint32_t id) override;
-  void rate_changed(uint32_t id, uint64_t old_rate_bps) override;
+  void rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) override;
   void touched(uint32_t port) override;
   void routes_changed() override;
   void on_tick() override;
@@ -104,26 +122,36 @@ class FastForward final : public SkipHooks {
     RateWindow window;
     uint64_t next_grid = 0;       // first grid point not yet sampled
     Time next_sample_at = 0;      // its time, ps
-    Time c0_t = 0, c1_t = 0;      // goodput checkpoints (time snd_una last moved, snd_una)
-    uint64_t c0_acked = 0, c1_acked = 0;
-    double goodput = 0;           // bytes/ps over the last window (at the last check)
+    Time rose_at = -1;            // ps: the last time its CC raised its rate (-1: never)
+    struct Mark { Time t; uint64_t acked; };  // a goodput checkpoint: when snd_una last moved, snd_una
+    Mark marks[3] = {};           // the last checkpoints, oldest first
+    uint8_t n_marks = 0;
+    double goodput = 0;           // bytes/ps since the oldest checkpoint (at the last check)
+    double trend = 0;             // |d goodput / dt| / goodput, 1/ps, between the checkpoints' spans (0: unknown)
+    Time trend_at = 0;            // ps: the middle of the goodput's span (where the estimate holds exactly)
+    double est_rel = 0;           // the current skip's estimated relative error of its credit
     double left = 0;              // bytes it may still skip before its guard (at the last check)
     int64_t credited = 0;         // bytes credited by the current skip
     double skip_rate = 0;         // bytes/ps the current skip credits (a skip-back keeps rate × time kept)
     uint32_t hops = 0;            // data-path length (for the event estimate)
     uint32_t active_pos = 0;      // index in active_
+    bool distrusted = false;      // a verified fast-forward of its partition failed the bound: never skipped again
   };
   struct Part {                   // one partition's fast-forward state
     Time due = 0;                 // first check time (all windows full)
-    Time checkpoint = 0;          // next goodput checkpoint
+    Time checkpoint = 0;          // next goodput checkpoint (every quarter window from the middle of the first)
     bool skipping = false;
     Time skip_start = 0, skip_end = 0;  // the skip's shift is skip_end − skip_start
     bool converged = false;       // a check found it steady since its windows were reset
     bool lookup_queued = false;   // its period started since the last tick: in lookup_queue_, ask the memoizer
     bool replaying = false;       // the current skip replays a memoized period
     bool interrupted = false;     // in interrupted_: pulled back at the next tick (and not replayed at it)
+    int64_t verifying = -1;       // the verify sample simulating the skip or replay it would take (-1: none)
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
+  /// The ports whose queues flow `id` depends on: its data path and its ACKs' switch egress ports
+  /// (an ACK waits behind the data of its class). Flows sharing any of them are one partition.
+  std::vector<uint32_t> contention_ports(uint32_t id) const;
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
   void reset(uint32_t pid);
   /// A skip that ran its course; a replay's end goes on to fast-forward if `may_continue`.
@@ -133,7 +161,8 @@ class FastForward final : public SkipHooks {
   void pull_back_interrupted();          ///< the interrupts since the last tick (touched)
   void remove_finished();                ///< the flows finished since the last tick (flow_finished)
   /// The skip `pid` may take now (ps, whole ns; 0: none): up to the earliest known interrupt, from
-  /// its flows' goodput and bytes left at the last check (Track::left).
+  /// its flows' goodput and bytes left at the last check (Track::left), and no longer than keeps
+  /// each flow's estimated error within the error bound (see skip_error).
   Time skip_length(uint32_t pid) const;
   void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
@@ -150,6 +179,17 @@ class FastForward final : public SkipHooks {
   /// Bytes flow `f` may still skip at `rate` (bytes/ps) before its guard (may be < 0). Read on the
   /// rank of its sender only.
   double room(const Flow& f, double rate) const { return double(f.end_seq() - f.snd_nxt) - guard(f, rate); }
+  /// Verify mode: simulates the skip (or replay) of `pid` that would last `dt` ps instead, as a sample.
+  void begin_verify(uint32_t pid, VerifySample::Kind kind, Time dt, std::vector<double> rate);
+  /// Ends `pid`'s verify sample now (`cut`: before its planned end).
+  void end_verify(uint32_t pid, bool cut);
+  /// The verify samples completed at this tick: failed ones keep their flows (fast-forward) or
+  /// pattern (replay) from being accelerated again.
+  void close_verified();
+  bool distrusted(uint32_t pid);   ///< whether a flow of `pid` failed a verification
+  /// The estimated relative error of crediting flow `t` its goodput for a skip of `dt` ps from now:
+  /// the goodput's linear trend carried from the middle of its span to the middle of the skip.
+  double skip_error(const Track& t, Time dt) const;
   void ensure_tick();
   void record_timeline();
   Part& part(uint32_t pid);
@@ -178,6 +218,10 @@ class FastForward final : public SkipHooks {
   SkipStats stats_;
   std::vector<SkipStats> marks_;                   // mark(): the statistics then (cleared at ticks)
   std::vector<PartitionSample> timeline_;
+  uint64_t window_;                                // samples per steady-state window (window_samples)
+  bool timed_increase_;                            // the CC raises rates on a timer (update_period > 0)
+  Verifier verifier_;
+  std::map<size_t, uint64_t> verified_patterns_;  // replay sample -> Replay::pattern (to reject it)
 };
 
 }  // namespace wh

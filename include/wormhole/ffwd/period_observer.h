@@ -18,6 +18,7 @@ struct Replay {
   std::vector<uint64_t> bytes;     ///< payload bytes each flow still sends in the period (credited, never sent)
   std::vector<double> goodput;     ///< each flow's goodput at convergence, bytes/ps (0: unknown, no fast-forward)
   std::vector<CcSnapshot> cc;      ///< each flow's CC state at convergence (portable: make_cc_portable)
+  uint64_t pattern = 0;            ///< the observer's name for the pattern (reject_pattern), this rank's own
 };
 
 class PeriodObserver {
@@ -45,6 +46,9 @@ class PeriodObserver {
   /// The controller replayed the period found for `pid` (true) or refused it (false: a flow
   /// would finish inside it, or the partition cannot be frozen), in the sequential part of the tick.
   virtual void replay_done(uint32_t pid, bool applied) {}
+  /// Verify mode found replaying `pattern` (Replay::pattern) wrong by more than its bound: it must
+  /// not be replayed again, in this run or from the memo file. Every rank calls it alike.
+  virtual void reject_pattern(uint64_t pattern) {}
 };
 
 }  // namespace wh

@@ -1,6 +1,8 @@
 // Wormhole settings: steady-state detection and fast-forwarding (the Wormhole paper: steady-state detection and fast-forwarding).
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "wormhole/core/time.h"
 
@@ -25,9 +27,30 @@ struct WormholeSettings {
   /// FCG rate labels: rates rounded to this step, bit/s (WORMHOLE_MEMO_RATE_QUANTUM_GBPS,
   /// [wormhole] memo_rate_quantum = "1Gbps"); coarser finds more hits, each less exact.
   uint64_t memo_rate_quantum_bps = 1'000'000'000;
+  /// Verify mode (WORMHOLE_VERIFY, [wormhole] verify): which fast-forwards and replays are simulated
+  /// packet by packet instead and compared with what they would have credited — 0 none, a fraction
+  /// in (0, 1], or a whole number above 1 = the first that many of each kind (see Verifier).
+  double verify = 0;
+  /// The error a verified decision may have (Σ |predicted − simulated| / Σ simulated bytes), and
+  /// the run's estimated error above which the summary warns (WORMHOLE_ERROR_BOUND, [wormhole]
+  /// error_bound; a fraction, default 1 %).
+  double error_bound = 0.01;
   /// Fewer flows than this due at a tick are checked on the calling thread (a parallel_for per
   /// 1-µs tick costs more than a few hundred checks). Speed only: results never depend on it.
   uint64_t parallel_min_flows = 256;
 };
+
+/// What is wrong with `v` as WormholeSettings::verify ("" if nothing): it must be 0, a fraction in
+/// (0, 1], or a whole number above 1.
+inline std::string verify_setting_problem(double v) {
+  if (!std::isfinite(v) || v < 0) return "verify must be 0, a fraction in (0, 1] or a whole number of decisions";
+  if (v > 1 && v != std::floor(v)) return "a verify count above 1 must be a whole number (a fraction is at most 1)";
+  return "";
+}
+
+/// What is wrong with `v` as WormholeSettings::error_bound ("" if nothing): a fraction in (0, 1).
+inline std::string error_bound_problem(double v) {
+  return v > 0 && v < 1 ? "" : "the error bound must be a fraction above 0 and below 1";
+}
 
 }  // namespace wh

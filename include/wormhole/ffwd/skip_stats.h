@@ -7,6 +7,7 @@
 
 #include "wormhole/core/time.h"
 #include "wormhole/ffwd/settings.h"
+#include "wormhole/ffwd/verify.h"
 
 namespace wh {
 
@@ -28,6 +29,9 @@ struct SkipStats {
   Time replayed_flow_time = 0;    ///< Σ over flows of the time replayed, ps (part of skipped_flow_time)
   uint64_t max_partitions = 0;    ///< most partitions alive at once
   uint64_t ticks = 0;             ///< the controller's periodic ticks (kernel barriers, not events)
+  /// Σ over fast-forwarded flows of the credited bytes × the skip's estimated relative error (the
+  /// goodput's trend carried over the skip, FastForward::skip_error), bytes.
+  double estimated_error_bytes = 0;
 };
 
 /// One point of the partitions-over-time series (written when a count changes, at most once
@@ -49,6 +53,7 @@ struct MemoReport {
   uint64_t repeated = 0;     ///< converged periods whose pattern was known
   uint64_t patterns = 0;     ///< patterns in the store at the end (warm-start ones included)
   uint64_t warm_patterns = 0;  ///< patterns of this run's settings loaded from `input`
+  uint64_t rejected = 0;     ///< patterns verify mode rejected in this run
   std::string input;         ///< warm-start memo file ("" = none)
   std::string output;        ///< memo file written ("" = none)
 };
@@ -56,6 +61,9 @@ struct MemoReport {
 /// Everything the results file says about Wormhole.
 struct SkipReport {
   WormholeSettings settings;
+  /// The steady-state window used, samples: settings.window, or more to span the CC's own update
+  /// period (FastForward::window_samples).
+  uint64_t window_samples = 0;
   SkipStats stats;
   std::vector<PartitionSample> timeline;
   uint64_t events_executed = 0;     ///< the run's executed events, all kinds
@@ -63,6 +71,10 @@ struct SkipReport {
   uint64_t control_bypassed = 0;    ///< control packets that passed a frozen port
   uint64_t packets_held = 0;        ///< packets held for a frozen flow
   MemoReport memo;
+  std::vector<VerifySample> verify; ///< verify mode's completed samples, in the order they began
+  uint64_t flow_bytes = 0;          ///< Σ of every flow's size, bytes (the estimate's denominator)
+  /// The run's estimated error: stats.estimated_error_bytes / flow_bytes (0 without flows).
+  double estimated_error() const { return flow_bytes ? stats.estimated_error_bytes / double(flow_bytes) : 0.0; }
 };
 
 }  // namespace wh

@@ -9,7 +9,9 @@ namespace wh {
 
 /// One flow of a partition, as the FCG sees it.
 struct FcgFlow {
-  std::vector<uint32_t> ports;   ///< data-path egress ports (any order); their number is the flow's hop count
+  /// The ports whose queues it meets (any order): its data path's egress ports and its ACKs' switch
+  /// egress ports (FastForward's contention ports); flows sharing them share an edge.
+  std::vector<uint32_t> ports;
   uint64_t rate_bps = 0;         ///< current sending rate, bit/s
   uint64_t bottleneck_bps = 0;   ///< slowest link on its path, bit/s
   uint64_t line_bps = 0;         ///< its NIC's line rate, bit/s
@@ -17,6 +19,7 @@ struct FcgFlow {
   /// Nothing sent yet (a new QP): it starts from an empty pipe, not from packets in flight, and
   /// sends about one RTT's worth of bytes less in the same time.
   bool fresh = false;
+  uint32_t hops = 0;             ///< its data path's egress ports (0: the number of `ports`)
 };
 
 /// What a vertex is labelled with: everything of one flow that changes how a period unfolds

@@ -20,6 +20,7 @@ struct MemoStats {
   uint64_t repeated = 0;    ///< converged periods whose pattern was already in the store
   uint64_t hits = 0;        ///< periods whose starting pattern was found in the store
   uint64_t replayed = 0;    ///< of which replayed (the rest refused by the controller, then simulated)
+  uint64_t rejected = 0;    ///< patterns verify mode found replaying wrongly (never replayed again)
 };
 
 /// The memoization of unsteady periods (the Wormhole paper: memoization): observes `ff`'s partitions
@@ -53,6 +54,7 @@ class Memoizer final : public PeriodObserver {
   void period_converged(uint32_t pid, Time now) override;
   std::optional<Replay> find_replay(uint32_t pid, Time now) override;
   void replay_done(uint32_t pid, bool applied) override;
+  void reject_pattern(uint64_t pattern) override;
   void mark(uint32_t m) override;
   void rewind(uint32_t m) override;
   const MemoStats& stats() const { return stats_; }

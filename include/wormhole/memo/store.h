@@ -31,6 +31,9 @@ struct MemoEntry {
   MemoValue value;
   Time visible_from = 0;  ///< simulated time of insertion, ps: no lookup at an earlier time sees it
   mutable uint64_t hits = 0;  ///< statistics only: counted through a const lookup result
+  /// Verify mode found a replay of it wrong beyond its bound: never replayed again (kept, and
+  /// written to the memo file so, so that a warm start does not replay it either).
+  mutable bool rejected = false;
 };
 
 /// A hit: the entry and the map from the query's vertices to the entry key's vertices.
@@ -47,7 +50,7 @@ struct MemoHit {
 class MemoStore {
  public:
   /// The entry isomorphic to `key` in namespace `ns` visible at `now` (ps), with the vertex map;
-  /// nothing if none. A hit increments the entry's hit count only through count_hit().
+  /// nothing if none or if that entry is rejected. A hit increments the entry's hit count only through count_hit().
   std::optional<MemoHit> lookup(uint64_t ns, const Fcg& key, Time now) const;
   /// Inserts unless an isomorphic key exists in `ns` already (then the old entry is kept).
   /// Returns the entry now holding the key and whether it is the new one. The value's vectors

@@ -48,6 +48,13 @@ class CongestionControl {
   virtual void on_ack(uint32_t id, Flow& f, const Packet& ack, CcHost& host) = 0;
   /// Timer `slot` fired.
   virtual void on_timer(uint32_t id, Flow& f, int slot, CcHost& host) {}
+  /// The longest time (ps) the algorithm can hold a rate unchanged while a change is still due
+  /// without any new feedback: a rate that stayed flat for less than this may just be waiting for
+  /// the CC's next own update, not settled (DCQCN at its minimum rate waits RP_TIMER after its last
+  /// decrease before it increases). Steady-state detection never judges a flow over a shorter span
+  /// (the Wormhole paper's guidance: the window must cover the CC's own period). 0 for algorithms
+  /// that update on every ACK or once per RTT, which the two-RTT rule of the steady check covers.
+  virtual Time update_period() const { return 0; }
 };
 
 }  // namespace wh

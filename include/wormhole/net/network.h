@@ -141,6 +141,12 @@ class Network final : public CcHost {
   /// The egress ports flow `id`'s data packets leave from, in path order: its NIC, then each
   /// switch's ECMP choice (the same hash the switches use). Empty for a flow without a NIC.
   std::vector<uint32_t> data_path(uint32_t id) const;
+  /// The switch egress ports flow `id`'s ACKs (and NACKs) leave from, in path order, with the hash
+  /// the switches apply to the ACK's swapped header. At switches an ACK travels in its flow's own
+  /// priority class, so it waits behind the data queued there: a flow's RTT, and a windowed flow's
+  /// throughput, depend on these queues (the receiver's NIC, where ACKs have strict priority, is
+  /// not among them). Empty for a flow without a route.
+  std::vector<uint32_t> ack_path(uint32_t id) const;
   /// Whether `ports` can be frozen for `flows` (sorted): false if a data packet of another flow
   /// is queued on them or on their wires (a stale retransmission, a route LINK_DOWN changed).
   bool can_freeze(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows) const;
@@ -172,6 +178,8 @@ class Network final : public CcHost {
   }
   const Flow& flow(uint32_t id) const { return flows_[id]; }
   const SimConfig& config() const { return cfg_; }
+  /// The run's congestion control (one instance serves every flow).
+  const CongestionControl& cc() const { return *cc_; }
   /// The time LINK_DOWN happens (ps), or -1 if none is configured or it is past.
   Time link_down_time() const;
   /// The start time of the next flow added with add_flows that has not started yet, or -1.
@@ -321,9 +329,15 @@ class Network final : public CcHost {
   static uint16_t timer_aux(const Flow& f, int slot) {
     return static_cast<uint16_t>(((f.epoch & kTimerEpochMask) << 2) | slot);
   }
-  /// Sends control packet `pkt` past frozen port `port`: it reaches the peer after its
-  /// serialization and the link delay, without touching the port's queues.
-  void bypass(uint32_t port, uint32_t pkt);
+  /// Appends to `path` the switch egress ports a packet of header (src, dst, sport, dport) takes
+  /// from the switch behind host port `nic`, with the switches' ECMP hash.
+  void switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                   std::vector<uint32_t>& path) const;
+  /// Sends control packet `pkt` past frozen port `port` without touching its queues: it reaches the
+  /// peer after the serialization of the `ahead` bytes queued before it in its class (the frozen
+  /// partition's standing queue, which an ACK of another flow waits behind in packet mode: a
+  /// windowed flow's throughput depends on it), its own, and the link delay.
+  void bypass(uint32_t port, uint32_t pkt, uint64_t ahead);
   /// Holds `pkt` (arriving at `port` now) if its flow's clock moved since the packet was last
   /// in step with it (checked at hosts, and at switches while a partition is frozen); returns
   /// whether it did.

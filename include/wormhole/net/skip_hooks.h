@@ -16,8 +16,9 @@ class SkipHooks {
   /// Flow `id` finished (its last byte was acknowledged). In a distributed run every rank is told,
   /// at the window edge after it (Network::deliver), in the run's order.
   virtual void flow_finished(uint32_t id) = 0;
-  /// Flow `id`'s CC is changing its pacing rate; `old_rate_bps` is the rate until now.
-  virtual void rate_changed(uint32_t id, uint64_t old_rate_bps) = 0;
+  /// Flow `id`'s CC is setting its pacing rate: `old_rate_bps` is the rate until now,
+  /// `new_rate_bps` the rate from now on (equal when a decrease is clamped at MIN_RATE), bit/s.
+  virtual void rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) = 0;
   /// A data packet or a PFC frame reached port `port`, which is frozen: an interrupt that was not
   /// known when the skip began. The network holds the packet until the controller's next tick (or
   /// the skip's end), where the controller pulls the port's partition back (skip-back).

@@ -1,0 +1,73 @@
+// Verify mode: sampled fast-forwards and replays are simulated packet by packet instead, and what
+// they would have credited is compared with what the flows really did.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+class TickExchange;
+
+/// One verified decision: a fast-forward or a replay the controller would have taken at `start`,
+/// simulated at packet level instead. Per flow (in the partition's flow order) it predicted
+/// `rate` × span bytes of progress and the simulation made `simulated`; the span is from `start` to
+/// the planned end, or to an earlier membership change of the partition (`cut`).
+struct VerifySample {
+  enum class Kind : uint8_t { kFastForward = 0, kReplay = 1 };
+  Kind kind = Kind::kFastForward;
+  uint32_t partition = 0;
+  Time start = 0;                  ///< ps
+  Time planned = 0;                ///< ps the skip or replay would have lasted
+  Time end = -1;                   ///< ps when the span ended (-1: still running)
+  bool cut = false;                ///< ended before the planned end (a flow came or went)
+  std::vector<uint32_t> flows;
+  std::vector<double> rate;        ///< predicted progress, bytes/ps (goodput; replay: recorded bytes / duration)
+  /// Progress counter at `start` on the flow's sender's rank (0 elsewhere): snd_una for a
+  /// fast-forward (acknowledged payload, what it credits), snd_nxt for a replay (sent payload).
+  std::vector<uint64_t> base;
+  std::vector<double> predicted;   ///< bytes over the span: rate × (end − start)
+  std::vector<double> simulated;   ///< bytes the packet-level simulation made over the span
+  double error = 0;                ///< Σ |predicted − simulated| / Σ simulated (0 when nothing moved)
+  double signed_error = 0;         ///< Σ (predicted − simulated) / Σ simulated
+  bool failed = false;             ///< error above the bound: not accelerated again (see FastForward)
+};
+
+/// Chooses which decisions are verified and keeps their samples.
+///
+/// `setting` (WORMHOLE_VERIFY): 0 none; a value in (0, 1] the fraction of each kind's decisions,
+/// spread evenly (the n-th decision, from 0, is verified iff ⌊(n+1)·f⌋ > ⌊n·f⌋, so 1 verifies all);
+/// a whole number above 1 verifies the first that many of each kind. Decisions are counted in the
+/// order the controller takes them, which every rank of a distributed run shares, so the choice
+/// does not depend on the rank or thread count. `bound` (WORMHOLE_ERROR_BOUND) is the largest
+/// `error` a sample may have without failing.
+class Verifier {
+ public:
+  Verifier(double setting, double bound) : setting_(setting), bound_(bound) {}
+  bool on() const { return setting_ > 0; }
+  /// Whether the next decision of `kind` is verified (counts it).
+  bool choose(VerifySample::Kind kind);
+  /// Starts a sample; returns its index. `base` as VerifySample::base.
+  size_t begin(VerifySample::Kind kind, uint32_t partition, Time now, Time planned, std::vector<uint32_t> flows,
+               std::vector<double> rate, std::vector<uint64_t> base);
+  /// Ends sample `i` at `now` (ps) with each flow's progress counter now (`counter`, the sender's
+  /// rank's; 0 for flows of other ranks). Its errors are known after the next close().
+  void end(size_t i, Time now, bool cut, const std::vector<uint64_t>& counter);
+  /// Completes the samples ended since the last call (their simulated bytes summed over the ranks
+  /// with `x`, nullptr in one process: a collective, so every rank calls it at the same tick) and
+  /// returns their indices; a sample whose error exceeds the bound is marked failed.
+  std::vector<size_t> close(TickExchange* x);
+  const std::vector<VerifySample>& samples() const { return samples_; }
+  const VerifySample& sample(size_t i) const { return samples_[i]; }
+  double bound() const { return bound_; }
+
+ private:
+  double setting_, bound_;
+  uint64_t decisions_[2] = {0, 0};
+  std::vector<VerifySample> samples_;
+  std::vector<size_t> ended_;       // ended since the last close()
+};
+
+}  // namespace wh

@@ -1,0 +1,72 @@
+// Verify mode's bookkeeping (see verify.h): which decisions are verified, and their errors.
+#include "wormhole/ffwd/verify.h"
+
+#include <cmath>
+
+#include "wormhole/ffwd/fast_forward.h"
+
+namespace wh {
+
+bool Verifier::choose(VerifySample::Kind kind) {
+  if (setting_ <= 0) return false;
+  const uint64_t n = decisions_[static_cast<int>(kind)]++;
+  if (setting_ > 1) return double(n) < setting_;
+  return std::floor(double(n + 1) * setting_) > std::floor(double(n) * setting_);
+}
+
+size_t Verifier::begin(VerifySample::Kind kind, uint32_t partition, Time now, Time planned,
+                       std::vector<uint32_t> flows, std::vector<double> rate, std::vector<uint64_t> base) {
+  VerifySample s;
+  s.kind = kind;
+  s.partition = partition;
+  s.start = now;
+  s.planned = planned;
+  s.flows = std::move(flows);
+  s.rate = std::move(rate);
+  s.base = std::move(base);
+  samples_.push_back(std::move(s));
+  return samples_.size() - 1;
+}
+
+void Verifier::end(size_t i, Time now, bool cut, const std::vector<uint64_t>& counter) {
+  VerifySample& s = samples_[i];
+  s.end = now;
+  s.cut = cut;
+  const double span = double(now - s.start);
+  s.predicted.resize(s.flows.size());
+  s.simulated.resize(s.flows.size());
+  for (size_t k = 0; k < s.flows.size(); ++k) {
+    s.predicted[k] = s.rate[k] * span;
+    // Only the sender's rank has a counter: the others add 0 when the ranks sum at close().
+    s.simulated[k] = counter[k] >= s.base[k] ? double(counter[k] - s.base[k]) : 0.0;
+  }
+  ended_.push_back(i);
+}
+
+std::vector<size_t> Verifier::close(TickExchange* x) {
+  if (x) {
+    std::vector<double> v;
+    for (size_t i : ended_) v.insert(v.end(), samples_[i].simulated.begin(), samples_[i].simulated.end());
+    if (!v.empty()) x->sum(v);
+    size_t at = 0;
+    for (size_t i : ended_)
+      for (double& b : samples_[i].simulated) b = v[at++];
+  }
+  for (size_t i : ended_) {
+    VerifySample& s = samples_[i];
+    double sim = 0, abs_diff = 0, diff = 0;
+    for (size_t k = 0; k < s.flows.size(); ++k) {
+      sim += s.simulated[k];
+      abs_diff += std::fabs(s.predicted[k] - s.simulated[k]);
+      diff += s.predicted[k] - s.simulated[k];
+    }
+    s.error = sim > 0 ? abs_diff / sim : 0.0;
+    s.signed_error = sim > 0 ? diff / sim : 0.0;
+    s.failed = s.error > bound_;
+  }
+  std::vector<size_t> closed;
+  closed.swap(ended_);
+  return closed;
+}
+
+}  // namespace wh
