@@ -9,7 +9,8 @@ Sub-commands (each has --help; --json prints the figures as JSON instead of text
   plot-layers RESULTS -o PNG    per-layer exposed communication of one iteration (/workload/layers)
   plot-pfc RESULTS -o PNG       PFC pauses over time (/pfc); or plot-pfc --pfc pfc.txt -o PNG
   compare A B [--noise RUN...]  two runs (results .h5 or fct.txt each, A the baseline), flow by flow and by distributions:
-                                FCT errors, iteration time, slowdown p50/p90/p99 per size, KS; --noise: the floor
+                                FCT errors, iteration time, slowdown p50/p90/p99 per size, KS; --noise / --noise-b:
+                                more runs of each, compared as ensembles (means against their standard error)
   plot-scaling TABLE -o PNG     speedup and parallel efficiency against MPI ranks
   plot-sweep TABLE -o PNG       error against speedup over a θ × l sweep (bench_wormhole.py --out works)
 
@@ -32,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from wh_analysis import compare as cmp  # noqa: E402
-from wh_analysis import distribution  # noqa: E402
+from wh_analysis import distribution, ensemble  # noqa: E402
 from wh_analysis import load, plots, summary, tables  # noqa: E402
 from wh_analysis.common import AnalysisError, json_clean  # noqa: E402
 
@@ -112,9 +113,18 @@ def cmd_compare(args):
                             f"scenario?" + (f" {c['hint']}" if c.get("hint") else " Try --ignore-start if start times "
                                             "moved (workload runs)."))
     lines = cmp.text(c)
-    dist = distribution.with_noise(args.a, args.b, args.noise or [])
+    dist, _ = distribution.differences(args.a, args.b)
     lines += distribution.text(dist)
     c["distribution"] = dist
+    if args.noise or args.noise_b:
+        # Means of the ensembles {A, --noise ...} and {B, --noise-b ...}, against their standard error.
+        e = ensemble.compare([ensemble.summarize(x) for x in [args.a, *(args.noise or [])]],
+                             [ensemble.summarize(x) for x in [args.b, *(args.noise_b or [])]])
+        lines += [f"ensembles: A and {len(args.noise or [])} other run(s) of its scenario, B and "
+                  f"{len(args.noise_b or [])} other run(s) of its own:"] + ["  " + x for x in ensemble.text(e)]
+        sig = ensemble.significant(e)
+        lines.append("differences beyond the noise (Welch t-test, 95 %): " + (", ".join(sig) if sig else "none"))
+        c["ensemble"] = dict(e, beyond_noise=sig)
     if args.plot:
         p = plots.plot_compare(c, out_path(args.plot))
         lines.append(f"{p['file']}: {p['points']:,} flows plotted")
@@ -182,8 +192,9 @@ def parser():
     p.add_argument("--plot", metavar="PNG", help="also write a log-log scatter of FCT A vs B")
     p.add_argument("--ignore-start", action="store_true", help="join on (sip, dip, sport, dport) only")
     p.add_argument("--noise", nargs="+", metavar="RUN",
-                   help="other runs of A's scenario (e.g. other SEEDs): their differences from A are the noise "
-                        "floor, and B's figures above it are flagged")
+                   help="other runs of A's scenario (other SEEDs, a latency 1 ns longer): the ensemble whose mean B's "
+                        "is compared with, against the standard error")
+    p.add_argument("--noise-b", nargs="+", metavar="RUN", help="other runs of B's mode, likewise perturbed")
     p = add("plot-scaling", cmd_plot_scaling, tables.__doc__, "speedup and efficiency against MPI ranks")
     p.add_argument("table", metavar="TABLE", help="CSV, JSON or Markdown table with ranks and wall_s")
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")

@@ -10,8 +10,7 @@ tens of %), so runs are judged by what does not depend on which flow got which s
   read it with the percentiles);
 * the iteration time (workload results), relative difference.
 
-With `noise` (other runs of A's scenario, e.g. other SEEDs) each figure is also computed for A against each
-of them: the largest is the noise floor, and a difference of B's above it is flagged as significant.
+Against the noise of several runs of each (other SEEDs, a latency 1 ns longer): ensemble.py.
 """
 import math
 
@@ -66,59 +65,17 @@ def differences(path_a, path_b, bins=None):
     return out, bins
 
 
-def with_noise(path_a, path_b, noise):
-    """differences(A, B) and, for each path in `noise`, differences(A, N) on the same bins; then the floor
-    (largest |figure| over the noise runs) and which of B's figures exceed it."""
-    d, bins = differences(path_a, path_b)
-    out = {"b": d}
-    if not noise:
-        return out
-    floors = [differences(path_a, n, bins)[0] for n in noise]
-    floor = {"ks": max(f["ks"] for f in floors)}
-    if "iteration" in d and all("iteration" in f for f in floors):
-        floor["iteration"] = max(abs(f["iteration"][2]) for f in floors)
-    for i, row in enumerate(d["bins"]):
-        for p in PERCENTILES:
-            vals = [abs(f["bins"][i][f"p{p}"][2]) for f in floors if not math.isnan(f["bins"][i][f"p{p}"][2])]
-            floor[f"bin{i}_p{p}"] = max(vals) if vals else math.nan
-    significant = []
-    if d["ks"] > floor["ks"]:
-        significant.append("KS")
-    if "iteration" in floor and abs(d["iteration"][2]) > floor["iteration"]:
-        significant.append("iteration time")
-    for i, row in enumerate(d["bins"]):
-        for p in PERCENTILES:
-            f = floor[f"bin{i}_p{p}"]
-            if not math.isnan(row[f"p{p}"][2]) and not math.isnan(f) and abs(row[f"p{p}"][2]) > f:
-                significant.append(f"p{p} of {_bin_name(row)}")
-    out.update({"noise_runs": len(noise), "floor": floor, "significant": significant})
-    return out
-
-
-def _bin_name(row):
+def bin_name(row):
     return f"{row['lo']:,} B" if row["lo"] == row["hi"] else f"{row['lo']:,}-{row['hi']:,} B"
 
 
-def text(r):
-    """Report lines (differences in %)."""
-    d = r["b"]
-    lines = [f"slowdown distribution of all finished flows: KS statistic {d['ks']:.4f}"
-             + (f" (noise floor {r['floor']['ks']:.4f})" if "floor" in r else "")]
-    for i, row in enumerate(d["bins"]):
-        parts = []
-        for p in PERCENTILES:
-            pa, pb, rel = row[f"p{p}"]
-            fl = r["floor"].get(f"bin{i}_p{p}") if "floor" in r else None
-            parts.append(f"p{p} {pa:.4f} -> {pb:.4f} ({100 * rel:+.3f} %"
-                         + (f", floor {100 * fl:.3f} %" if fl is not None and not math.isnan(fl) else "") + ")")
-        lines.append(f"  size {_bin_name(row)} ({row['n_a']:,} / {row['n_b']:,} flows): " + "; ".join(parts))
+def text(d):
+    """Report lines of differences() (differences in %)."""
+    lines = [f"slowdown distribution of all finished flows: KS statistic {d['ks']:.4f}"]
+    for row in d["bins"]:
+        parts = [f"p{p} {row[f'p{p}'][0]:.4f} -> {row[f'p{p}'][1]:.4f} ({100 * row[f'p{p}'][2]:+.3f} %)" for p in PERCENTILES]
+        lines.append(f"  size {bin_name(row)} ({row['n_a']:,} / {row['n_b']:,} flows): " + "; ".join(parts))
     if "iteration" in d:
         a, b, rel = d["iteration"]
-        fl = r.get("floor", {}).get("iteration")
-        lines.append(f"iteration time (sum): A {a:.3f} us, B {b:.3f} us, {100 * rel:+.4f} %"
-                     + (f" (noise floor {100 * fl:.4f} %)" if fl is not None else ""))
-    if "floor" in r:
-        s = r["significant"]
-        lines.append(f"against the noise floor of {r['noise_runs']} other run(s) of A: "
-                     + ("no difference above it" if not s else "above it: " + ", ".join(s)))
+        lines.append(f"iteration time (sum): A {a:.3f} us, B {b:.3f} us, {100 * rel:+.4f} %")
     return lines
