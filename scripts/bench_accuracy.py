@@ -11,8 +11,8 @@ N times (--runs, default 4) in each mode, each run perturbed: a training workloa
 (k = 0..N-1), a flow file's SEED k + 1 (DCQCN's ECN draws; a flow file nothing random decides is
 deterministic). A scenario whose first two packet-mode runs agree is deterministic: each mode runs once more.
 
-Modes: packet (the truth); ff (fast-forward, WORMHOLE 1); memo (with memoization, cold); warm (one run,
-warm-started from the first memo run's file); verify (one run, memo with WORMHOLE_VERIFY F, default 0.2: a
+Modes: packet (the truth); ff (fast-forward, WORMHOLE 1); memo (with memoization, cold); warm (run k
+warm-started from cold run k's memo file); verify (one run, memo with WORMHOLE_VERIFY F, default 0.2: a
 fifth of the skips and replays simulated and measured). --before DIR adds ff and memo runs of an earlier
 build (`DIR/wormhole`), sharing the packet runs: the same table before and after a change.
 
@@ -229,7 +229,9 @@ def main():
                                         range(2, n)))
             on, memo = ["WORMHOLE=1"], ["WORMHOLE=1", "WORMHOLE_MEMO=1"]
             modes = {"ff": batch(binary, "ff", on, n), "memo": batch(binary, "memo", memo, n)}
-            modes["warm"] = batch(binary, "warm", memo, 1, ("--memo", d / "memo0" / "memo.h5"))
+            modes["warm"] = list(pool.map(  # run k warm-started from cold run k's memo file
+                lambda k: run(binary, scenario, d / f"warm{k}", sets + memo + [perturbation(scenario, k)],
+                              ("--memo", d / f"memo{k}" / "memo.h5")), range(n)))
             if args.verify > 0:
                 modes["verify"] = batch(binary, "verify", memo + [f"WORMHOLE_VERIFY={args.verify}"], 1)
             if before:

@@ -141,6 +141,30 @@ class DcqcnTimer(unittest.TestCase):
                     self.assertEqual(int(w["steady_found"]), 0)  # old rule: 76 of 126 (w 50), 2 of 52 (w 200)
 
 
+class VerifyThreads(unittest.TestCase):
+    def test_verify_does_not_depend_on_the_thread_count(self):
+        # GPT-7B without TP on Spectrum-X with memoization, every second skip and replay verified: which
+        # decisions are verified and what they measured are the same for 1, 2 and 4 threads.
+        work = Path(tempfile.mkdtemp(prefix="wh_e2e_accthreads_"))
+        self.addCleanup(shutil.rmtree, work, ignore_errors=True)
+        toml = SOURCE_DIR / "inputs" / "llm" / "gpt7b-64g.toml"
+        outs = {}
+        for threads in (1, 2, 4):
+            out = work / f"t{threads}"
+            p = subprocess.run([str(WORMHOLE), "run", str(toml), "-o", str(out), "-q", "--set", 'workload.ignore_groups=["TP"]',
+                                "--set", "wormhole.enabled=true", "--set", "wormhole.memo=true", "--set",
+                                "wormhole.verify=0.5", "--set", f"wormhole.threads={threads}"],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with h5py.File(out / "results.h5") as f:
+                v = f["wormhole/verify"][()]
+            outs[threads] = ((out / "fct.txt").read_bytes(), v.tobytes())
+            self.assertGreater(len(v), 2)
+            self.assertTrue((v["kind"] == 1).any() and (v["kind"] == 0).any())
+        self.assertEqual(outs[1], outs[2])
+        self.assertEqual(outs[1], outs[4])
+
+
 class MemoErrorControl(unittest.TestCase):
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_accmemo_"))
