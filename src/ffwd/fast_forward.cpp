@@ -21,6 +21,7 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       arena_(std::make_unique<Arena>(settings.threads)),
       run_end_(run_end),
       parts_(static_cast<uint32_t>(net.ports().size())),
+      coupling_(net, settings.error_bound),
       window_(window_samples(settings, net.cc().update_period())),
       timed_increase_(net.cc().update_period() > 0),
       verifier_(settings.verify, settings.error_bound) {
@@ -142,15 +143,11 @@ void FastForward::settle(const std::vector<uint32_t>& pids) {
   }
 }
 
-std::vector<uint32_t> FastForward::contention_ports(uint32_t id) const {
-  std::vector<uint32_t> ports = net_.data_path(id);
-  const std::vector<uint32_t> acks = net_.ack_path(id);
-  ports.insert(ports.end(), acks.begin(), acks.end());
-  return ports;
-}
-
 void FastForward::flow_started(uint32_t id) {
-  const std::vector<uint32_t> ports = contention_ports(id);
+  // Flows whose ACKs cross a port this flow's data makes congestible join its queue's partition.
+  const std::vector<uint32_t> changed = coupling_.add(id);
+  const std::vector<uint32_t> ports = coupling_.ports(id);
+  for (uint32_t f : changed) refresh_ports(f);
   settle(parts_.partitions_of_ports(ports));
   const uint32_t pid = parts_.add_flow(id, ports);
   uint32_t slot;
@@ -165,12 +162,21 @@ void FastForward::flow_started(uint32_t id) {
   track_of_[id] = slot;
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
-  tracks_[slot].hops = static_cast<uint32_t>(net_.data_path(id).size());
+  tracks_[slot].hops = static_cast<uint32_t>(coupling_.data_path(id).size());
   tracks_[slot].distrusted = false;
   tracks_[slot].rose_at = -1;
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
   ensure_tick();
+}
+
+void FastForward::refresh_ports(uint32_t id) {
+  const std::vector<uint32_t> ports = coupling_.ports(id);
+  if (ports == parts_.flow_ports(id)) return;
+  settle({parts_.partition_of_flow(id)});
+  for (uint32_t p : parts_.remove_flow(id)) reset(p);
+  settle(parts_.partitions_of_ports(ports));
+  reset(parts_.add_flow(id, ports));
 }
 
 void FastForward::flow_finished(uint32_t id) { finished_.push_back(id); }
@@ -189,6 +195,7 @@ void FastForward::remove_finished() {
     if (last != id) tracks_[track_of_[last]].active_pos = pos;
     active_.pop_back();
     for (uint32_t p : parts_.remove_flow(id)) reset(p);
+    for (uint32_t f : coupling_.remove(id)) refresh_ports(f);  // ports it no longer makes congestible
   }
   finished_.clear();
 }
@@ -227,21 +234,16 @@ void FastForward::pull_back_interrupted() {
 
 void FastForward::routes_changed() {
   // A rerouted flow leaves its partition (which may split) and joins the ones of its new path;
-  // flows whose path did not change stay where they are. Skips never run past LINK_DOWN.
+  // flows whose ports did not change stay where they are. Skips never run past LINK_DOWN.
   remove_finished();
   std::vector<uint32_t> active = active_;
   std::sort(active.begin(), active.end());  // flow-id order, whatever the order of starts and ends
+  // Every flow's paths anew (the counts of congestible ports follow), then each flow's ports.
+  for (uint32_t id : active) coupling_.remove(id);
+  for (uint32_t id : active) coupling_.add(id);
   for (uint32_t id : active) {
-    std::vector<uint32_t> ports = contention_ports(id);
-    std::vector<uint32_t> sorted = ports;
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    if (sorted == parts_.flow_ports(id)) continue;
-    settle({parts_.partition_of_flow(id)});
-    for (uint32_t p : parts_.remove_flow(id)) reset(p);
-    settle(parts_.partitions_of_ports(ports));
-    reset(parts_.add_flow(id, ports));
-    track(id).hops = static_cast<uint32_t>(net_.data_path(id).size());
+    refresh_ports(id);
+    track(id).hops = static_cast<uint32_t>(coupling_.data_path(id).size());
   }
 }
 

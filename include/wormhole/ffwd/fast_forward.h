@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "wormhole/ffwd/coupling.h"
 #include "wormhole/ffwd/partitions.h"
 #include "wormhole/ffwd/period_observer.h"
 #include "wormhole/ffwd/rate_window.h"
@@ -149,9 +150,9 @@ class FastForward final : public SkipHooks {
     int64_t verifying = -1;       // the verify sample simulating the skip or replay it would take (-1: none)
   };
   Track& track(uint32_t id) { return tracks_[track_of_[id]]; }
-  /// The ports whose queues flow `id` depends on: its data path and its ACKs' switch egress ports
-  /// (an ACK waits behind the data of its class). Flows sharing any of them are one partition.
-  std::vector<uint32_t> contention_ports(uint32_t id) const;
+  /// Moves active flow `id` to the partitions of its ports now (QueueCoupling::ports), if they
+  /// changed: its old partition may split, the ones it joins merge; all of them start anew.
+  void refresh_ports(uint32_t id);
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
   void reset(uint32_t pid);
   /// A skip that ran its course; a replay's end goes on to fast-forward if `may_continue`.
@@ -200,6 +201,7 @@ class FastForward final : public SkipHooks {
   std::unique_ptr<Arena> arena_;
   Time run_end_;
   PartitionSet parts_;
+  QueueCoupling coupling_;                         // each flow's partition ports
   std::vector<Part> part_state_;
   std::vector<Track> tracks_;                     // pooled: windows keep their memory
   std::vector<uint32_t> free_tracks_;
