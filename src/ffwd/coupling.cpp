@@ -5,20 +5,16 @@
 
 namespace wh {
 
-QueueCoupling::QueueCoupling(const Network& net, double error_bound)
+QueueCoupling::QueueCoupling(const Network& net)
     : net_(net),
-      ack_load_counts_(double(net.ack_packet_bytes()) >= error_bound * double(net.full_packet_bytes())),
       data_users_(net.ports().size(), 0),
-      over_users_(net.ports().size(), 0),
       ack_users_(net.ports().size()) {}
 
 std::vector<uint32_t> QueueCoupling::count(uint32_t id, const Paths& p, int sign) {
-  const uint64_t line = net_.flow(id).max_rate_bps;
   std::vector<uint32_t> flipped;
   for (uint32_t port : p.data) {
     const bool before = couples_acks(port);
     data_users_[port] += sign;
-    if (line > net_.ports()[port].rate_bps) over_users_[port] += sign;
     if (couples_acks(port) != before) flipped.push_back(port);
   }
   return flipped;

@@ -21,7 +21,7 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       arena_(std::make_unique<Arena>(settings.threads)),
       run_end_(run_end),
       parts_(static_cast<uint32_t>(net.ports().size())),
-      coupling_(net, settings.error_bound),
+      coupling_(net),
       window_(window_samples(settings, net.cc().update_period())),
       timed_increase_(net.cc().update_period() > 0),
       verifier_(settings.verify, settings.error_bound) {

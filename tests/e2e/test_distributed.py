@@ -101,7 +101,7 @@ class Distributed(unittest.TestCase):
                     self.assertEqual(repr(ax[k]), repr(ay[k]), f"/wormhole attribute {k} of {b.name}")
             for name in x["wormhole"]:
                 self.assertEqual(x["wormhole"][name][()].tobytes(), y["wormhole"][name][()].tobytes(), name)
-            return {k: int(ax[k]) for k in ("skips", "skip_backs", "steady_checks", "control_packets_bypassed")}
+            return {k: int(ax[k]) for k in ("skips", "skip_backs", "steady_checks")}
 
     def assert_same_memo(self, a, b):
         # row by row as text (h5diff calls tables of different lengths "not comparable" and exits 0; the
@@ -121,7 +121,7 @@ class Distributed(unittest.TestCase):
         # Wormhole's decisions fall on its ticks, which every rank holds together between windows, or on flow
         # starts, which every rank runs: the fast-forward outcome is that of one process. A TIMELY incast with
         # 1-MB buffers: PFC frames reach a frozen partition (an interrupt: its pull-back waits for the next
-        # tick); an HPCC permutation whose frozen ports let other flows' ACKs pass; a lone pair of long HPCC flows
+        # tick); an HPCC permutation; a lone pair of long HPCC flows
         # (94 % of the events skipped); training workloads, one cut short by max_time. A loose error bound (99 %)
         # lets these short-window runs skip where the trend of their goodput would otherwise stop them: what is
         # tested here is that every rank takes the same decisions, not their accuracy. (DCQCN flows in these
@@ -150,8 +150,6 @@ class Distributed(unittest.TestCase):
                     if k == 0:  # PFC frames pulled partitions back; the frames are there
                         self.assertEqual(got["skip_backs"], 4)
                         self.assertEqual(len((out / "pfc.txt").read_text().splitlines()), 772)
-                    if k == 1:  # other flows' ACKs passed frozen ports, over cut links too
-                        self.assertEqual(got["control_packets_bypassed"], 243)
                     self.assertIn("wormhole: ", p.stdout)
         # Memoization: the ranks record the same patterns (rank 0 writes the file) and replay the same periods,
         # also from a warm start.
@@ -180,8 +178,8 @@ class Distributed(unittest.TestCase):
         hpcc = ("CC_MODE=3", 'workload.ignore_groups=["TP"]', "wormhole.memo=true", "wormhole.window=50",
                 "wormhole.theta=0.1", "wormhole.error_bound=0.99")
         for name, extra, rc, skips in (("moe-32g", ("CC_MODE=7", "wormhole.memo=true", "wormhole.window=20",
-                                                    'workload.max_time="30ms"', "wormhole.error_bound=0.99"), 3, 30),
-                                       ("moe-32g", hpcc, 0, 108),
+                                                    'workload.max_time="30ms"', "wormhole.error_bound=0.99"), 3, 28),
+                                       ("moe-32g", hpcc, 0, 75),
                                        ("micro-allreduce-16g", ("CC_MODE=3", "wormhole.window=5", "wormhole.error_bound=0.99"),
                                         0, 26)):
             with self.subTest(workload=name, sets=extra):

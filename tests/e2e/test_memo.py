@@ -206,10 +206,9 @@ class MemoCommands(unittest.TestCase):
             self.assertIn("turns it off", p.stderr)
 
     def test_same_result_for_any_thread_count(self):
-        # GPT-7B on 64 GPUs without TP (0.3 s with memoization): 448 DP ring flows on identical rails, each a
-        # partition of its own (one flow's data per port, and an ACK takes 0.66 % of a 9,000-B packet's link
-        # time, below the 1 % error bound), one pattern replayed 384 times. Lookups run on oneTBB threads; the
-        # outcome must not depend on how many.
+        # GPT-7B on 64 GPUs without TP (0.3 s with memoization): 56 DP ring steps on identical rails (each
+        # ring one partition: its flows' ACKs leave through the ports of each other's data), one pattern
+        # replayed 48 times. Lookups run on oneTBB threads; the outcome must not depend on how many.
         outs = {}
         for threads in (1, 2, 4):
             out = self.dir / f"t{threads}"
@@ -220,7 +219,7 @@ class MemoCommands(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             m = re.search(r"memo: (\d+) unsteady periods: (\d+) replayed \((\d+) hits\)", p.stdout)
             self.assertIsNotNone(m, p.stdout)
-            self.assertGreater(int(m.group(2)), 300)  # most of the 448 ring flows (8 rings x 8 GPUs x 7 steps) replayed
+            self.assertGreater(int(m.group(2)), 40)  # most of the 56 ring steps (8 rings x 7 steps) replayed
             outs[threads] = ((out / "fct.txt").read_bytes(), (out / "iterations.csv").read_bytes(), m.groups())
         self.assertEqual(outs[1], outs[2])
         self.assertEqual(outs[1], outs[4])

@@ -133,9 +133,9 @@ TEST(FastForward, FlowsCoupledByTheirAcksAreOnePartition) {
   // data port (to host 1) and A's through B's: each one's ACKs wait behind the other's data, so
   // each one's RTT, and with windows its throughput, depends on the other's queue. They are one
   // partition, skipped together once both are steady, and each ends within two packets plus the
-  // error bound's share of its skipped time of packet mode. The ACKs also take 60 / 1,048 = 5.7 %
-  // of the link their partner's data leaves on, above the 1 % error bound, so the two couple even
-  // though neither port carries two flows' data. (As two partitions, flow 1 ended 2.8 % early.)
+  // error bound's share of its skipped time of packet mode. (As two partitions, flow 1 ended 2.8 %
+  // early: each flow's ACKs also take 60 of every 1,108 bytes of the link its partner's data
+  // leaves on, and wait for the data packet on the wire.)
   const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(1, 0, 60'000'000, 300 * kUs)};
   const WormholeSettings ws = on();
   const Outcome pkt = run(star(2), flows, nullptr);

@@ -180,10 +180,6 @@ class Network final : public CcHost {
   const SimConfig& config() const { return cfg_; }
   /// The run's congestion control (one instance serves every flow).
   const CongestionControl& cc() const { return *cc_; }
-  /// Bytes on the wire of a full data packet (payload, headers and the CC's INT bytes) and of an
-  /// ACK or NACK (docs/network-model.md §7).
-  uint32_t full_packet_bytes() const { return cfg_.packet_payload_size + kDataHeaderBytes + data_extra_; }
-  uint32_t ack_packet_bytes() const { return ack_bytes_; }
   /// The time LINK_DOWN happens (ps), or -1 if none is configured or it is past.
   Time link_down_time() const;
   /// The start time of the next flow added with add_flows that has not started yet, or -1.
