@@ -1,0 +1,86 @@
+// The monitors and the packet trace of one run (monitor_session.h).
+#include "monitor_session.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include "wormhole/io/flows.h"
+
+namespace wh {
+
+MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::string& results, uint32_t num_nodes,
+                                          const std::string& scenario, const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  Plan p;
+  const auto wanted = [&](const char* key) {
+    if (scenario.empty()) return true;
+    const auto it = cfg.key_origin.find(key);
+    return it != cfg.key_origin.end() && (it->second.first == scenario || it->second.first == "command line");
+  };
+  const auto where = [&](const std::string& path) {
+    return out_dir.empty() ? path : (fs::path(out_dir) / fs::path(path).filename()).string();
+  };
+  if (!cfg.qlen_mon_file.empty() && wanted("QLEN_MON_FILE")) p.qlen = where(cfg.qlen_mon_file);
+  if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty() && wanted("TRACE_OUTPUT_FILE")) {
+    p.trace = where(cfg.trace_output_file);
+    p.trace_nodes = read_trace_nodes(cfg.trace_file, num_nodes);
+  }
+  if (cfg.port_mon) p.ports = (fs::path(results).parent_path() / "monitor.h5").string();
+  return p;
+}
+
+MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : net_(net), cfg_(cfg), plan_(std::move(plan)) {
+  const std::string& origin = cfg.path;
+  if (!plan_.qlen.empty()) {
+    qlen_ = std::make_unique<QlenMonitor>(net, plan_.qlen, cfg.qlen_mon_start_ns, cfg.qlen_mon_end_ns, origin);
+    mux_.add(qlen_.get(), qlen_->first());
+  }
+  if (!plan_.ports.empty()) {
+    std::string selection = cfg.port_mon_nodes;
+    if (selection == "list") {
+      selection = std::to_string(cfg.port_mon_node_ids.size());
+      for (uint32_t n : cfg.port_mon_node_ids) selection += fmt::format(" {}", n);
+    }
+    ports_ = std::make_unique<PortMonitor>(net, plan_.ports, select_ports(net, cfg), cfg.port_mon_interval_ns,
+                                           cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection);
+    mux_.add(ports_.get(), ports_->first());
+  }
+  if (qlen_ || ports_) net.set_sampler(&mux_, mux_.first());
+  if (!plan_.trace.empty()) {
+    trace_ = std::make_unique<TraceWriter>(net, plan_.trace, plan_.trace_nodes, origin);
+    net.set_packet_trace(trace_.get());
+  }
+}
+
+void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat) const {
+  if (!trace_) return;
+  std::vector<std::pair<uint64_t, uint32_t>> packets_hops;
+  std::vector<std::pair<uint32_t, uint32_t>> ends;
+  const uint64_t payload = cfg_.packet_payload_size;
+  for (const FlowSpec& f : flows) {
+    const PathMetrics& m = net_.routing().pair(f.src, f.dst);
+    packets_hops.emplace_back(repeat * ((f.size_bytes + payload - 1) / payload), m.hops);
+    ends.emplace_back(f.src, f.dst);
+  }
+  const uint64_t records = estimate_trace_records(net_, plan_.trace_nodes, packets_hops, ends);
+  fmt::print("packet trace of {} nodes: about {} records, {:.1f} MB (estimate) -> {}\n", plan_.trace_nodes.size(),
+             records, double(records * sizeof(TraceRecord) + 64) / 1e6, plan_.trace);
+}
+
+void MonitorSession::finish(Time qlen_end, Time ports_end) {
+  net_.set_sampler(nullptr, 0);
+  net_.set_packet_trace(nullptr);
+  if (qlen_) qlen_->finish(qlen_end);
+  if (ports_) ports_->finish(ports_end);
+  if (trace_) trace_->finish();
+}
+
+std::string MonitorSession::outputs() const {
+  std::string s;
+  for (const std::string* p : {&plan_.qlen, &plan_.ports, &plan_.trace})
+    if (!p->empty()) s += " " + *p;
+  return s;
+}
+
+}  // namespace wh
