@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "wormhole/io/flows.h"
+#include "wormhole/io/input_error.h"
 
 namespace wh {
 
@@ -13,19 +14,33 @@ MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::strin
                                           const std::string& scenario, const std::string& out_dir) {
   namespace fs = std::filesystem;
   Plan p;
-  const auto wanted = [&](const char* key) {
-    if (scenario.empty()) return true;
-    const auto it = cfg.key_origin.find(key);
-    return it != cfg.key_origin.end() && (it->second.first == scenario || it->second.first == "command line");
+  // A scenario asks for a monitor by setting one of its keys itself (its [network] table or --set).
+  const auto asked = [&](std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      const auto it = cfg.key_origin.find(key);
+      if (it != cfg.key_origin.end() && (it->second.first == scenario || it->second.first == "command line")) return true;
+    }
+    return false;
   };
-  const auto where = [&](const std::string& path) {
-    return out_dir.empty() ? path : (fs::path(out_dir) / fs::path(path).filename()).string();
+  const auto where = [&](const std::string& path, const char* name) {
+    if (out_dir.empty()) return path;
+    return (fs::path(out_dir) / (path.empty() ? fs::path(name) : fs::path(path).filename())).string();
   };
-  if (!cfg.qlen_mon_file.empty() && wanted("QLEN_MON_FILE")) p.qlen = where(cfg.qlen_mon_file);
-  if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty() && wanted("TRACE_OUTPUT_FILE")) {
-    p.trace = where(cfg.trace_output_file);
-    p.trace_nodes = read_trace_nodes(cfg.trace_file, num_nodes);
+  if (scenario.empty()) {
+    if (!cfg.qlen_mon_file.empty()) p.qlen = cfg.qlen_mon_file;
+    if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty()) p.trace = cfg.trace_output_file;
+  } else {
+    if (asked({"QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END"})) p.qlen = where(cfg.qlen_mon_file, "qlen.txt");
+    if (cfg.enable_trace && asked({"ENABLE_TRACE", "TRACE_FILE", "TRACE_OUTPUT_FILE"})) {
+      if (cfg.trace_file.empty()) {
+        const auto [file, line] = cfg.origin_of("ENABLE_TRACE");
+        throw InputError(file, line, "a packet trace is asked for but no TRACE_FILE names the nodes to trace",
+                         "set TRACE_FILE to a file of \"n id1 ... idn\" (docs/network-model.md §4)");
+      }
+      p.trace = where(cfg.trace_output_file, "mix.tr");
+    }
   }
+  if (!p.trace.empty()) p.trace_nodes = read_trace_nodes(cfg.trace_file, num_nodes);
   if (cfg.port_mon) p.ports = (fs::path(results).parent_path() / "monitor.h5").string();
   return p;
 }

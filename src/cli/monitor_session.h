@@ -16,9 +16,10 @@ namespace wh {
 class MonitorSession {
  public:
   /// What to monitor, from `cfg`. `scenario` non-empty (a .toml scenario's path): the files go into
-  /// `out_dir`, by the name the keys give, and qlen.txt and the trace are written only if the scenario
-  /// itself or the command line asks for them, not a base network config such as SimAI.conf, whose
-  /// keys of the same names mean SimAI's own monitors. `results`: monitor.h5 goes beside it.
+  /// `out_dir`, by the file name the keys give (else qlen.txt, mix.tr), and qlen.txt and the trace are
+  /// written only if the scenario itself or the command line sets one of their keys — not a base network
+  /// config such as SimAI.conf, whose keys of the same names mean SimAI's own monitors (InputError for a
+  /// trace without TRACE_FILE). `results`: monitor.h5 goes beside it.
   struct Plan {
     std::string qlen, trace, ports;      ///< paths ("" = off)
     std::vector<uint32_t> trace_nodes;   ///< TRACE_FILE's nodes

@@ -200,6 +200,33 @@ class Monitors(unittest.TestCase):
                               f"{2_500_001 + 2501 * header:,} B on the wire", q.stdout)
                 self.assertEqual(len(q.stdout.strip().splitlines()), 1 + len(tr.counts(rec)) + 1 + 3)
 
+    def test_scenario_asks_for_its_own_monitors(self):
+        # A training workload: SimAI.conf's ENABLE_TRACE 1 and QLEN_MON_FILE are SimAI's (not written, see
+        # test_monitors_change_no_result); set on the command line they are ours, in the output folder under
+        # SimAI.conf's file names. GPU 0's flows are 9000-B packets (SimAI's payload) + 48 B.
+        nodes = self.dir / "gpu0.txt"
+        nodes.write_text("1\n0\n")
+        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
+        p, out = self.run_wh(scenario, "wl", "--set", "ENABLE_TRACE=1", "--set", f"TRACE_FILE={nodes}",
+                             "--set", "QLEN_MON_START=0", "--set", "QLEN_MON_END=200000")
+        self.assertIn(f"-> {out / 'llama_hpn7_mix.tr'}", p.stdout)
+        self.assertTrue((out / "llama_hpn7_qlen.txt").is_file())
+        _, rec = tr.read_trace(out / "llama_hpn7_mix.tr")
+        flows = tr.per_flow(rec)
+        with h5py.File(out / "results.h5") as f:
+            fl = f["flows"][:]
+        mine = fl[fl["src"] == 0]
+        self.assertEqual(sorted(flows), [int(x) for x in mine["id"]])
+        for r in mine:
+            d = flows[int(r["id"])]
+            self.assertEqual(d["payload_bytes"], int(r["size_bytes"]))
+            self.assertEqual(d["data_packets"], -(-int(r["size_bytes"]) // 9000))
+            self.assertEqual(max(d["sizes"]), 9048)
+        # Asked for on the command line, the trace needs its nodes: SimAI.conf's TRACE_FILE does not exist here.
+        p, _ = self.run_wh(scenario, "wl-bad", "--set", "ENABLE_TRACE=1", expect=2)
+        self.assertIn("trace1.txt", p.stderr)
+        self.assertFalse((self.dir / "wl-bad" / "fct.txt").exists())
+
     def test_bad_monitor_settings(self):
         p, _ = self.run_wh(RING / "config_dcqcn.txt", "bad", "--set", "PORT_MON=1", "--set", "PORT_MON_NODES=2 16 99",
                            expect=2)
