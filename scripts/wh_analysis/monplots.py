@@ -90,7 +90,7 @@ def plot_links(path, out, top=48, link=None):
     ax.set_yticks(range(len(pick)))
     ax.set_yticklabels([port_name(ports[j]) for j in pick], fontsize=6 if len(pick) > 32 else 8)
     ax.set(xlabel=f"time since {t0 / 1e6:.6f} s (us)", ylabel="port (node:interface>peer)",
-           title=f"Link utilisation: {len(pick)} busiest of {len(cols)} {link or 'monitored'} ports, "
+           title=f"{Path(m['file']).parent.name}: link utilisation, {len(pick)} busiest of {len(cols)} {link or 'monitored'} ports, "
                  f"{n:,} intervals of {m['interval_ns'] / 1e3:g} us"
                  + (f" ({len(m['time_ns']) - n:,} idle ones after not shown)" if n < len(m["time_ns"]) else ""))
     ax.title.set_fontsize(10)
@@ -142,7 +142,7 @@ def plot_queues(path, out, names=None, top=5):
             ax.plot(t[fz], q[fz, j] / 1e3, "x", color=f"C{i}", ms=3)
     ax.yaxis.set_major_locator(matplotlib_ticker().MaxNLocator(nbins=6))
     ax.set(xlabel=f"time since {t0 / 1e9:.6f} s (us)", ylabel="egress queue (KB)",
-           title=f"Egress queues of {len(pick)} ports: at each {m['interval_ns'] / 1e3:g}-us interval's end (line), "
+           title=f"{Path(m['file']).parent.name}: egress queues of {len(pick)} ports, at each {m['interval_ns'] / 1e3:g}-us interval's end (line), "
                  f"peak within it (shaded)")
     ax.legend(fontsize=8, title="node:interface>peer", title_fontsize=8)
     ax.grid(alpha=0.3)

@@ -202,12 +202,12 @@ def plot_pfc(pfc, end_ns, t0_ns, out, source, label=None):
     if st["frames"] == 0:
         ax1.text(0.5, 0.5, "no PFC frames", ha="center", va="center", transform=ax1.transAxes)
     lowest = 0
-    for node_type, label, color in ((1, "switch ports", "C0"), (0, "host NICs", "C1")):
+    for node_type, kind, color in ((1, "switch ports", "C0"), (0, "host NICs", "C1")):
         t, n = paused_series(iv, node_type, t0_ns)
         if len(t) < 2:
             continue
         lowest = min(lowest, int(n.min()))
-        ax1.step((t - t0_ns) / 1e3, n, where="post", color=color, label=label)
+        ax1.step((t - t0_ns) / 1e3, n, where="post", color=color, label=kind)
     ax1.yaxis.set_major_locator(matplotlib_ticker().MaxNLocator(integer=True))
     ax1.set(ylabel="paused ports", title=f"PFC pauses of {label or Path(source).name} ({st['frames']:,} frames)")
     if iv:
@@ -223,7 +223,7 @@ def plot_pfc(pfc, end_ns, t0_ns, out, source, label=None):
         ax.grid(alpha=0.3)
     fig.tight_layout()
     save(fig, out)
-    return dict(st, file=str(out), min_paused_ports=lowest)
+    return dict(st, file=str(out), min_paused_ports=lowest, title=ax1.get_title())
 
 
 def paused_series(iv, node_type, t0_ns):

@@ -322,6 +322,7 @@ class Analyze(unittest.TestCase):
         txt = self.tmp / "same-ns-pfc.txt"
         txt.write_text("100 5 1 1 1\n100 5 1 1 0\n200 6 1 1 1\n300 6 1 1 0\n")
         r = self.analyze_json("plot-pfc", "--pfc", txt, "-o", self.tmp / "same-ns.png")
+        self.assertEqual(r["title"], f"PFC pauses of {self.tmp.name} (4 frames)")  # the run's name
         self.assertEqual(r["min_paused_ports"], 0)
         self.assertEqual(r["max_paused_at_once"], 1)
         self.assertEqual(r["pauses"], 2)
