@@ -277,8 +277,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   }
   if (lead) {
     // Monitors read every port at their instants: one process only, for now.
-    const bool qlen = !cfg.qlen_mon_file.empty() && static_cast<Time>(cfg.qlen_mon_start_ns) * kNs <= cfg.stop_time();
-    const bool trace = cfg.enable_trace && !cfg.trace_file.empty() && !cfg.trace_output_file.empty();
+    const MonitorSession::Plan plan =
+        workload ? wr.monitors : MonitorSession::plan(cfg, s.results, static_cast<uint32_t>(net.nodes().size()));
+    const bool qlen = !plan.qlen.empty() && static_cast<Time>(cfg.qlen_mon_start_ns) * kNs <= cfg.stop_time();
+    const bool trace = !plan.trace.empty();
     if (qlen || trace || cfg.port_mon)
       std::fprintf(stderr, "wormhole: warning: a distributed run writes no %s; run it in one process for them\n",
                    cfg.port_mon ? "port monitor (PORT_MON)" : qlen ? "qlen.txt (QLEN_MON_FILE)" : "packet trace (ENABLE_TRACE)");
