@@ -167,9 +167,13 @@ void DistributedEngine::gather(std::vector<uint8_t>& bytes) { bytes = gather_to_
 
 RunStats reduce_stats(MPI_Comm comm, const Network& net) {
   RunStats s = net.stats();
-  uint64_t sums[4] = {s.events, s.packets_dropped, s.ecn_marks, s.retransmit_timeouts};
-  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_UINT64_T, MPI_SUM, comm);
+  uint64_t sums[9] = {s.events,        s.packets_dropped, s.ecn_marks,
+                      s.retransmit_timeouts, s.drops_buffer, s.drops_loss,
+                      s.drops_link_down, s.retransmitted_packets, s.retransmitted_bytes};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 9, MPI_UINT64_T, MPI_SUM, comm);
   s.events = sums[0], s.packets_dropped = sums[1], s.ecn_marks = sums[2], s.retransmit_timeouts = sums[3];
+  s.drops_buffer = sums[4], s.drops_loss = sums[5], s.drops_link_down = sums[6];
+  s.retransmitted_packets = sums[7], s.retransmitted_bytes = sums[8];
   int64_t latest[2] = {s.sim_end, s.last_finish};
   MPI_Allreduce(MPI_IN_PLACE, latest, 2, MPI_INT64_T, MPI_MAX, comm);
   s.sim_end = latest[0], s.last_finish = latest[1];

@@ -77,13 +77,15 @@ class Flows:
     """One run's flows as numpy arrays (one element per flow; times and sizes integers).
 
     sip, dip: HPCC IPv4 as integers; sport, dport; size (bytes); start, fct, ideal (ns; fct = -1 when not
-    finished); finished (bool). kind is "results" (.h5: every flow, finished or not) or "fct.txt" (only
-    finished flows are listed there)."""
+    finished; ideal is the reference's standalone FCT, fct.txt's column 8); min_fct (ns: the true ideal FCT of
+    a results file of layout 4 or later, None otherwise); finished (bool). kind is "results" (.h5: every flow,
+    finished or not) or "fct.txt" (only finished flows are listed there)."""
 
-    def __init__(self, path, kind, sip, dip, sport, dport, size, start, fct, ideal, finished):
+    def __init__(self, path, kind, sip, dip, sport, dport, size, start, fct, ideal, finished, min_fct=None):
         self.path, self.kind = str(path), kind
         self.sip, self.dip, self.sport, self.dport = sip, dip, sport, dport
         self.size, self.start, self.fct, self.ideal, self.finished = size, start, fct, ideal, finished
+        self.min_fct = min_fct
 
     def __len__(self):
         return len(self.sip)
@@ -92,18 +94,39 @@ class Flows:
         """Boolean mask of finished flows."""
         return self.finished
 
-    def slowdown(self):
-        """fct / ideal of the finished flows (ratio; the unclamped slowdown of the writer and summary.json)."""
-        m = self.finished & (self.ideal > 0)
-        return self.fct[m] / self.ideal[m]
+    def has_true_ideal(self):
+        """Whether the flows carry the true ideal FCT (a results file of layout 4 or later)."""
+        return self.min_fct is not None
+
+    def denominator(self, reference=False):
+        """The slowdown's denominator per flow (ns): the true ideal FCT where the file has it (unless
+        `reference`), else the reference's standalone FCT."""
+        return self.ideal if reference or self.min_fct is None else self.min_fct
+
+    def slowdown_mask(self, reference=False):
+        """Finished flows with a positive denominator."""
+        return self.finished & (self.denominator(reference) > 0)
+
+    def slowdown(self, reference=False):
+        """FCT / ideal of the finished flows (ratio, unclamped): over the true ideal FCT (the writer's /flows
+        slowdown) when the file has it, else (or with `reference`) over the reference's standalone FCT (the
+        ratio fct.txt gives, as summary.json computes it)."""
+        m = self.slowdown_mask(reference)
+        return self.fct[m] / self.denominator(reference)[m]
+
+    def slowdown_label(self, reference=False):
+        """What slowdown() divides by, for axis labels and reports."""
+        return "standalone FCT" if reference or self.min_fct is None else "true ideal FCT"
 
 
 def flows_from_results(f):
     rows = table(f, "flows", FLOW_FIELDS)
     fin = rows["finished"].astype(bool)
     i64 = lambda c: rows[c].astype(np.int64)  # noqa: E731
+    have = f["flows"].dtype.names or ()
+    min_fct = table(f, "flows", ("min_fct_ns",))["min_fct_ns"].astype(np.int64) if "min_fct_ns" in have else None
     return Flows(f.filename, "results", node_ip(rows["src"]), node_ip(rows["dst"]), i64("sport"), i64("dport"),
-                 i64("size_bytes"), i64("start_ns"), i64("fct_ns"), i64("ideal_fct_ns"), fin)
+                 i64("size_bytes"), i64("start_ns"), i64("fct_ns"), i64("ideal_fct_ns"), fin, min_fct)
 
 
 _HEX = np.full(256, 255, dtype=np.uint8)

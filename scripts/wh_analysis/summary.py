@@ -41,8 +41,9 @@ def pfc_stats(pfc, end_ns):
     iv, still_open = pfc_pauses(pfc, end_ns)
     durations = [e - s for s, e, *_ in iv]
     # Most ports paused at once: a sweep over interval ends (-1) and starts (+1); an end at the same time
-    # as a start comes first.
-    edges = sorted([(s, 1) for s, *_ in iv] + [(e, -1) for _, e, *_ in iv])
+    # as a start comes first. A PAUSE and its RESUME in the same ns pause nothing for any time: they are
+    # left out (they would step the count below zero).
+    edges = sorted([(s, 1) for s, e, *_ in iv if e > s] + [(e, -1) for s, e, *_ in iv if e > s])
     cur = most = 0
     for _, d in edges:
         cur += d
@@ -60,7 +61,9 @@ def flow_section(fl):
     done = fl.done()
     fct_us = fl.fct[done] / 1000.0
     out = {"flows": len(fl), "finished": int(done.sum()), "fct_us": stats(fct_us), "slowdown": stats(fl.slowdown()),
-           "bytes": int(fl.size.sum())}
+           "slowdown_over": fl.slowdown_label(), "bytes": int(fl.size.sum())}
+    if fl.has_true_ideal():
+        out["slowdown_ref"] = stats(fl.slowdown(reference=True))
     if done.any():
         first, last = int(fl.start.min()), int((fl.start[done] + fl.fct[done]).max())
         out.update(first_start_ns=first, last_finish_ns=last, makespan_us=(last - first) / 1000.0)
@@ -76,8 +79,10 @@ def summarize(path):
         run = attrs(f, "run")
         out = {"file": str(path), "kind": "results", "layout_version": int(f.attrs.get("layout_version", 0)),
                "flows": flow_section(flows_from_results(f))}
-        out["run"] = {k: run[k] for k in ("scenario", "version", "events", "wall_s", "events_per_s", "sim_end_ns",
-                                          "ecn_marks", "packets_dropped", "retransmit_timeouts",
+        out["run"] = {k: run[k] for k in ("scenario", "version", "cc", "command_line", "complete", "incomplete",
+                                          "events", "wall_s", "events_per_s", "sim_end_ns", "ecn_marks",
+                                          "packets_dropped", "drops_buffer", "drops_loss", "drops_link_down",
+                                          "retransmitted_packets", "retransmitted_bytes", "retransmit_timeouts",
                                           "max_queue_bytes") if k in run}
         out["pfc"] = pfc_stats(pfc_from_results(f), run.get("sim_end_ns", 0))
         w = workload(f)
@@ -110,19 +115,30 @@ def text(s):
         head += " (HPCC fct.txt: finished flows only)"
     lines = [head, f"flows     {fl['finished']:,} finished of {fl['flows']:,} ({fl['bytes']:,} bytes)",
              f"FCT us    {_stat_line(fl['fct_us'], '.3f')}",
-             f"slowdown  {_stat_line(fl['slowdown'], '.4f')} (FCT / standalone FCT)"]
+             f"slowdown  {_stat_line(fl['slowdown'], '.4f')} (FCT / {fl.get('slowdown_over', 'standalone FCT')})"]
+    if "slowdown_ref" in fl:
+        lines.append(f"          {_stat_line(fl['slowdown_ref'], '.4f')} (FCT / the reference's standalone FCT)")
     if "makespan_us" in fl:
         lines.append(f"makespan  {fl['makespan_us']:.3f} us (first start {fl['first_start_ns'] / 1e9:.9f} s, last "
                      f"finish {fl['last_finish_ns'] / 1e9:.9f} s)")
     if s["kind"] != "results":
         return lines
     r = s["run"]
+    if not int(r.get("complete", 1)):
+        lines.append(f"INCOMPLETE {r.get('incomplete', '')}")
+    if r.get("cc"):
+        lines.append(f"CC        {r['cc']}")
     lines.append(f"run       {int(r.get('events', 0)):,} events in {fmt(r.get('wall_s'), '.3f')} s wall "
                  f"({fmt(r.get('events_per_s', math.nan) / 1e6, '.2f')} M events/s), simulated until "
                  f"{r.get('sim_end_ns', 0) / 1e9:.9f} s")
-    lines.append(f"network   ECN marks {int(r.get('ecn_marks', 0)):,}, drops {int(r.get('packets_dropped', 0)):,}, "
-                 f"retransmission timeouts {int(r.get('retransmit_timeouts', 0)):,}, peak switch queue "
-                 f"{int(r.get('max_queue_bytes', 0)):,} B")
+    n = lambda k: int(r.get(k, 0))  # noqa: E731
+    drops = f"drops {n('packets_dropped'):,}"
+    if n("packets_dropped") and "drops_buffer" in r:
+        drops += f" (buffer {n('drops_buffer'):,}, loss {n('drops_loss'):,}, link down {n('drops_link_down'):,})"
+    retx = (f", retransmitted {n('retransmitted_packets'):,} packets ({n('retransmitted_bytes'):,} B of payload)"
+            if "retransmitted_packets" in r else "")
+    lines.append(f"network   ECN marks {n('ecn_marks'):,}, {drops}{retx}, retransmission timeouts "
+                 f"{n('retransmit_timeouts'):,}, peak switch queue {n('max_queue_bytes'):,} B")
     p = s["pfc"]
     if p["frames"] == 0:
         lines.append("PFC       no PFC frames")

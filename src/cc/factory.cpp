@@ -121,4 +121,14 @@ size_t cc_state_kind(int cc_mode) {
   }
 }
 
+std::string cc_display_name(int cc_mode) {
+  const char* name = cc_mode == 1    ? "DCQCN"
+                     : cc_mode == 3  ? "HPCC"
+                     : cc_mode == 7  ? "TIMELY"
+                     : cc_mode == 8  ? "DCTCP"
+                     : cc_mode == 10 ? "HPCC-PINT"
+                                     : "none, line rate";
+  return std::string(name) + " (CC_MODE " + std::to_string(cc_mode) + ")";
+}
+
 }  // namespace wh

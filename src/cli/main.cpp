@@ -10,6 +10,7 @@
 #include "memo_command.h"
 #include "partition_command.h"
 #include "run_command.h"
+#include "run_record.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/version.h"
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   wh::MemoOptions memo;
   CLI::App* memo_cmd = app.add_subcommand("memo", "memo database files of the Wormhole memoization: merge, stats, inspect");
   wh::add_memo_commands(*memo_cmd, memo);
+  run.command_line = wh::quoted_command_line(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,6 +103,17 @@ int main(int argc, char** argv) {
   } catch (const wh::InputError& e) {
     std::fprintf(stderr, "wormhole: error: %s\n", e.what());
     return 2;
+  } catch (const wh::OutputError& e) {
+    std::fprintf(stderr, "wormhole: error: %s\n", e.what());
+    // Our files are closed by now; HDF5's exit handler would try again to close a results file whose
+    // write failed, and crashes doing so (HDF5 1.10): leave without it.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(4);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "wormhole: error: out of memory: the scenario needs more memory than this machine has "
+                         "(fewer GPUs or flows, or several MPI ranks over more machines)\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wormhole: error: %s\n", e.what());
     return 1;

@@ -1,16 +1,20 @@
 // `wormhole run`: the main job on an HPCC config.txt scenario.
 #include "run_command.h"
+#include "monitor_session.h"
 #include "progress.h"
+#include "run_record.h"
 
 #include <fmt/core.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "wormhole/cc/factory.h"
+#include "wormhole/core/interrupt.h"
 #include "wormhole/ffwd/fast_forward.h"
 #include "wormhole_session.h"
 #include "wormhole/io/flows.h"
@@ -110,6 +114,17 @@ std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions&
   return overrides;
 }
 
+void note_simai_monitors(const SimConfig& cfg, bool quiet) {
+  if (quiet) return;
+  std::string keys;
+  for (const char* k : {"BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE"})
+    if (cfg.key_origin.count(k)) keys += std::string(keys.empty() ? "" : ", ") + k;
+  if (!keys.empty())
+    std::fprintf(stderr, "wormhole: note: %s (SimAI's monitors) are not written; --set PORT_MON=1 writes per-port "
+                         "utilisation, queues and PFC-paused time (monitor.h5)\n",
+                 keys.c_str());
+}
+
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given) {
   if (cfg.wormhole.enabled) return;
   // --set WORMHOLE=0 on a scenario that turns it on (a packet-mode baseline) is deliberate.
@@ -148,29 +163,42 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
     overrides.emplace_back("PFC_OUTPUT_FILE", (d / "pfc.txt").string());
     if (r.results.empty()) r.results = (d / "results.h5").string();
   }
+  r.overrides = overrides;
   r.cfg = read_hpcc_config(o.scenario, overrides);
+  if (!o.output_dir.empty()) {
+    // -o DIR puts every output there: the monitor and trace files keep their names.
+    const std::filesystem::path d = std::filesystem::absolute(o.output_dir);
+    for (auto [key, path] : {std::pair{"QLEN_MON_FILE", &r.cfg.qlen_mon_file}, {"TRACE_OUTPUT_FILE", &r.cfg.trace_output_file}})
+      if (!path->empty()) {
+        *path = (d / std::filesystem::path(*path).filename()).string();
+        r.overrides.emplace_back(key, *path);
+      }
+  }
   const SimConfig& cfg = r.cfg;
   if (speak)
     for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (speak) warn_unused_wormhole(cfg, false);
+  if (speak) note_simai_monitors(cfg, o.quiet);
   check_input_files(cfg);
   r.topo = read_topology(cfg.topology_file);
   std::vector<std::string> notes;
   r.specs = read_flows(cfg.flow_file, r.topo, &notes);
   if (speak)
     for (const std::string& n : notes) std::fprintf(stderr, "wormhole: note: %s\n", n.c_str());
-  if (!cfg.trace_file.empty()) read_trace_nodes(cfg.trace_file, r.topo.num_nodes);  // validated; the trace itself is not written
+  if (!cfg.trace_file.empty()) read_trace_nodes(cfg.trace_file, r.topo.num_nodes);  // checked before any output
   std::string warning;
   auto cc = make_cc(cfg, &warning);
   if (speak && !warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", warning.c_str());
-  if (speak && cfg.enable_trace && !o.quiet)
-    std::fprintf(stderr, "wormhole: note: ENABLE_TRACE 1: the binary packet trace (mix.tr) is not written\n");
+  if (speak && cfg.enable_trace && (cfg.trace_file.empty() || cfg.trace_output_file.empty()))
+    std::fprintf(stderr, "wormhole: note: ENABLE_TRACE 1 without %s: no packet trace is written\n",
+                 cfg.trace_file.empty() ? "TRACE_FILE (the nodes to trace)" : "TRACE_OUTPUT_FILE");
   if (speak && !r.specs.empty() && r.specs.front().start > cfg.stop_time())
     std::fprintf(stderr, "wormhole: warning: every flow starts after SIMULATOR_STOP_TIME %g s; nothing will run\n",
                  cfg.simulator_stop_time_s);
   r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc));
   if (speak) warn_ns_truncation(cfg, r.topo);
   r.net->add_flows(r.specs, cfg.flow_file);
+  if (cfg.port_mon) select_ports(*r.net, cfg);  // its node ids, checked before any output
   if (r.results.empty())
     r.results = (std::filesystem::path(cfg.fct_output_file).parent_path() / "results.h5").string();
   return r;
@@ -186,6 +214,10 @@ void check_config_outputs(const ConfigRun& r) {
   check_output_dir(r.cfg.fct_output_file, r.cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
   check_output_dir(r.cfg.pfc_output_file, r.cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");
   check_output_dir(r.results, {"command line", 0}, "results file");
+  if (!r.cfg.qlen_mon_file.empty())
+    check_output_dir(r.cfg.qlen_mon_file, r.cfg.origin_of("QLEN_MON_FILE"), "QLEN_MON_FILE");
+  if (r.cfg.enable_trace && !r.cfg.trace_file.empty() && !r.cfg.trace_output_file.empty())
+    check_output_dir(r.cfg.trace_output_file, r.cfg.origin_of("TRACE_OUTPUT_FILE"), "TRACE_OUTPUT_FILE");
 }
 
 void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path) {
@@ -208,22 +240,60 @@ void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records
                  static_cast<unsigned long>(stats.packets_dropped));
 }
 
-void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall) {
+std::string network_counts(const RunStats& s, size_t pfc_frames) {
+  std::string drops = fmt::format("drops {}", s.packets_dropped);
+  if (s.packets_dropped)
+    drops += fmt::format(" (buffer {}, loss {}, link down {})", s.drops_buffer, s.drops_loss, s.drops_link_down);
+  std::string retx = fmt::format("retransmitted {} packets", s.retransmitted_packets);
+  if (s.retransmitted_packets) retx += fmt::format(" ({} B of payload)", s.retransmitted_bytes);
+  return fmt::format("PFC frames {}; ECN marks {}; {}; {}; retransmission timeouts {}; peak switch queue {} B (node {} if {})",
+                     pfc_frames, s.ecn_marks, drops, retx, s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node,
+                     s.max_queue_if);
+}
+
+void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall,
+                       const std::string& cc) {
   const SlowdownStats st = slowdown_stats(records);
   if (st.finished == 0)
     fmt::print("flows finished 0/{}\n", st.total);
   else
-    fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f}; FCT mean {:.3f} us p99 {:.3f} us; "
-               "last flow finished at {:.6f} s\n",
-               st.finished, st.total, st.mean, st.p50, st.p99, st.fct_mean_us, st.fct_p99_us,
+    fmt::print("flows finished {}/{}; slowdown mean {:.4f} p50 {:.4f} p99 {:.4f} (over the true ideal FCT; over the "
+               "reference's standalone FCT: mean {:.4f}); FCT mean {:.3f} us p99 {:.3f} us; last flow finished at {:.6f} s\n",
+               st.finished, st.total, st.mean, st.p50, st.p99, st.ref_mean, st.fct_mean_us, st.fct_p99_us,
                double(s.last_finish) / kSec);
-  fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; drops {}; "
-             "retransmission timeouts {}; peak switch queue {} B (node {} if {})\n",
-             s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, pfc_frames, s.ecn_marks, s.packets_dropped,
-             s.retransmit_timeouts, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+  fmt::print("events {} in {:.3f} s wall ({:.2f} M events/s); CC {}; {}\n", s.events, wall,
+             wall > 0 ? s.events / wall / 1e6 : 0.0, cc, network_counts(s, pfc_frames));
+}
+
+std::string signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+}
+
+int note_interrupt(RunMetadata& meta, const Network& net, Time now) {
+  const int sig = interrupt_signal();
+  if (!sig || !net.stopped_by_signal()) return 0;  // a signal as the run ended: its outputs are whole
+  meta.incomplete = fmt::format("interrupted by {} at simulated time {:.9f} s after {} events", signal_name(sig),
+                                double(now) / kSec, meta.stats.events);
+  return 128 + sig;
+}
+
+int interrupted_in_setup() {
+  const int sig = interrupt_signal();
+  if (!sig) return 0;
+  std::fprintf(stderr, "wormhole: interrupted by %s during the set-up: nothing was written\n", signal_name(sig).c_str());
+  return 128 + sig;
+}
+
+void print_interrupted(const RunMetadata& meta, size_t finished, size_t flows, const std::string& outputs) {
+  std::fprintf(stderr, "wormhole: %s: %zu of %zu flows had finished; %s hold what finished (whole lines) and "
+                       "results.h5 is marked incomplete\n",
+               meta.incomplete.c_str(), finished, flows, outputs.c_str());
 }
 
 int run_command(const RunOptions& o) {
+  // A Ctrl-C or a batch system's SIGTERM stops the run after the running event; the outputs are
+  // then written as far as the run got (docs/results.md, "Stopping a run").
+  install_interrupt_handlers();
   if (std::filesystem::path(o.scenario).extension() == ".toml") return run_workload_scenario(o);
   ConfigRun r = load_config_run(o, true);
   const SimConfig& cfg = r.cfg;
@@ -232,34 +302,53 @@ int run_command(const RunOptions& o) {
   WormholeSession wormhole(net, cfg, cfg.stop_time(), o.memo_in);
 
   // Outputs last: every input has been checked by now.
+  if (const int status = interrupted_in_setup()) return status;
   check_config_outputs(r);
   wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
                                             : o.memo_out);
   if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
+  MonitorSession monitors(net, cfg, MonitorSession::plan(cfg, r.results, r.topo.num_nodes));
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
-  if (!o.quiet)
+  if (!o.quiet) {
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));
+    monitors.print_estimate(r.specs);
+    std::fflush(stdout);
+  }
   const auto t0 = Clock::now();
   net.run(cfg.stop_time());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   out.flush();
+  // The reference's queue monitor samples up to the stop time; the port monitor (PORT_MON_END 0)
+  // until the last flow finished; both as far as an interrupted run got.
+  {
+    const Time now = net.kernel().now(), last = net.stats().last_finish;
+    const Time ports_end = cfg.port_mon_end_ns ? cfg.stop_time() : last >= 0 ? last : now;
+    const bool cut = net.stopped_by_signal();
+    monitors.finish(cut ? now : cfg.stop_time(), cut ? now : ports_end);
+  }
 
   auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
+  fill_run_record(meta, net, r.topo, o.command_line, r.overrides);
+  const int stopped = note_interrupt(meta, net, net.kernel().now());
   write_hdf5_results(r.results, records, obs.pfc_, meta, nullptr, wormhole.report());
   wormhole.write_memo();
+  if (stopped) {
+    print_interrupted(meta, net.flows_finished(), records.size(), cfg.fct_output_file + " and " + cfg.pfc_output_file);
+    return stopped;
+  }
 
   size_t no_path = 0;
   for (uint32_t id = 0; id < net.flows().size(); ++id)
     if (!net.flows()[id].finished() && net.flows()[id].started && net.flows()[id].nic == UINT32_MAX) ++no_path;
   print_unfinished(r, records, meta.stats, no_path);
   if (!o.quiet) {
-    print_run_summary(records, meta.stats, obs.pfc_.size(), wall);
+    print_run_summary(records, meta.stats, obs.pfc_.size(), wall, meta.cc);
     wormhole.print_summary();
-    fmt::print("outputs: {} {} {}{}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results,
-               wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path());
+    fmt::print("outputs: {} {} {}{}{}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results,
+               wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path(), monitors.outputs());
   }
   return 0;
 }

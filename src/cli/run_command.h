@@ -7,8 +7,10 @@
 
 #include <memory>
 
+#include "monitor_session.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/results_writer.h"
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
 #include "wormhole/scenario/scenario.h"
@@ -29,6 +31,7 @@ struct RunOptions {
   // distributed runs (several MPI ranks)
   bool linear = false;                  ///< cut contiguous node-id blocks instead of METIS
   std::string rank_map;                 ///< read the rank map from this file ("node rank" lines)
+  std::string command_line;             ///< the command as given (for the run record)
 };
 
 void add_run_options(CLI::App& cmd, RunOptions& o);
@@ -48,6 +51,7 @@ struct ConfigRun {
   std::unique_ptr<Network> net;
   std::string results;  ///< the HDF5 results path
   std::string output_dir;  ///< --output-dir, created by check_config_outputs ("" = the config's paths)
+  std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the config, in order
 };
 /// Reads the config named by `o` with its overrides (and --output-dir), the topology and flows,
 /// and builds the network. `speak`: print the set-up warnings (rank 0 only in a distributed run).
@@ -58,8 +62,13 @@ ConfigRun load_config_run(const RunOptions& o, bool speak);
 void check_config_outputs(const ConfigRun& r);
 /// Names (stderr) up to 10 unfinished flows with their flow-file lines, and why where known.
 void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path);
-/// The two summary lines: flows finished with slowdown and FCT statistics; events, PFC, ECN, drops, peak queue.
-void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall_s);
+/// The two summary lines: flows finished with slowdown and FCT statistics; the CC, events, PFC, ECN,
+/// drops by cause, retransmissions, timeouts, peak queue.
+void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall_s,
+                       const std::string& cc);
+/// "PFC frames ...; ECN marks ...; drops ... (by cause); retransmitted ...; retransmission timeouts ...;
+/// peak switch queue ..." of a run's statistics (both summaries end with it).
+std::string network_counts(const RunStats& s, size_t pfc_frames);
 
 /// A .toml training-workload scenario read and checked, its network built (run_workload.cpp).
 struct WorkloadRun {
@@ -72,6 +81,8 @@ struct WorkloadRun {
   Time until = 0;  ///< ps: the stop time or the workload's max_time
   DriverOptions options;
   std::string out, results;  ///< the output folder and the HDF5 results path
+  std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the scenario, in order
+  MonitorSession::Plan monitors;  ///< set by make_workload_outputs
 };
 /// Reads the scenario, its topology and workload, and builds the network. `speak`: print the
 /// set-up warnings. Throws InputError on bad input, before any output is made.
@@ -83,16 +94,32 @@ void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write);
 void write_topology_copy(const WorkloadRun& r);
 /// The line naming the scenario, its GPUs, parallelism, rows and network size.
 void print_workload_header(const WorkloadRun& r);
-/// Iterations, the report GPU's compute/exposed communication, and the run's counts.
-void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames);
+/// Iterations, the report GPU's and the slowest GPU's compute/exposed communication, and the run's counts.
+void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames,
+                            const std::string& cc);
 
 /// Runs an HPCC config.txt scenario over the ranks of `comm` (run_distributed.cpp); collective.
 /// Returns the exit status; input errors are agreed on by all ranks and reported by rank 0.
 int run_distributed(const RunOptions& o, int rank, int ranks);
 
+/// "SIGINT" / "SIGTERM" / "signal N".
+std::string signal_name(int sig);
+/// After a run: if a SIGINT / SIGTERM stopped it (before its end), sets meta.incomplete ("interrupted
+/// by SIGINT at simulated time ... s after N events") and returns the exit status 128 + signal; else 0.
+int note_interrupt(RunMetadata& meta, const Network& net, Time now);
+/// Before any output is made: if a SIGINT / SIGTERM came during the set-up, says so (nothing is
+/// written) and returns the exit status 128 + signal; else 0.
+int interrupted_in_setup();
+/// The stderr line of an interrupted run: when it stopped, how many flows finished, what was written.
+void print_interrupted(const RunMetadata& meta, size_t finished, size_t flows, const std::string& outputs);
+
 /// Warns on stderr when Wormhole settings were given (WORMHOLE_* keys, or `table_given`: keys of a
 /// scenario's [wormhole] table) but Wormhole is off, so they do nothing.
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given);
+
+/// Notes on stderr (unless quiet) that SimAI's monitor keys (BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE)
+/// are read but not written, and what gives the same figures.
+void note_simai_monitors(const SimConfig& cfg, bool quiet);
 
 /// Warns on stderr when NS_TRUNCATION 1 makes the fastest link's packets > 2 % fast.
 void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);

@@ -17,6 +17,7 @@
 #include "partition_command.h"
 #include "progress.h"
 #include "run_command.h"
+#include "run_record.h"
 #include "wormhole/io/hdf5_collective.h"
 #include "wormhole/io/input_error.h"
 #include "wormhole/io/results_writer.h"
@@ -274,6 +275,16 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
+  if (lead) {
+    // Monitors read every port at their instants: one process only, for now.
+    const MonitorSession::Plan plan =
+        workload ? wr.monitors : MonitorSession::plan(cfg, s.results, static_cast<uint32_t>(net.nodes().size()));
+    const bool qlen = !plan.qlen.empty() && static_cast<Time>(cfg.qlen_mon_start_ns) * kNs <= cfg.stop_time();
+    const bool trace = !plan.trace.empty();
+    if (qlen || trace || cfg.port_mon)
+      std::fprintf(stderr, "wormhole: warning: a distributed run writes no %s; run it in one process for them\n",
+                   cfg.port_mon ? "port monitor (PORT_MON)" : qlen ? "qlen.txt (QLEN_MON_FILE)" : "packet trace (ENABLE_TRACE)");
+  }
   if (speak && cfg.wormhole.enabled && cfg.wormhole.threads != 1) {
     // mpirun binds each rank to one core by default (up to 2 ranks): its oneTBB threads then share it.
     cpu_set_t cpus;
@@ -304,6 +315,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   meta.version = WORMHOLE_VERSION;
   meta.settings = effective_settings(cfg);
   meta.stats = g.stats;
+  fill_run_record(meta, net, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
+  if (workload) meta.scenario_keys = scenario_values(wr.sc);
   // One results file, each rank writing its own rows through MPI-IO.
   if (auto failed = agree(rank, [&] {
         try {
@@ -331,8 +344,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     if (!workload) print_unfinished(cr, g.records, g.stats, 0);
     if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", driver->report().incomplete.c_str());
     if (o.quiet) return;
-    if (workload) print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size());
-    else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s);
+    if (workload)
+      print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size(), meta.cc);
+    else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
     wormhole->print_summary();
     print_rank_times(g);
     const std::string& memo = wormhole->memo_path();  // as one process says it

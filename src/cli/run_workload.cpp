@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "wormhole_session.h"
+#include "monitor_session.h"
 #include "progress.h"
+#include "run_record.h"
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
 #include "wormhole/io/input_error.h"
@@ -24,7 +26,8 @@
 
 namespace wh {
 
-void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall, size_t flows, size_t pfc_frames) {
+void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall, size_t flows, size_t pfc_frames,
+                            const std::string& cc) {
   const auto us = [](Time t) { return double(t) / kUs; };
   for (const IterationRecord& it : r.iterations)
     if (it.complete)
@@ -36,22 +39,33 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
              "total {:.3f} us\n",
              r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.exposed_tp), us(e.exposed_dp),
              us(e.exposed_ep), us(e.exposed_dp_ep), us(e.total));
+  if (!r.per_gpu.empty()) {
+    // The report GPU need not be where the time goes: name the GPU exposed longest.
+    const GpuRecord& g = r.per_gpu[r.slowest_gpu];
+    fmt::print("slowest GPU {}{}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, "
+               "DP_EP {:.3f}); update delays {:.3f} us; {} (per GPU: gpus.csv)\n",
+               r.slowest_gpu, r.slowest_gpu == r.report_gpu ? " (the GPU above)" : "", us(g.compute), us(g.exposed()),
+               us(g.exposed_tp), us(g.exposed_dp), us(g.exposed_ep), us(g.exposed_dp_ep), us(g.update),
+               g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish"));
+  }
   // total = compute + exposed communication + the rows' update delays (+ waits for other GPUs)
-  fmt::print("collectives {}; flows {}; events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; "
-             "drops {}; peak switch queue {} B (node {} if {})\n",
-             r.collectives.size(), flows, s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, pfc_frames,
-             s.ecn_marks, s.packets_dropped, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
+  fmt::print("collectives {}; flows {}; events {} in {:.3f} s wall ({:.2f} M events/s); CC {}; {}\n",
+             r.collectives.size(), flows, s.events, wall, wall > 0 ? s.events / wall / 1e6 : 0.0, cc,
+             network_counts(s, pfc_frames));
 }
 
 WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   const auto overrides = run_overrides(o, "wormhole.memo", "true");
   WorkloadRun r;
+  r.overrides = overrides;
+  if (!o.output_dir.empty()) r.overrides.emplace_back("output.dir", o.output_dir);
   r.sc = read_scenario(o.scenario, overrides);
   const Scenario& sc = r.sc;
   if (speak) {
     for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     warn_unused_wormhole(sc.net, sc.wormhole_table);
+    note_simai_monitors(sc.net, o.quiet);
   }
 
   // Inputs first, all of them: nothing is written until every input has been checked.
@@ -84,6 +98,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   auto cc = make_cc(r.cfg, &cc_warning);
   if (speak && !cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
   r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
+  if (r.cfg.port_mon) select_ports(*r.net, r.cfg);  // its node ids, checked before any output
   if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
   r.until = r.cfg.stop_time();
   if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
@@ -111,6 +126,8 @@ void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write) {
   r.cfg.pfc_output_file = (std::filesystem::path(r.out) / "pfc.txt").string();
   r.results = o.results.empty() ? (std::filesystem::path(r.out) / "results.h5").string() : o.results;
   if (write) check_output_dir(r.results, {"command line", 0}, "results file");
+  // The scenario's own monitor and trace keys: a base config's (SimAI.conf's) are SimAI's monitors.
+  r.monitors = MonitorSession::plan(r.cfg, r.results, r.topo.topo.num_nodes, sc.path, r.out);
 }
 
 void write_topology_copy(const WorkloadRun& r) {
@@ -138,30 +155,45 @@ int run_workload_scenario(const RunOptions& o) {
   // Before any output is made: a bad memo file must not cost the previous run's outputs.
   WormholeSession wormhole(net, cfg, r.until, o.memo_in);
   if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
+  if (const int status = interrupted_in_setup()) return status;
   make_workload_outputs(o, r, true);
   wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
                                             : o.memo_out);
   write_topology_copy(r);
+  MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
   WorkloadDriver driver(net, r.workload, r.layout, r.options, &obs);
-  if (!o.quiet) print_workload_header(r);
+  if (!o.quiet) {
+    print_workload_header(r);
+    if (monitors.any()) monitors.print_estimate(expected_traffic(r.workload, r.layout, r.options), r.options.iterations);
+    std::fflush(stdout);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = driver.run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
+  monitors.finish(net.client_now(), net.client_now());
 
   auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
+  fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
+  meta.scenario_keys = scenario_values(r.sc);
+  const int stopped = note_interrupt(meta, net, net.kernel().now());
   const WorkloadReport& rep = driver.report();
   write_hdf5_results(r.results, records, obs.pfc_, meta, &rep, wormhole.report());
   wormhole.write_memo();
   write_workload_csvs(r.out, rep);
+  if (stopped) {
+    print_interrupted(meta, net.flows_finished(), records.size(), "fct.txt, pfc.txt and the CSVs in " + r.out);
+    return stopped;
+  }
 
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
-    print_workload_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size());
+    print_workload_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size(), meta.cc);
     wormhole.print_summary();
-    fmt::print("outputs: {}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")");
+    fmt::print("outputs: {}{}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")",
+               monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");
   }
   return complete ? 0 : 3;
 }

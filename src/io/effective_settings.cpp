@@ -65,6 +65,16 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
   add("QLEN_MON_FILE", c.qlen_mon_file);
   add("QLEN_MON_START", u(c.qlen_mon_start_ns));
   add("QLEN_MON_END", u(c.qlen_mon_end_ns));
+  add("PORT_MON", u(c.port_mon));
+  add("PORT_MON_INTERVAL", u(c.port_mon_interval_ns));
+  add("PORT_MON_START", u(c.port_mon_start_ns));
+  add("PORT_MON_END", u(c.port_mon_end_ns));
+  std::string nodes = c.port_mon_nodes;
+  if (nodes == "list") {
+    nodes = std::to_string(c.port_mon_node_ids.size());
+    for (uint32_t n : c.port_mon_node_ids) nodes += fmt::format(" {}", n);
+  }
+  add("PORT_MON_NODES", nodes);
   add("RTO_US", num(c.rto_us));
   add("NS_TRUNCATION", u(c.ns_truncation));
   add("SEED", u(c.seed));

@@ -83,9 +83,11 @@ uint64_t shared_digest(const std::string& path, uint64_t total_flows, uint64_t t
   Digest d;
   d << path << total_flows << total_pfc << meta.scenario << meta.version << meta.settings.size();
   for (const auto& [k, v] : meta.settings) d << k << v;
+  d << meta.cc << meta.command_line << meta.incomplete;
   const RunStats& s = meta.stats;
   d << s.events << s.wall_s << s.sim_end << s.last_finish << s.packets_dropped << s.ecn_marks << s.max_queue_bytes
-    << s.max_queue_node << s.max_queue_if << s.retransmit_timeouts << s.max_rtt_ns << s.max_bdp_bytes;
+    << s.max_queue_node << s.max_queue_if << s.retransmit_timeouts << s.max_rtt_ns << s.max_bdp_bytes
+    << s.drops_buffer << s.drops_loss << s.drops_link_down << s.retransmitted_packets << s.retransmitted_bytes;
   d << (skip != nullptr);
   if (skip) {
     const SkipStats& k = skip->stats;
@@ -148,7 +150,7 @@ uint64_t permutation_residue(const std::vector<hsize_t>& rows, uint64_t total, M
 // What rank 0 needs of each flow for the /run slowdown statistics (slowdown_stats).
 struct FlowKey {
   int64_t start, finish;
-  uint64_t ideal_fct_ns;
+  uint64_t ideal_fct_ns, min_fct_ns;
   uint64_t id;
 };
 
@@ -160,7 +162,7 @@ SlowdownStats global_slowdown_stats(MPI_Comm comm, const std::vector<FlowRecord>
   MPI_Comm_size(comm, &size);
   std::vector<FlowKey> keys;
   keys.reserve(mine.size());
-  for (const FlowRecord& f : mine) keys.push_back({f.start, f.finish, f.ideal_fct_ns, f.id});
+  for (const FlowRecord& f : mine) keys.push_back({f.start, f.finish, f.ideal_fct_ns, f.min_fct_ns, f.id});
   MPI_Datatype key_type;
   MPI_Type_contiguous(int(sizeof(FlowKey)), MPI_BYTE, &key_type);
   MPI_Type_commit(&key_type);
@@ -181,6 +183,7 @@ SlowdownStats global_slowdown_stats(MPI_Comm comm, const std::vector<FlowRecord>
       f.start = k.start;
       f.finish = k.finish;
       f.ideal_fct_ns = k.ideal_fct_ns;
+      f.min_fct_ns = k.min_fct_ns;
     }
     stats = slowdown_stats(flows);
   }
@@ -296,13 +299,14 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   if (skip) write_wormhole(file, *skip, rank == 0);
   check(file.close(), "closing " + path);
 
-  // 4. /run/settings (and /workload) by rank 0 through the serial driver; the others wait for it.
+  // 4. The run record (/run/settings, /topology, ...) and /workload by rank 0 through the serial
+  // driver; the others wait for it.
   problem.clear();
   if (rank == 0) {
     try {
       Handle f(check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "reopening " + path), H5Fclose);
       Handle run(check(H5Gopen2(f, "run", H5P_DEFAULT), "opening group /run"), H5Gclose);
-      write_run_settings(run, meta);
+      write_run_record(f, run, meta);
       run.close();
       // Replicated on every rank; VL strings (layer names) cannot go through MPI-IO here either.
       if (workload) write_workload(f, *workload);

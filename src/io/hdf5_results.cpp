@@ -7,8 +7,13 @@
 // UTF-8 strings so h5py / pandas read it without custom types.
 #include <hdf5.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstddef>
 #include <filesystem>
 #include <limits>
@@ -42,7 +47,9 @@ Table flows_table() {
       Field{"finish_ns", HOFFSET(FlowRow, finish_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"fct_ns", HOFFSET(FlowRow, fct_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"ideal_fct_ns", HOFFSET(FlowRow, ideal_fct_ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"min_fct_ns", HOFFSET(FlowRow, min_fct_ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"slowdown", HOFFSET(FlowRow, slowdown), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"slowdown_ref", HOFFSET(FlowRow, slowdown_ref), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
       Field{"finished", HOFFSET(FlowRow, finished), H5T_NATIVE_UINT8, H5T_STD_U8LE},
       Field{"skipped_ns", HOFFSET(FlowRow, skipped_ns), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"skipped_bytes", HOFFSET(FlowRow, skipped_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
@@ -50,10 +57,13 @@ Table flows_table() {
   });
   return Table{"flows", std::move(types),
                "src, dst: node id; sport, dport: UDP port; pg: priority group; size_bytes: bytes; "
-               "start_ns, finish_ns, fct_ns, ideal_fct_ns: ns; slowdown: fct_ns / ideal_fct_ns; "
-               "finished: 1 or 0; skipped_ns: ns; skipped_bytes: bytes; skipped_fraction: skipped_ns / fct_ns",
-               "one row per flow in flow-file order; finish_ns = fct_ns = -1 and slowdown = NaN for a "
-               "flow unfinished at the stop time; ideal_fct_ns is the reference's standalone FCT; skipped_*: "
+               "start_ns, finish_ns, fct_ns, ideal_fct_ns, min_fct_ns: ns; slowdown: fct_ns / min_fct_ns; "
+               "slowdown_ref: fct_ns / ideal_fct_ns; finished: 1 or 0; skipped_ns: ns; skipped_bytes: bytes; "
+               "skipped_fraction: skipped_ns / fct_ns",
+               "one row per flow in flow-file order; finish_ns = fct_ns = -1 and both slowdowns NaN for a "
+               "flow unfinished at the stop time; min_fct_ns is the true ideal FCT (a lower bound: packets "
+               "serialised at the bottleneck, store-and-forward at every hop, propagation, the last ACK's "
+               "return), ideal_fct_ns the reference's standalone FCT (fct.txt column 8); skipped_*: "
                "how much of the flow Wormhole fast-forwarded (0 in packet mode, fraction NaN if unfinished)"};
 }
 
@@ -77,8 +87,9 @@ FlowRow flow_row(const FlowRecord& f) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // Times are whole ns, truncated exactly as fct.txt prints them, so the two files agree.
   return {f.id, f.src, f.dst, f.sport, f.dport, f.pg, f.size_bytes, int64_t(to_ns(f.start)),
-          done ? int64_t(to_ns(f.finish)) : -1, done ? int64_t(f.fct_ns()) : -1, f.ideal_fct_ns,
-          done ? f.slowdown() : nan, uint8_t(done), int64_t(f.skipped / kNs), f.skipped_bytes,
+          done ? int64_t(to_ns(f.finish)) : -1, done ? int64_t(f.fct_ns()) : -1, f.ideal_fct_ns, f.min_fct_ns,
+          done && f.min_fct_ns ? f.slowdown() : nan, done && f.ideal_fct_ns ? f.slowdown_ref() : nan, uint8_t(done),
+          int64_t(f.skipped / kNs), f.skipped_bytes,
           done && f.finish > f.start ? double(f.skipped) / double(f.finish - f.start) : nan};
 }
 
@@ -105,10 +116,19 @@ void write_run_attributes(hid_t run, const RunMetadata& meta, const SlowdownStat
   attr_f64(run, "events_per_s", st.wall_s > 0 ? double(st.events) / st.wall_s : 0.0);
   attr_i64(run, "sim_end_ns", st.sim_end / kNs);
   attr_i64(run, "last_finish_ns", st.last_finish < 0 ? -1 : st.last_finish / kNs);
+  attr_string(run, "cc", meta.cc);
+  attr_string(run, "command_line", meta.command_line);
+  attr_u8(run, "complete", meta.incomplete.empty() ? 1 : 0);
+  attr_string(run, "incomplete", meta.incomplete);
   attr_u64(run, "packets_dropped", st.packets_dropped);
+  attr_u64(run, "drops_buffer", st.drops_buffer);
+  attr_u64(run, "drops_loss", st.drops_loss);
+  attr_u64(run, "drops_link_down", st.drops_link_down);
   attr_u64(run, "ecn_marks", st.ecn_marks);
   attr_u64(run, "max_queue_bytes", st.max_queue_bytes);
   attr_u64(run, "retransmit_timeouts", st.retransmit_timeouts);
+  attr_u64(run, "retransmitted_packets", st.retransmitted_packets);
+  attr_u64(run, "retransmitted_bytes", st.retransmitted_bytes);
   attr_u64(run, "max_rtt_ns", st.max_rtt_ns);
   attr_u64(run, "max_bdp_bytes", st.max_bdp_bytes);
   attr_u64(run, "flows_total", sd.total);
@@ -117,32 +137,111 @@ void write_run_attributes(hid_t run, const RunMetadata& meta, const SlowdownStat
   attr_f64(run, "slowdown_p50", or_nan(sd.p50));
   attr_f64(run, "slowdown_p99", or_nan(sd.p99));
   attr_f64(run, "slowdown_max", or_nan(sd.max));
+  attr_f64(run, "slowdown_ref_mean", or_nan(sd.ref_mean));
+  attr_f64(run, "slowdown_ref_p50", or_nan(sd.ref_p50));
+  attr_f64(run, "slowdown_ref_p99", or_nan(sd.ref_p99));
   attr_f64(run, "fct_mean_us", or_nan(sd.fct_mean_us));
   attr_f64(run, "fct_p99_us", or_nan(sd.fct_p99_us));
   attr_string(run, "units",
-              "wall_s: s; events_per_s: 1/s; *_ns: ns; max_bdp_bytes: bytes; *_us: us; slowdown_*: "
-              "ratio over finished flows, nearest-rank percentiles, NaN if none finished");
+              "wall_s: s; events_per_s: 1/s; *_ns: ns; max_bdp_bytes, retransmitted_bytes (payload): bytes; "
+              "*_us: us; slowdown_*: ratio over finished flows (FCT / true ideal FCT; slowdown_ref_*: FCT / "
+              "the reference's standalone FCT), nearest-rank percentiles, NaN if none finished; complete: 1 "
+              "or 0 (incomplete says why)");
 }
 
-void write_run_settings(hid_t run, const RunMetadata& meta) {
-  const size_t n = meta.settings.size();
+namespace {
+// An (n, 2) dataset of variable-length UTF-8 strings under `group`, one (key, value) row each.
+void write_pairs(hid_t group, const char* name, const std::vector<std::pair<std::string, std::string>>& pairs,
+                 const char* units, const char* description) {
+  const size_t n = pairs.size();
   std::vector<const char*> cells;
   cells.reserve(2 * n);
-  for (const auto& [k, v] : meta.settings) {
+  for (const auto& [k, v] : pairs) {
     cells.push_back(k.c_str());
     cells.push_back(v.c_str());
   }
+  const std::string what = std::string("/run/") + name;
   Handle type = string_type();
-  Handle space = make_space({hsize_t(n), 2}, {H5S_UNLIMITED, 2}, "creating the space of /run/settings");
+  Handle space = make_space({hsize_t(n), 2}, {H5S_UNLIMITED, 2}, "creating the space of " + what);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
   const hsize_t chunk[2] = {std::max<hsize_t>(1, std::min<hsize_t>(n, 4096)), 2};
-  check(H5Pset_chunk(dcpl, 2, chunk), "setting the chunk size of /run/settings");
-  Handle ds(check(H5Dcreate2(run, "settings", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
-                  "creating dataset /run/settings"),
+  check(H5Pset_chunk(dcpl, 2, chunk), "setting the chunk size of " + what);
+  Handle ds(check(H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "creating dataset " + what),
             H5Dclose);
-  if (n > 0) check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells.data()), "writing /run/settings");
-  attr_string(ds, "units", "text: column 0 is the setting name, column 1 its value as written");
-  attr_string(ds, "description", "every setting of the run, one (key, value) row each");
+  if (n > 0) check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells.data()), "writing " + what);
+  attr_string(ds, "units", units);
+  attr_string(ds, "description", description);
+}
+
+struct NodeRow {
+  uint32_t id;
+  const char* role;
+  uint32_t tier, ports, first_port;
+};
+struct LinkRow {
+  uint32_t a, b, a_if, b_if;
+  uint64_t rate_bps;
+  int64_t delay_ps;
+  double error_rate;
+  const char* kind;
+};
+
+void write_topology(hid_t file, const RunMetadata& meta) {
+  Handle group(check(H5Gcreate2(file, "topology", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group /topology"),
+               H5Gclose);
+  const Handle str = string_type();
+  const auto node_types = compound(sizeof(NodeRow), {
+      Field{"id", HOFFSET(NodeRow, id), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"role", HOFFSET(NodeRow, role), str, str},
+      Field{"tier", HOFFSET(NodeRow, tier), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"ports", HOFFSET(NodeRow, ports), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"first_port", HOFFSET(NodeRow, first_port), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+  });
+  std::vector<NodeRow> nodes;
+  nodes.reserve(meta.nodes.size());
+  for (size_t i = 0; i < meta.nodes.size(); ++i) {
+    const FabricNode& n = meta.nodes[i];
+    nodes.push_back({uint32_t(i), n.role.c_str(), n.tier, n.ports, n.first_port});
+  }
+  write_table(group, "nodes", node_types, nodes.data(), nodes.size(),
+              "id: node id; tier: hops; ports: count; first_port: global port index",
+              "one row per node: role host (a GPU in a training workload), switch or nvswitch; tier 0 for "
+              "hosts, for a switch 1 + its fewest switch hops to a host (1 ToR/leaf/NVSwitch, 2 spine, ...); "
+              "its interfaces 1..ports are the global ports first_port..first_port+ports-1 (monitor.h5's port ids)",
+              "/topology");
+  const auto link_types = compound(sizeof(LinkRow), {
+      Field{"a", HOFFSET(LinkRow, a), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"b", HOFFSET(LinkRow, b), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"a_if", HOFFSET(LinkRow, a_if), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"b_if", HOFFSET(LinkRow, b_if), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"rate_bps", HOFFSET(LinkRow, rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"delay_ps", HOFFSET(LinkRow, delay_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"error_rate", HOFFSET(LinkRow, error_rate), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"kind", HOFFSET(LinkRow, kind), str, str},
+  });
+  std::vector<LinkRow> links;
+  links.reserve(meta.links.size());
+  for (const FabricLink& l : meta.links)
+    links.push_back({l.a, l.b, l.a_if, l.b_if, l.rate_bps, l.delay, l.error_rate, l.kind.c_str()});
+  write_table(group, "links", link_types, links.data(), links.size(),
+              "a, b: node ids; a_if, b_if: 1-based interfaces; rate_bps: bit/s; delay_ps: ps (one way); "
+              "error_rate: probability",
+              "one row per full-duplex link in topology order: kind nvlink (an NVSwitch end), nic (host to "
+              "switch) or fabric (switch to switch); error_rate is the drop probability in force",
+              "/topology");
+}
+}  // namespace
+
+void write_run_record(hid_t file, hid_t run, const RunMetadata& meta) {
+  write_pairs(run, "settings", meta.settings, "text: column 0 is the setting name, column 1 its value as written",
+              "every setting of the run, one (key, value) row each");
+  write_pairs(run, "overrides", meta.overrides, "text: column 0 the key, column 1 the value",
+              "the overrides in the order applied: --set KEY=VALUE, and what -o (output paths) and --memo "
+              "(memoization on) imply; 0 rows when none");
+  write_pairs(run, "scenario", meta.scenario_keys, "text: column 0 the scenario key (section.key), column 1 its value",
+              "a .toml scenario's every key with its effective value, defaults and the topology generator's "
+              "parameters included; 0 rows for an HPCC config");
+  write_topology(file, meta);
 }
 
 // Strings are built step by step: the operator+ chain trips GCC 12's false -Wrestrict warning
@@ -208,6 +307,19 @@ struct CollectiveRow {
   uint64_t flow_bytes;
   int64_t start_ps, end_ps, duration_ps;
   double algbw, busbw;
+  uint64_t nvlink_bytes, nic_bytes, fabric_hop_bytes;
+};
+
+struct FlowTagRow {
+  uint32_t flow, collective, iteration, layer;
+  const char* phase;
+  const char* group;
+  uint32_t ring, step, src_gpu, dst_gpu;
+};
+
+struct GpuRow {
+  uint32_t gpu;
+  int64_t compute_ps, exposed_ps, exposed_tp_ps, exposed_dp_ps, exposed_ep_ps, exposed_dp_ep_ps, update_ps, finish_ps;
 };
 
 void write_iterations(hid_t group, const std::vector<IterationRecord>& its) {
@@ -297,21 +409,83 @@ void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs) {
       Field{"duration_ps", HOFFSET(CollectiveRow, duration_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"algbw_GiBps", HOFFSET(CollectiveRow, algbw), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
       Field{"busbw_GiBps", HOFFSET(CollectiveRow, busbw), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"nvlink_bytes", HOFFSET(CollectiveRow, nvlink_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"nic_bytes", HOFFSET(CollectiveRow, nic_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"fabric_hop_bytes", HOFFSET(CollectiveRow, fabric_hop_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
   });
   std::vector<CollectiveRow> rows;
   rows.reserve(cs.size());
   for (const CollectiveRecord& c : cs) {
     rows.push_back({c.iteration, c.layer, c.layer_name.c_str(), kPhaseName[size_t(c.phase)], c.op.c_str(),
                     c.group.c_str(), c.group_first, c.ranks, c.bytes, c.flows, c.flow_bytes, c.start, c.end,
-                    c.end - c.start, c.algbw_gibps(), c.busbw_gibps()});
+                    c.end - c.start, c.algbw_gibps(), c.busbw_gibps(), c.nvlink_bytes, c.nic_bytes,
+                    c.fabric_hop_bytes});
   }
   write_table(group, "collectives", types, rows.data(), rows.size(),
               "iteration: 0-based; layer: 0-based workload row; group_first: GPU id; ranks: group size; "
               "bytes: per-rank size; flow_bytes: bytes; start_ps, end_ps, duration_ps: ps; algbw_GiBps, "
-              "busbw_GiBps: GiB/s (2^30 B/s)",
+              "busbw_GiBps: GiB/s (2^30 B/s); nvlink_bytes, nic_bytes, fabric_hop_bytes: bytes",
               "one row per collective (all ranks of one group) in order of first issue: phase fwd/ig/wg, "
               "op AllReduce/AllGather/ReduceScatter/AllToAll, group TP/DP/EP/DP_EP/None; start = first "
-              "rank issued it, end = last rank saw it complete; flows = 0 means it completed at once",
+              "rank issued it, end = last rank saw it complete; flows = 0 means it completed at once; "
+              "nvlink_bytes / nic_bytes: bytes of its finished flows that went GPU-NVSwitch-GPU / out of "
+              "the GPU's NIC, fabric_hop_bytes: their bytes times the switch-to-switch links they crossed",
+              "/workload");
+}
+
+void write_flow_tags(hid_t group, const WorkloadReport& w) {
+  const Handle str = string_type();
+  const auto types = compound(sizeof(FlowTagRow), {
+      Field{"flow", HOFFSET(FlowTagRow, flow), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"collective", HOFFSET(FlowTagRow, collective), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"iteration", HOFFSET(FlowTagRow, iteration), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"layer", HOFFSET(FlowTagRow, layer), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"phase", HOFFSET(FlowTagRow, phase), str, str},
+      Field{"group", HOFFSET(FlowTagRow, group), str, str},
+      Field{"ring", HOFFSET(FlowTagRow, ring), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"step", HOFFSET(FlowTagRow, step), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"src_gpu", HOFFSET(FlowTagRow, src_gpu), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"dst_gpu", HOFFSET(FlowTagRow, dst_gpu), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+  });
+  std::vector<FlowTagRow> rows;
+  rows.reserve(w.flows.size());
+  for (const FlowTag& t : w.flows) {
+    const CollectiveRecord& c = w.collectives[t.collective];
+    rows.push_back({t.flow, t.collective, c.iteration, c.layer, kPhaseName[size_t(c.phase)], c.group.c_str(), t.ring,
+                    t.step, t.src_gpu, t.dst_gpu});
+  }
+  write_table(group, "flows", types, rows.data(), rows.size(),
+              "flow: /flows row; collective: /workload/collectives row; iteration, layer: 0-based; src_gpu, "
+              "dst_gpu: GPU ids",
+              "one row per flow the collectives became, in flow id order: its collective, that collective's "
+              "iteration, workload row, phase and group, and its ring and step in the collective's plan "
+              "(ring and step 0 for AllToAll)",
+              "/workload");
+}
+
+void write_gpus(hid_t group, const WorkloadReport& w) {
+  const auto types = compound(sizeof(GpuRow), {
+      Field{"gpu", HOFFSET(GpuRow, gpu), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"compute_ps", HOFFSET(GpuRow, compute_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"exposed_ps", HOFFSET(GpuRow, exposed_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"exposed_tp_ps", HOFFSET(GpuRow, exposed_tp_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"exposed_dp_ps", HOFFSET(GpuRow, exposed_dp_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"exposed_ep_ps", HOFFSET(GpuRow, exposed_ep_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"exposed_dp_ep_ps", HOFFSET(GpuRow, exposed_dp_ep_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"update_ps", HOFFSET(GpuRow, update_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"finish_ps", HOFFSET(GpuRow, finish_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+  });
+  std::vector<GpuRow> rows;
+  rows.reserve(w.per_gpu.size());
+  for (size_t g = 0; g < w.per_gpu.size(); ++g) {
+    const GpuRecord& r = w.per_gpu[g];
+    rows.push_back({uint32_t(g), r.compute, r.exposed(), r.exposed_tp, r.exposed_dp, r.exposed_ep, r.exposed_dp_ep,
+                    r.update, r.finish});
+  }
+  write_table(group, "gpus", types, rows.data(), rows.size(), "gpu: GPU id; *_ps: ps",
+              "one row per GPU over the whole run: its compute, the time it was blocked on collectives "
+              "(exposed, by group), the update delays it waited for, and when its program ended (-1: it "
+              "did not); the slowest GPU (attribute slowest_gpu of /workload) is exposed longest",
               "/workload");
 }
 
@@ -331,6 +505,7 @@ void write_workload(hid_t file, const WorkloadReport& w) {
   attr_u64(group, "ep", w.ep);
   attr_u64(group, "dp_ep", w.dp_ep);
   attr_u64(group, "report_gpu", w.report_gpu);
+  attr_u64(group, "slowest_gpu", w.slowest_gpu);
   attr_i64(group, "total_time_ps", e.total);
   attr_i64(group, "total_compute_ps", e.total_compute);
   attr_i64(group, "total_exposed_ps", e.total_exposed);
@@ -343,12 +518,14 @@ void write_workload(hid_t file, const WorkloadReport& w) {
   attr_u8(group, "complete", w.complete() ? 1 : 0);
   attr_string(group, "incomplete", w.incomplete);
   attr_string(group, "units",
-              "gpus, tp, dp, ep, dp_ep: counts; report_gpu: GPU id; *_ps: ps, summed over iterations at "
-              "the reporting GPU (SimAI's EndToEnd); complete: 1 or 0; incomplete: \"\" or what was "
-              "still pending when the run ended");
+              "gpus, tp, dp, ep, dp_ep: counts; report_gpu, slowest_gpu: GPU id; *_ps: ps, summed over "
+              "iterations at the reporting GPU (SimAI's EndToEnd); complete: 1 or 0; incomplete: \"\" or what "
+              "was still pending when the run ended");
   write_iterations(group, w.iterations);
   write_layers(group, w.layers);
   write_collectives(group, w.collectives);
+  write_flow_tags(group, w);
+  write_gpus(group, w);
 }
 
 }  // namespace results_layout
@@ -357,21 +534,45 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
                         const WorkloadReport* workload, const SkipReport* skip) {
   QuietErrors quiet;
-  const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (fid < 0) throw create_error(path, error_detail());
-  Handle file(fid, H5Fclose);
-  write_root_attributes(file);
-  write_all_rows<FlowRow>(file, flows_table(), flows, flow_row);
-  write_all_rows<PfcRow>(file, pfc_table(), pfc, pfc_row);
-  {
-    Handle run = create_run_group(file);
-    write_run_attributes(run, meta, slowdown_stats(flows));
-    write_run_settings(run, meta);
+  // Written under a temporary name and renamed into place when complete: a reader never finds a
+  // half-written file, and a failed write leaves the previous one as it was.
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (fid < 0) {
+    // Say why with the file's own name (what a collective writer and the user see): creating it
+    // fails the same way (a missing or read-only folder), leaving nothing behind.
+    std::string detail = error_detail();
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      const hid_t probe = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);  // absent: nothing to lose
+      if (probe < 0) detail = error_detail();
+      else H5Fclose(probe), std::remove(path.c_str());
+    }
+    throw create_error(path, detail);
   }
-  if (workload) write_workload(file, *workload);
-  if (skip) write_wormhole(file, *skip);
-  // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
-  check(file.close(), "closing " + path);
+  try {
+    Handle file(fid, H5Fclose);
+    write_root_attributes(file);
+    write_all_rows<FlowRow>(file, flows_table(), flows, flow_row);
+    write_all_rows<PfcRow>(file, pfc_table(), pfc, pfc_row);
+    {
+      Handle run = create_run_group(file);
+      write_run_attributes(run, meta, slowdown_stats(flows));
+      write_run_record(file, run, meta);
+    }
+    if (workload) write_workload(file, *workload);
+    if (skip) write_wormhole(file, *skip);
+    // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
+    check(file.close(), "closing " + path);
+  } catch (const std::runtime_error& e) {
+    std::remove(tmp.c_str());
+    throw OutputError(path, std::string("cannot write: ") + e.what() + " (nothing was written; an earlier file of this name is left as it was)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw OutputError(path, std::string("cannot write: ") + std::strerror(err));
+  }
 }
 
 }  // namespace wh

@@ -20,16 +20,18 @@ struct SkipReport;
 namespace results_layout {
 
 // Bump when a dataset or field changes meaning. 2: the /workload group. 3: /wormhole and the
-// skipped_* columns of /flows.
-constexpr unsigned kLayoutVersion = 3;
+// skipped_* columns of /flows. 4: /flows' slowdown over the true ideal FCT (min_fct_ns; the
+// reference's ratio moved to slowdown_ref), the run record (/run attributes, /run/overrides,
+// /run/scenario, /topology), /workload/flows and /workload/gpus.
+constexpr unsigned kLayoutVersion = 4;
 
 /// One row of /flows in memory (C struct with padding; flows_table().types.first describes it).
 struct FlowRow {
   uint32_t id, src, dst, sport, dport, pg;
   uint64_t size_bytes;
   int64_t start_ns, finish_ns, fct_ns;
-  uint64_t ideal_fct_ns;
-  double slowdown;
+  uint64_t ideal_fct_ns, min_fct_ns;
+  double slowdown, slowdown_ref;
   uint8_t finished;
   int64_t skipped_ns;
   uint64_t skipped_bytes;
@@ -70,10 +72,11 @@ h5::Handle create_run_group(hid_t file);
 /// The scalar attributes of /run: `meta` as given, flows_* and slowdown_* / fct_* from `sd`
 /// (slowdown_stats over all flows in flow-id order; NaN where no flow finished).
 void write_run_attributes(hid_t run, const RunMetadata& meta, const SlowdownStats& sd);
-/// Dataset /run/settings: (n, 2) variable-length UTF-8 strings, one (key, value) row per setting.
+/// The run record: datasets /run/settings, /run/overrides and /run/scenario ((n, 2) variable-length
+/// UTF-8 strings, one (key, value) row each) and the group /topology (tables nodes and links).
 /// Variable-length data cannot be written through MPI-IO by HDF5 1.10, so the collective writer
 /// calls this from one rank on the file reopened with the default (serial) driver.
-void write_run_settings(hid_t run, const RunMetadata& meta);
+void write_run_record(hid_t file, hid_t run, const RunMetadata& meta);
 /// The /workload group: iterations, layers and collectives tables (hdf5_results.cpp).
 void write_workload(hid_t file, const WorkloadReport& w);
 

@@ -32,7 +32,7 @@ const char* const kKeys[] = {
     "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER",
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
     "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS", "WORMHOLE_VERIFY",
-    "WORMHOLE_ERROR_BOUND"};
+    "WORMHOLE_ERROR_BOUND", "PORT_MON", "PORT_MON_INTERVAL", "PORT_MON_START", "PORT_MON_END", "PORT_MON_NODES"};
 
 /// The longest stop time a Time (int64 ps) holds, in seconds (2^63 ps is about 9.22e6 s).
 constexpr double kMaxStopTimeS = 9.2e6;
@@ -285,6 +285,23 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "BW_MON_FILE" || k == "RATE_MON_FILE" || k == "CNP_MON_FILE") str();
   else if (k == "MON_START" || k == "MON_END" || k == "QP_MON_INTERVAL" || k == "QLEN_MON_INTERVAL" ||
            k == "BW_MON_INTERVAL") uint();
+  else if (k == "PORT_MON") c.port_mon = flag();
+  else if (k == "PORT_MON_INTERVAL") c.port_mon_interval_ns = uint(UINT64_MAX / 2000, 1);
+  else if (k == "PORT_MON_START") c.port_mon_start_ns = uint(UINT64_MAX / 2000);
+  else if (k == "PORT_MON_END") c.port_mon_end_ns = uint(UINT64_MAX / 2000);
+  else if (k == "PORT_MON_NODES") {
+    // switches | hosts | all, or a count and that many node ids (as the ECN maps count their entries)
+    const InputToken& t = (*toks_)[pos_ < toks_->size() ? pos_ : pos_ - 1];
+    if (t.text == "switches" || t.text == "hosts" || t.text == "all") {
+      c.port_mon_nodes = next().text;
+      c.port_mon_node_ids.clear();
+    } else {
+      const uint64_t n = uint(1'000'000'000, 1);
+      c.port_mon_node_ids.clear();
+      for (uint64_t j = 0; j < n; ++j) c.port_mon_node_ids.push_back(u32());
+      c.port_mon_nodes = "list";
+    }
+  }
   else if (k == "RTO_US") c.rto_us = real();
   else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
   else if (k == "SEED") c.seed = uint();

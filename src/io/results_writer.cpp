@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
 #include <stdexcept>
 
 #include "wormhole/io/input_error.h"
@@ -66,67 +67,96 @@ std::string pfc_line(const PfcRecord& p) {
 
 TextOutputs::TextOutputs(const std::string& fct_path, const std::string& pfc_path,
                          const std::string& config_file) {
-  fct_ = open_output(fct_path, config_file, "FCT_OUTPUT_FILE");
+  fct_.f = open_output(fct_path, config_file, "FCT_OUTPUT_FILE");
+  fct_.path = fct_path;
   try {
-    pfc_ = open_output(pfc_path, config_file, "PFC_OUTPUT_FILE");
+    pfc_.f = open_output(pfc_path, config_file, "PFC_OUTPUT_FILE");
+    pfc_.path = pfc_path;
   } catch (...) {
-    std::fclose(fct_);  // the destructor does not run for a throwing constructor
+    std::fclose(fct_.f);  // the destructor does not run for a throwing constructor
     throw;
   }
 }
 
 TextOutputs::~TextOutputs() {
-  // No throwing here: a failed final flush cannot be reported from a destructor.
-  if (fct_) std::fclose(fct_);
-  if (pfc_) std::fclose(pfc_);
+  // No throwing here: a failed final flush cannot be reported from a destructor; a file whose
+  // last flush failed was already cut back to its whole lines.
+  for (File* x : {&fct_, &pfc_})
+    if (x->f) {
+      if (std::fflush(x->f) != 0) {
+        if (::ftruncate(::fileno(x->f), x->committed) != 0) {}  // best effort: whole lines
+      }
+      std::fclose(x->f);
+    }
 }
 
 void TextOutputs::flow_finished(const FlowRecord& f) {
   const std::string line = fct_line(f);
-  std::fwrite(line.data(), 1, line.size(), fct_);
+  std::fwrite(line.data(), 1, line.size(), fct_.f);
   if (++pending_ >= kFlushEvery) flush();
 }
 
 void TextOutputs::pfc(const PfcRecord& p) {
   const std::string line = pfc_line(p);
-  std::fwrite(line.data(), 1, line.size(), pfc_);
+  std::fwrite(line.data(), 1, line.size(), pfc_.f);
   if (++pending_ >= kFlushEvery) flush();
+}
+
+void TextOutputs::File::flush() {
+  // A full disk shows up here rather than silently truncating the results. stdio may have written
+  // part of its buffer, i.e. half a line: the file is cut back to what the last good flush left.
+  if (std::fflush(f) == 0 && !std::ferror(f)) {
+    committed = std::ftell(f);
+    return;
+  }
+  const int err = errno ? errno : EIO;
+  std::clearerr(f);
+  const bool cut = ::ftruncate(::fileno(f), committed) == 0;
+  std::fseek(f, committed, SEEK_SET);
+  std::string problem = "cannot write: ";
+  problem += std::strerror(err);
+  problem += cut ? " (the file keeps the " + std::to_string(committed) + " bytes of whole lines written before)"
+                 : " (it may end in part of a line)";
+  throw OutputError(path, problem);
 }
 
 void TextOutputs::flush() {
   pending_ = 0;
-  // A full disk shows up here rather than silently truncating the results.
-  if (std::fflush(fct_) != 0 || std::ferror(fct_))
-    throw std::runtime_error(std::string("writing fct output failed: ") + std::strerror(errno));
-  if (std::fflush(pfc_) != 0 || std::ferror(pfc_))
-    throw std::runtime_error(std::string("writing pfc output failed: ") + std::strerror(errno));
+  fct_.flush();
+  pfc_.flush();
 }
 
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {
   SlowdownStats s;
   s.total = flows.size();
-  std::vector<double> slow;
+  std::vector<double> slow, ref;
   std::vector<uint64_t> fct;
-  double sum = 0;        // plain sum in input order: matches summary.json to the last bit
-  uint64_t fct_sum = 0;  // exact; divided once at the end
+  double sum = 0, ref_sum = 0;  // plain sums in input order: the reference's matches summary.json to the last bit
+  uint64_t fct_sum = 0;         // exact; divided once at the end
   for (const FlowRecord& f : flows) {
     if (!f.finished()) continue;
     slow.push_back(f.slowdown());
+    ref.push_back(f.slowdown_ref());
     fct.push_back(f.fct_ns());
     sum += slow.back();
+    ref_sum += ref.back();
     fct_sum += fct.back();
   }
   s.finished = slow.size();
   if (slow.empty()) return s;
   const double n = double(slow.size());
   s.mean = sum / n;
+  s.ref_mean = ref_sum / n;
   s.fct_mean_us = double(fct_sum) / n / 1000.0;
   // Slowdown and FCT percentiles are taken independently, as summary.json does.
   std::sort(slow.begin(), slow.end());
+  std::sort(ref.begin(), ref.end());
   std::sort(fct.begin(), fct.end());
   s.p50 = nearest_rank(slow, 50);
   s.p99 = nearest_rank(slow, 99);
   s.max = slow.back();
+  s.ref_p50 = nearest_rank(ref, 50);
+  s.ref_p99 = nearest_rank(ref, 99);
   s.fct_p99_us = double(nearest_rank(fct, 99)) / 1000.0;
   return s;
 }

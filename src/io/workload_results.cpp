@@ -110,12 +110,23 @@ std::string layers_csv(const WorkloadReport& r) {
 std::string collectives_csv(const WorkloadReport& r) {
   std::string s =
       "iteration,layer,layer_name,phase,op,group,group_first,ranks,bytes,flows,flow_bytes,start_us,end_us,"
-      "duration_us,algbw_GiBps,busbw_GiBps\n";
+      "duration_us,algbw_GiBps,busbw_GiBps,nvlink_bytes,nic_bytes,fabric_hop_bytes\n";
   for (const CollectiveRecord& c : r.collectives) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.iteration, c.layer,
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.iteration, c.layer,
                      csv_field(c.layer_name), kPhaseName[size_t(c.phase)], csv_field(c.op), csv_field(c.group),
                      c.group_first, c.ranks, c.bytes, c.flows, c.flow_bytes, us(c.start), us(c.end),
-                     us(c.end - c.start), gibps(c.algbw_gibps()), gibps(c.busbw_gibps()));
+                     us(c.end - c.start), gibps(c.algbw_gibps()), gibps(c.busbw_gibps()), c.nvlink_bytes, c.nic_bytes,
+                     c.fabric_hop_bytes);
+  }
+  return s;
+}
+
+std::string gpus_csv(const WorkloadReport& r) {
+  std::string s = "gpu,compute_us,exposed_us,exposed_tp_us,exposed_dp_us,exposed_ep_us,exposed_dp_ep_us,update_us,finish_us\n";
+  for (size_t g = 0; g < r.per_gpu.size(); ++g) {
+    const GpuRecord& x = r.per_gpu[g];
+    s += fmt::format("{},{},{},{},{},{},{},{},{}\n", g, us(x.compute), us(x.exposed()), us(x.exposed_tp), us(x.exposed_dp),
+                     us(x.exposed_ep), us(x.exposed_dp_ep), us(x.update), x.finish >= 0 ? us(x.finish) : "");
   }
   return s;
 }
@@ -173,6 +184,7 @@ void write_workload_csvs(const std::string& dir, const WorkloadReport& r) {
       {"layers.csv", layers_csv(r)},
       {"collectives.csv", collectives_csv(r)},
       {"iterations.csv", iterations_csv(r)},
+      {"gpus.csv", gpus_csv(r)},
   };
   // Every file goes to a temporary name first and is renamed only once all of them are written:
   // a reader never sees a truncated file, nor a new end_to_end.csv beside an old layers.csv.

@@ -170,7 +170,14 @@ void Network::truncate_after(const Event& x) {
     }
     switch (u.what) {
       case kUndoEcn: --ecn_marks_; break;
-      case kUndoDrop: --dropped_; break;
+      case kUndoDrop:
+        --dropped_;
+        --drops_[u.arg];
+        break;
+      case kUndoRetx:
+        --retx_packets_;
+        retx_bytes_ -= u.arg;
+        break;
       case kUndoRto: --rto_fired_; break;
       case kUndoFinish:
         flows_[u.arg].finish = -1;

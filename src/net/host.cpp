@@ -31,6 +31,7 @@ void Network::start_flow(uint32_t id) {
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
   f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
+  f.min_fct = lower_bound_fct(id);
   if (!owns_node(f.src)) {
     // Another rank's sender: this rank needs only the ACK NIC (if it has the receiver), and the
     // controller's partitions, which every rank keeps alike.
@@ -132,7 +133,13 @@ void Network::nic_send(uint32_t port) {
     pk.ts = now;
     pk.retx = f.rto_recovery;
     pk.offset = f.clock_offset;
+    if (f.snd_nxt < f.snd_high) {  // go-back-N sends it again
+      ++retx_packets_;
+      retx_bytes_ += payload;
+      log_undo(kUndoRetx, payload);
+    }
     f.snd_nxt += payload;
+    f.snd_high = std::max(f.snd_high, f.snd_nxt);
     f.last_pkt_size = pk.size;
     f.last_ser = ser(pk.size, f.rate_bps);
     f.next_avail = now + (cfg_.rate_bound ? f.last_ser : ser(pk.size, f.max_rate_bps));
@@ -189,7 +196,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   // The data packet becomes its ACK in place: addresses and ports swapped, the CE mark echoed as
   // the CNP flag, the send time and the INT kept (the reference copies them into the ACK).
   const uint32_t nic = nodes_[pk.dst].num_ports > 1 ? f.rx_nic : port;
-  if (nic == UINT32_MAX) return drop(pkt);
+  if (nic == UINT32_MAX) return drop(pkt, kDropLinkDown, port);  // no NIC left for the ACK after LINK_DOWN
   const bool frozen_nic = kernel_.now() < ports_[nic].frozen_until;
   pk.type = action == 1 ? PktType::Ack : PktType::Nack;
   pk.seq = f.rcv_nxt;
@@ -202,6 +209,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
   pk.retx = 0;
   if (frozen_nic) return bypass(nic, pkt, ports_[nic].queue_bytes[0]);  // the NIC's partition is skipped, its ACKs are not
   ports_[nic].enqueue(0, pkt, pk.size);
+  if (tracer_) trace(TraceEvent::Enqu, nic, pkt, ports_[nic].queue_bytes[0]);
   nic_send(nic);
 }
 

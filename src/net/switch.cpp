@@ -26,11 +26,11 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   Packet& pk = pool_[pkt];
   const uint32_t node = ports_[in_port].node;
   auto hops = routing_.next_hops(node, pk.dst);
-  if (hops.empty()) return drop(pkt);
+  if (hops.empty()) return drop(pkt, kDropLinkDown, in_port);  // no route left after LINK_DOWN
   uint32_t out = hops[0];
   if (hops.size() > 1)
     out = hops[ecmp_hash(node_ip(pk.src), node_ip(pk.dst), pk.sport, pk.dport, node) % hops.size()];
-  if (!ports_[out].up) return drop(pkt);
+  if (!ports_[out].up) return drop(pkt, kDropLinkDown, out);
   if (kernel_.now() < ports_[out].frozen_until) {
     // The egress belongs to a partition being skipped: control traffic of other flows passes it
     // (docs/architecture.md), a data packet is an interrupt nobody announced: it waits for the pull-back.
@@ -43,12 +43,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
     // Ingress admission: drop only when both the headroom and the shared pool are exhausted.
     const uint64_t s = pk.size;
     const uint64_t thr = pfc_threshold(in_port);
-    if (s + in.hdrm_bytes[c] > in.headroom && s + shared_used(in, c) > thr) {
-      ++dropped_;
-      log_undo(kUndoDrop);
-      pool_.release(pkt);
-      return;
-    }
+    if (s + in.hdrm_bytes[c] > in.headroom && s + shared_used(in, c) > thr) return drop(pkt, kDropBuffer, in_port);
     const uint64_t nb = in.ingress_bytes[c] + s;
     if (nb <= kReserveBytes) {
       in.ingress_bytes[c] += s;
@@ -68,6 +63,8 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   queued.in_port = in_port;
   Port& o = ports_[out];
   o.enqueue(c, pkt, queued.size);
+  if (o.bytes_total > o.peak_mark) o.peak_mark = o.bytes_total;
+  if (tracer_) trace(TraceEvent::Enqu, out, pkt, o.queue_bytes[c]);
   if (o.bytes_total > max_queue_) {
     max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
     if (client_ && !node_rank_.empty()) peaks_.push_back({max_queue_event_, kernel_.events_executed(), max_queue_, out});
@@ -87,6 +84,7 @@ void Network::send_pfc(uint32_t in_port, uint32_t cls, bool pause) {
   if (!p.up) return pool_.release(pkt);  // its link is down: the frame would never leave
   if (kernel_.now() < p.frozen_until) return bypass(in_port, pkt, p.queue_bytes[0]);
   p.enqueue(0, pkt, pk.size);
+  if (tracer_) trace(TraceEvent::Enqu, in_port, pkt, p.queue_bytes[0]);
   kick(in_port);
 }
 

@@ -330,6 +330,24 @@ Scenario read_scenario(const std::string& path, const std::vector<std::pair<std:
   return Reader(path).read(overrides);
 }
 
+std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario& s) {
+  std::vector<std::pair<std::string, std::string>> out = {{"name", s.name}};
+  for (auto& kv : topology_values(s.topology)) out.push_back(std::move(kv));
+  const WorkloadSpec& w = s.workload;
+  out.emplace_back("workload.file", w.file);
+  out.emplace_back("workload.iterations", std::to_string(w.iterations));
+  out.emplace_back("workload.send_latency", std::to_string(w.send_latency) + "ps");
+  out.emplace_back("workload.zero_chunk", w.zero_chunk == ZeroChunk::NoFlows ? "no-flows" : "one-byte");
+  out.emplace_back("workload.report_gpu", std::to_string(w.report_gpu));
+  out.emplace_back("workload.max_time", std::to_string(w.max_time) + "ps");
+  std::string groups;
+  for (const std::string& g : w.ignore_groups) groups += (groups.empty() ? "" : " ") + g;
+  out.emplace_back("workload.ignore_groups", groups);
+  out.emplace_back("network.config", s.net.path == s.path ? "" : s.net.path);
+  out.emplace_back("output.dir", s.output_dir);
+  return out;
+}
+
 std::vector<std::string> scenario_keys() {
   std::vector<std::string> keys = {"name", "network.config"};
   for (const char* section : {"topology", "workload", "wormhole", "output"})

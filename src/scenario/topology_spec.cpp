@@ -1,5 +1,6 @@
 // The [topology] table: a file to read or a generator and its parameters, and build_topology.
 #include <cctype>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <variant>
@@ -167,6 +168,38 @@ void apply_topology(const std::vector<Item>& items, const std::string& scenario_
            "remove it: " + it.key + " is a parameter of " + generators_taking(it.key));
     set(it, t.generator, *target);
   }
+}
+
+std::vector<std::pair<std::string, std::string>> topology_values(const TopologySpec& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!spec.file.empty()) out.emplace_back("topology.file", spec.file);
+  else out.emplace_back("topology.generator", spec.generator);
+  if (!spec.write.empty()) {
+    out.emplace_back("topology.write", spec.write);
+    out.emplace_back("topology.write_format", spec.write_format);
+  }
+  if (spec.generator.empty()) return out;
+  TopologySpec t = spec;  // field() hands out pointers into the parameters
+  for (const std::string& k : topology_keys()) {
+    const auto target = field(t, t.generator, k);
+    if (!target) continue;
+    std::string text = std::visit(
+        [](auto* p) -> std::string {
+          using T = std::remove_pointer_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, uint32_t>) return std::to_string(*p);
+          else if constexpr (std::is_same_v<T, uint64_t>) return format_data_rate(*p);
+          else if constexpr (std::is_same_v<T, Time>) return std::to_string(*p) + "ps";
+          else if constexpr (std::is_same_v<T, bool>) return *p ? "true" : "false";
+          else if constexpr (std::is_same_v<T, double>) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", *p);
+            return buf;
+          } else return *p;
+        },
+        *target);
+    out.emplace_back("topology." + k, std::move(text));
+  }
+  return out;
 }
 
 }  // namespace scenario_detail

@@ -63,7 +63,7 @@ struct WorkloadDriver::Gpu {
   bool timer_pending = false;       // a compute or update delay is running (kProgram event)
   std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
   uint32_t wg_outstanding = 0;
-  std::map<uint32_t, Time> issued_at;  // report GPU only: instance -> issue time
+  std::map<uint32_t, Time> issued_at;  // instance -> issue time (collectives in flight at this GPU)
 };
 
 WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
@@ -80,6 +80,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
     g.stage = w_.header.micro ? kMicroIssue : kFwdBegin;
   }
   iter_end_.assign(o_.iterations, 0);
+  report_.per_gpu.assign(layout_.gpus, GpuRecord{});
   report_.workload_file = w_.file;
   report_.gpus = layout_.gpus;
   report_.tp = layout_.tp;
@@ -166,7 +167,19 @@ LayerRecord& WorkloadDriver::layer_record(uint32_t iter, uint32_t row) {
 
 void WorkloadDriver::finish(uint32_t g) {
   gpus_[g].stage = kDone;
+  report_.per_gpu[g].finish = net_.client_now();
   if (++gpus_done_ == layout_.gpus) net_.stop();
+}
+
+void WorkloadDriver::add_exposed(uint32_t g, uint32_t row, Phase phase, Time t) {
+  GpuRecord& r = report_.per_gpu[g];
+  switch (op_of(row, phase).group) {
+    case CommGroup::TP: r.exposed_tp += t; break;
+    case CommGroup::DP: r.exposed_dp += t; break;
+    case CommGroup::EP: r.exposed_ep += t; break;
+    case CommGroup::DP_EP: r.exposed_dp_ep += t; break;
+    case CommGroup::None: break;
+  }
 }
 
 void WorkloadDriver::note_time(uint32_t iteration, Time t) {
@@ -209,10 +222,13 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           // Exposed: blocked until the wg's communication completed (its update delay is not
           // communication, as for fwd and ig); nothing when it had no flows.
           const Time completed = G.wg_completed[G.row];
-          if (g == o_.report_gpu && completed > G.blocked_since)
-            layer_record(G.iter - 1, G.row).exposed[2] += completed - G.blocked_since;
+          if (completed > G.blocked_since) {
+            add_exposed(g, G.row, Phase::Wg, completed - G.blocked_since);
+            if (g == o_.report_gpu) layer_record(G.iter - 1, G.row).exposed[2] += completed - G.blocked_since;
+          }
           G.blocked_since = -1;
         }
+        report_.per_gpu[g].compute += Time(w_.layers[G.row].fwd_compute_ns) * kNs;
         if (delay(Time(w_.layers[G.row].fwd_compute_ns) * kNs, kFwdIssue)) return;
         break;
       }
@@ -227,6 +243,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         G.stage = kFwdBegin;
         break;
       case kIgBegin:
+        report_.per_gpu[g].compute += Time(w_.layers[G.row].ig_compute_ns) * kNs;
         if (delay(Time(w_.layers[G.row].ig_compute_ns) * kNs, kIgIssue)) return;
         break;
       case kIgIssue:
@@ -235,6 +252,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         if (G.stage == kIgComm) return;
         break;
       case kWgBegin:
+        report_.per_gpu[g].compute += Time(w_.layers[G.row].wg_compute_ns) * kNs;
         if (delay(Time(w_.layers[G.row].wg_compute_ns) * kNs, kWgIssue)) return;
         break;
       case kWgIssue:
@@ -329,7 +347,7 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     inst_.push_back(std::move(in));
     ++pending_;
   }
-  if (g == o_.report_gpu) G.issued_at[id] = now;
+  G.issued_at[id] = now;
   Instance& in = inst_[id];
   const uint32_t mi = in.plan->index_of(g);
   in.issued[mi] = 1;
@@ -368,6 +386,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       const uint32_t id = net_.inject_flow(spec);
       if (flow_owner_.size() <= id) flow_owner_.resize(id + 1, {UINT32_MAX, 0});
       flow_owner_[id] = {inst, f};
+      report_.flows.push_back({id, static_cast<uint32_t>(inst_[inst].record), s.ring, s.step, s.src, s.dst});
       break;
     }
     case kWgUpdate: {
@@ -382,6 +401,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
   if (forward_) forward_->flow_finished(r);
   if (r.id >= flow_owner_.size() || flow_owner_[r.id].first == UINT32_MAX) return;
   const auto [id, f] = flow_owner_[r.id];
+  count_link_bytes(inst_[id].record, r);
   const std::shared_ptr<const Plan> plan = inst_[id].plan;
   uint32_t done[2], n = 0;
   {
@@ -427,18 +447,13 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     row = inst_[id].row;
     iter = inst_[id].iter;
   }
-  if (g == o_.report_gpu && id != UINT32_MAX) {
-    LayerRecord& l = layer_record(iter, row);
-    const int p = static_cast<int>(phase);
-    const Time comm = now - G.issued_at[id];
-    G.issued_at.erase(id);
-    const CollectiveRecord& rec = report_.collectives[inst_[id].record];
-    l.comm[p] += comm;
-    l.bytes[p] = rec.bytes;
-    l.op[p] = rec.op;
-    l.ranks[p] = rec.ranks;
-    if (phase != Phase::Wg || w_.header.micro) l.exposed[p] += comm;
-    l.finished = std::max(l.finished, now);
+  const bool blocking = phase != Phase::Wg || w_.header.micro;
+  if (id != UINT32_MAX) {
+    const auto at = G.issued_at.find(id);
+    const Time comm = now - at->second;
+    G.issued_at.erase(at);
+    if (blocking) add_exposed(g, row, phase, comm);
+    if (g == o_.report_gpu) report_layer(iter, row, phase, id, comm);
   }
   const Time update = Time(w_.layers[row].update_ns) * kNs;
   if (phase == Phase::Wg && !w_.header.micro) {
@@ -453,6 +468,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     return;
   }
   note_time(iter, now);
+  report_.per_gpu[g].update += update;
   const Stage next = G.stage == kFwdComm ? kFwdNext : G.stage == kIgComm ? kWgBegin : kMicroIssue;
   if (G.stage == kMicroComm) ++G.iter;
   G.stage = next;
@@ -476,8 +492,10 @@ void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time co
   if (advancing_ == g) return;
   if (G.stage == kEndWait && G.blocked_since >= 0) {
     if (completed >= 0) {
-      if (g == o_.report_gpu && completed > G.blocked_since)
-        layer_record(iter, row).exposed[2] += completed - G.blocked_since;
+      if (completed > G.blocked_since) {
+        add_exposed(g, row, Phase::Wg, completed - G.blocked_since);
+        if (g == o_.report_gpu) layer_record(iter, row).exposed[2] += completed - G.blocked_since;
+      }
       G.blocked_since = std::max(G.blocked_since, completed);
     }
     if (G.wg_outstanding == 0) advance(g);
@@ -534,9 +552,13 @@ void WorkloadDriver::finish_report(Time until) {
     // Run dry: when the last event ran. Stopped: at the time limit, which may be long after the last
     // event (a max_time inside the first compute phase ran nothing at all).
     const bool dry = net_.pending_events() == 0;
-    report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
-                                     dry ? "no runnable events" : "stopped by the time limit",
-                                     double(dry ? now : until) / kSec, pending_, describe_pending());
+    if (net_.stopped_by_signal())
+      report_.incomplete = fmt::format("interrupted (signal {}) at {:.6f} s while {} collectives pending:{}",
+                                       interrupt_signal(), double(now) / kSec, pending_, describe_pending());
+    else
+      report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
+                                       dry ? "no runnable events" : "stopped by the time limit",
+                                       double(dry ? now : until) / kSec, pending_, describe_pending());
   }
   Time prev = 0;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
@@ -570,6 +592,36 @@ void WorkloadDriver::finish_report(Time until) {
   }
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;
+  report_.slowest_gpu = 0;
+  for (uint32_t g = 1; g < report_.per_gpu.size(); ++g)
+    if (report_.per_gpu[g].exposed() > report_.per_gpu[report_.slowest_gpu].exposed()) report_.slowest_gpu = g;
+}
+
+void WorkloadDriver::report_layer(uint32_t iter, uint32_t row, Phase phase, uint32_t id, Time comm) {
+  LayerRecord& l = layer_record(iter, row);
+  const int p = static_cast<int>(phase);
+  const CollectiveRecord& rec = report_.collectives[inst_[id].record];
+  l.comm[p] += comm;
+  l.bytes[p] = rec.bytes;
+  l.op[p] = rec.op;
+  l.ranks[p] = rec.ranks;
+  if (phase != Phase::Wg || w_.header.micro) l.exposed[p] += comm;
+  l.finished = std::max(l.finished, net_.client_now());
+}
+
+void WorkloadDriver::count_link_bytes(size_t record, const FlowRecord& r) {
+  // The links its data crossed, by kind: its first hop says NVLink (GPU -> NVSwitch) or NIC; every
+  // switch-to-switch link after it is fabric.
+  const std::vector<uint32_t> path = net_.data_path(r.id);
+  if (path.empty()) return;
+  const std::vector<Node>& nodes = net_.nodes();
+  const std::vector<Port>& ports = net_.ports();
+  CollectiveRecord& c = report_.collectives[record];
+  const Node& first = nodes[ports[ports[path[0]].peer].node];
+  (first.is_nvswitch ? c.nvlink_bytes : c.nic_bytes) += r.size_bytes;
+  for (size_t h = 1; h < path.size(); ++h)
+    if (nodes[ports[ports[path[h]].peer].node].is_switch && !nodes[ports[path[h]].node].is_nvswitch)
+      c.fabric_hop_bytes += r.size_bytes;
 }
 
 std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {

@@ -84,7 +84,8 @@ class Analyze(unittest.TestCase):
         t = cls.tmp = Path(cls._tmp.name)
         inputs = SOURCE_DIR / "inputs"
         wormhole(inputs / INCAST / "config_dcqcn.txt", "-o", t / "incast")
-        wormhole(inputs / INCAST / "config_dcqcn.txt", "-o", t / "pfc", "--set", "BUFFER_SIZE=4")
+        wormhole(inputs / INCAST / "config_dcqcn.txt", "-o", t / "pfc", "--set", "BUFFER_SIZE=4", "--set", "PORT_MON=1",
+                 "--set", "PORT_MON_INTERVAL=2000", "--set", "PORT_MON_NODES=all")
         wormhole(inputs / "hpcc-bundled-example" / "config_hpcc.txt", "-o", t / "off")
         wormhole(inputs / "hpcc-bundled-example" / "config_hpcc.txt", "-o", t / "on", "--set", "WORMHOLE=1")
         wormhole(inputs / "llm" / "moe-32g.toml", "-o", t / "moe")
@@ -314,6 +315,103 @@ class Analyze(unittest.TestCase):
         self.check_png(self.tmp / "pfc-txt.png")
         r = self.analyze_json("plot-pfc", self.tmp / "incast" / "results.h5", "-o", self.tmp / "pfc-none.png")
         self.assertEqual(r["frames"], 0)
+
+    def test_plot_pfc_never_negative(self):
+        # Regression: a PAUSE and its RESUME in the same ns were sorted end before start, and the paused-port count
+        # went to -1 for that instant. Port (5, 1) pauses for 0 ns at 100, port (6, 1) from 200 to 300 ns.
+        txt = self.tmp / "same-ns-pfc.txt"
+        txt.write_text("100 5 1 1 1\n100 5 1 1 0\n200 6 1 1 1\n300 6 1 1 0\n")
+        r = self.analyze_json("plot-pfc", "--pfc", txt, "-o", self.tmp / "same-ns.png")
+        self.assertEqual(r["title"], f"PFC pauses of {self.tmp.name} (4 frames)")  # the run's name
+        self.assertEqual(r["min_paused_ports"], 0)
+        self.assertEqual(r["max_paused_at_once"], 1)
+        self.assertEqual(r["pauses"], 2)
+        self.assertAlmostEqual(r["paused_port_time_us"], 0.1)
+        self.check_png(self.tmp / "same-ns.png")
+
+    def test_plot_fct_overlay_of_runs(self):
+        # The micro AllReduce under DCQCN and HPCC: one CDF per run, labelled, each run's own percentiles.
+        a, b = self.tmp / "micro" / "results.h5", self.tmp / "micro-hpcc" / "results.h5"
+        r = self.analyze_json("plot-fct", a, b, "-o", self.tmp / "overlay", "--label", "DCQCN", "HPCC")
+        self.assertEqual([x["label"] for x in r["runs"]], ["DCQCN", "HPCC"])
+        self.assertEqual(r["slowdown_over"], "true ideal FCT")
+        for x, h5 in zip(r["runs"], (a, b)):
+            with h5py.File(h5) as f:
+                sd = f["flows"]["slowdown"][f["flows"]["finished"] == 1]
+            self.assertEqual(x["flows"], len(sd))
+            self.assertEqual(x["p99"], nearest_rank(sd, 0.99))
+        for name in ("fct_slowdown_cdf.png", "fct_slowdown_by_size.png"):
+            self.check_png(self.tmp / "overlay" / name)
+        # With an fct.txt among them, every run's slowdown is the reference's ratio (the file has no other).
+        r = self.analyze_json("plot-fct", self.tmp / "micro" / "fct.txt", b, "-o", self.tmp / "overlay2")
+        self.assertEqual(r["slowdown_over"], "standalone FCT")
+        self.assertEqual([x["label"] for x in r["runs"]], ["micro", "micro-hpcc"])
+        self.analyze("plot-fct", a, b, "-o", self.tmp / "overlay3", "--label", "one", expect=2)
+
+    def test_plot_runs_and_formats(self):
+        runs = [self.tmp / n / "results.h5" for n in ("micro", "micro-hpcc", "moe")]
+        r = self.analyze_json("plot-runs", *runs, "-o", self.tmp / "runs.png")
+        for x, h5 in zip(r["runs"], runs):
+            with h5py.File(h5) as f:
+                w = f["workload"]
+                self.assertEqual(x["iterations_ps"], [int(v) for v in w["iterations"]["time_ps"]])
+                self.assertEqual(sum(x["report"].values()), int(w.attrs["total_exposed_ps"]))
+                self.assertEqual(x["slowest_gpu"], int(w.attrs["slowest_gpu"]))
+        self.check_png(self.tmp / "runs.png", min_w=800)
+        self.analyze("plot-runs", self.tmp / "incast" / "results.h5", "-o", self.tmp / "x.png", expect=2)
+        # --format: PDF and SVG by name.
+        self.analyze("plot-runs", *runs[:2], "-o", self.tmp / "runs-vector", "--format", "pdf")
+        self.assertEqual((self.tmp / "runs-vector.pdf").read_bytes()[:5], b"%PDF-")
+        self.analyze("plot-fct", runs[0], "-o", self.tmp / "svg", "--format", "svg")
+        self.assertIn(b"<svg", (self.tmp / "svg" / "fct_slowdown_cdf.svg").read_bytes()[:400])
+
+    def test_plot_layers_by_type(self):
+        # Summed by layer type (the name without its trailing number), the bars add up to the rows'.
+        h5 = self.tmp / "moe" / "results.h5"
+        with h5py.File(h5) as f:
+            layers = f["workload/layers"][:]
+        r = self.analyze_json("plot-layers", h5, "-o", self.tmp / "layers-type.png", "--by-type")
+        self.assertTrue(r["by_type"])
+        total = sum(int(layers[f"{p}_exposed_ps"].sum()) for p in ("fwd", "ig", "wg")) / 1e6
+        self.assertAlmostEqual(sum(t["exposed_us"] for t in r["types"]), total, places=6)
+        self.assertEqual(sum(t["rows"] for t in r["types"]), len(layers))
+        moe = [t for t in r["types"] if t["type"] == "mlp_moelayer"][0]
+        self.assertEqual(moe["rows"], int(sum(n == b"mlp_moelayer" for n in layers["name"])))
+        self.assertEqual(r["top"][0]["type"], "mlp_moelayer")
+        self.check_png(self.tmp / "layers-type.png")
+        self.assertFalse(self.analyze_json("plot-layers", h5, "-o", self.tmp / "l.png")["by_type"])  # 43 rows
+
+    def test_plot_links_and_queues(self):
+        run = self.tmp / "pfc"
+        with h5py.File(run / "monitor.h5") as m:
+            util, q = m["utilisation"][:], m["queue_max_bytes"][:]
+            ports = m["ports"][:]
+        r = self.analyze_json("plot-links", run, "-o", self.tmp / "links.png", "--top", "10")
+        self.assertEqual(r["ports_shown"], 10)
+        n = r["rows"]
+        busiest = max(r["ports"], key=lambda x: x["mean_utilisation"])
+        j = int(np.argmax(util[:n].mean(axis=0)))
+        self.assertEqual(busiest["port"], int(ports["port"][j]))     # the incast's bottleneck, switch 64 to host 0
+        self.assertEqual((int(ports["node"][j]), int(ports["peer_node"][j])), (64, 0))
+        self.assertAlmostEqual(busiest["mean_utilisation"], float(util[:n, j].mean()), places=5)
+        self.check_png(self.tmp / "links.png")
+        r = self.analyze_json("plot-queues", run / "results.h5", "-o", self.tmp / "queues.png", "--top", "3")
+        self.assertEqual(r["ports"][0]["peak_bytes"], int(q.max()))
+        self.check_png(self.tmp / "queues.png")
+        r = self.analyze_json("plot-queues", run, "-o", self.tmp / "q1.png", "--port", "64:1")
+        self.assertEqual(r["ports"][0]["name"], "64:1>0")
+        self.analyze("plot-links", self.tmp / "incast", "-o", self.tmp / "x.png", expect=2)  # no monitor there
+        self.analyze("plot-queues", run, "-o", self.tmp / "x.png", "--port", "99:9", expect=2)
+
+    def test_minor_log_labels_do_not_crowd(self):
+        # Regression: across a decade every minor tick of compare --plot was labelled, 600 to 1000 on top of each
+        # other; now only 2 and 5 x 10^k are, and every one below 3x, none above 20x.
+        sys.path.insert(0, str(SOURCE_DIR / "scripts"))
+        from wh_analysis.plots import minor_log_labels
+        f = minor_log_labels(120, 1500)
+        self.assertEqual([f(v, 0) for v in range(200, 1000, 100)], ["200", "", "", "500", "", "", "", ""])
+        self.assertEqual(minor_log_labels(800, 2000)(900, 0), "900")
+        self.assertEqual(minor_log_labels(1, 100)(20, 0), "")
 
     def test_plot_scaling(self):
         path = self.tmp / "scaling.csv"

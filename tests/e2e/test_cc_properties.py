@@ -45,7 +45,8 @@ PFC_RESERVE = 4096                         # per (ingress port), counted once pe
 
 SUMMARY_RE = re.compile(
     r"events (?P<events>\d+) in (?P<wall>[\d.]+) s wall.*?PFC frames (?P<pfc>\d+); ECN marks (?P<ecn>\d+); "
-    r"drops (?P<drops>\d+); retransmission timeouts (?P<rto>\d+); peak switch queue (?P<peak>\d+) B(?: \(node (?P<node>\d+) if (?P<if>\d+)\))?")
+    r"drops (?P<drops>\d+)(?: \([^)]*\))?; retransmitted (?P<retx>\d+) packets(?: \([^)]*\))?; "
+    r"retransmission timeouts (?P<rto>\d+); peak switch queue (?P<peak>\d+) B(?: \(node (?P<node>\d+) if (?P<if>\d+)\))?")
 RTT_RE = re.compile(r"maxRtt=(\d+) maxBdp=(\d+)")
 
 

@@ -32,8 +32,8 @@ def mpirun(n, *args):
                           capture_output=True, text=True, timeout=300)
 
 
-# /run attributes that are not results: how long it took.
-TIMING = {"wall_s", "events_per_s"}
+# /run attributes that are not results: how long it took, and the command line.
+TIMING = {"wall_s", "events_per_s", "command_line"}
 
 
 class Distributed(unittest.TestCase):

@@ -37,7 +37,7 @@ SLURM = SOURCE_DIR / "scripts" / "slurm"
 SCENARIO = SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt"
 RING = SOURCE_DIR / "inputs" / "hpcc-ring16-fattree-k4-1MB" / "config_dcqcn.txt"  # 16 flows, packet mode
 MICRO = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"  # a training workload, Wormhole off
-WORKLOAD_CSVS = ("collectives.csv", "end_to_end.csv", "iterations.csv", "layers.csv")
+WORKLOAD_CSVS = ("collectives.csv", "end_to_end.csv", "gpus.csv", "iterations.csv", "layers.csv")
 RANK_LINE = re.compile(r"^rank (\d+): \d+ events; compute [0-9.]+ s, wait [0-9.]+ s, communicate [0-9.]+ s; \d+ windows",
                        re.M)
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]

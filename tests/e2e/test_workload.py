@@ -78,7 +78,20 @@ class WorkloadRuns(unittest.TestCase):
             self.assertEqual(list(it["end_ps"]), [6_370_000, 12_740_000])
             self.assertEqual(len(f["/workload/collectives"]), 0)
             self.assertEqual(len(f["/flows"]), 0)
+            # Per GPU, each alike: compute 2 × (1000 + 2000 + 3000 + 10 + 20 + 30) = 12,120 ns; update delays
+            # waited for 2 × (100 + 5 after fwd, 5 + 100 after ig) = 420 ns (the wg updates run in the
+            # background); nothing exposed; the program ends after a's last wg update at 12,740 ns.
+            gpus = f["/workload/gpus"][:]
+            self.assertEqual(list(gpus["gpu"]), list(range(16)))
+            for col, want in (("compute_ps", 12_120_000), ("exposed_ps", 0), ("update_ps", 420_000),
+                              ("finish_ps", 12_740_000)):
+                self.assertTrue((gpus[col] == want).all(), f"{col}: {gpus[col]}")
             self.assertEqual(int(f["/workload"].attrs["complete"]), 1)
+        with open(out / "gpus.csv") as fh:
+            rows = list(csv.DictReader(fh))
+        self.assertEqual(len(rows), 16)
+        self.assertEqual((rows[3]["compute_us"], rows[3]["exposed_us"], rows[3]["update_us"], rows[3]["finish_us"]),
+                         ("12.120", "0.000", "0.420", "12.740"))
 
     def test_tp8_allreduce_hand_count_8_and_16_gpus(self):
         # TP-8 ring AllReduce of 16 MiB: 8 rings x 2(8-1) steps x 8 ranks = 896 flows of
@@ -159,7 +172,7 @@ class WorkloadRuns(unittest.TestCase):
         # The shipped MoE scenario (TP 4, EP 4, 32 GPUs): flows, collectives and times must agree
         # across the HDF5 tables and the CSVs.
         scenario = SOURCE_DIR / "inputs" / "llm" / "moe-32g.toml"
-        p, out = self.run_wh(scenario, "-q")
+        p, out = self.run_wh(scenario)
         with h5py.File(out / "results.h5") as f:
             w = f["/workload"]
             coll = w["collectives"][:]
@@ -184,6 +197,48 @@ class WorkloadRuns(unittest.TestCase):
             self.assertTrue((dpep["ranks"] == 2).all())
             exposed = sum(int(w.attrs[k]) for k in ("exposed_tp_ps", "exposed_dp_ps", "exposed_ep_ps", "exposed_dp_ep_ps"))
             self.assertEqual(exposed, int(w.attrs["total_exposed_ps"]))
+            # Every flow tagged with its collective: its ends are the collective's GPUs, its bytes sum to it.
+            tags = w["flows"][:]
+            self.assertEqual(list(tags["flow"]), list(range(len(flows))))
+            self.assertTrue((tags["src_gpu"] == flows["src"]).all() and (tags["dst_gpu"] == flows["dst"]).all())
+            self.assertTrue((tags["iteration"] == coll["iteration"][tags["collective"]]).all())
+            self.assertTrue((tags["group"] == coll["group"][tags["collective"]]).all())
+            per = np.bincount(tags["collective"], weights=flows["size_bytes"], minlength=len(coll))
+            self.assertTrue((per == coll["flow_bytes"]).all())
+            # A ring's steps: TP AllReduce over 4 ranks, 2 × 3 steps.
+            tp_ar = tags[(tags["group"] == b"TP") & (coll["op"][tags["collective"]] == b"AllReduce")]
+            self.assertEqual(sorted(set(int(x) for x in tp_ar["step"])), list(range(6)))
+            # By link class: a flow goes over NVLink or out of its NIC; TP groups stay inside a server.
+            self.assertTrue((coll["nvlink_bytes"] + coll["nic_bytes"] == coll["flow_bytes"]).all())
+            tp = coll[coll["group"] == b"TP"]
+            self.assertTrue((tp["nvlink_bytes"] == tp["flow_bytes"]).all() and (tp["fabric_hop_bytes"] == 0).all())
+            self.assertGreater(int(coll["nic_bytes"].sum()), 0)
+            # Per GPU: the report GPU's row is the EndToEnd view; every GPU computes alike; compute + exposed +
+            # update is at most its finish (the rest: waiting for other GPUs), the finish at most the total.
+            gpus = w["gpus"][:]
+            self.assertEqual(len(gpus), 32)
+            g0 = gpus[int(w.attrs["report_gpu"])]
+            self.assertEqual(int(g0["exposed_ps"]), int(w.attrs["total_exposed_ps"]))
+            self.assertEqual(int(g0["compute_ps"]), int(w.attrs["total_compute_ps"]))
+            self.assertTrue((gpus["compute_ps"] == g0["compute_ps"]).all())
+            busy = gpus["compute_ps"] + gpus["exposed_ps"] + gpus["update_ps"]
+            self.assertTrue((busy <= gpus["finish_ps"]).all() and (gpus["finish_ps"] <= end).all())
+            # The run record: every scenario key, the generator's defaults included, and the fabric by role.
+            sc = dict(f["run/scenario"].asstr()[:].tolist())
+            self.assertEqual((sc["topology.generator"], sc["topology.gpus"], sc["topology.nic_rate"]),
+                             ("spectrum-x", "32", "400Gbps"))
+            self.assertEqual((sc["topology.spines"], sc["topology.nvlink_rate"], sc["topology.nvlink_delay"]),
+                             ("64", "2880Gbps", "25000ps"))  # the generator's defaults
+            self.assertEqual((sc["workload.iterations"], sc["workload.send_latency"]), ("1", "6000000ps"))
+            roles = f["topology/nodes"]["role"].astype(str)
+            self.assertEqual([int((roles == r).sum()) for r in ("host", "nvswitch", "switch")], [32, 4, 72])
+            kinds = f["topology/links"]["kind"].astype(str)
+            self.assertEqual(int((kinds == "nvlink").sum()), 32)
+            self.assertEqual(f["run"].attrs["cc"], "DCQCN (CC_MODE 1)")
+            slowest = int(w.attrs["slowest_gpu"])
+            self.assertEqual(slowest, int(np.argmax(gpus["exposed_ps"])))
+            self.assertEqual(int(gpus["finish_ps"].max()), end)
+        self.assertRegex(p.stdout, rf"slowest GPU {slowest}( \(the GPU above\))?: compute 137078\.497 us")
         with open(out / "end_to_end.csv") as f:
             row = next(csv.DictReader(f))
         self.assertAlmostEqual(float(row["Total time"]), end / 1e6, places=2)

@@ -173,6 +173,29 @@ void read_value(hid_t type, hid_t space, Value& v, Read read) {
     if (n > 0 && read(type, p.data()) < 0) throw std::runtime_error("reading strings");
     for (char* s : p) v.strings.push_back(s ? s : "<null>");
     if (n > 0) H5Dvlen_reclaim(type, space, H5P_DEFAULT, p.data());
+  } else if (H5Tget_class(type) == H5T_COMPOUND && H5Tdetect_class(type, H5T_STRING) > 0) {
+    // A table with string columns (/topology/nodes): each member read on its own, strings as text.
+    for (int m = 0; m < H5Tget_nmembers(type); ++m) {
+      char* name = H5Tget_member_name(type, unsigned(m));
+      const hid_t mt = H5Tget_member_type(type, unsigned(m));
+      const bool str = H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0;
+      const size_t size = str ? sizeof(char*) : H5Tget_size(mt);
+      const hid_t one = H5Tcreate(H5T_COMPOUND, size);
+      H5Tinsert(one, name, 0, mt);
+      std::vector<unsigned char> buf(std::max<size_t>(n, 1) * size);
+      if (n > 0 && read(one, buf.data()) < 0) throw std::runtime_error("reading a table column");
+      if (str) {
+        std::vector<char*> p(n);
+        std::memcpy(p.data(), buf.data(), n * sizeof(char*));
+        for (char* x : p) v.strings.push_back(x ? x : "<null>");
+        for (char* x : p) H5free_memory(x);
+      } else {
+        v.raw.insert(v.raw.end(), buf.begin(), buf.begin() + long(n * size));
+      }
+      H5Tclose(one);
+      H5Tclose(mt);
+      H5free_memory(name);
+    }
   } else {
     if (H5Tdetect_class(type, H5T_STRING) > 0 || H5Tdetect_class(type, H5T_VLEN) > 0)
       throw std::runtime_error("compound with variable-length members: not compared by this test");

@@ -85,6 +85,9 @@ TEST(HostModel, SingleFlowExactFct) {
   // standalone FCT (§5.1): base RTT 2 × 2000 + 2 × 80 = 4160 ns; bytes 1,000,000 + 1000 × 48 =
   // 1,048,000 -> 1,048,000 × 8e9 / 100e9 = 83,840 ns; total 88,000 ns.
   EXPECT_EQ(r.ideal_fct_ns, 88'000u);
+  // The true ideal FCT (§5.1) is this very timeline: alone on an idle path the flow meets its bound.
+  EXPECT_EQ(r.min_fct_ns, 87'091u);
+  EXPECT_EQ(r.slowdown(), 1.0);
   const Flow& f = net.flows()[0];
   EXPECT_EQ(f.snd_una, 1'000'000u);
   EXPECT_EQ(f.snd_nxt, 1'000'000u);
@@ -125,6 +128,30 @@ TEST(HostModel, ShortFlowRemainderPacket) {
   EXPECT_EQ(net.record(0).fct_ns(), 4300u);
   // standalone: 4160 + (2500 + 3 × 48) × 8 / 100 = 4160 + 2644 × 0.08 = 4160 + 211.52 -> 4371 ns.
   EXPECT_EQ(net.record(0).ideal_fct_ns, 4371u);
+  // True ideal (§5.1), the larger over the bottleneck hop b: b = 1: 83 + 83 + 43 (hop 1) + 43 (the
+  // last packet over hop 2) = 252; b = 2: 83 (first packet over hop 1) + 83 + 83 + 43 = 292. Plus
+  // 2 × 1000 of delays and the ACK's 2008: 4300 ns, this run's FCT (the short packet waits at hop 2).
+  EXPECT_EQ(net.record(0).min_fct_ns, 4300u);
+}
+
+// The true ideal FCT with a bottleneck in the middle: host 0 –100G– switch 3 –25G– switch 4 –100G–
+// host 2, 1 µs each. Ser(1048 B): 83 ns at 100 G, 335 ns at 25 G (335.36); Ser(60 B): 4 and 19 ns.
+// b = 2 (the 25 G hop) gives the largest: 83 + 1000 × 335 + 83 = 335,166; delays 3000; the ACK
+// 3 × 1000 + 4 + 19 + 4 = 3027: 341,193 ns. No run can be faster; this one queues at the 25 G port.
+TEST(HostModel, TrueIdealFctOfABottleneckInTheMiddle) {
+  SimConfig cfg = ring_dcqcn_config();
+  const uint64_t k25G = 25'000'000'000;
+  cfg.ecn[k25G] = cfg.ecn.at(k100G);
+  Topology t = two_switches();
+  t.links[2].rate_bps = k25G;
+  Network net(cfg, t, make_cc(cfg, nullptr));
+  net.add_flows({flow(0, 2, 1'000'000)});
+  net.run(1 * kSec);
+  const FlowRecord r = net.record(0);
+  ASSERT_TRUE(r.finished());
+  EXPECT_EQ(r.min_fct_ns, 341'193u);
+  EXPECT_GE(r.fct_ns(), r.min_fct_ns);
+  EXPECT_GE(r.slowdown(), 1.0);
 }
 
 // ---------------------------------------------------------------------------------------------

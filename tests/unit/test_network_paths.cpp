@@ -255,6 +255,11 @@ TEST(NackRules, GoBackNRetransmitsAndHoldsOffRepeatedNacks) {
       EXPECT_GT(sent / 1048, 1000u) << "a NACK means go-back-N resends";
     }
     EXPECT_GT(net.stats().packets_dropped, 0u);
+    // Every packet the switch forwarded beyond the flow's 1000 was a retransmission.
+    EXPECT_EQ(net.stats().retransmitted_packets, sent / 1048 - 1000) << "seed " << seed;
+    EXPECT_EQ(net.stats().retransmitted_bytes, 1000 * (sent / 1048 - 1000));
+    EXPECT_EQ(net.stats().drops_loss, net.stats().packets_dropped);  // all on the lossy link
+    EXPECT_EQ(net.stats().drops_buffer + net.stats().drops_link_down, 0u);
   }
   EXPECT_GT(nacks_total, 0u);
 }
@@ -417,6 +422,7 @@ TEST(LinkDown, CrossPodFlowIsReroutedAndFinishes) {
   EXPECT_EQ(net.ports()[dead].bytes_total, 0u);
   // Queued packets dropped at the event (the queue may have changed by ±1 in the last 1 ns).
   EXPECT_GE(net.stats().packets_dropped + 1, queued);
+  EXPECT_EQ(net.stats().drops_link_down, net.stats().packets_dropped);
   net.run(3 * kSec);
   ASSERT_TRUE(net.flows()[0].finished());
   ASSERT_TRUE(net.flows()[1].finished());

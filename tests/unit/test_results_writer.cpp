@@ -70,9 +70,20 @@ FlowRecord parse_fct(const std::string& line, uint32_t id) {
   return f;
 }
 
+// The true ideal FCT (docs/network-model.md §5.1) of the ring's 1 MB flows by their standalone
+// FCT (= hop count): 1000 packets of 1048 B take 83 ns per hop (NS_TRUNCATION), the ACK 4 ns; over
+// H hops of 1 µs: (1000 + H − 1) × 83 + H × 1000 (data) + H × (1000 + 4) (ACK) ns.
+uint64_t ring_min_fct(uint64_t ideal_fct_ns) {
+  const uint64_t hops = ideal_fct_ns == 88000 ? 2 : ideal_fct_ns == 92160 ? 4 : 6;
+  return (1000 + hops - 1) * 83 + hops * 1000 + hops * 1004;
+}
+
 std::vector<FlowRecord> ring_flows() {
   std::vector<FlowRecord> flows;
-  for (const std::string& l : lines_of(slurp(kRingFct))) flows.push_back(parse_fct(l, uint32_t(flows.size())));
+  for (const std::string& l : lines_of(slurp(kRingFct))) {
+    flows.push_back(parse_fct(l, uint32_t(flows.size())));
+    flows.back().min_fct_ns = ring_min_fct(flows.back().ideal_fct_ns);
+  }
   return flows;
 }
 
@@ -179,11 +190,18 @@ TEST(SlowdownStats, RingReferenceMatchesSummaryJson) {
   const SlowdownStats s = slowdown_stats(flows);
   EXPECT_EQ(s.total, 17u);
   EXPECT_EQ(s.finished, 16u);
-  // summary.json sums the slowdowns in file order; the same order gives the same bits.
-  EXPECT_EQ(s.mean, 1.0330160291072583);
-  EXPECT_EQ(s.p50, 1.0329545454545455);
-  EXPECT_EQ(s.p99, 1.0340454545454545);
-  EXPECT_DOUBLE_EQ(s.max, 90996.0 / 88000.0);
+  // summary.json sums the reference's slowdowns in file order; the same order gives the same bits.
+  EXPECT_EQ(s.ref_mean, 1.0330160291072583);
+  EXPECT_EQ(s.ref_p50, 1.0329545454545455);
+  EXPECT_EQ(s.ref_p99, 1.0340454545454545);
+  // Over the true ideal FCT: 2-hop 87,091 ns, 4-hop 91,265, 6-hop 95,439 (ring_min_fct); the slowest
+  // is a 2-hop flow of 90,996 ns, the fastest 6-hop flows' 99,347 / 95,439 = 1.0409.
+  EXPECT_EQ(ring_min_fct(88000), 87'091u);
+  EXPECT_EQ(ring_min_fct(96320), 95'439u);
+  EXPECT_EQ(s.max, 90996.0 / 87091.0);
+  EXPECT_EQ(s.p99, 90996.0 / 87091.0);
+  EXPECT_GE(s.p50, 99347.0 / 95439.0);
+  EXPECT_NEAR(s.mean, 1.0433, 1e-4);
   EXPECT_EQ(s.fct_mean_us, 94.12575);
   EXPECT_EQ(s.fct_p99_us, 99.347);
 }
@@ -195,13 +213,17 @@ TEST(SlowdownStats, NearestRankAndEmpty) {
     f.start = 0;
     f.finish = i * kUs;
     f.ideal_fct_ns = 1000;
+    f.min_fct_ns = 500;
     flows.push_back(f);
   }
   const SlowdownStats s = slowdown_stats(flows);
-  EXPECT_EQ(s.p50, 50.0);  // rank ceil(0.5 * 100) = 50
-  EXPECT_EQ(s.p99, 99.0);  // rank ceil(0.99 * 100) = 99, not 100
-  EXPECT_EQ(s.max, 100.0);
-  EXPECT_EQ(s.mean, 50.5);
+  EXPECT_EQ(s.ref_p50, 50.0);  // rank ceil(0.5 * 100) = 50
+  EXPECT_EQ(s.ref_p99, 99.0);  // rank ceil(0.99 * 100) = 99, not 100
+  EXPECT_EQ(s.ref_mean, 50.5);
+  EXPECT_EQ(s.p50, 100.0);     // over min_fct_ns: twice the reference's
+  EXPECT_EQ(s.p99, 198.0);
+  EXPECT_EQ(s.max, 200.0);
+  EXPECT_EQ(s.mean, 101.0);
   const SlowdownStats none = slowdown_stats({FlowRecord{}});
   EXPECT_EQ(none.total, 1u);
   EXPECT_EQ(none.finished, 0u);
@@ -230,8 +252,8 @@ struct FlowBack {
   uint32_t id, src, dst, sport, dport, pg;
   uint64_t size_bytes;
   int64_t start_ns, finish_ns, fct_ns;
-  uint64_t ideal_fct_ns;
-  double slowdown;
+  uint64_t ideal_fct_ns, min_fct_ns;
+  double slowdown, slowdown_ref;
   uint8_t finished;
 };
 struct PfcBack {
@@ -290,6 +312,7 @@ TEST(Hdf5Results, RoundTrip) {
   flows[1].pg = 1;
   flows[1].finish = flows[1].start + 95261 * kNs + 400;
   flows[1].ideal_fct_ns = 92160;
+  flows[1].min_fct_ns = 91265;
   flows[2].finish = -1;  // still running at the stop time
   std::vector<PfcRecord> pfc(2);
   pfc[0] = {2000001234 * kNs + 5, 17, 1, 3, 1, 3};
@@ -302,6 +325,11 @@ TEST(Hdf5Results, RoundTrip) {
   meta.stats.wall_s = 0.5;
   meta.stats.sim_end = 2000099347 * kNs + 12;
   meta.stats.max_rtt_ns = 8320;
+  meta.stats.drops_loss = meta.stats.packets_dropped = 7;
+  meta.stats.retransmitted_packets = 30;
+  meta.stats.retransmitted_bytes = 30000;
+  meta.cc = "DCQCN (CC_MODE 1)";
+  meta.command_line = "wormhole run ring.txt --set 'RATE_AI=50 Mb/s'";
   write_hdf5_results(path, flows, pfc, meta);
 
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -320,7 +348,9 @@ TEST(Hdf5Results, RoundTrip) {
   FIELD(ft, FlowBack, finish_ns, H5T_NATIVE_INT64);
   FIELD(ft, FlowBack, fct_ns, H5T_NATIVE_INT64);
   FIELD(ft, FlowBack, ideal_fct_ns, H5T_NATIVE_UINT64);
+  FIELD(ft, FlowBack, min_fct_ns, H5T_NATIVE_UINT64);
   FIELD(ft, FlowBack, slowdown, H5T_NATIVE_DOUBLE);
+  FIELD(ft, FlowBack, slowdown_ref, H5T_NATIVE_DOUBLE);
   FIELD(ft, FlowBack, finished, H5T_NATIVE_UINT8);
   const std::vector<FlowBack> fb = read_table<FlowBack>(file, "/flows", ft);
   ASSERT_EQ(fb.size(), 3u);
@@ -334,16 +364,20 @@ TEST(Hdf5Results, RoundTrip) {
   EXPECT_EQ(fb[0].finish_ns, 2000090900);
   EXPECT_EQ(fb[0].fct_ns, 90900);
   EXPECT_EQ(fb[0].ideal_fct_ns, 88000u);
-  EXPECT_EQ(fb[0].slowdown, 90900.0 / 88000.0);
+  EXPECT_EQ(fb[0].min_fct_ns, 87091u);
+  EXPECT_EQ(fb[0].slowdown, 90900.0 / 87091.0);
+  EXPECT_EQ(fb[0].slowdown_ref, 90900.0 / 88000.0);
   EXPECT_EQ(fb[0].finished, 1);
   EXPECT_EQ(fb[1].src, 300u);
   EXPECT_EQ(fb[1].pg, 1u);
   EXPECT_EQ(fb[1].fct_ns, 95261);
-  EXPECT_EQ(fb[1].slowdown, 95261.0 / 92160.0);
+  EXPECT_EQ(fb[1].slowdown, 95261.0 / 91265.0);
+  EXPECT_EQ(fb[1].slowdown_ref, 95261.0 / 92160.0);
   EXPECT_EQ(fb[2].id, 2u);
   EXPECT_EQ(fb[2].finish_ns, -1);
   EXPECT_EQ(fb[2].fct_ns, -1);
   EXPECT_TRUE(std::isnan(fb[2].slowdown));
+  EXPECT_TRUE(std::isnan(fb[2].slowdown_ref));
   EXPECT_EQ(fb[2].finished, 0);
   EXPECT_EQ(fb[2].ideal_fct_ns, 88000u);
 
@@ -378,8 +412,17 @@ TEST(Hdf5Results, RoundTrip) {
   EXPECT_EQ(read_attr<uint64_t>(run, "flows_total", H5T_NATIVE_UINT64), 3u);
   EXPECT_EQ(read_attr<uint64_t>(run, "flows_finished", H5T_NATIVE_UINT64), 2u);
   EXPECT_EQ(read_attr<double>(run, "slowdown_mean", H5T_NATIVE_DOUBLE),
+            (90900.0 / 87091.0 + 95261.0 / 91265.0) / 2);
+  EXPECT_EQ(read_attr<double>(run, "slowdown_p99", H5T_NATIVE_DOUBLE), 95261.0 / 91265.0);
+  EXPECT_EQ(read_attr<double>(run, "slowdown_ref_mean", H5T_NATIVE_DOUBLE),
             (90900.0 / 88000.0 + 95261.0 / 92160.0) / 2);
-  EXPECT_EQ(read_attr<double>(run, "slowdown_p99", H5T_NATIVE_DOUBLE), 95261.0 / 92160.0);
+  EXPECT_EQ(read_attr<double>(run, "slowdown_ref_p99", H5T_NATIVE_DOUBLE), 95261.0 / 92160.0);
+  EXPECT_EQ(read_string_attr(run, "cc"), "DCQCN (CC_MODE 1)");
+  EXPECT_EQ(read_string_attr(run, "command_line"), "wormhole run ring.txt --set 'RATE_AI=50 Mb/s'");
+  EXPECT_EQ(read_attr<uint8_t>(run, "complete", H5T_NATIVE_UINT8), 1);
+  EXPECT_EQ(read_attr<uint64_t>(run, "drops_loss", H5T_NATIVE_UINT64), 7u);
+  EXPECT_EQ(read_attr<uint64_t>(run, "retransmitted_packets", H5T_NATIVE_UINT64), 30u);
+  EXPECT_EQ(read_attr<uint64_t>(run, "retransmitted_bytes", H5T_NATIVE_UINT64), 30000u);
 
   // /run/settings: (n, 2) variable-length strings.
   const hid_t ds = H5Dopen2(run, "settings", H5P_DEFAULT);
@@ -415,7 +458,8 @@ TEST(Hdf5Results, EmptyTablesAreReadable) {
   write_hdf5_results(path, {}, {}, RunMetadata{});
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
-  for (const char* name : {"/flows", "/pfc", "/run/settings"}) {
+  for (const char* name : {"/flows", "/pfc", "/run/settings", "/run/overrides", "/run/scenario", "/topology/nodes",
+                           "/topology/links"}) {
     const hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
     ASSERT_GE(ds, 0) << name;
     const hid_t space = H5Dget_space(ds);

@@ -249,6 +249,28 @@ TEST(SwitchEcn, DcqcnReactsToMarksInIncast) {
 // at 666,083, and its ACK reaches the sender at 668,091 ns = the larger FCT.
 // ---------------------------------------------------------------------------------------------
 
+// The same incast with PAUSE_TIME 0 (every PFC frame a RESUME: nothing is ever paused): the
+// ingress queues outgrow headroom and shared buffer, and the switch drops. Every drop is a buffer
+// drop; go-back-N and the RTO resend them, so retransmissions are at least the drops.
+TEST(SwitchPfc, WithoutPausesTheSmallBufferDropsAndCountsThemAsBufferDrops) {
+  SimConfig cfg = ring_dcqcn_config();
+  cfg.enable_qcn = false;
+  cfg.buffer_size_mb = 1;
+  cfg.pause_time_us = 0;
+  cfg.rto_us = 100;
+  Network net(cfg, star(3), make_cc(cfg, nullptr));
+  net.add_flows({flow(0, 2, 4'000'000), flow(1, 2, 4'000'000)});
+  net.run(1 * kSec);
+  const RunStats s = net.stats();
+  EXPECT_GT(s.packets_dropped, 0u);
+  EXPECT_EQ(s.drops_buffer, s.packets_dropped);
+  EXPECT_EQ(s.drops_loss + s.drops_link_down, 0u);
+  EXPECT_GE(s.retransmitted_packets, s.drops_buffer);
+  EXPECT_EQ(s.retransmitted_bytes, 1000 * s.retransmitted_packets);  // all full packets of 1000 B
+  ASSERT_TRUE(net.flows()[0].finished());
+  ASSERT_TRUE(net.flows()[1].finished());
+}
+
 TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
   SimConfig cfg = ring_dcqcn_config();
   cfg.enable_qcn = false;

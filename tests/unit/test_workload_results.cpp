@@ -199,7 +199,7 @@ TEST(WorkloadResults, CsvContents) {
     ++files;
     EXPECT_EQ(entry.path().extension(), ".csv") << entry.path();
   }
-  EXPECT_EQ(files, 4u);
+  EXPECT_EQ(files, 5u);
 
   const auto e2e = read_csv(dir.path / "end_to_end.csv");
   ASSERT_EQ(e2e.size(), 2u);
@@ -262,11 +262,12 @@ TEST(WorkloadResults, CsvContents) {
   const auto coll = read_csv(dir.path / "collectives.csv");
   ASSERT_EQ(coll.size(), 1u + 4);
   EXPECT_EQ(coll[0], split("iteration,layer,layer_name,phase,op,group,group_first,ranks,bytes,flows,"
-                           "flow_bytes,start_us,end_us,duration_us,algbw_GiBps,busbw_GiBps"));
+                           "flow_bytes,start_us,end_us,duration_us,algbw_GiBps,busbw_GiBps,nvlink_bytes,nic_bytes,"
+                           "fabric_hop_bytes"));
   EXPECT_EQ(coll[1], split("0,0,attn,fwd,AllReduce,TP,0,8,16777216,112,234881024,556.000,732.842,176.842,"
-                           "88.356,154.622"));
+                           "88.356,154.622,0,0,0"));
   EXPECT_EQ(coll[4], split("1,0,attn,wg,AllGather,TP,0,8,8388608,56,58720256,2700.000,2800.000,100.000,"
-                           "78.125,68.359"));
+                           "78.125,68.359,0,0,0"));
 
   const auto its = read_csv(dir.path / "iterations.csv");
   ASSERT_EQ(its.size(), 3u);
@@ -420,7 +421,7 @@ TEST(WorkloadResults, Hdf5RoundTrip) {
 
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
-  EXPECT_EQ(read_attr<uint64_t>(file, "layout_version", H5T_NATIVE_UINT64), 3u);
+  EXPECT_EQ(read_attr<uint64_t>(file, "layout_version", H5T_NATIVE_UINT64), 4u);
   const hid_t str = vlen_string();
 #define FIELD(T, S, f, t) H5Tinsert(T, #f, HOFFSET(S, f), t)
 

@@ -20,4 +20,8 @@ std::unique_ptr<CongestionControl> make_cc(const SimConfig& cfg, std::string* wa
 /// 3 TIMELY, 4 DCTCP, 5 HPCC-PINT, 0 none (any other mode). A memo file's CC snapshots must be of it.
 size_t cc_state_kind(int cc_mode);
 
+/// The CC of `cc_mode` as the summary and results.h5 name it: "DCQCN (CC_MODE 1)", "HPCC (CC_MODE 3)",
+/// "TIMELY (CC_MODE 7)", "DCTCP (CC_MODE 8)", "HPCC-PINT (CC_MODE 10)", or "none, line rate (CC_MODE n)".
+std::string cc_display_name(int cc_mode);
+
 }  // namespace wh

@@ -32,7 +32,7 @@ struct SimConfig {
   uint32_t l2_ack_interval = 0;            ///< L2_ACK_INTERVAL, bytes
   bool l2_back_to_zero = false;            ///< L2_BACK_TO_ZERO
   std::string topology_file, flow_file, trace_file;  ///< resolved paths
-  std::string trace_output_file;           ///< TRACE_OUTPUT_FILE (binary trace: not written, docs/network-model.md §16)
+  std::string trace_output_file;           ///< TRACE_OUTPUT_FILE: the packet trace (docs/network-model.md §5.4)
   std::string fct_output_file = "fct.txt"; ///< FCT_OUTPUT_FILE
   std::string pfc_output_file = "pfc.txt"; ///< PFC_OUTPUT_FILE
   /// SIMULATOR_STOP_TIME, seconds. Values above 9.2e6 s (the longest a Time holds; SimAI.conf ships
@@ -65,11 +65,11 @@ struct SimConfig {
   bool ack_high_prio = false;              ///< ACK_HIGH_PRIO (host side only)
   uint64_t link_down_us = 0;               ///< LINK_DOWN a: at 2 s + a µs (0 = none)
   uint32_t link_down_a = 0, link_down_b = 0;  ///< LINK_DOWN b c: the link's end nodes
-  bool enable_trace = true;                ///< ENABLE_TRACE (binary trace: not written, docs/network-model.md §16)
+  bool enable_trace = true;                ///< ENABLE_TRACE: write the packet trace of TRACE_FILE's nodes (§5.4)
   std::map<uint64_t, EcnThresholds> ecn;   ///< KMIN/KMAX/PMAX maps keyed by link rate in bit/s
   double buffer_size_mb = 16;              ///< BUFFER_SIZE, MiB per switch
-  std::string qlen_mon_file;               ///< QLEN_MON_FILE (queue monitor: not written, docs/network-model.md §16)
-  uint64_t qlen_mon_start_ns = 2'000'000'000, qlen_mon_end_ns = 2'100'000'000;
+  std::string qlen_mon_file;               ///< QLEN_MON_FILE: the reference's qlen.txt (docs/network-model.md §5.3)
+  uint64_t qlen_mon_start_ns = 2'000'000'000, qlen_mon_end_ns = 2'100'000'000;  ///< QLEN_MON_START / _END, ns
   // SimAI.conf's monitor keys BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE (a path each) and MON_START,
   // MON_END, QP_MON_INTERVAL, QLEN_MON_INTERVAL, BW_MON_INTERVAL (whole numbers) are checked and then
   // ignored: those monitors are not written. They appear in `raw` but have no member here and so are
@@ -88,6 +88,14 @@ struct SimConfig {
   /// EVENT_ORDER: "reference" orders same-instant events exactly as ns-3 (byte-identical outputs;
   /// one process); "portable" orders them independently of how the network is split over ranks.
   bool portable_order = false;
+  /// PORT_MON (0/1): sample per-port utilisation, queue and PFC-paused time into monitor.h5 (§5.6),
+  /// every PORT_MON_INTERVAL ns from PORT_MON_START to PORT_MON_END (absolute ns; 0 = the run's end),
+  /// on the ports of PORT_MON_NODES: "switches", "hosts", "all", or "list" (the ids in port_mon_node_ids).
+  bool port_mon = false;
+  uint64_t port_mon_interval_ns = 10'000;
+  uint64_t port_mon_start_ns = 0, port_mon_end_ns = 0;
+  std::string port_mon_nodes = "switches";
+  std::vector<uint32_t> port_mon_node_ids;
   /// WORMHOLE (0/1), WORMHOLE_THETA, WORMHOLE_WINDOW (samples), WORMHOLE_SAMPLE_INTERVAL_US,
   /// WORMHOLE_FAST_FORWARD (0: detect only), WORMHOLE_SKIP_BACK, WORMHOLE_THREADS: steady-state
   /// detection and fast-forwarding (src/ffwd; the scenario's [wormhole] section sets the same).

@@ -1,4 +1,5 @@
-// The one exception type for bad input: it names the file, the line and what to fix.
+// The exception types for bad input (it names the file, the line and what to fix) and for an
+// output that cannot be written (it names the file).
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,19 @@ class InputError : public std::runtime_error {
   }
   std::string file_;
   int line_;
+};
+
+/// Thrown when an output cannot be written during or after a run (a full disk, a quota, an I/O
+/// error): what() reads "FILE: PROBLEM" and says what the file still holds. The run exits with
+/// status 4 (docs/network-model.md §5.5).
+class OutputError : public std::runtime_error {
+ public:
+  OutputError(std::string file, const std::string& problem)
+      : std::runtime_error(file + ": " + problem), file_(std::move(file)) {}
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
 };
 
 }  // namespace wh

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "wormhole/core/time.h"
 #include "wormhole/net/results.h"
 
 namespace wh {
@@ -12,7 +13,8 @@ namespace wh {
 /// Appends fct.txt lines as flows finish ("%08x %08x %u %u %lu %lu %lu %lu", docs/network-model.md §5.1)
 /// and pfc.txt lines ("%lu %u %u %u %u", §5.2). Files are opened at construction (so a missing
 /// directory fails before the simulation runs) and flushed every few hundred lines and at close,
-/// so a run that is stopped keeps what it wrote.
+/// so a run that is stopped keeps what it wrote. A file holds whole lines only: if a write fails
+/// (a full disk), the file is cut back to the lines written before and OutputError names it.
 class TextOutputs {
  public:
   /// Throws InputError(config_file, 0, ...) if a file cannot be created (e.g. missing directory).
@@ -22,11 +24,18 @@ class TextOutputs {
   TextOutputs& operator=(const TextOutputs&) = delete;
   void flow_finished(const FlowRecord& f);
   void pfc(const PfcRecord& p);
+  /// Writes what is buffered. Throws OutputError naming the file (cut back to its whole lines) if
+  /// the write fails.
   void flush();
 
  private:
-  FILE* fct_ = nullptr;
-  FILE* pfc_ = nullptr;
+  struct File {
+    FILE* f = nullptr;
+    std::string path;
+    long committed = 0;  ///< bytes known to be on disk: whole lines
+    void flush();
+  };
+  File fct_, pfc_;
   unsigned pending_ = 0;
 };
 
@@ -38,12 +47,40 @@ std::string pfc_line(const PfcRecord& p);
 /// The reference's IPv4 address of a node: 0x0b000001 + (id/256)·0x10000 + (id%256)·0x100.
 inline uint32_t node_ip(uint32_t node) { return 0x0b000001u + (node / 256) * 0x10000u + (node % 256) * 0x100u; }
 
-/// Metadata written with the results.
+/// One node of the fabric as the run record (/topology/nodes) gives it.
+struct FabricNode {
+  std::string role;     ///< "host" (a GPU in a training workload), "switch" or "nvswitch"
+  uint32_t tier = 0;    ///< 0 hosts; a switch: 1 + the fewest switch hops to a host (1 ToR/leaf or NVSwitch, 2 spine, ...)
+  uint32_t ports = 0;   ///< interfaces
+  uint32_t first_port = 0;  ///< global index of its interface 1 (ports first_port .. first_port + ports - 1)
+};
+
+/// One full-duplex link (/topology/links), in topology order.
+struct FabricLink {
+  uint32_t a = 0, b = 0;            ///< node ids
+  uint32_t a_if = 0, b_if = 0;      ///< 1-based interface indices on a and b
+  uint64_t rate_bps = 0;
+  Time delay = 0;                   ///< ps, one way
+  double error_rate = 0;            ///< drop probability in force at each receiving end
+  std::string kind;                 ///< "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch)
+};
+
+/// Metadata written with the results: the run's statistics and its record (what was run, on what).
 struct RunMetadata {
   std::string scenario;   ///< config / scenario path
   std::string version;    ///< wormhole version
   std::vector<std::pair<std::string, std::string>> settings;  ///< every setting, as text
   RunStats stats;
+  std::string cc;            ///< the CC (cc_display_name)
+  std::string command_line;  ///< the command as given (shell-quoted where needed)
+  /// The overrides in the order applied: --set KEY=VALUE, and what -o and --memo imply.
+  std::vector<std::pair<std::string, std::string>> overrides;
+  /// A .toml scenario: every scenario key (section.key) with its effective value, defaults and the
+  /// generator's parameters included; empty for an HPCC config.
+  std::vector<std::pair<std::string, std::string>> scenario_keys;
+  std::string incomplete;    ///< "" or why the run ended before its end (an interrupt)
+  std::vector<FabricNode> nodes;  ///< by node id
+  std::vector<FabricLink> links;
 };
 
 struct WorkloadReport;  // wormhole/io/workload_results.h
@@ -59,10 +96,13 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
                         const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr);
 
-/// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json).
+/// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json): mean ... max
+/// of FlowRecord::slowdown() (over the true ideal FCT), ref_* of slowdown_ref() (the reference's
+/// standalone FCT, as summary.json computes it).
 struct SlowdownStats {
   size_t finished = 0, total = 0;
   double mean = 0, p50 = 0, p99 = 0, max = 0;
+  double ref_mean = 0, ref_p50 = 0, ref_p99 = 0;
   double fct_mean_us = 0, fct_p99_us = 0;
 };
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);

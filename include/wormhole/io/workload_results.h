@@ -34,6 +34,9 @@ struct CollectiveRecord {
   uint64_t flow_bytes = 0;   ///< bytes of all its flows
   Time start = 0;            ///< first rank issued it, ps
   Time end = 0;              ///< last rank saw it complete (its last flow finished), ps
+  /// Payload bytes of its finished flows by the way they went: GPU -> NVSwitch -> GPU (NVLink), or out
+  /// of the GPU's NIC into the Ethernet fabric; and Σ bytes × switch-to-switch links crossed.
+  uint64_t nvlink_bytes = 0, nic_bytes = 0, fabric_hop_bytes = 0;
   /// Algorithm bandwidth S / (end - start) in GiB/s (2^30 B/s, as SimAI); 0 when end == start.
   double algbw_gibps() const;
   /// algbw × busbw_factor(op, ranks), GiB/s.
@@ -70,6 +73,25 @@ struct IterationRecord {
   bool complete = true;     ///< false when the run stopped before every GPU finished this iteration
 };
 
+/// One point-to-point flow of a collective (/workload/flows): which collective, group and step it is.
+struct FlowTag {
+  uint32_t flow = 0;        ///< network flow id (the /flows row)
+  uint32_t collective = 0;  ///< index in WorkloadReport::collectives
+  uint32_t ring = 0;        ///< ring (channel) of the collective's plan; 0 for AllToAll
+  uint32_t step = 0;        ///< step within the ring (0 .. steps-1); 0 for AllToAll
+  uint32_t src_gpu = 0, dst_gpu = 0;
+};
+
+/// One GPU's totals over the run (/workload/gpus, gpus.csv), ps. compute + exposed + update, plus
+/// what it waited for other GPUs' wg collectives outside its own exposure, is its finish time.
+struct GpuRecord {
+  Time compute = 0;             ///< its compute phases (the workload file's times)
+  Time exposed_tp = 0, exposed_dp = 0, exposed_ep = 0, exposed_dp_ep = 0;  ///< blocked on collectives, by group
+  Time update = 0;              ///< update delays it waited for (after fwd and ig collectives)
+  Time finish = -1;             ///< when its program ended (all its collectives done); -1 if it did not
+  Time exposed() const { return exposed_tp + exposed_dp + exposed_ep + exposed_dp_ep; }
+};
+
 /// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.
 struct EndToEnd {
   Time exposed_dp = 0, exposed_dp_ep = 0, exposed_tp = 0, exposed_ep = 0, exposed_pp = 0;
@@ -87,6 +109,10 @@ struct WorkloadReport {
   std::vector<IterationRecord> iterations;
   std::vector<LayerRecord> layers;            ///< iteration-major, then row order
   std::vector<CollectiveRecord> collectives;  ///< in order of first issue
+  std::vector<FlowTag> flows;                 ///< one per flow the collectives became, in flow id order
+  std::vector<GpuRecord> per_gpu;             ///< by GPU id
+  /// The GPU exposed longest to communication (the lowest id among equals): where the run's time went.
+  uint32_t slowest_gpu = 0;
   EndToEnd end_to_end;
   /// Set when the run ended with collectives still pending (watchdog or stop time): a message
   /// naming how many and which.
@@ -94,7 +120,7 @@ struct WorkloadReport {
   bool complete() const { return incomplete.empty(); }
 };
 
-/// Writes the workload report as four CSV files into the existing directory `dir` (the HDF5
+/// Writes the workload report as five CSV files into the existing directory `dir` (the HDF5
 /// group /workload holds the same tables in ps, docs/results.md). Times are µs with 3
 /// decimals (whole ns, truncated), bandwidths GiB/s (2^30 B/s) with 3 decimals; names containing
 /// a comma or quote are RFC 4180-quoted.
@@ -109,6 +135,8 @@ struct WorkloadReport {
 ///  * collectives.csv: iteration, layer, layer_name, phase, op, group, group_first, ranks, bytes,
 ///    flows, flow_bytes, start_us, end_us, duration_us, algbw_GiBps, busbw_GiBps.
 ///  * iterations.csv: iteration, start_us, end_us, time_us.
+///  * gpus.csv: gpu, compute_us, exposed_us, exposed_tp_us, exposed_dp_us, exposed_ep_us, exposed_dp_ep_us,
+///    update_us, finish_us (empty if the GPU did not finish), one row per GPU.
 /// Each file is written under a temporary name and renamed into place once all four are written,
 /// so none is ever left half-written. Throws InputError naming the file if one cannot be written
 /// (missing or read-only directory, full disk).

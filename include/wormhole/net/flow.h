@@ -21,12 +21,14 @@ struct Flow {
   Time start = 0;                 ///< ps
   Time finish = -1;               ///< ps, -1 while running
   uint64_t ideal_fct_ns = 0;      ///< standalone FCT (docs/network-model.md §5.1)
+  Time min_fct = 0;               ///< ps: the true ideal FCT, a lower bound (§5.1), set when the flow starts; 0 before
   bool started = false;
 
   // sender
   uint32_t nic = UINT32_MAX;      ///< global port index of the NIC serving it (none: no route)
   uint32_t rx_nic = UINT32_MAX;   ///< multi-NIC receiver: the NIC its ACKs leave from
   uint64_t snd_nxt = 0, snd_una = 0;
+  uint64_t snd_high = 0;          ///< highest snd_nxt so far: data below it sent again is a retransmission
   uint64_t rate_bps = 0;          ///< current sending (pacing) rate
   uint64_t max_rate_bps = 0;      ///< NIC line rate
   Time next_avail = 0;            ///< pacing: earliest time of the next packet, ps

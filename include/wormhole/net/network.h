@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "wormhole/core/interrupt.h"
 #include "wormhole/core/kernel.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
@@ -16,6 +17,7 @@
 #include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
 #include "wormhole/net/port.h"
+#include "wormhole/net/probe.h"
 #include "wormhole/net/results.h"
 #include "wormhole/net/routing.h"
 #include "wormhole/net/skip_hooks.h"
@@ -131,6 +133,20 @@ class Network final : public CcHost {
   }
   /// Ends the run after the running event (a workload's last GPU finished).
   void stop();
+
+  // --- observers that change nothing (monitors and the packet trace, src/io/monitors.cpp) ---
+  /// Attaches `h` (nullptr: none); its first sample is due at `first` (ps). One process only.
+  void set_sampler(SampleHook* h, Time first) {
+    sampler_ = h;
+    sample_due_ = h ? first : kTimeMax;
+  }
+  /// Attaches `t` (nullptr: none) for the nodes it traces (PacketTrace::traces).
+  void set_packet_trace(PacketTrace* t) {
+    tracer_ = t;
+    traced_.assign(nodes_.size(), 0);
+    if (t)
+      for (uint32_t n = 0; n < nodes_.size(); ++n) traced_[n] = t->traces(n);
+  }
 
   // --- fast-forward support (skip.cpp; used by src/ffwd) ---
   /// Attaches a fast-forward controller (nullptr: packet mode, bit-identical to no controller).
@@ -270,9 +286,14 @@ class Network final : public CcHost {
   // --- kernel handler interface ---
   void handle(const Event& e);
   void on_tick();
+  /// False after stop(), or once a SIGINT / SIGTERM has been seen (wormhole/core/interrupt.h): the run
+  /// ends after this event.
   bool keep_running() const { return !stopped_; }
+  /// Whether a SIGINT / SIGTERM ended the run before its end.
+  bool stopped_by_signal() const { return interrupt_stop_; }
   /// The kernel's barrier: the fast-forward controller's tick.
   void at_barrier() {
+    if (kernel_.now() >= sample_due_) sample_due_ = sampler_->sample(kernel_.now());
     if (skip_) skip_->on_tick();
   }
 
@@ -286,6 +307,8 @@ class Network final : public CcHost {
   void start_flow(uint32_t id);
   Flow make_flow(const FlowSpec& s);   ///< identity fields and the reference's source port
   bool set_ideal_fct(Flow& f);         ///< standalone FCT; false if no path joins the hosts
+  /// The true ideal FCT of flow `id` (ps) on its path (NICs assigned): docs/network-model.md §5.1.
+  Time lower_bound_fct(uint32_t id) const;
   void materialize_injected();
   void schedule_next_start();  ///< the start event of the next pending start time, if none is pending
   void link_down();
@@ -301,10 +324,27 @@ class Network final : public CcHost {
   /// after waiting for a pull-back).
   void receive(uint32_t port, uint32_t pkt, bool checked = false);
   void handle_pfc_frame(uint32_t port, const Packet& p);
-  void drop(uint32_t pkt) {
+  /// Keeps the port's PFC-paused time (Port::paused_total) after its paused classes changed.
+  void note_paused(uint32_t port);
+  /// Why a packet was dropped (RunStats::drops_*).
+  enum DropCause : uint8_t { kDropBuffer = 0, kDropLoss = 1, kDropLinkDown = 2 };
+  /// Drops packet `pkt` at `port` (UINT32_MAX: unknown) for `cause`.
+  void drop(uint32_t pkt, DropCause cause = kDropLinkDown, uint32_t port = UINT32_MAX) {
+    if (tracer_ && port != UINT32_MAX) trace(TraceEvent::Drop, port, pkt, 0, cause);
     pool_.release(pkt);
     ++dropped_;
-    log_undo(kUndoDrop);
+    ++drops_[cause];
+    log_undo(kUndoDrop, cause);
+  }
+  /// The packet trace's event of `pkt` at `port`, if its node is traced.
+  void trace(TraceEvent ev, uint32_t port, uint32_t pkt, uint64_t qlen, uint8_t cause = 0) {
+    if (traced_[ports_[port].node]) tracer_->event(kernel_.now(), ev, port, pool_[pkt], qlen, cause);
+  }
+  /// The egress class packet `pkt` waits in at `port`: its own at a switch; a host NIC keeps its
+  /// ACKs and PFC frames in class 0.
+  uint32_t queue_class(uint32_t port, uint32_t pkt) const {
+    const Packet& p = pool_[pkt];
+    return nodes_[ports_[port].node].is_switch || p.type == PktType::Data ? p.pg : 0;
   }
   // switches (switch.cpp)
   void switch_receive(uint32_t in_port, uint32_t pkt);
@@ -374,6 +414,7 @@ class Network final : public CcHost {
   NetObserver* observer_ = nullptr;
   EventClient* client_ = nullptr;
   bool stopped_ = false;
+  bool interrupt_stop_ = false;  // stopped_ was set by a signal
   bool ns_trunc_ = true;
   uint8_t ack_class_ = 3;
   IntMode int_mode_ = IntMode::None;
@@ -381,6 +422,8 @@ class Network final : public CcHost {
   uint32_t data_extra_ = 0, ack_bytes_ = kAckMinBytes;
   uint64_t nic_rate_ = 0;
   uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
+  uint64_t drops_[3] = {};                      // by DropCause
+  uint64_t retx_packets_ = 0, retx_bytes_ = 0;  // data sent again (payload bytes)
   Time rto_ = 0;
   Time last_finish_ = -1;
   uint64_t max_queue_ = 0;
@@ -418,13 +461,14 @@ class Network final : public CcHost {
   };
   std::vector<Peak> peaks_;             // each new peak queue (to undo after a stop)
   // What the current window counted, by event, to undo after a stop inside it (truncate_after).
-  enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject, kUndoCredit, kUndoSkipHook };
+  enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject, kUndoCredit, kUndoSkipHook, kUndoRetx };
   struct Undo {
     Event at;
     uint64_t exec;
     UndoKind what;
     // kUndoFinish: the flow; kUndoInject: flows_.size() before the injection; kUndoCredit: index in
-    // credit_undo_; kUndoSkipHook: the controller's mark (SkipHooks::mark) before a flow started
+    // credit_undo_; kUndoSkipHook: the controller's mark (SkipHooks::mark) before a flow started;
+    // kUndoDrop: the DropCause; kUndoRetx: the retransmitted payload bytes
     uint32_t arg;
   };
   std::vector<Undo> undo_;
@@ -442,6 +486,11 @@ class Network final : public CcHost {
   Time end_override_ = -1;
   size_t pending_override_ = SIZE_MAX;
   Time client_lookahead_ = 0;
+  // monitors and the packet trace
+  SampleHook* sampler_ = nullptr;
+  Time sample_due_ = kTimeMax;  // the sampler's next instant
+  PacketTrace* tracer_ = nullptr;
+  std::vector<uint8_t> traced_;  // by node
   // fast-forward
   SkipHooks* skip_ = nullptr;
   Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)

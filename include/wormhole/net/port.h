@@ -73,6 +73,12 @@ struct Port {
 
   Rng rng;  ///< ECN marking and receive errors
 
+  // Monitors (src/io/monitors.cpp) read these; nothing in the model does.
+  uint64_t sent_bytes = 0;  ///< every byte this port has started to transmit (all packets)
+  mutable uint64_t peak_mark = 0;  ///< switch: the largest bytes_total since a monitor last reset it
+  Time paused_total = 0;    ///< ps with some class paused by the peak's PFC, up to paused_since
+  Time paused_since = -1;   ///< ps: some class paused since then (-1: none)
+
   /// Appends packet `pkt` of `size` bytes to class `c`.
   void enqueue(uint32_t c, uint32_t pkt, uint32_t size) {
     queue[c].push(pkt);

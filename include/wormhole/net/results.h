@@ -19,12 +19,18 @@ struct FlowRecord {
   Time start = 0;             ///< ps
   Time finish = -1;           ///< ps; -1 = did not finish before the stop time
   uint64_t ideal_fct_ns = 0;  ///< the reference's standalone FCT (docs/network-model.md §5.1), ns
+  /// The true ideal FCT (docs/network-model.md §5.1), ns, truncated: no run of the model can finish the
+  /// flow sooner (0: the flow never started)
+  uint64_t min_fct_ns = 0;
   Time skipped = 0;           ///< ps of its lifetime fast-forwarded (0 in packet mode)
   uint64_t skipped_bytes = 0; ///< payload bytes credited instead of sent
   bool finished() const { return finish >= 0; }
   /// FCT in whole ns as the reference prints it (now − start, both integer ns).
   uint64_t fct_ns() const { return to_ns(finish) - to_ns(start); }
-  double slowdown() const { return ideal_fct_ns ? double(fct_ns()) / double(ideal_fct_ns) : 0.0; }
+  /// The product's slowdown: FCT / true ideal FCT, >= 1 (0 if the flow never started).
+  double slowdown() const { return min_fct_ns ? double(fct_ns()) / double(min_fct_ns) : 0.0; }
+  /// The reference's slowdown: FCT / standalone FCT (fct.txt's column 7 / column 8; can be < 1).
+  double slowdown_ref() const { return ideal_fct_ns ? double(fct_ns()) / double(ideal_fct_ns) : 0.0; }
 };
 
 /// One PFC frame received (docs/network-model.md §5.2): logged by the paused (upstream) device.
@@ -43,11 +49,16 @@ struct RunStats {
   double wall_s = 0;            ///< wall-clock seconds of the simulation loop
   Time sim_end = 0;             ///< ps, time of the last event executed (cancelled timers included)
   Time last_finish = -1;        ///< ps, when the last flow finished (-1: none)
-  uint64_t packets_dropped = 0; ///< headroom-exhausted, link-error and link-down drops
+  uint64_t packets_dropped = 0; ///< all drops: drops_buffer + drops_loss + drops_link_down
+  uint64_t drops_buffer = 0;    ///< switch ingress admission refused: headroom and shared buffer full
+  uint64_t drops_loss = 0;      ///< link errors: the receiving port's error rate (ERROR_RATE_PER_LINK or the topology's)
+  uint64_t drops_link_down = 0; ///< LINK_DOWN: sent to or queued on a failed link, or no route left
   uint64_t ecn_marks = 0;
   uint64_t max_queue_bytes = 0;  ///< peak egress queue of any switch port (all classes), bytes
   uint32_t max_queue_node = 0, max_queue_if = 0;  ///< where it was
   uint64_t retransmit_timeouts = 0;
+  uint64_t retransmitted_packets = 0;  ///< data packets sent again (go-back-N after a NACK or a timeout)
+  uint64_t retransmitted_bytes = 0;    ///< their payload, bytes
   uint64_t max_rtt_ns = 0, max_bdp_bytes = 0;  ///< maxRtt / maxBdp as the reference prints
 };
 

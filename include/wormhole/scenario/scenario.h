@@ -125,6 +125,12 @@ Scenario read_scenario(const std::string& path,
 /// [network] table also takes are hpcc_config_keys(). docs/workloads.md §10 documents each.
 std::vector<std::string> scenario_keys();
 
+/// Every scenario key with its effective value, as ("section.key", text) pairs: name, the topology
+/// (file, or generator and all its parameters, defaults included; rates as "400Gbps", times in ps as
+/// "500000ps"), the workload keys, network.config (the base config, "" if none) and output.dir.
+/// [wormhole] and [network] values are the network settings (effective_settings). For the run record.
+std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario& s);
+
 /// Reads or generates the scenario's topology. A generated one has topo.file "<scenario> [topology]".
 /// Throws InputError for a bad topology file (naming its line) and for generator parameters the
 /// generator rejects (naming the scenario's [topology] line).

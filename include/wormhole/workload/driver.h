@@ -95,6 +95,12 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   const CommOp& op_of(uint32_t row, Phase phase) const;
   std::shared_ptr<const Plan> plan_for(const CommOp& op, const std::vector<uint32_t>& members);
   void note_time(uint32_t iteration, Time t);
+  /// GPU g was blocked `t` ps on the collective of (row, phase): its group's exposed time grows.
+  void add_exposed(uint32_t g, uint32_t row, Phase phase, Time t);
+  /// The report GPU's layer record of (iter, row) takes instance `id`'s phase, `comm` ps long.
+  void report_layer(uint32_t iter, uint32_t row, Phase phase, uint32_t id, Time comm);
+  /// Adds finished flow r's bytes to collective record `record` by the links its data crossed.
+  void count_link_bytes(size_t record, const FlowRecord& r);
   LayerRecord& layer_record(uint32_t iter, uint32_t row);  // the report GPU's record of a row
   void finish(uint32_t gpu);                               // the GPU's program is over
   void finish_report(Time until);

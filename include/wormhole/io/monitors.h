@@ -1,0 +1,166 @@
+// Monitors and the packet trace (docs/network-model.md §5.3, §5.4, §5.6): they read the network's
+// state at sample instants or at packet events and write files; they change no result.
+//  * QlenMonitor: the reference's qlen.txt (QLEN_MON_FILE, QLEN_MON_START, QLEN_MON_END).
+//  * PortMonitor: monitor.h5, per-port time series of utilisation, queue, PFC-paused time and
+//    Wormhole's frozen state (PORT_MON, PORT_MON_INTERVAL, PORT_MON_START, PORT_MON_END, PORT_MON_NODES).
+//  * TraceWriter: the packet trace of TRACE_FILE's nodes (ENABLE_TRACE, TRACE_OUTPUT_FILE).
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/net/network.h"
+#include "wormhole/net/probe.h"
+
+namespace wh {
+
+/// The reference's queue-length histograms (HPCC ns-3 scratch/third.cc, monitor_buffer): every 100 ns
+/// from START to the first sample at or past END (all ns, absolute), each switch port's egress bytes
+/// (classes 1-7; control packets are not counted) fall in a 1000-B bucket; at every sample whose time
+/// is a multiple of 100 ms a block "time: <ns>" is printed, then one line "<switch> <if> c0 c1 ..." per
+/// switch port (switches, then ports ascending) with the cumulative counts up to its highest non-empty
+/// bucket. A sample sees the queues after every event before its instant.
+class QlenMonitor final : public SampleHook {
+ public:
+  /// Opens `path` (InputError naming `config_file` and the key if it cannot be created).
+  QlenMonitor(const Network& net, const std::string& path, uint64_t start_ns, uint64_t end_ns,
+              const std::string& config_file);
+  ~QlenMonitor() override;
+  /// The first sample's instant (ps).
+  Time first() const;
+  Time sample(Time t) override;
+  /// Takes the samples up to `end` (ps: the run's end; its state holds from the last event on) and
+  /// closes the file. Throws OutputError if it cannot be written.
+  void finish(Time end);
+  const std::string& path() const { return path_; }
+
+ private:
+  void add(uint64_t samples);
+  void dump(uint64_t time_ns);
+  void write(const std::string& s);
+  const Network& net_;
+  std::string path_;
+  FILE* f_ = nullptr;
+  uint64_t start_ns_, count_;  // sample k is at start + 100 k ns, k < count_
+  uint64_t next_ = 0;          // the next sample's index
+  std::vector<uint32_t> ports_;              // switch ports, in print order
+  std::vector<std::vector<uint32_t>> hist_;  // per port: samples per 1000-B bucket
+};
+
+/// The ports a selection names: "switches" (NVSwitches included), "hosts", "all", or "list" (the ports of
+/// `ids`), in global port order. Throws InputError naming PORT_MON_NODES's origin for an id out of range.
+std::vector<uint32_t> select_ports(const Network& net, const SimConfig& cfg);
+
+/// monitor.h5 (docs/results.md, "Monitors"): for the chosen ports, one row every interval from START to
+/// END (ns, absolute; START 0 = the interval of the run's first event, END 0 = the run's end) of, per port: utilisation (bytes whose transmission began in
+/// the interval × 8 / (rate × interval)), egress queue bytes at the row's instant and the largest during
+/// the interval (switches; a host's queue holds its ACKs and PFC frames), the fraction of the interval
+/// some class was paused by PFC, and whether Wormhole froze the port during it (its figures are then not
+/// measured). Written in chunks of rows as the run goes; datasets 2-D (rows, ports).
+class PortMonitor final : public SampleHook {
+ public:
+  /// Creates `path` (InputError if it cannot be). Interval and times in ns.
+  PortMonitor(const Network& net, const std::string& path, std::vector<uint32_t> ports, uint64_t interval_ns,
+              uint64_t start_ns, uint64_t end_ns, const std::string& selection);
+  ~PortMonitor() override;
+  Time first() const { return start_ + interval_; }
+  Time sample(Time t) override;
+  /// Takes the whole intervals up to `end` (ps), writes what is buffered and closes the file.
+  /// Throws OutputError if it cannot be written.
+  void finish(Time end);
+  const std::string& path() const { return path_; }
+  size_t rows() const { return rows_; }
+  /// Bytes per row (for the size estimate).
+  size_t row_bytes() const { return ports_.size() * 17 + 8; }
+
+ private:
+  struct Impl;
+  void take(Time at, bool first);
+  void flush();
+  const Network& net_;
+  std::string path_;
+  std::vector<uint32_t> ports_;
+  Time interval_, start_, end_;
+  uint64_t next_ = 1;  // the next sample's index: at start + next * interval
+  size_t rows_ = 0;
+  std::vector<uint64_t> last_sent_;
+  std::vector<Time> last_paused_;
+  Time last_at_;
+  bool lazy_start_;  // START 0: start at the interval of the first event
+  std::unique_ptr<Impl> h5_;
+};
+
+/// Several hooks behind the network's one sampler.
+class SampleMux final : public SampleHook {
+ public:
+  void add(SampleHook* h, Time first) { hooks_.push_back({h, first}); }
+  Time first() const;
+  Time sample(Time t) override;
+
+ private:
+  struct Entry {
+    SampleHook* hook;
+    Time due;
+  };
+  std::vector<Entry> hooks_;
+};
+
+/// One record of the packet trace, 48 bytes little-endian (docs/network-model.md §5.4).
+struct TraceRecord {
+  int64_t time_ps;
+  uint64_t seq;       ///< data: first payload byte; ACK/NACK: next expected byte; PFC: 0
+  uint32_t flow;      ///< /flows row; UINT32_MAX for a PFC frame
+  uint32_t node;
+  uint32_t port;      ///< global port id
+  uint32_t qlen;      ///< bytes in the port's egress queue of the packet's class (Enqu: after, Dequ: after; else 0)
+  uint32_t size;      ///< wire bytes
+  uint32_t payload;   ///< payload bytes (data)
+  uint16_t if_index;  ///< the port's interface on its node (1-based)
+  uint8_t event;      ///< TraceEvent: 0 Recv, 1 Enqu, 2 Dequ, 3 Drop
+  uint8_t type;       ///< 0 data, 1 ACK, 2 NACK, 3 PFC
+  uint8_t cls;        ///< priority class; a PFC frame's: the class it pauses or resumes
+  uint8_t flags;      ///< bit 0 ECN CE; bit 1 CNP echo (ACK/NACK); bit 2 sent after a timeout; bit 3 PFC PAUSE; bits 4-5 drop cause
+  uint8_t node_type;  ///< 0 host, 1 switch
+  uint8_t reserved;
+};
+static_assert(sizeof(TraceRecord) == 48, "the trace record is 48 bytes on disk");
+
+/// Writes the packet trace: a 64-byte header ("WHTRACE1", u32 version 1, u32 record size 48, u64
+/// nodes, u64 ports, u64 records — written at close, 0 if the run did not end —, 24 bytes 0), then one
+/// TraceRecord per event of a traced node.
+class TraceWriter final : public PacketTrace {
+ public:
+  /// Opens `path` (InputError naming `config_file` if it cannot be created). `nodes`: the node ids to
+  /// trace (TRACE_FILE's, those below the node count).
+  TraceWriter(const Network& net, const std::string& path, const std::vector<uint32_t>& nodes,
+              const std::string& config_file);
+  ~TraceWriter() override;
+  bool traces(uint32_t node) const override { return node < traced_.size() && traced_[node]; }
+  void event(Time t, TraceEvent ev, uint32_t port, const Packet& p, uint64_t qlen, uint8_t cause) override;
+  /// Writes the rest and the header's record count, closes. Throws OutputError on a write error.
+  void finish();
+  uint64_t records() const { return records_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void flush();
+  const Network& net_;
+  std::string path_;
+  FILE* f_ = nullptr;
+  std::vector<uint8_t> traced_;
+  std::vector<TraceRecord> buf_;
+  uint64_t records_ = 0;
+  long committed_ = 0;  // bytes of whole records on disk
+};
+
+/// Estimated records of a trace of `nodes` for flows of `packets` data packets each over paths of
+/// `hops` links (per flow): a data packet and its ACK each make a Dequ at the sending host, Recv,
+/// Enqu and Dequ at every traced switch and a Recv at the receiving host.
+uint64_t estimate_trace_records(const Network& net, const std::vector<uint32_t>& nodes,
+                                const std::vector<std::pair<uint64_t, uint32_t>>& flows_packets_hops,
+                                const std::vector<std::pair<uint32_t, uint32_t>>& flows_ends);
+
+}  // namespace wh

@@ -1,0 +1,101 @@
+// The monitors and the packet trace of one run (monitor_session.h).
+#include "monitor_session.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include "wormhole/io/flows.h"
+#include "wormhole/io/input_error.h"
+
+namespace wh {
+
+MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::string& results, uint32_t num_nodes,
+                                          const std::string& scenario, const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  Plan p;
+  // A scenario asks for a monitor by setting one of its keys itself (its [network] table or --set).
+  const auto asked = [&](std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      const auto it = cfg.key_origin.find(key);
+      if (it != cfg.key_origin.end() && (it->second.first == scenario || it->second.first == "command line")) return true;
+    }
+    return false;
+  };
+  const auto where = [&](const std::string& path, const char* name) {
+    if (out_dir.empty()) return path;
+    return (fs::path(out_dir) / (path.empty() ? fs::path(name) : fs::path(path).filename())).string();
+  };
+  if (scenario.empty()) {
+    if (!cfg.qlen_mon_file.empty()) p.qlen = cfg.qlen_mon_file;
+    if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty()) p.trace = cfg.trace_output_file;
+  } else {
+    if (asked({"QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END"})) p.qlen = where(cfg.qlen_mon_file, "qlen.txt");
+    if (cfg.enable_trace && asked({"ENABLE_TRACE", "TRACE_FILE", "TRACE_OUTPUT_FILE"})) {
+      if (cfg.trace_file.empty()) {
+        const auto [file, line] = cfg.origin_of("ENABLE_TRACE");
+        throw InputError(file, line, "a packet trace is asked for but no TRACE_FILE names the nodes to trace",
+                         "set TRACE_FILE to a file of \"n id1 ... idn\" (docs/network-model.md §4)");
+      }
+      p.trace = where(cfg.trace_output_file, "mix.tr");
+    }
+  }
+  if (!p.trace.empty()) p.trace_nodes = read_trace_nodes(cfg.trace_file, num_nodes);
+  if (cfg.port_mon) p.ports = (fs::path(results).parent_path() / "monitor.h5").string();
+  return p;
+}
+
+MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : net_(net), cfg_(cfg), plan_(std::move(plan)) {
+  const std::string& origin = cfg.path;
+  if (!plan_.qlen.empty()) {
+    qlen_ = std::make_unique<QlenMonitor>(net, plan_.qlen, cfg.qlen_mon_start_ns, cfg.qlen_mon_end_ns, origin);
+    mux_.add(qlen_.get(), qlen_->first());
+  }
+  if (!plan_.ports.empty()) {
+    std::string selection = cfg.port_mon_nodes;
+    if (selection == "list") {
+      selection = std::to_string(cfg.port_mon_node_ids.size());
+      for (uint32_t n : cfg.port_mon_node_ids) selection += fmt::format(" {}", n);
+    }
+    ports_ = std::make_unique<PortMonitor>(net, plan_.ports, select_ports(net, cfg), cfg.port_mon_interval_ns,
+                                           cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection);
+    mux_.add(ports_.get(), ports_->first());
+  }
+  if (qlen_ || ports_) net.set_sampler(&mux_, mux_.first());
+  if (!plan_.trace.empty()) {
+    trace_ = std::make_unique<TraceWriter>(net, plan_.trace, plan_.trace_nodes, origin);
+    net.set_packet_trace(trace_.get());
+  }
+}
+
+void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat) const {
+  if (!trace_) return;
+  std::vector<std::pair<uint64_t, uint32_t>> packets_hops;
+  std::vector<std::pair<uint32_t, uint32_t>> ends;
+  const uint64_t payload = cfg_.packet_payload_size;
+  for (const FlowSpec& f : flows) {
+    const PathMetrics& m = net_.routing().pair(f.src, f.dst);
+    packets_hops.emplace_back(repeat * ((f.size_bytes + payload - 1) / payload), m.hops);
+    ends.emplace_back(f.src, f.dst);
+  }
+  const uint64_t records = estimate_trace_records(net_, plan_.trace_nodes, packets_hops, ends);
+  fmt::print("packet trace of {} nodes: about {} records, {:.1f} MB (estimate) -> {}\n", plan_.trace_nodes.size(),
+             records, double(records * sizeof(TraceRecord) + 64) / 1e6, plan_.trace);
+}
+
+void MonitorSession::finish(Time qlen_end, Time ports_end) {
+  net_.set_sampler(nullptr, 0);
+  net_.set_packet_trace(nullptr);
+  if (qlen_) qlen_->finish(qlen_end);
+  if (ports_) ports_->finish(ports_end);
+  if (trace_) trace_->finish();
+}
+
+std::string MonitorSession::outputs() const {
+  std::string s;
+  for (const std::string* p : {&plan_.qlen, &plan_.ports, &plan_.trace})
+    if (!p->empty()) s += " " + *p;
+  return s;
+}
+
+}  // namespace wh

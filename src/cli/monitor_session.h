@@ -1,0 +1,52 @@
+// The monitors and the packet trace of one `wormhole run` (docs/network-model.md §5.3, §5.4, §5.6):
+// which are on, where they write, the trace's size estimate, and closing them when the run ends.
+#pragma once
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wormhole/io/flows.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/monitors.h"
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+class MonitorSession {
+ public:
+  /// What to monitor, from `cfg`. `scenario` non-empty (a .toml scenario's path): the files go into
+  /// `out_dir`, by the file name the keys give (else qlen.txt, mix.tr), and qlen.txt and the trace are
+  /// written only if the scenario itself or the command line sets one of their keys — not a base network
+  /// config such as SimAI.conf, whose keys of the same names mean SimAI's own monitors (InputError for a
+  /// trace without TRACE_FILE). `results`: monitor.h5 goes beside it.
+  struct Plan {
+    std::string qlen, trace, ports;      ///< paths ("" = off)
+    std::vector<uint32_t> trace_nodes;   ///< TRACE_FILE's nodes
+  };
+  /// Reads TRACE_FILE (InputError if it is bad). Prints nothing.
+  static Plan plan(const SimConfig& cfg, const std::string& results, uint32_t num_nodes,
+                   const std::string& scenario = "", const std::string& out_dir = "");
+
+  /// Creates the files (InputError if one cannot be) and attaches what the plan turns on to `net`.
+  MonitorSession(Network& net, const SimConfig& cfg, Plan plan);
+  /// Prints the packet trace's size estimate for flows of (packets, hops, src, dst) (stdout, unless quiet).
+  void print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat = 1) const;
+  /// Takes the queue monitor's samples due up to `qlen_end` and the port monitor's up to `ports_end`
+  /// (ps), closes the files. OutputError on a write error.
+  void finish(Time qlen_end, Time ports_end);
+  /// The files written, for the summary ("" if none).
+  std::string outputs() const;
+  bool any() const { return qlen_ || ports_ || trace_; }
+
+ private:
+  Network& net_;
+  const SimConfig& cfg_;
+  Plan plan_;
+  std::unique_ptr<QlenMonitor> qlen_;
+  std::unique_ptr<PortMonitor> ports_;
+  std::unique_ptr<TraceWriter> trace_;
+  SampleMux mux_;
+};
+
+}  // namespace wh

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""End-to-end tests of how a run ends early: SIGINT / SIGTERM stop it cleanly (whole lines in fct.txt, results.h5
+marked incomplete, exit 130 / 143), and a write error (a full disk, a file-size limit) names the file, keeps its
+whole lines and exits 4 (docs/results.md, "Stopping a run"). Environment as test_refruns.py."""
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import h5py
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
+RING = TEST_DATA / "refruns" / "hpcc-ring16-fattree-k4-1MB"
+CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
+
+
+def flows(n, size):
+    """n flows of `size` bytes among the ring's 16 hosts, one every 5 µs from 2 s."""
+    lines = [str(n)]
+    for i in range(n):
+        s, d = i % 16, (i * 7 + 3) % 16
+        d = (d + 1) % 16 if d == s else d
+        lines.append(f"{s} {d} 3 100 {size} {2 + i * 5e-6:.9f}")
+    return "\n".join(lines) + "\n"
+
+
+class Stop(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_stop_"))
+        shutil.copy(RING / "topology.txt", self.dir)
+        text = [ln for ln in (RING / "config_dcqcn.txt").read_text().splitlines()
+                if not ln.startswith(("FLOW_FILE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "QLEN_MON"))]
+        (self.dir / "config.txt").write_text("\n".join(text + ["FLOW_FILE flow.txt"]) + "\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def check_whole_lines(self, path):
+        data = path.read_bytes()
+        self.assertTrue(data == b"" or data.endswith(b"\n"), f"{path} ends in part of a line")
+        lines = data.decode().splitlines()
+        for ln in lines:
+            self.assertEqual(len(ln.split()), 8, ln)
+        return len(lines)
+
+    def test_signal_stops_cleanly(self):
+        # 20,000 flows of 200 kB take several seconds; the signal comes once the first lines are on disk.
+        (self.dir / "flow.txt").write_text(flows(20000, 200000))
+        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            with self.subTest(signal=sig.name):
+                out = self.dir / f"out-{sig.name}"
+                p = subprocess.Popen([str(WORMHOLE), "run", "config.txt", "-o", str(out), "-q"], cwd=self.dir,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                fct = out / "fct.txt"
+                deadline = time.time() + 60
+                while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
+                    time.sleep(0.05)
+                self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
+                p.send_signal(sig)
+                _, err = p.communicate(timeout=120)
+                for m in CRASH_MARKERS:
+                    self.assertNotIn(m, err)
+                self.assertEqual(p.returncode, status, err)
+                self.assertIn(f"interrupted by {sig.name} at simulated time", err)
+                n = self.check_whole_lines(fct)
+                self.assertGreater(n, 0)
+                self.assertLess(n, 20000)
+                with h5py.File(out / "results.h5") as f:
+                    run = f["run"].attrs
+                    self.assertEqual(int(run["complete"]), 0)
+                    self.assertIn(f"interrupted by {sig.name}", run["incomplete"])
+                    self.assertEqual(len(f["flows"]), 20000)
+                    self.assertEqual(int(f["flows"]["finished"].sum()), n)  # the file holds every finished flow
+                self.assertIn(f"{n} of 20000 flows had finished", err)
+
+    @staticmethod
+    def file_size_limit(limit):
+        def apply():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        return apply
+
+    def test_write_error_keeps_whole_lines_and_names_the_file(self):
+        # fct.txt is flushed every 256 lines; a 20,000-byte limit lets the first 256 lines (about 14.4 kB)
+        # through and fails the next flush, which stdio may have half written: the file is cut back to them.
+        (self.dir / "flow.txt").write_text(flows(600, 20000))
+        p = subprocess.run([str(WORMHOLE), "run", "config.txt", "-o", "out"], cwd=self.dir, capture_output=True,
+                           text=True, preexec_fn=self.file_size_limit(20000), timeout=120)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        fct = self.dir / "out" / "fct.txt"
+        self.assertIn(f"wormhole: error: {fct}: cannot write: File too large (the file keeps the", p.stderr)
+        self.assertEqual(self.check_whole_lines(fct), 256)
+        self.assertFalse((self.dir / "out" / "results.h5").exists())
+
+    def test_results_file_error_leaves_no_partial_file(self):
+        # 100 flows: fct.txt (about 5.6 kB) fits under 12,000 bytes, results.h5 does not: it is not left half
+        # written, and the message names it.
+        (self.dir / "flow.txt").write_text(flows(100, 20000))
+        p = subprocess.run([str(WORMHOLE), "run", "config.txt", "-o", "out"], cwd=self.dir, capture_output=True,
+                           text=True, preexec_fn=self.file_size_limit(12000), timeout=120)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn(f"{self.dir / 'out' / 'results.h5'}: cannot write", p.stderr)
+        self.assertEqual(self.check_whole_lines(self.dir / "out" / "fct.txt"), 100)
+        self.assertEqual(sorted(x.name for x in (self.dir / "out").iterdir()), ["fct.txt", "pfc.txt"])
+
+
+if __name__ == "__main__":
+    unittest.main()
