@@ -15,12 +15,15 @@ Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps) {
   Fcg g;
   const uint32_t n = static_cast<uint32_t>(flows.size());
   g.label.resize(n);
-  // port -> flows using it; each pair of flows counts the ports they share.
-  std::unordered_map<uint32_t, std::vector<uint32_t>> users;
+  // port -> flows whose data (ACKs) leave through it; each pair of flows counts the ports they share.
+  std::unordered_map<uint32_t, std::vector<uint32_t>> users, ack_users;
+  auto unique = [](std::vector<uint32_t> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
   for (uint32_t i = 0; i < n; ++i) {
-    std::vector<uint32_t> ports = flows[i].ports;
-    std::sort(ports.begin(), ports.end());
-    ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+    const std::vector<uint32_t> ports = unique(flows[i].ports);
     FcgLabel& l = g.label[i];
     l.rate_q = (flows[i].rate_bps + rate_quantum_bps / 2) / rate_quantum_bps;
     l.bottleneck_bps = flows[i].bottleneck_bps;
@@ -29,12 +32,28 @@ Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps) {
     l.hops = flows[i].hops ? flows[i].hops : static_cast<uint32_t>(ports.size());
     l.fresh = flows[i].fresh;
     for (uint32_t p : ports) users[p].push_back(i);
+    for (uint32_t p : unique(flows[i].acks)) ack_users[p].push_back(i);
   }
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;  // ordered: edges come out sorted
+  std::map<std::pair<uint32_t, uint32_t>, Fcg::Edge> shared;  // ordered: edges come out sorted
+  auto edge = [&](uint32_t a, uint32_t b) -> Fcg::Edge& {
+    Fcg::Edge& e = shared[{std::min(a, b), std::max(a, b)}];
+    e.u = std::min(a, b), e.v = std::max(a, b);
+    return e;
+  };
   for (const auto& [port, fs] : users)
     for (size_t a = 0; a < fs.size(); ++a)
-      for (size_t b = a + 1; b < fs.size(); ++b) ++shared[{std::min(fs[a], fs[b]), std::max(fs[a], fs[b])}];
-  for (const auto& [uv, w] : shared) g.edges.push_back({uv.first, uv.second, w});
+      for (size_t b = a + 1; b < fs.size(); ++b) ++edge(fs[a], fs[b]).weight;
+  for (const auto& [port, acks] : ack_users) {
+    auto it = users.find(port);
+    if (it == users.end()) continue;
+    for (uint32_t a : acks)
+      for (uint32_t d : it->second) {
+        if (a == d) continue;
+        Fcg::Edge& e = edge(a, d);
+        ++(a == e.u ? e.u_acks : e.v_acks);
+      }
+  }
+  for (const auto& [uv, e] : shared) g.edges.push_back(e);
   return g;
 }
 
@@ -51,10 +70,11 @@ uint64_t combine(uint64_t h, uint64_t v) { return mix(h ^ mix(v)); }
 
 uint64_t wl_hash(const Fcg& g, int rounds) {
   const size_t n = g.vertices();
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n);  // (neighbour, weight)
+  // (neighbour, the edge as seen from this end: shared data ports, own ACK ports, its ACK ports)
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> adj(n);
   for (const Fcg::Edge& e : g.edges) {
-    adj[e.u].push_back({e.v, e.weight});
-    adj[e.v].push_back({e.u, e.weight});
+    adj[e.u].push_back({e.v, combine(combine(mix(e.weight), e.u_acks), e.v_acks)});
+    adj[e.v].push_back({e.u, combine(combine(mix(e.weight), e.v_acks), e.u_acks)});
   }
   std::vector<uint64_t> label(n), next(n);
   for (size_t i = 0; i < n; ++i) {
@@ -67,7 +87,7 @@ uint64_t wl_hash(const Fcg& g, int rounds) {
       // The multiset of (neighbour label, edge weight), order-free: sorted.
       std::vector<uint64_t> around;
       around.reserve(adj[i].size());
-      for (auto [j, w] : adj[i]) around.push_back(combine(label[j], w));
+      for (const auto& [j, w] : adj[i]) around.push_back(combine(label[j], w));
       std::sort(around.begin(), around.end());
       uint64_t h = label[i];
       for (uint64_t a : around) h = combine(h, a);
@@ -83,11 +103,16 @@ uint64_t wl_hash(const Fcg& g, int rounds) {
 
 std::optional<std::vector<uint32_t>> isomorphism(const Fcg& a, const Fcg& b) {
   if (a.vertices() != b.vertices() || a.edges.size() != b.edges.size()) return std::nullopt;
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
-                                      boost::property<boost::edge_weight_t, uint32_t>>;
+  // Each edge as two arcs, u -> v labelled (shared data ports, u's ACK ports on v's data) and
+  // v -> u likewise: matched arcs keep the direction of the ACK coupling.
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
+                                      boost::property<boost::edge_weight_t, uint64_t>>;
   auto build = [](const Fcg& f) {
     Graph g(f.vertices());
-    for (const Fcg::Edge& e : f.edges) boost::add_edge(e.u, e.v, e.weight, g);
+    for (const Fcg::Edge& e : f.edges) {
+      boost::add_edge(e.u, e.v, (uint64_t(e.weight) << 32) | e.u_acks, g);
+      boost::add_edge(e.v, e.u, (uint64_t(e.weight) << 32) | e.v_acks, g);
+    }
     return g;
   };
   const Graph ga = build(a), gb = build(b);

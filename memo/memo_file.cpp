@@ -20,7 +20,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 4;  // bump when a field changes meaning (4: entries' `rejected`)
+constexpr uint64_t kLayout = 5;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings)
 
 struct NsRow {
   uint64_t ns;
@@ -42,7 +42,7 @@ struct VertexRow {
   double goodput;
 };
 struct EdgeRow {
-  uint32_t u, v, weight;
+  uint32_t u, v, weight, u_acks, v_acks;
 };
 
 std::pair<Handle, Handle> ns_types() {
@@ -82,6 +82,8 @@ std::pair<Handle, Handle> edge_types() {
       Field{"u", HOFFSET(EdgeRow, u), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"v", HOFFSET(EdgeRow, v), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"weight", HOFFSET(EdgeRow, weight), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"u_acks", HOFFSET(EdgeRow, u_acks), H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"v_acks", HOFFSET(EdgeRow, v_acks), H5T_NATIVE_UINT32, H5T_STD_U32LE},
   });
 }
 
@@ -129,7 +131,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
                           e->value.end_rate_bps[i], e->value.goodput[i]});
       cc.push_back(encode_cc(e->value.cc[i]));
     }
-    for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight});
+    for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight, x.u_acks, x.v_acks});
   }
   write_table(file, "entries", entry_types(), entries.data(), entries.size(),
               "duration_ps, visible_from_ps: ps; *_offset: rows of /vertices and /edges",
@@ -140,7 +142,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, line_bps, rtt_ns, hops, fresh) and value (bytes sent, end rate, goodput)");
   write_table(file, "cc", cc_row_types(), cc.data(), cc.size(), "rate_bps, a0 (rates): bit/s; timer*_ps: ps; snd_nxt, seqs: bytes",
               "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
-  write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: shared ports",
+  write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: data ports both flows' data leave through; u_acks (v_acks): ports where u's (v's) ACKs leave with the other's data",
               "per entry, its key's edges (u < v)");
   check(file.close(), "closing " + path);
 }
@@ -207,7 +209,7 @@ MemoDb read_memo_file(const std::string& path) {
         const EdgeRow& x = edges[i];
         if (x.u >= x.v || x.v >= e.vertices)
           throw InputError(path, 0, where + " has an edge between vertices it does not have (corrupt file)", fix);
-        key.edges.push_back({x.u, x.v, x.weight});
+        key.edges.push_back({x.u, x.v, x.weight, x.u_acks, x.v_acks});
       }
       // wl_hash is informative (for other tools); the store hashes the graph itself.
       // A file never holds two isomorphic keys of one namespace; if it does, their hits add up.

@@ -28,12 +28,15 @@ const Fcg& Memoizer::key_of(Record& r) const {
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const Flow& fl = net_.flow(r.flows[i]);
     FcgFlow f;
-    f.ports = ff_.partitions().flow_ports(r.flows[i]);  // membership (so routes) unchanged since the start
+    // Membership (so routes and couplings) unchanged since the start: its partition ports are its
+    // data path and the ACK ports that couple it.
+    const std::vector<uint32_t> data = net_.data_path(r.flows[i]);
+    for (uint32_t p : ff_.partitions().flow_ports(r.flows[i]))
+      (std::find(data.begin(), data.end(), p) != data.end() ? f.ports : f.acks).push_back(p);
     f.rate_bps = r.rate[i];
     f.fresh = r.sent[i] == 0;
     f.line_bps = fl.max_rate_bps;
     f.rtt_ns = static_cast<uint64_t>(fl.base_rtt / kNs);
-    const std::vector<uint32_t> data = net_.data_path(r.flows[i]);
     f.hops = static_cast<uint32_t>(data.size());
     f.bottleneck_bps = UINT64_MAX;
     for (uint32_t p : data) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);

@@ -179,7 +179,7 @@ class Distributed(unittest.TestCase):
                 "wormhole.theta=0.1", "wormhole.error_bound=0.99")
         for name, extra, rc, skips in (("moe-32g", ("CC_MODE=7", "wormhole.memo=true", "wormhole.window=20",
                                                     'workload.max_time="30ms"', "wormhole.error_bound=0.99"), 3, 28),
-                                       ("moe-32g", hpcc, 0, 75),
+                                       ("moe-32g", hpcc, 0, 79),
                                        ("micro-allreduce-16g", ("CC_MODE=3", "wormhole.window=5", "wormhole.error_bound=0.99"),
                                         0, 26)):
             with self.subTest(workload=name, sets=extra):

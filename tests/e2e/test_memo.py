@@ -26,7 +26,7 @@ CC = np.dtype([("kind", "u1"), ("rate_bps", "<u8"), ("timer0_ps", "<i8"), ("time
                ("snd_nxt", "<u8"), ("a0", "<u8"), ("a1", "<u8"), ("a2", "<u8"), ("a3", "<u8"), ("x0", "<f8"),
                ("r0", "<u8"), ("r1", "<u8"), ("hop_u", "<f8", (5,)), ("hop_rc_bps", "<u8", (5,)),
                ("hop_stage", "<u4", (5,))])
-EDGE = np.dtype([("u", "<u4"), ("v", "<u4"), ("weight", "<u4")])
+EDGE = np.dtype([("u", "<u4"), ("v", "<u4"), ("weight", "<u4"), ("u_acks", "<u4"), ("v_acks", "<u4")])
 G = 10**9
 
 
@@ -36,10 +36,10 @@ def write_memo(path, patterns):
     for labels, es, hits in patterns:
         entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits, 0))
         vertices += [(r, b, 100 * G, 4160, 2, 0, 1000 * (i + 1), 40 * G, 0.005) for i, (r, b) in enumerate(labels)]
-        edges += es
+        edges += [(u, v, w, 0, 0) for u, v, w in es]
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "wormhole-memo"
-        f.attrs["layout_version"] = np.uint64(4)
+        f.attrs["layout_version"] = np.uint64(5)
         f.create_dataset("namespaces", data=np.array([(7, "DCQCN test")], dtype=NS))
         f.create_dataset("entries", data=np.array(entries, dtype=ENTRY))
         f.create_dataset("vertices", data=np.array(vertices, dtype=VERTEX))

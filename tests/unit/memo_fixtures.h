@@ -11,7 +11,10 @@ constexpr uint64_t kG = 1'000'000'000ull;
 
 /// A flow on `ports` at `rate` (bit/s) whose slowest link is `bottleneck` (bit/s), on a 100-Gb/s NIC.
 inline FcgFlow fl(std::vector<uint32_t> ports, uint64_t rate = 50 * kG, uint64_t bottleneck = 100 * kG) {
-  FcgFlow f{std::move(ports), rate, bottleneck};
+  FcgFlow f;
+  f.ports = std::move(ports);
+  f.rate_bps = rate;
+  f.bottleneck_bps = bottleneck;
   f.line_bps = 100 * kG;
   return f;
 }

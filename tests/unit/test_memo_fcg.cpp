@@ -89,6 +89,39 @@ TEST(Fcg, LabelsAndWeightsMustMatch) {
   EXPECT_TRUE(isomorphism(base, make_fcg({fl({7, 8}, 50'400'000'000), fl({7, 8}, 49'700'000'000)}, kG)).has_value());
 }
 
+TEST(Fcg, ContendingAndAckCouplingAreDifferentEdgesAndAckCouplingHasADirection) {
+  auto with_acks = [](FcgFlow f, std::vector<uint32_t> acks) {
+    f.acks = std::move(acks);
+    return f;
+  };
+  // Two flows sending through port 1 contend for it (each at about half its rate); a flow whose ACKs
+  // leave through another's data port 2 only waits behind it: one edge each, not the same edge.
+  const Fcg contend = make_fcg({fl({1, 2}), fl({1, 3})}, kG);
+  const Fcg crossing = make_fcg({with_acks(fl({1, 4}), {2}), fl({2, 3})}, kG);
+  ASSERT_EQ(contend.edges.size(), 1u);
+  ASSERT_EQ(crossing.edges.size(), 1u);
+  EXPECT_EQ(contend.edges[0].weight, 1u);
+  EXPECT_EQ(crossing.edges[0].weight, 0u);
+  EXPECT_EQ(crossing.edges[0].u_acks, 1u);  // flow 0's ACKs leave with flow 1's data
+  EXPECT_EQ(crossing.edges[0].v_acks, 0u);
+  EXPECT_NE(wl_hash(contend), wl_hash(crossing));
+  EXPECT_FALSE(isomorphism(contend, crossing).has_value());
+  // ACK ports carrying nobody's data couple nothing.
+  EXPECT_TRUE(make_fcg({with_acks(fl({1}), {9}), with_acks(fl({2}), {9})}, kG).edges.empty());
+  // The direction decides the map: A (ACKs on B's data) and B, against B' and A' listed the other way
+  // round, with equal labels: A must map to A'.
+  const Fcg a = make_fcg({with_acks(fl({1, 4}), {2}), fl({2, 3})}, kG);
+  const Fcg b = make_fcg({fl({12, 13}), with_acks(fl({11, 14}), {12})}, kG);
+  const auto map = isomorphism(a, b);
+  ASSERT_TRUE(map.has_value());
+  EXPECT_EQ(*map, (std::vector<uint32_t>{1, 0}));
+  EXPECT_EQ(wl_hash(a), wl_hash(b));
+  // Both ways coupled (a ring of two) is a third pattern.
+  const Fcg both = make_fcg({with_acks(fl({1, 4}), {2}), with_acks(fl({2, 3}), {1})}, kG);
+  EXPECT_EQ(both.edges[0].u_acks + both.edges[0].v_acks, 2u);
+  EXPECT_FALSE(isomorphism(a, both).has_value());
+}
+
 TEST(Fcg, EmptyAndLoneFlow) {
   EXPECT_TRUE(isomorphism(Fcg{}, Fcg{}).has_value());
   const Fcg one = make_fcg({fl({3})}, kG);

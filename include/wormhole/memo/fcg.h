@@ -9,9 +9,11 @@ namespace wh {
 
 /// One flow of a partition, as the FCG sees it.
 struct FcgFlow {
-  /// The ports whose queues it meets (any order): its data path's egress ports and its ACKs' switch
-  /// egress ports (FastForward's contention ports); flows sharing them share an edge.
+  /// Its data path's egress ports (any order): flows whose data share one contend for it.
   std::vector<uint32_t> ports;
+  /// The switch egress ports its ACKs leave through that couple it to other flows' data there
+  /// (QueueCoupling): its RTT depends on their queue, their link time on its ACKs.
+  std::vector<uint32_t> acks;
   uint64_t rate_bps = 0;         ///< current sending rate, bit/s
   uint64_t bottleneck_bps = 0;   ///< slowest link on its path, bit/s
   uint64_t line_bps = 0;         ///< its NIC's line rate, bit/s
@@ -35,13 +37,18 @@ struct FcgLabel {
   bool operator==(const FcgLabel&) const = default;
 };
 
-/// Undirected, labelled, weighted graph: a vertex per flow labelled with an FcgLabel; an edge
-/// between two flows that share ports, weighted by the number they share. Vertex i is the i-th
-/// flow given to make_fcg. Edges are stored once, u < v, sorted.
+/// A labelled graph: a vertex per flow labelled with an FcgLabel; an edge between two flows that
+/// share a data port or whose ACKs leave through the other's data ports, carrying the number of
+/// each. The two couplings are told apart, and the ACKs' by direction: two flows contending for
+/// one link run at half their rate each, a flow whose ACKs merely cross another's link runs at
+/// its own (measured: a replay keyed without the difference predicted 0.50 MB where the flows
+/// sent 0.26). Vertex i is the i-th flow given to make_fcg. Edges are stored once, u < v, sorted.
 struct Fcg {
   struct Edge {
     uint32_t u = 0, v = 0;
-    uint32_t weight = 0;  ///< shared ports
+    uint32_t weight = 0;  ///< data ports both flows' data leave through
+    uint32_t u_acks = 0;  ///< ports where u's ACKs leave with v's data
+    uint32_t v_acks = 0;  ///< ports where v's ACKs leave with u's data
   };
   std::vector<FcgLabel> label;  ///< per vertex
   std::vector<Edge> edges;
@@ -57,13 +64,14 @@ struct Fcg {
 Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps);
 
 /// A Weisfeiler–Lehman hash of the FCG (`rounds` refinement rounds over vertex labels, neighbour
-/// labels and edge weights): equal for isomorphic graphs, whatever the vertex order; unequal
+/// labels and edge counts, ACK couplings by direction): equal for isomorphic graphs, whatever the vertex order; unequal
 /// hashes prove non-isomorphism, equal ones do not prove isomorphism (use isomorphism()).
 uint64_t wl_hash(const Fcg& g, int rounds = 3);
 
-/// An isomorphism from `a` to `b` that preserves vertex labels and edge weights, found with
-/// Boost.Graph's VF2 (vf2_graph_iso): map[i] = the vertex of `b` matched to vertex i of `a`; or
-/// nothing if there is none.
+/// An isomorphism from `a` to `b` that preserves vertex labels, shared data ports and the ACK
+/// couplings with their direction, found with Boost.Graph's VF2 (vf2_graph_iso, on the graph as
+/// directed arcs u → v labelled (shared data ports, u's ACK ports on v's data)): map[i] = the
+/// vertex of `b` matched to vertex i of `a`; or nothing if there is none.
 std::optional<std::vector<uint32_t>> isomorphism(const Fcg& a, const Fcg& b);
 
 }  // namespace wh
