@@ -80,8 +80,8 @@ BIG = [
     ("sx1024-gpt7b-l200", "sx1024.toml", [NO_TP] + L200),
 ]
 EST = re.compile(r"wormhole: estimated error (\d+\.\d+) % of the flows' bytes")
-VERIFY = re.compile(r"verify: (\d+) fast-forwards simulated instead \(byte error mean (\d+\.\d+) %.*?max (\d+\.\d+) %"
-                    r".*?; (\d+) replays simulated instead \(byte error mean (\d+\.\d+) %.*?max (\d+\.\d+) %")
+VERIFY = re.compile(r"(\d+) (fast-forwards|replays|replay continuations) simulated instead \(byte error mean (\d+\.\d+) %.*?"
+                    r"max (\d+\.\d+) %")
 # The HPCC reference's ring configs: every key, paths rewritten below.
 REF_CONFIG = REPO / "inputs" / "hpcc-ring16-fattree-k4-1MB"
 
@@ -140,10 +140,9 @@ def run(binary, scenario, out, sets, extra=()):
     m = EST.search(p.stdout)
     r.update(wall=wall, estimated=float(m.group(1)) / 100 if m else math.nan,
              warned="above the bound" in p.stderr, verify=None)
-    if v := VERIFY.search(p.stdout):
-        r["verify"] = {"ff": int(v.group(1)), "ff_mean": float(v.group(2)) / 100, "ff_max": float(v.group(3)) / 100,
-                       "replays": int(v.group(4)), "replay_mean": float(v.group(5)) / 100,
-                       "replay_max": float(v.group(6)) / 100}
+    line = next((x for x in p.stdout.splitlines() if x.startswith("verify:")), "")
+    if found := VERIFY.findall(line):  # per kind: (count, kind, mean error, max error)
+        r["verify"] = {kind: (int(n), float(mean) / 100, float(mx) / 100) for n, kind, mean, mx in found}
     return r
 
 
@@ -166,8 +165,8 @@ def row(name, mode, runs, packet):
     speedup = statistics.median(r["wall"] for r in packet) / walls
     est = [r["estimated"] for r in runs if not math.isnan(r["estimated"])]
     v = runs[0]["verify"]
-    vtext = "–" if not v else (f"{v['ff']} ff: mean {100 * v['ff_mean']:.2f} %, max {100 * v['ff_max']:.2f} %; "
-                               f"{v['replays']} replays: mean {100 * v['replay_mean']:.2f} %, max {100 * v['replay_max']:.2f} %")
+    vtext = "–" if not v else "; ".join(f"{n} {kind}: mean {100 * mean:.2f} %, max {100 * mx:.2f} %"
+                                        for kind, (n, mean, mx) in v.items() if n)
     cells = [name, mode, str(len(runs)), f"{walls:.1f} s", f"{speedup:.2f}x", diff_text(c.get(key)),
              diff_text(c.get("mean_fct_us")), pct(p50["rel"]) if p50 else "–", pct(p99["rel"]) if p99 else "–",
              f"{100 * statistics.mean(est):.3f} %" if est else "–", str(sum(r["warned"] for r in runs)), vtext]

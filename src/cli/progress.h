@@ -74,7 +74,8 @@ inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Net
 /// many failed the bound.
 inline void print_verify_summary(const SkipReport& r) {
   std::string line = "verify:";
-  for (int kind = 0; kind < 2; ++kind) {
+  static const char* const kNames[] = {"fast-forwards", "replays", "replay continuations"};
+  for (int kind = 0; kind < VerifySample::kKinds; ++kind) {
     size_t n = 0, failed = 0;
     double sum = 0, max = 0, signed_sum = 0;
     for (const VerifySample& v : r.verify) {
@@ -85,9 +86,11 @@ inline void print_verify_summary(const SkipReport& r) {
     std::snprintf(buf, sizeof buf,
                   "%s %zu %s simulated instead (byte error mean %.3f %%, signed mean %+.3f %%, max %.3f %%; %zu above "
                   "the %.3g %% bound%s)",
-                  kind == 0 ? "" : ";", n, kind == 0 ? "fast-forwards" : "replays", n ? 100 * sum / double(n) : 0.0,
+                  kind == 0 ? "" : ";", n, kNames[kind], n ? 100 * sum / double(n) : 0.0,
                   n ? 100 * signed_sum / double(n) : 0.0, 100 * max, failed, 100 * r.settings.error_bound,
-                  failed == 0 ? "" : kind == 0 ? ": their flows are not skipped again" : ": those patterns are rejected");
+                  failed == 0 ? "" : kind == 0 ? ": their flows are not skipped again"
+                                  : kind == 1 ? ": those patterns are rejected"
+                                              : ": their flows are not skipped again, their patterns rejected");
     line += buf;
   }
   std::printf("%s\n", line.c_str());

@@ -24,7 +24,7 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       coupling_(net),
       window_(window_samples(settings, net.cc().update_period())),
       timed_increase_(net.cc().update_period() > 0),
-      verifier_(settings.verify, settings.error_bound) {
+      verifier_(settings.verify, settings.error_bound, net.config().packet_payload_size) {
   net_.set_skip_hooks(this);
 }
 
@@ -103,6 +103,16 @@ bool FastForward::continue_replay(uint32_t pid) {
   for (size_t k = 0; k < flows.size(); ++k) track(flows[k]).left = left[k];
   const Time dt = skip_length(pid);
   if (dt <= 0 || !freezable[0]) return false;
+  if (verifier_.choose(VerifySample::Kind::kContinuation)) {
+    // Simulated instead from here (windows anew), against the recorded goodputs it would credit.
+    std::vector<double> rate;
+    for (uint32_t id : flows) rate.push_back(track(id).goodput);
+    const uint64_t pattern = part(pid).pattern;
+    reset(pid);
+    begin_verify(pid, VerifySample::Kind::kContinuation, dt, std::move(rate));
+    verified_patterns_[verifier_.samples().size() - 1] = pattern;
+    return true;
+  }
   skip(pid, dt);
   return true;
 }
@@ -393,6 +403,7 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
     net_.restore_flow_cc(id, r.cc[i], now + dt);
   }
   begin_skip(pid, dt, true);
+  part(pid).pattern = r.pattern;
   ++stats_.replays;
   return true;
 }
@@ -436,12 +447,13 @@ void FastForward::close_verified() {
   for (size_t i : verifier_.close(exchange_)) {
     const VerifySample& v = verifier_.sample(i);
     if (!v.failed) continue;
-    if (v.kind == VerifySample::Kind::kFastForward) {
+    // A fast-forward's or a continuation's flows are not skipped again; a replay's or a
+    // continuation's pattern (its recorded goodputs) is not replayed again.
+    if (v.kind != VerifySample::Kind::kReplay)
       for (uint32_t id : v.flows)
         if (id < track_of_.size() && track_of_[id] != kNoTrack) track(id).distrusted = true;
-    } else if (period_observer_) {
+    if (v.kind != VerifySample::Kind::kFastForward && period_observer_)
       period_observer_->reject_pattern(verified_patterns_.at(i));
-    }
   }
 }
 

@@ -114,7 +114,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   }
   Handle vds = create_table(
       g, "verify", vtypes.second, vrows.size(),
-      "kind: 0 fast-forward, 1 replay; start_ns, planned_ns, span_ns: ns; predicted_bytes, simulated_bytes: payload "
+      "kind: 0 fast-forward, 1 replay, 2 the fast-forward continuing a replay; start_ns, planned_ns, span_ns: ns; predicted_bytes, simulated_bytes: payload "
       "bytes summed over the partition's flows; error, signed_error: ratios",
       "verify mode: one row per fast-forward or replay simulated packet by packet instead; over the span (the "
       "planned duration, or less when a flow came or went: cut = 1) the flows were predicted to make "

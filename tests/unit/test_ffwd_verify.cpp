@@ -57,6 +57,25 @@ TEST(Verifier, ErrorIsTheSumOfAbsoluteDifferencesOverTheSimulatedBytes) {
   EXPECT_TRUE(v.close(nullptr).empty());            // each sample closes once
 }
 
+TEST(Verifier, ADifferenceWithinOnePacketIsNoError) {
+  Verifier v(1, 0.01, 9000);
+  // Over a 6-µs span a flow is predicted 300,000 B and acknowledges 294,000 B: 6,000 B, less than one
+  // 9,000-B packet apart — no error (without the resolution, 2.0 % and failed).
+  const size_t i = v.begin(VerifySample::Kind::kReplay, 1, 0, 2000 * kUs, {0}, {0.05}, {0});
+  v.end(i, 6 * kUs, true, {294'000});
+  v.close(nullptr);
+  EXPECT_DOUBLE_EQ(v.sample(i).error, 0.0);
+  EXPECT_DOUBLE_EQ(v.sample(i).signed_error, 0.0);  // nor a bias: a mean of these stays below its max
+  EXPECT_FALSE(v.sample(i).failed);
+  // 20,000 B apart: 11,000 B beyond the packet.
+  const size_t j = v.begin(VerifySample::Kind::kReplay, 1, 0, 2000 * kUs, {0}, {0.05}, {0});
+  v.end(j, 6 * kUs, true, {280'000});
+  v.close(nullptr);
+  EXPECT_NEAR(v.sample(j).error, 11'000.0 / 280'000, 1e-12);
+  EXPECT_NEAR(v.sample(j).signed_error, 11'000.0 / 280'000, 1e-12);
+  EXPECT_TRUE(v.sample(j).failed);
+}
+
 TEST(Verifier, WithinTheBoundPasses) {
   Verifier v(1, 0.05);
   const size_t i = v.begin(VerifySample::Kind::kReplay, 1, 0, kUs, {0}, {0.1}, {0});

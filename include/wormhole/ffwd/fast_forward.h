@@ -146,6 +146,7 @@ class FastForward final : public SkipHooks {
     bool converged = false;       // a check found it steady since its windows were reset
     bool lookup_queued = false;   // its period started since the last tick: in lookup_queue_, ask the memoizer
     bool replaying = false;       // the current skip replays a memoized period
+    uint64_t pattern = 0;         // which (Replay::pattern), while replaying
     bool interrupted = false;     // in interrupted_: pulled back at the next tick (and not replayed at it)
     int64_t verifying = -1;       // the verify sample simulating the skip or replay it would take (-1: none)
   };

@@ -16,7 +16,10 @@ class TickExchange;
 /// `rate` × span bytes of progress and the simulation made `simulated`; the span is from `start` to
 /// the planned end, or to an earlier membership change of the partition (`cut`).
 struct VerifySample {
-  enum class Kind : uint8_t { kFastForward = 0, kReplay = 1 };
+  /// kContinuation: the fast-forward that follows a replay at the goodputs recorded with its
+  /// pattern (not measured in this run).
+  enum class Kind : uint8_t { kFastForward = 0, kReplay = 1, kContinuation = 2 };
+  static constexpr int kKinds = 3;
   Kind kind = Kind::kFastForward;
   uint32_t partition = 0;
   Time start = 0;                  ///< ps
@@ -24,14 +27,18 @@ struct VerifySample {
   Time end = -1;                   ///< ps when the span ended (-1: still running)
   bool cut = false;                ///< ended before the planned end (a flow came or went)
   std::vector<uint32_t> flows;
-  std::vector<double> rate;        ///< predicted progress, bytes/ps (goodput; replay: recorded bytes / duration)
+  std::vector<double> rate;        ///< predicted progress, bytes/ps (goodput, recorded for a continuation; replay: recorded bytes / duration)
   /// Progress counter at `start` on the flow's sender's rank (0 elsewhere): snd_una for a
   /// fast-forward (acknowledged payload, what it credits), snd_nxt for a replay (sent payload).
   std::vector<uint64_t> base;
   std::vector<double> predicted;   ///< bytes over the span: rate × (end − start)
   std::vector<double> simulated;   ///< bytes the packet-level simulation made over the span
-  double error = 0;                ///< Σ |predicted − simulated| / Σ simulated (0 when nothing moved)
-  double signed_error = 0;         ///< Σ (predicted − simulated) / Σ simulated
+  /// Σ max(0, |predicted − simulated| − one packet's payload) / Σ simulated (0 when nothing moved):
+  /// a flow's progress moves in whole packets, so a difference within one is no error (a span cut
+  /// after a few µs holds only a few packets).
+  double error = 0;
+  /// The same sum with each flow's sign kept (the bias: > 0 the acceleration runs ahead).
+  double signed_error = 0;
   bool failed = false;             ///< error above the bound: not accelerated again (see FastForward)
 };
 
@@ -42,10 +49,11 @@ struct VerifySample {
 /// a whole number above 1 verifies the first that many of each kind. Decisions are counted in the
 /// order the controller takes them, which every rank of a distributed run shares, so the choice
 /// does not depend on the rank or thread count. `bound` (WORMHOLE_ERROR_BOUND) is the largest
-/// `error` a sample may have without failing.
+/// `error` a sample may have without failing; `packet` (bytes, the payload of a full packet) the
+/// resolution of a flow's progress.
 class Verifier {
  public:
-  Verifier(double setting, double bound) : setting_(setting), bound_(bound) {}
+  Verifier(double setting, double bound, double packet = 0) : setting_(setting), bound_(bound), packet_(packet) {}
   bool on() const { return setting_ > 0; }
   /// Whether the next decision of `kind` is verified (counts it).
   bool choose(VerifySample::Kind kind);
@@ -64,8 +72,8 @@ class Verifier {
   double bound() const { return bound_; }
 
  private:
-  double setting_, bound_;
-  uint64_t decisions_[2] = {0, 0};
+  double setting_, bound_, packet_;
+  uint64_t decisions_[VerifySample::kKinds] = {};
   std::vector<VerifySample> samples_;
   std::vector<size_t> ended_;       // ended since the last close()
 };
