@@ -32,10 +32,11 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     else
       fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
-  fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}); "
-             "total {:.3f} us\n",
+  fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}{}); "
+             "{}total {:.3f} us\n",
              r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.exposed_tp), us(e.exposed_dp),
-             us(e.exposed_ep), us(e.exposed_dp_ep), us(e.total));
+             us(e.exposed_ep), us(e.exposed_dp_ep), r.pp > 1 ? fmt::format(", PP {:.3f}", us(e.exposed_pp)) : "",
+             r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(e.bubble)) : "", us(e.total));
   // total = compute + exposed communication + the rows' update delays (+ waits for other GPUs)
   fmt::print("collectives {}; flows {}; events {} in {:.3f} s wall ({:.2f} M events/s); PFC frames {}; ECN marks {}; "
              "drops {}; peak switch queue {} B (node {} if {})\n",
@@ -60,7 +61,11 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   if (speak)
     for (const std::string& m : r.workload.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
   try {
-    r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server);
+    std::vector<std::string> notes;
+    r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server,
+                           sc.workload.pipeline != PipelineSchedule::None, &notes);
+    if (speak)
+      for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", r.workload.file.c_str(), m.c_str());
   } catch (const std::invalid_argument& e) {
     // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
     std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
@@ -91,6 +96,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   r.options.send_latency = sc.workload.send_latency;
   r.options.zero_chunk = sc.workload.zero_chunk;
   r.options.report_gpu = sc.workload.report_gpu;
+  r.options.pipeline = sc.workload.pipeline;
   for (const std::string& g : sc.workload.ignore_groups)
     for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
       if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
@@ -126,8 +132,11 @@ void write_topology_copy(const WorkloadRun& r) {
 }
 
 void print_workload_header(const WorkloadRun& r) {
-  fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}), {} rows x {} iteration(s), {} nodes, {} links\n",
+  fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}{}), {} rows x {} iteration(s), {} nodes, {} links\n",
              r.sc.name, r.layout.gpus, r.layout.gpus_per_server, r.layout.tp, r.layout.dp, r.layout.ep,
+             r.layout.pp > 1 ? fmt::format(" PP {} {}", r.layout.pp,
+                                           r.options.pipeline == PipelineSchedule::GPipe ? "GPipe" : "1F1B")
+                             : std::string(),
              r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
 }
 

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kSections = {"topology", "workload", "network", "wormhole", "output"};
 const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "send_latency", "zero_chunk",
-                                                "report_gpu", "max_time",   "ignore_groups"};
+                                                "report_gpu", "max_time",   "ignore_groups", "pipeline"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads", "memo", "memo_rate_quantum", "verify",
@@ -235,6 +235,14 @@ class Reader {
             fail(it, "\"" + (v ? g : std::string("?")) + "\" is not a communication group", fix);
           w.ignore_groups.push_back(g);
         }
+      }
+      else if (it.key == "pipeline") {
+        const std::string v = get_string(it);
+        if (v == "1f1b") w.pipeline = PipelineSchedule::OneFOneB;
+        else if (v == "gpipe") w.pipeline = PipelineSchedule::GPipe;
+        else if (v == "none") w.pipeline = PipelineSchedule::None;
+        else fail(it, "\"" + v + "\" is not a pipeline schedule",
+                  "write pipeline = \"1f1b\" (default), \"gpipe\", or \"none\" (PP taken as 1, as SimAI's ns-3 backend)");
       }
       else if (it.key == "zero_chunk") {
         const std::string z = get_string(it);

@@ -40,7 +40,8 @@
 //     k                                    fat-tree (>= 2)
 //   Keys not given keep the defaults of the generator's parameter struct (generators.h).
 //   [workload] file (required), iterations (>= 1), send_latency (time), zero_chunk ("no-flows" |
-//     "one-byte"), report_gpu (count), max_time (time; 0 = never)
+//     "one-byte"), report_gpu (count), max_time (time; 0 = never), ignore_groups (array),
+//     pipeline ("1f1b" | "gpipe" | "none")
 //   [network] config (a base config file; optional) and any HPCC key (hpcc_config.h) as an integer,
 //     float, boolean (1 / 0), string (its text, e.g. KMAX_MAP = "1 400000000000 3200") or array of
 //     these (joined by spaces).
@@ -86,6 +87,8 @@ struct WorkloadSpec {
   /// Communication groups whose collectives are not simulated: they complete at issue, with no
   /// traffic (e.g. {"TP"}: what the Wormhole paper's evaluation does with intra-node TP/SP).
   std::vector<std::string> ignore_groups;
+  /// "1f1b" (default), "gpipe" or "none" (PP taken as 1, as SimAI's ns-3 backend).
+  PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
   int line = 0;
 };
 
