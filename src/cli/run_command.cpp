@@ -170,6 +170,8 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
                  cfg.simulator_stop_time_s);
   r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc));
   if (speak) warn_ns_truncation(cfg, r.topo);
+  if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
+    std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
   r.net->add_flows(r.specs, cfg.flow_file);
   if (r.results.empty())
     r.results = (std::filesystem::path(cfg.fct_output_file).parent_path() / "results.h5").string();

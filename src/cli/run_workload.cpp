@@ -90,6 +90,8 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   if (speak && !cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
   r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
   if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
+  if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
+    std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
   r.until = r.cfg.stop_time();
   if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
   r.options.iterations = sc.workload.iterations;
