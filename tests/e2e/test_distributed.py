@@ -316,12 +316,21 @@ class Distributed(unittest.TestCase):
         self.assertIn("lookahead 50 ns", p.stdout)
         self.assertIn("WARNING: lookahead below 100 ns", p.stdout)
 
+    def test_more_ranks_than_nodes_idle(self):
+        # 4 ranks on a 3-node network: one node per rank, rank 3 owns nothing and idles; same results.
+        topo = ["3 1 2", "2", "0 2 100Gbps 0.001ms 0", "1 2 100Gbps 0.001ms 0"]
+        config = self.write_scenario(topo, ["0 1 3 100 100000 2.0", "1 0 3 100 50000 2.0"])
+        ref = self.one_process(config, "one")
+        p = mpirun(4, "run", config, "-o", self.dir / "four")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_same_results(ref, self.dir / "four")
+        self.assertIn("4 ranks, 1 idle rank (more ranks than nodes to own)", p.stdout)
+        self.assertIn("rank 3: 0 nodes (0 hosts, 0 switches)", p.stdout)
+
     def test_clear_errors(self):
         topo = ["3 1 2", "2", "0 2 100Gbps 0.001ms 0", "1 2 100Gbps 0.001ms 0"]
         config = self.write_scenario(topo, ["0 1 3 100 100000 2.0"])
         cases = [
-            # more ranks than nodes: METIS cannot cut
-            ((4, "run", config), "over 4 ranks", "use at most 3 ranks"),
             # a rank map that names a rank the run does not have, with its file and line
             ((2, "run", config, "--rank-map", self.dir / "bad.txt"), "bad.txt:3: rank 5 but the run has 2 ranks",
              "use ranks 0 .. 1"),
