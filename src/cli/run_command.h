@@ -38,6 +38,9 @@ int run_command(const RunOptions& o);
 /// Runs a .toml scenario: a training workload on a cluster (run_workload.cpp). Exit status 0 when
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
+/// Runs a .toml scenario with [[job]] entries: several jobs (and background flows) on one fabric
+/// (run_jobs.cpp, docs/workloads.md §11). One process only.
+int run_jobs_scenario(const RunOptions& o);
 
 /// An HPCC config.txt scenario read and checked, its network built with its flows: where the
 /// single-process and the distributed run (run_distributed.cpp) both start.

@@ -49,6 +49,9 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   WorkloadRun r;
   r.sc = read_scenario(o.scenario, overrides);
   const Scenario& sc = r.sc;
+  if (!sc.jobs.empty())
+    throw InputError(sc.path, sc.jobs.front().line, "a scenario with [[job]] entries runs in one process only",
+                     "run it without mpirun (and not through wormhole partition)");
   if (speak) {
     for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
@@ -143,6 +146,10 @@ void print_workload_header(const WorkloadRun& r) {
 }
 
 int run_workload_scenario(const RunOptions& o) {
+  {
+    const Scenario peek = read_scenario(o.scenario, run_overrides(o, "wormhole.memo", "true"));
+    if (!peek.jobs.empty()) return run_jobs_scenario(o);
+  }
   WorkloadRun r = load_workload_run(o, true);
   Network& net = *r.net;
   const SimConfig& cfg = r.cfg;

@@ -161,6 +161,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
                                NetObserver* forward, bool install)
     : net_(net), w_(w), layout_(layout), o_(o), forward_(forward) {
   if (o_.iterations == 0) throw std::invalid_argument("iterations must be at least 1");
+  if (o_.job >= (1u << 14)) throw std::invalid_argument("at most 16384 jobs");
   if (o_.report_gpu >= layout_.gpus)
     throw std::invalid_argument(fmt::format("report GPU {} does not exist ({} GPUs)", o_.report_gpu, layout_.gpus));
   if (!o_.hosts.empty() && o_.hosts.size() != layout_.gpus)
@@ -248,6 +249,10 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
   return p;
 }
 
+bool WorkloadDriver::owns_flow(uint32_t id) const {
+  return id < flow_owner_.size() && flow_owner_[id].first != UINT32_MAX;
+}
+
 bool WorkloadDriver::run(Time until) {
   start();
   if (gpus_done_ < layout_.gpus) net_.run(until);
@@ -294,7 +299,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
     G.stage = next;
     if (d <= 0) return false;
     G.timer_pending = true;
-    net_.schedule_client(now + d, g, kProgram);
+    net_.schedule_client(now + d, g, tag(kProgram));
     return true;
   };
   for (;;) {
@@ -512,7 +517,7 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
   }
   const uint32_t slot = static_cast<uint32_t>(releases_.size());
   releases_.emplace_back(kPpBit | t, 0);
-  net_.schedule_client(now + o_.send_latency, slot, kRelease, true);
+  net_.schedule_client(now + o_.send_latency, slot, tag(kRelease), true);
 }
 
 // GPU g needs the activation or gradient of a micro-batch; false: it blocks until transfer_done.
@@ -554,11 +559,11 @@ void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   releases_.emplace_back(inst, f);
   // On time: it injects a flow, so a distributed run must see it in the network's time; it is
   // send_latency ahead, the client lookahead of a distributed run.
-  net_.schedule_client(net_.client_now() + o_.send_latency, slot, kRelease, true);
+  net_.schedule_client(net_.client_now() + o_.send_latency, slot, tag(kRelease), true);
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
-  switch (aux) {
+  switch (aux & 3) {
     case kProgram:
       gpus_[target].timer_pending = false;
       advance(target);
@@ -663,7 +668,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     if (update > 0) {
       const uint32_t slot = static_cast<uint32_t>(wg_updates_.size());
       wg_updates_.push_back({g, row, iter, id != UINT32_MAX ? now : -1});
-      net_.schedule_client(now + update, slot, kWgUpdate);
+      net_.schedule_client(now + update, slot, tag(kWgUpdate));
     } else {
       wg_done_at(g, row, iter, id != UINT32_MAX ? now : -1);
     }
@@ -675,7 +680,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
   G.stage = next;
   if (update > 0) {
     G.timer_pending = true;
-    net_.schedule_client(now + update, g, kProgram);
+    net_.schedule_client(now + update, g, tag(kProgram));
   } else if (advancing_ != g) {
     advance(g);  // from a flow completion: continue the program now (inside advance it goes on by itself)
   }
@@ -762,7 +767,7 @@ void WorkloadDriver::finish_report(Time until) {
                                      dry ? "no runnable events" : "stopped by the time limit",
                                      double(dry ? now : until) / kSec, pending_, describe_pending());
   }
-  Time prev = 0;
+  Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
     const Time end = std::max(iter_end_[i], prev);
     // Complete when every GPU's program went past it and its wg collectives of it are done.

@@ -92,6 +92,29 @@ struct WorkloadSpec {
   int line = 0;
 };
 
+/// One training job of a multi-job scenario ([[job]], docs/workloads.md §11).
+struct JobSpec {
+  std::string name;              ///< `name`, default "job<k>" (k = 0, 1, ... in file order)
+  std::string workload;          ///< SimAI / AICB workload file (resolved against the scenario's folder)
+  /// Placement: explicit topology GPU ids (from a "a-b" range or an array), or empty with `count`
+  /// GPUs placed by `policy`.
+  std::vector<uint32_t> gpus;
+  uint32_t count = 0;            ///< GPUs to place by policy (gpus = N); 0 with explicit ids
+  std::string policy = "packed"; ///< "packed" (lowest free GPUs in id order) or "spread" (round robin over servers)
+  Time start = 0;                ///< when the job's GPUs start their programs, ps
+  uint32_t iterations = 0;       ///< 0 = [workload] iterations
+  bool pipeline_set = false;     ///< `pipeline` given for this job
+  PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  int line = 0;                  ///< line of its [[job]] header
+};
+
+/// Background traffic beside the jobs ([background]): an HPCC flow file on the same topology.
+struct BackgroundSpec {
+  std::string file;   ///< flow.txt ("" = none)
+  Time begin = 0;     ///< the file's earliest start is moved to this time; the others keep their offsets
+  int line = 0;
+};
+
 /// A parsed scenario. Network settings are already merged into `net` (a SimConfig), outputs
 /// resolved to paths.
 struct Scenario {
@@ -99,6 +122,10 @@ struct Scenario {
   std::string name;   ///< `name` key, default: the file's stem
   TopologySpec topology;
   WorkloadSpec workload;
+  /// [[job]] entries: several jobs sharing the fabric (then [workload] has no file and gives the
+  /// jobs' defaults). Empty for a one-workload scenario.
+  std::vector<JobSpec> jobs;
+  BackgroundSpec background;
   SimConfig net;      ///< [network]: `config` file (optional) + the keys given, + command-line overrides
   std::string output_dir;  ///< [output] dir, relative to the current directory; default "out/<name>"
   /// Non-fatal findings ("FILE:LINE: text"), e.g. TOPOLOGY_FILE or FLOW_FILE in [network], which

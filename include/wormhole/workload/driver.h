@@ -35,6 +35,11 @@ struct DriverOptions {
   std::vector<uint32_t> hosts;
   /// Stop the network when this job's last GPU finishes (false when other jobs share it).
   bool stop_when_done = true;
+  /// When start() runs (the job's start time), ps: iteration 0 is timed from here.
+  Time start = 0;
+  /// The job's index in a JobSet: the driver's client events carry aux = kind | job << 2, so the
+  /// set can route them (kind 3 is the set's own).
+  uint32_t job = 0;
 };
 
 /// The rows of each micro-batch of a pipelined workload (docs/workloads.md §6): SimAI / AICB files
@@ -118,8 +123,8 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   const WorkloadReport& report() const { return report_; }
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
-  /// The client-event target space this driver uses is [0, 2^31): a JobSet offsets it.
-  static constexpr uint32_t kTargetBits = 31;
+  /// Whether network flow `id` is one of this driver's.
+  bool owns_flow(uint32_t id) const;
 
   // NetObserver / EventClient
   void flow_finished(const FlowRecord& f) override;
@@ -146,6 +151,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   bool pp_recv(uint32_t gpu, const ProgramStep& s);  // true: the data is there
   void transfer_done(uint32_t t);
   uint32_t host_of(uint32_t gpu) const { return o_.hosts.empty() ? gpu : o_.hosts[gpu]; }
+  uint16_t tag(uint16_t kind) const { return static_cast<uint16_t>(kind | (o_.job << 2)); }
   const CommOp& op_of(uint32_t row, Phase phase) const;
   std::shared_ptr<const Plan> plan_for(const CommOp& op, const std::vector<uint32_t>& members);
   void note_time(uint32_t iteration, Time t);
