@@ -148,6 +148,10 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
     overrides.emplace_back("PFC_OUTPUT_FILE", (d / "pfc.txt").string());
     if (r.results.empty()) r.results = (d / "results.h5").string();
   }
+  if (std::filesystem::path(o.scenario).extension() == ".et")
+    throw InputError(o.scenario, 0, "a Chakra execution trace is not a scenario or an HPCC config",
+                     "run the traces from a .toml scenario: [workload] chakra = \"PREFIX\" for PREFIX.0.et, PREFIX.1.et, ... "
+                     "(docs/workloads.md §8)");
   r.cfg = read_hpcc_config(o.scenario, overrides);
   const SimConfig& cfg = r.cfg;
   if (speak)

@@ -13,6 +13,7 @@
 #include "wormhole/net/network.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/topo/simai_topology.h"
+#include "wormhole/workload/chakra.h"
 #include "wormhole/workload/driver.h"
 #include "wormhole/workload/simai_workload.h"
 
@@ -69,6 +70,7 @@ struct WorkloadRun {
   Scenario sc;
   SimaiTopology topo;
   Workload workload;
+  ChakraTrace chakra;  ///< with workload.chakra: the traces (then `workload` is empty)
   GroupLayout layout;
   SimConfig cfg;  ///< the scenario's network settings, output paths set by make_workload_outputs
   std::unique_ptr<Network> net;

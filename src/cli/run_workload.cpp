@@ -60,26 +60,40 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
 
   // Inputs first, all of them: nothing is written until every input has been checked.
   r.topo = build_topology(sc);
-  r.workload = read_simai_workload(sc.workload.file);
-  if (speak)
-    for (const std::string& m : r.workload.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
-  try {
-    std::vector<std::string> notes;
-    r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server,
-                           sc.workload.pipeline != PipelineSchedule::None, &notes);
+  if (!sc.workload.chakra.empty()) {
+    r.chakra = read_chakra_trace(sc.workload.chakra, sc.workload.comm_groups);
+    if (r.chakra.ranks.size() > r.topo.gpus)
+      throw InputError(sc.path, sc.workload.line,
+                       fmt::format("the Chakra trace has {} ranks, the topology {} GPUs", r.chakra.ranks.size(), r.topo.gpus),
+                       "use a topology with a GPU per rank");
+    if (sc.workload.iterations != 1)
+      throw InputError(sc.path, sc.workload.line, "a Chakra trace runs once (it is one iteration's graph)",
+                       "remove workload.iterations");
+    r.workload.file = sc.workload.chakra;
+    r.layout.gpus = r.layout.stage_gpus = r.topo.gpus;
+    r.layout.gpus_per_server = r.topo.gpus_per_server;
+  } else {
+    r.workload = read_simai_workload(sc.workload.file);
     if (speak)
-      for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", r.workload.file.c_str(), m.c_str());
-  } catch (const std::invalid_argument& e) {
-    // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
-    std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
-    if (const auto at = problem.find(" (fix: "); at != std::string::npos && problem.back() == ')') {
-      fix = problem.substr(at + 7, problem.size() - at - 8);
-      problem.resize(at);
+      for (const std::string& m : r.workload.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
+    try {
+      std::vector<std::string> notes;
+      r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server,
+                             sc.workload.pipeline != PipelineSchedule::None, &notes);
+      if (speak)
+        for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", r.workload.file.c_str(), m.c_str());
+    } catch (const std::invalid_argument& e) {
+      // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
+      std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
+      if (const auto at = problem.find(" (fix: "); at != std::string::npos && problem.back() == ')') {
+        fix = problem.substr(at + 7, problem.size() - at - 8);
+        problem.resize(at);
+      }
+      throw InputError(r.workload.file, 1,
+                       fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", r.topo.gpus,
+                                   r.topo.gpus_per_server, problem),
+                       fix);
     }
-    throw InputError(r.workload.file, 1,
-                     fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", r.topo.gpus,
-                                 r.topo.gpus_per_server, problem),
-                     fix);
   }
   if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
@@ -162,15 +176,25 @@ int run_workload_scenario(const RunOptions& o) {
   write_topology_copy(r);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
-  WorkloadDriver driver(net, r.workload, r.layout, r.options, &obs);
-  if (!o.quiet) print_workload_header(r);
+  std::unique_ptr<WorkloadDriver> driver;
+  std::unique_ptr<ChakraDriver> chakra;
+  if (r.chakra.ranks.empty()) driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, &obs);
+  else chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, &obs);
+  if (!o.quiet) {
+    if (chakra)
+      fmt::print("{}: Chakra trace {} ({} ranks) on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name,
+                 r.sc.workload.chakra, r.chakra.ranks.size(), r.topo.gpus, r.topo.gpus_per_server, r.topo.topo.num_nodes,
+                 r.topo.topo.links.size());
+    else
+      print_workload_header(r);
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  const bool complete = driver.run(r.until);
+  const bool complete = driver ? driver->run(r.until) : chakra->run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
 
   auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
-  const WorkloadReport& rep = driver.report();
+  const WorkloadReport& rep = driver ? driver->report() : chakra->report();
   write_hdf5_results(r.results, records, obs.pfc_, meta, &rep, wormhole.report());
   wormhole.write_memo();
   write_workload_csvs(r.out, rep);

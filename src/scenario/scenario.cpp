@@ -26,7 +26,8 @@ const std::vector<std::string> kSections = {"topology", "workload", "network", "
 const std::vector<std::string> kJobKeys = {"name", "workload", "gpus", "placement", "start", "iterations", "pipeline"};
 const std::vector<std::string> kBackgroundKeys = {"file", "begin"};
 const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "send_latency", "zero_chunk",
-                                                "report_gpu", "max_time",   "ignore_groups", "pipeline"};
+                                                "report_gpu", "max_time",   "ignore_groups", "pipeline",
+                                                "chakra",     "comm_groups"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads", "memo", "memo_rate_quantum", "verify",
@@ -339,6 +340,13 @@ class Reader {
     bool have_file = false;
     for (const Item& it : items_["workload"]) {
       if (it.key == "file") w.file = get_existing_path(it, dir_, "workload file"), have_file = true;
+      else if (it.key == "chakra") {
+        const std::string prefix = get_string(it);
+        w.chakra = it.from_command_line() || fs::path(prefix).is_absolute() ? prefix : (fs::path(dir_) / prefix).string();
+        if (!fs::exists(w.chakra + ".0.et"))
+          fail(it, "no Chakra trace " + w.chakra + ".0.et", "give the traces' common prefix: PREFIX.0.et, PREFIX.1.et, ... exist");
+      }
+      else if (it.key == "comm_groups") w.comm_groups = get_existing_path(it, dir_, "communicator groups file");
       else if (it.key == "iterations") w.iterations = static_cast<uint32_t>(get_count(it, 1));
       else if (it.key == "send_latency") w.send_latency = get_time(it);
       else if (it.key == "report_gpu") w.report_gpu = static_cast<uint32_t>(get_count(it, 0));
@@ -364,6 +372,9 @@ class Reader {
         else fail(it, "\"" + z + "\" is not a zero-chunk policy", "write zero_chunk = \"no-flows\" (SimAI) or \"one-byte\"");
       }
     }
+    if (have_file && !w.chakra.empty())
+      throw InputError(path_, w.line, "[workload] names both a file and Chakra traces", "give file (SimAI) or chakra (traces), not both");
+    if (!w.chakra.empty()) have_file = true;
     if (jobs && have_file)
       throw InputError(path_, w.line, "[workload] names a file and the scenario has [[job]] entries",
                        "give each job its workload in [[job]] and keep [workload] for their common settings");

@@ -76,6 +76,10 @@ struct TopologySpec {
 /// The training workload and how it is run.
 struct WorkloadSpec {
   std::string file;                    ///< SimAI / AICB workload file (resolved against the scenario's folder)
+  /// Chakra execution traces instead of `file`: the files' common prefix (PREFIX.<rank>.et), resolved
+  /// against the scenario's folder; "" = none.
+  std::string chakra;
+  std::string comm_groups;             ///< with chakra: ASTRA-sim's communicator-group JSON ("" = none)
   uint32_t iterations = 1;             ///< training iterations (passes over the rows), >= 1
   /// Delay from a flow being released (its predecessors done) to its QP starting, ps: SimAI's
   /// AS_SEND_LAT, whose unit is unresolved upstream (docs/workloads.md §5.8); default 6 µs.
