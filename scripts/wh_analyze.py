@@ -6,6 +6,7 @@ Sub-commands (each has --help; --json prints the figures as JSON instead of text
                                 ECN/drops, PFC pauses, workload iteration times and exposed communication,
                                 Wormhole statistics (FILE: results .h5, or an HPCC fct.txt for the flow part)
   plot-fct FILE -o DIR          DIR/fct_slowdown_cdf.png and DIR/fct_slowdown_by_size.png
+  plot-overlay FILE... -o PNG   FCT slowdown CDFs of several runs on one plot (--label per FILE)
   plot-layers RESULTS -o PNG    per-layer exposed communication of one iteration (/workload/layers)
   plot-pfc RESULTS -o PNG       PFC pauses over time (/pfc); or plot-pfc --pfc pfc.txt -o PNG
   compare A B [--noise RUN...]  two runs (results .h5 or fct.txt each, A the baseline), flow by flow and by distributions:
@@ -67,6 +68,16 @@ def cmd_plot_fct(args):
     for b in r["bins"]:
         size = f"{b['size_lo']:,} B" if b["size_lo"] == b["size_hi"] else f"{b['size_lo']:,}-{b['size_hi']:,} B"
         lines.append(f"  {size}: {b['flows']:,} flows, slowdown p50 {b['p50']:.4f}, p99 {b['p99']:.4f}")
+    emit(args, r, lines)
+
+
+def cmd_plot_overlay(args):
+    if args.label and len(args.label) != len(args.files):
+        raise AnalysisError(f"{len(args.label)} labels for {len(args.files)} files: give one --label per file, or none")
+    labels = args.label or [plots.short(f) for f in args.files]
+    r = plots.plot_overlay([(lab, load.load_flows(f)) for lab, f in zip(labels, args.files)], out_path(args.output))
+    lines = [f"{r['png']}:"] + [f"  {x['label']}: {x['flows']:,} flows, slowdown p50 {x['p50']:.4f}, p99 {x['p99']:.4f}, "
+                                f"mean FCT {x['mean_fct_us']:.3f} us" for x in r["runs"]]
     emit(args, r, lines)
 
 
@@ -176,6 +187,10 @@ def parser():
     p = add("plot-fct", cmd_plot_fct, plots.plot_fct.__doc__, "FCT slowdown CDF and slowdown by flow size")
     p.add_argument("file", metavar="FILE", help="results .h5 or HPCC fct.txt")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
+    p = add("plot-overlay", cmd_plot_overlay, plots.plot_overlay.__doc__, "FCT slowdown CDFs of several runs overlaid")
+    p.add_argument("files", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (a job's own fct.txt too)")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
+    p.add_argument("--label", action="append", metavar="LABEL", help="legend label, one per FILE in order")
     p = add("plot-layers", cmd_plot_layers, plots.plot_layers.__doc__, "per-layer exposed communication")
     p.add_argument("file", metavar="RESULTS", help="results .h5 of a training-workload run")
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")

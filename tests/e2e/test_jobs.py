@@ -4,6 +4,7 @@ two identical jobs on disjoint servers of a rail fabric each get the single-job 
 whose traffic crosses the same spine slow each other; background flows; placement errors.
 Environment as test_refruns.py (WORMHOLE, WH_SOURCE_DIR)."""
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -97,6 +98,16 @@ class Jobs(unittest.TestCase):
         single = float(read_jobs(alone)["a"]["mean_iteration_us"])
         for j in ("a", "b"):
             self.assertGreater(float(shared[j]["mean_iteration_us"]), 1.5 * single, shared[j])
+        # The overlay plot of job a's FCT slowdowns alone and beside b: the shared spine shows in the tail.
+        p = subprocess.run(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "plot-overlay", "--json",
+                            str(alone / "a" / "fct.txt"), str(both / "a" / "fct.txt"), "--label", "alone", "--label",
+                            "beside b", "-o", str(self.dir / "overlay.png")], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        runs = {r["label"]: r for r in json.loads(p.stdout)["runs"]}
+        self.assertEqual(runs["alone"]["flows"], 7296)
+        self.assertGreater(runs["beside b"]["p99"], runs["alone"]["p99"])
+        self.assertGreater(runs["beside b"]["mean_fct_us"], runs["alone"]["mean_fct_us"])
+        self.assertGreater((self.dir / "overlay.png").stat().st_size, 1000)
 
     def test_start_time_and_background_flows(self):
         # Job b starts at 100 us: its iteration 0 is timed from then; a background HPCC flow file (starts at 2 s
