@@ -256,6 +256,27 @@ class Distributed(unittest.TestCase):
         self.assert_same_results(ref, self.dir / "tiny-two")
         self.assert_same_workload(ref, self.dir / "tiny-two")
 
+    def test_pipelined_workload_identical(self):
+        # PP 2 (stages = the two servers), 2 micro-batches with TP AllReduces: activation and gradient flows
+        # between the stages cross the cut like any other; 2 ranks give the one-process results.
+        d = self.dir / "pp"
+        d.mkdir()
+        shutil.copy2(SOURCE_DIR / "inputs" / "llm" / "SimAI.conf", d / "SimAI.conf")
+        head = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 2 vpp: 1 ga: 2 all_gpus: 16 "
+                "pp_comm: 1048576\n2\n")
+        row = "mb -1 50000 ALLREDUCE 1048576 100000 NONE 0 0 NONE 0 0\n"
+        (d / "pp.txt").write_text(head + row + row)
+        toml = (SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml").read_text()
+        (d / "pp.toml").write_text(toml.replace("microAllReduce_16g.txt", "pp.txt"))
+        ref = self.dir / "pp-one"
+        p = wh("run", d / "pp.toml", "-o", ref, "-q", "--set", "EVENT_ORDER=portable")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = mpirun(2, "run", d / "pp.toml", "-o", self.dir / "pp-two")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_same_results(ref, self.dir / "pp-two")
+        self.assert_same_workload(ref, self.dir / "pp-two")
+        self.assertIn(",SendRecv,PP,", (ref / "collectives.csv").read_text())
+
     def test_incomplete_workloads_identical(self):
         # max_time cuts the workload short: before the first window (routes must still be built: maxRtt),
         # and in the middle (the end time is the last event over every rank and the driver's own time; the
