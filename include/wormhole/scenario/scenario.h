@@ -41,7 +41,11 @@
 //   Keys not given keep the defaults of the generator's parameter struct (generators.h).
 //   [workload] file (required), iterations (>= 1), send_latency (time), zero_chunk ("no-flows" |
 //     "one-byte"), report_gpu (count), max_time (time; 0 = never), ignore_groups (array),
-//     pipeline ("1f1b" | "gpipe" | "none")
+//     pipeline ("1f1b" | "gpipe" | "none"), chakra (path prefix of Chakra traces, instead of file),
+//     comm_groups (path)
+//   [[job]] (several jobs on the fabric; then [workload] has no file) name, workload (path), gpus (count |
+//     "a-b" | [ids]), placement ("packed" | "spread"), start (time), iterations, pipeline
+//   [background] file (an HPCC flow file), begin (time)
 //   [network] config (a base config file; optional) and any HPCC key (hpcc_config.h) as an integer,
 //     float, boolean (1 / 0), string (its text, e.g. KMAX_MAP = "1 400000000000 3200") or array of
 //     these (joined by spaces).
