@@ -39,6 +39,9 @@ int run_command(const RunOptions& o);
 /// Runs a .toml scenario: a training workload on a cluster (run_workload.cpp). Exit status 0 when
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
+/// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
+/// micro-batches find_micro_batches can find — before any output is made.
+void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule);
 /// Runs a .toml scenario with [[job]] entries: several jobs (and background flows) on one fabric
 /// (run_jobs.cpp, docs/workloads.md §11). One process only.
 int run_jobs_scenario(const RunOptions& o);

@@ -97,6 +97,7 @@ int run_jobs_scenario(const RunOptions& o) {
     }
     for (const std::string& m : notes)
       std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", workloads[k].file.c_str(), m.c_str());
+    check_micro_batches(workloads[k], run.layout, pipeline);
     DriverOptions& d = run.options;
     d.iterations = j.iterations ? j.iterations : sc.workload.iterations;
     d.send_latency = sc.workload.send_latency;

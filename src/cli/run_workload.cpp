@@ -44,6 +44,16 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
              s.ecn_marks, s.packets_dropped, s.max_queue_bytes, s.max_queue_node, s.max_queue_if);
 }
 
+void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule) {
+  if (layout.pp <= 1 || schedule == PipelineSchedule::None || w.header.micro) return;
+  try {
+    find_micro_batches(w, w.header.ga);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(w.file, 1, e.what(),
+                     "give the ga the file was generated with, or run without the pipeline (workload.pipeline = \"none\")");
+  }
+}
+
 WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   const auto overrides = run_overrides(o, "wormhole.memo", "true");
   WorkloadRun r;
@@ -95,6 +105,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
                        fix);
     }
   }
+  check_micro_batches(r.workload, r.layout, sc.workload.pipeline);
   if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),

@@ -163,6 +163,9 @@ class WorkloadRuns(unittest.TestCase):
         cases = [
             (TP8_HEADER.format(gpus=16).replace("group: 8", "group: 3"), "TP"),
             (TP8_HEADER.format(gpus=16).replace("pp: 1", "pp: 3"), "not divisible by PP 3"),
+            # PP 2 with ga 3 but one row: no row name occurs 3 times -> refused before any output
+            (TP8_HEADER.format(gpus=16).replace("pp: 1", "pp: 2").replace("ga: 1", "ga: 3") + " pp_comm: 1024",
+             "cannot find the workload's 3 micro-batches"),
         ]
         for header, msg in cases:
             with self.subTest(msg=msg):
