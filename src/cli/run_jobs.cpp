@@ -203,7 +203,7 @@ int run_jobs_scenario(const RunOptions& o) {
     for (uint32_t id = 0; id < net.flows().size(); ++id)
       bg_done += jobs.job_of_flow(id) == sc.jobs.size() && net.flows()[id].finished();
     if (!background.empty()) fmt::print("background: {} of {} flows finished\n", bg_done, background.size());
-    print_run_summary(records, meta.stats, fabric.pfc_.size(), wall);
+    print_run_summary(records, meta.stats, fabric.pfc_.size(), wall, cc_display_name(cfg.cc_mode));
     wormhole.print_summary();
     fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", out, out);
   }
