@@ -95,13 +95,6 @@ Contracted contract(const NetGraph& g, uint32_t ranks) {
     c.weight[v] += node_weight(g, n);
   }
   if (ranks == 0) throw std::invalid_argument("cannot split a graph over 0 ranks; use at least 1 rank");
-  if (ranks > c.vertices()) {
-    std::string what = std::to_string(g.num_nodes) + " nodes";
-    if (c.vertices() != g.num_nodes)
-      what += " (" + std::to_string(c.vertices()) + " vertices once groups are merged)";
-    throw std::invalid_argument("cannot split " + what + " over " + std::to_string(ranks) + " ranks; use at most " +
-                                std::to_string(c.vertices()) + " ranks");
-  }
   return c;
 }
 
@@ -152,6 +145,8 @@ const char* metis_code_name(int rc) {
 
 RankMap partition_metis(const NetGraph& g, uint32_t ranks) {
   const Contracted c = contract(g, ranks);
+  // More ranks than vertices: one vertex per rank, the ranks left over idle.
+  if (ranks > c.vertices()) return score(g, partition_metis(g, c.vertices()).rank_of, ranks);
   if (ranks == 1) return score(g, std::vector<uint32_t>(g.num_nodes, 0), 1);
   const uint32_t nv = c.vertices();
   if (nv > static_cast<uint32_t>(std::numeric_limits<idx_t>::max()))
@@ -236,6 +231,7 @@ RankMap partition_metis(const NetGraph& g, uint32_t ranks) {
 
 RankMap partition_linear(const NetGraph& g, uint32_t ranks) {
   const Contracted c = contract(g, ranks);
+  if (ranks > c.vertices()) return score(g, partition_linear(g, c.vertices()).rank_of, ranks);
   const uint32_t nv = c.vertices();
   uint64_t total = 0;
   for (uint64_t w : c.weight) total += w;
@@ -278,7 +274,8 @@ RankMap evaluate_rank_map(const NetGraph& g, std::vector<uint32_t> rank_of, uint
                                   ": an NVSwitch and its GPUs, never split) but are on ranks " + std::to_string(r) +
                                   " and " + std::to_string(rank_of[n]));
   }
-  if (const std::string empty = empty_ranks(rank_of, ranks); !empty.empty())
+  // A rank may idle only when there are more ranks than (contracted) vertices to own.
+  if (const std::string empty = empty_ranks(rank_of, ranks); !empty.empty() && ranks <= contract(g, ranks).vertices())
     throw std::invalid_argument("rank(s) " + empty + " own no node");
   return score(g, std::move(rank_of), ranks);
 }
@@ -300,6 +297,13 @@ std::string describe(const RankMap& m) {
   std::snprintf(buf, sizeof buf, "%" PRIu32 " rank%s, %" PRIu64 " cut link%s, imbalance %.3f, ", m.ranks,
                 m.ranks == 1 ? "" : "s", m.edge_cut, m.edge_cut == 1 ? "" : "s", m.imbalance);
   std::string out = buf + la;
+  std::vector<bool> used(m.ranks, false);
+  for (uint32_t r : m.rank_of) used[r] = true;
+  const auto idle = static_cast<uint32_t>(std::count(used.begin(), used.end(), false));
+  if (idle > 0) {
+    const size_t at = out.find(',');
+    out.insert(at, ", " + std::to_string(idle) + " idle rank" + (idle == 1 ? "" : "s") + " (more ranks than nodes to own)");
+  }
   if (m.lookahead_ps < 100 * 1000)
     out += "; WARNING: lookahead below 100 ns, synchronisation windows will be very short";
   return out;

@@ -6,6 +6,7 @@ Sub-commands (each has --help; --json prints the figures as JSON instead of text
                                 ECN/drops, PFC pauses, workload iteration times and exposed communication,
                                 Wormhole statistics (FILE: results .h5, or an HPCC fct.txt for the flow part)
   plot-fct FILE... -o DIR       DIR/fct_slowdown_cdf.png and DIR/fct_slowdown_by_size.png; several files: overlaid
+  plot-overlay FILE... -o PNG   FCT slowdown CDFs of several runs on one plot (--label per FILE)
   plot-layers RESULTS -o PNG    per-layer exposed communication of one iteration (/workload/layers); by layer type
                                 above 60 rows
   plot-runs RESULTS... -o PNG   iteration times and exposed communication (report and slowest GPU) of N workload runs
@@ -84,6 +85,16 @@ def cmd_plot_fct(args):
     for b in r["bins"]:
         size = f"{b['size_lo']:,} B" if b["size_lo"] == b["size_hi"] else f"{b['size_lo']:,}-{b['size_hi']:,} B"
         lines.append(f"  {size}: {b['flows']:,} flows, slowdown p50 {b['p50']:.4f}, p99 {b['p99']:.4f}")
+    emit(args, r, lines)
+
+
+def cmd_plot_overlay(args):
+    if args.label and len(args.label) != len(args.files):
+        raise AnalysisError(f"{len(args.label)} labels for {len(args.files)} files: give one --label per file, or none")
+    labels = args.label or [plots.short(f) for f in args.files]
+    r = plots.plot_overlay([(lab, load.load_flows(f)) for lab, f in zip(labels, args.files)], out_path(args.output))
+    lines = [f"{r['png']}:"] + [f"  {x['label']}: {x['flows']:,} flows, slowdown p50 {x['p50']:.4f}, p99 {x['p99']:.4f}, "
+                                f"mean FCT {x['mean_fct_us']:.3f} us" for x in r["runs"]]
     emit(args, r, lines)
 
 
@@ -266,6 +277,10 @@ def parser():
     p.add_argument("file", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (several: overlaid)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--label", nargs="+", metavar="NAME", help="run names, one per file (default: each run's folder)")
+    p = add("plot-overlay", cmd_plot_overlay, plots.plot_overlay.__doc__, "FCT slowdown CDFs of several runs overlaid")
+    p.add_argument("files", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (a job's own fct.txt too)")
+    p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
+    p.add_argument("--label", action="append", metavar="LABEL", help="legend label, one per FILE in order")
     p = add_plot("plot-layers", cmd_plot_layers, plots.plot_layers.__doc__, "per-layer exposed communication")
     p.add_argument("file", metavar="RESULTS", help="results .h5 of a training-workload run")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")

@@ -106,6 +106,35 @@ def plot_fct(fl, outdir, fmt="png", label=None):
     return {"cdf": str(cdf), "by_size": str(by_size), "slowdown": info, "bins": rows}
 
 
+def plot_overlay(runs, out):
+    """One PNG overlaying the FCT slowdown CDFs of several runs (e.g. a job alone and beside another,
+    from each job's fct.txt), one step line per run, p50 and p99 in the legend. runs: [(label, flows)].
+    Slowdown = FCT / standalone FCT over the finished flows (nearest-rank percentiles)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    info, lo, hi = [], math.inf, 0.0
+    for k, (label, fl) in enumerate(runs):
+        m = fl.done() & (fl.ideal > 0)
+        s = np.sort(fl.fct[m] / fl.ideal[m])
+        if len(s) == 0:
+            raise AnalysisError(f"{fl.path}: no finished flow to plot")
+        r = {"label": label, "flows": int(len(s)), "p50": float(nearest_rank(s, 50)), "p99": float(nearest_rank(s, 99)),
+             "mean_fct_us": float(np.mean(fl.fct[m])) / 1000.0}
+        info.append(r)
+        lo, hi = min(lo, s[0]), max(hi, s[-1])
+        ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post", color=f"C{k}",
+                label=f"{label}: p50 {r['p50']:.3g}, p99 {r['p99']:.3g}")
+    if hi / max(lo, 1e-12) > 20:
+        ax.set_xscale("log")
+    ax.set(xlabel="FCT slowdown (FCT / standalone FCT)", ylabel="fraction of flows", title="FCT slowdown CDFs",
+           ylim=(0, 1.02))
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    save(fig, out)
+    return {"png": str(out), "runs": info}
+
+
 PHASES = ("fwd", "ig", "wg")
 
 

@@ -164,6 +164,10 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
     if (r.results.empty()) r.results = (d / "results.h5").string();
   }
   r.overrides = overrides;
+  if (std::filesystem::path(o.scenario).extension() == ".et")
+    throw InputError(o.scenario, 0, "a Chakra execution trace is not a scenario or an HPCC config",
+                     "run the traces from a .toml scenario: [workload] chakra = \"PREFIX\" for PREFIX.0.et, PREFIX.1.et, ... "
+                     "(docs/workloads.md §8)");
   r.cfg = read_hpcc_config(o.scenario, overrides);
   if (!o.output_dir.empty()) {
     // -o DIR puts every output there: the monitor and trace files keep their names.
@@ -197,6 +201,8 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
                  cfg.simulator_stop_time_s);
   r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc));
   if (speak) warn_ns_truncation(cfg, r.topo);
+  if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
+    std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
   r.net->add_flows(r.specs, cfg.flow_file);
   if (cfg.port_mon) select_ports(*r.net, cfg);  // its node ids, checked before any output
   if (r.results.empty())

@@ -15,6 +15,7 @@
 #include "wormhole/net/network.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/topo/simai_topology.h"
+#include "wormhole/workload/chakra.h"
 #include "wormhole/workload/driver.h"
 #include "wormhole/workload/simai_workload.h"
 
@@ -41,6 +42,12 @@ int run_command(const RunOptions& o);
 /// Runs a .toml scenario: a training workload on a cluster (run_workload.cpp). Exit status 0 when
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
+/// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
+/// micro-batches find_micro_batches can find — before any output is made.
+void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule);
+/// Runs a .toml scenario with [[job]] entries: several jobs (and background flows) on one fabric
+/// (run_jobs.cpp, docs/workloads.md §11). One process only.
+int run_jobs_scenario(const RunOptions& o);
 
 /// An HPCC config.txt scenario read and checked, its network built with its flows: where the
 /// single-process and the distributed run (run_distributed.cpp) both start.
@@ -75,6 +82,7 @@ struct WorkloadRun {
   Scenario sc;
   SimaiTopology topo;
   Workload workload;
+  ChakraTrace chakra;  ///< with workload.chakra: the traces (then `workload` is empty)
   GroupLayout layout;
   SimConfig cfg;  ///< the scenario's network settings, output paths set by make_workload_outputs
   std::unique_ptr<Network> net;

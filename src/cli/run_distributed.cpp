@@ -221,6 +221,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         const SimConfig* cfg = nullptr;
         if (workload) {
           wr = load_workload_run(portable, lead);
+          if (!wr.chakra.ranks.empty())
+            throw InputError(wr.sc.path, wr.sc.workload.line, "Chakra traces run in one process only",
+                             "run the scenario without mpirun");
           make_workload_outputs(o, wr, false);  // the paths; the folder once every input is checked
           s.net = wr.net.get(), s.topo = &wr.topo.topo, cfg = &wr.cfg;
           s.results = wr.results, s.origin = wr.sc.path;

@@ -35,10 +35,11 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     else
       fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
-  fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}); "
-             "total {:.3f} us\n",
+  fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}{}); "
+             "{}total {:.3f} us\n",
              r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.exposed_tp), us(e.exposed_dp),
-             us(e.exposed_ep), us(e.exposed_dp_ep), us(e.total));
+             us(e.exposed_ep), us(e.exposed_dp_ep), r.pp > 1 ? fmt::format(", PP {:.3f}", us(e.exposed_pp)) : "",
+             r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(e.bubble)) : "", us(e.total));
   if (!r.per_gpu.empty()) {
     // The report GPU need not be where the time goes: name the GPU exposed longest.
     const GpuRecord& g = r.per_gpu[r.slowest_gpu];
@@ -54,6 +55,16 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
              network_counts(s, pfc_frames));
 }
 
+void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule) {
+  if (layout.pp <= 1 || schedule == PipelineSchedule::None || w.header.micro) return;
+  try {
+    find_micro_batches(w, w.header.ga);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(w.file, 1, e.what(),
+                     "give the ga the file was generated with, or run without the pipeline (workload.pipeline = \"none\")");
+  }
+}
+
 WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   const auto overrides = run_overrides(o, "wormhole.memo", "true");
   WorkloadRun r;
@@ -61,6 +72,9 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   if (!o.output_dir.empty()) r.overrides.emplace_back("output.dir", o.output_dir);
   r.sc = read_scenario(o.scenario, overrides);
   const Scenario& sc = r.sc;
+  if (!sc.jobs.empty())
+    throw InputError(sc.path, sc.jobs.front().line, "a scenario with [[job]] entries runs in one process only",
+                     "run it without mpirun (and not through wormhole partition)");
   if (speak) {
     for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
@@ -70,23 +84,42 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
 
   // Inputs first, all of them: nothing is written until every input has been checked.
   r.topo = build_topology(sc);
-  r.workload = read_simai_workload(sc.workload.file);
-  if (speak)
-    for (const std::string& m : r.workload.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
-  try {
-    r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server);
-  } catch (const std::invalid_argument& e) {
-    // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
-    std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
-    if (const auto at = problem.find(" (fix: "); at != std::string::npos && problem.back() == ')') {
-      fix = problem.substr(at + 7, problem.size() - at - 8);
-      problem.resize(at);
+  if (!sc.workload.chakra.empty()) {
+    r.chakra = read_chakra_trace(sc.workload.chakra, sc.workload.comm_groups);
+    if (r.chakra.ranks.size() > r.topo.gpus)
+      throw InputError(sc.path, sc.workload.line,
+                       fmt::format("the Chakra trace has {} ranks, the topology {} GPUs", r.chakra.ranks.size(), r.topo.gpus),
+                       "use a topology with a GPU per rank");
+    if (sc.workload.iterations != 1)
+      throw InputError(sc.path, sc.workload.line, "a Chakra trace runs once (it is one iteration's graph)",
+                       "remove workload.iterations");
+    r.workload.file = sc.workload.chakra;
+    r.layout.gpus = r.layout.stage_gpus = r.topo.gpus;
+    r.layout.gpus_per_server = r.topo.gpus_per_server;
+  } else {
+    r.workload = read_simai_workload(sc.workload.file);
+    if (speak)
+      for (const std::string& m : r.workload.header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
+    try {
+      std::vector<std::string> notes;
+      r.layout = make_layout(r.workload.header, r.topo.gpus, r.topo.gpus_per_server,
+                             sc.workload.pipeline != PipelineSchedule::None, &notes);
+      if (speak)
+        for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", r.workload.file.c_str(), m.c_str());
+    } catch (const std::invalid_argument& e) {
+      // make_layout's message is "problem (fix: remedy)"; keep its remedy, it knows the numbers.
+      std::string problem = e.what(), fix = "use a workload generated for this cluster, or change " + sc.path + " [topology]";
+      if (const auto at = problem.find(" (fix: "); at != std::string::npos && problem.back() == ')') {
+        fix = problem.substr(at + 7, problem.size() - at - 8);
+        problem.resize(at);
+      }
+      throw InputError(r.workload.file, 1,
+                       fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", r.topo.gpus,
+                                   r.topo.gpus_per_server, problem),
+                       fix);
     }
-    throw InputError(r.workload.file, 1,
-                     fmt::format("workload does not fit the topology ({} GPUs, {} per server): {}", r.topo.gpus,
-                                 r.topo.gpus_per_server, problem),
-                     fix);
   }
+  check_micro_batches(r.workload, r.layout, sc.workload.pipeline);
   if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),
@@ -100,12 +133,15 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
   if (r.cfg.port_mon) select_ports(*r.net, r.cfg);  // its node ids, checked before any output
   if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
+  if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
+    std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
   r.until = r.cfg.stop_time();
   if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
   r.options.iterations = sc.workload.iterations;
   r.options.send_latency = sc.workload.send_latency;
   r.options.zero_chunk = sc.workload.zero_chunk;
   r.options.report_gpu = sc.workload.report_gpu;
+  r.options.pipeline = sc.workload.pipeline;
   for (const std::string& g : sc.workload.ignore_groups)
     for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
       if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
@@ -143,12 +179,19 @@ void write_topology_copy(const WorkloadRun& r) {
 }
 
 void print_workload_header(const WorkloadRun& r) {
-  fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}), {} rows x {} iteration(s), {} nodes, {} links\n",
+  fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}{}), {} rows x {} iteration(s), {} nodes, {} links\n",
              r.sc.name, r.layout.gpus, r.layout.gpus_per_server, r.layout.tp, r.layout.dp, r.layout.ep,
+             r.layout.pp > 1 ? fmt::format(" PP {} {}", r.layout.pp,
+                                           r.options.pipeline == PipelineSchedule::GPipe ? "GPipe" : "1F1B")
+                             : std::string(),
              r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
 }
 
 int run_workload_scenario(const RunOptions& o) {
+  {
+    const Scenario peek = read_scenario(o.scenario, run_overrides(o, "wormhole.memo", "true"));
+    if (!peek.jobs.empty()) return run_jobs_scenario(o);
+  }
   WorkloadRun r = load_workload_run(o, true);
   Network& net = *r.net;
   const SimConfig& cfg = r.cfg;
@@ -163,14 +206,23 @@ int run_workload_scenario(const RunOptions& o) {
   MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
-  WorkloadDriver driver(net, r.workload, r.layout, r.options, &obs);
+  std::unique_ptr<WorkloadDriver> driver;
+  std::unique_ptr<ChakraDriver> chakra;
+  if (r.chakra.ranks.empty()) driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, &obs);
+  else chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, &obs);
   if (!o.quiet) {
-    print_workload_header(r);
-    if (monitors.any()) monitors.print_estimate(expected_traffic(r.workload, r.layout, r.options), r.options.iterations);
+    if (chakra)
+      fmt::print("{}: Chakra trace {} ({} ranks) on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name,
+                 r.sc.workload.chakra, r.chakra.ranks.size(), r.topo.gpus, r.topo.gpus_per_server, r.topo.topo.num_nodes,
+                 r.topo.topo.links.size());
+    else
+      print_workload_header(r);
+    if (monitors.any() && driver)
+      monitors.print_estimate(expected_traffic(r.workload, r.layout, r.options), r.options.iterations);
     std::fflush(stdout);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const bool complete = driver.run(r.until);
+  const bool complete = driver ? driver->run(r.until) : chakra->run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
   monitors.finish(net.client_now(), net.client_now());
@@ -179,7 +231,7 @@ int run_workload_scenario(const RunOptions& o) {
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
-  const WorkloadReport& rep = driver.report();
+  const WorkloadReport& rep = driver ? driver->report() : chakra->report();
   write_hdf5_results(r.results, records, obs.pfc_, meta, &rep, wormhole.report());
   wormhole.write_memo();
   write_workload_csvs(r.out, rep);

@@ -77,6 +77,7 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
   add("PORT_MON_NODES", nodes);
   add("RTO_US", num(c.rto_us));
   add("NS_TRUNCATION", u(c.ns_truncation));
+  add("PFC_LOSSLESS_HEADROOM", u(c.pfc_lossless_headroom));
   add("SEED", u(c.seed));
   add("EVENT_ORDER", c.portable_order ? "portable" : "reference");
   add("WORMHOLE", u(c.wormhole.enabled));

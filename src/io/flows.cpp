@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <set>
 
@@ -16,8 +18,8 @@ namespace {
 
 enum class StartParse { ok, malformed, negative, too_large };
 
-/// Seconds as written ("2", "2.000000000", "2.0000000015", "2e0") to whole ns, truncating, using
-/// the decimal digits themselves so no binary rounding can move the result across a ns boundary.
+/// Checks seconds as written ("2", "2.000000000", "2.0000000015", "2e0") and takes them to whole ns
+/// from the decimal digits (truncated): the range checks use this exact value.
 StartParse start_ns(const std::string& s, uint64_t& ns) {
   size_t i = 0;
   bool neg = false;
@@ -68,6 +70,19 @@ std::string switch_ranges(const Topology& topo) {
 }
 
 }  // namespace
+
+uint64_t reference_start_ns(double seconds) {
+  // The reference reads the start with `>> double` (correctly rounded) and schedules at
+  // Seconds(start): int64x64_t(double) keeps floor(v) in the high word and trunc(frac(v) * 2^64) in
+  // the low one, the product with 10^9 is exact, and Time keeps the high word (ns-3.17's
+  // int64x64-128 and nstime.h). So the start is floor(v * 10^9) of the binary double: 1 ns below
+  // the decimal value for about half the starts a 9-digit generator writes.
+  if (!(seconds > 0)) return 0;
+  const double hi = std::floor(seconds);
+  const auto frac = static_cast<unsigned __int128>(std::ldexp(seconds - hi, 64));  // exact: below 2^64
+  const unsigned __int128 fixed = (static_cast<unsigned __int128>(hi) << 64) + frac;
+  return static_cast<uint64_t>((fixed * 1000000000u) >> 64);
+}
 
 std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo, std::vector<std::string>* notes) {
   const std::vector<InputToken> toks = read_input_tokens(path);
@@ -130,7 +145,8 @@ std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo, 
     fl.pg = static_cast<uint32_t>(v[2]);
     fl.dport = static_cast<uint32_t>(v[3]);
     fl.size_bytes = v[4];
-    fl.start = static_cast<Time>(ns) * kNs;
+    // The range checks above used the decimal value; the time is the reference's (binary) one.
+    fl.start = static_cast<Time>(reference_start_ns(std::strtod(t[5].text.c_str(), nullptr))) * kNs;
     if (!flows.empty() && fl.start < flows.back().start)
       throw InputError(path, fl.line, "start time " + t[5].text + " s is earlier than the previous line's (line " +
                        std::to_string(flows.back().line) + "): the reference's flow scheduler breaks",

@@ -30,6 +30,7 @@ const char* const kKeys[] = {
     "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START",
     "QLEN_MON_END", "BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END",
     "QP_MON_INTERVAL", "QLEN_MON_INTERVAL", "BW_MON_INTERVAL", "RTO_US", "NS_TRUNCATION", "SEED", "EVENT_ORDER",
+    "PFC_LOSSLESS_HEADROOM",
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
     "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS", "WORMHOLE_VERIFY",
     "WORMHOLE_ERROR_BOUND", "PORT_MON", "PORT_MON_INTERVAL", "PORT_MON_START", "PORT_MON_END", "PORT_MON_NODES"};
@@ -304,6 +305,7 @@ void ConfigParser::set(const std::string& k) {
   }
   else if (k == "RTO_US") c.rto_us = real();
   else if (k == "NS_TRUNCATION") c.ns_truncation = flag();
+  else if (k == "PFC_LOSSLESS_HEADROOM") c.pfc_lossless_headroom = flag();
   else if (k == "SEED") c.seed = uint();
   else if (k == "WORMHOLE") c.wormhole.enabled = flag();
   else if (k == "WORMHOLE_THETA") {

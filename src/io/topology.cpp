@@ -30,9 +30,8 @@ TopoLink parse_link_line(const std::string& path, const InputToken* f, const Top
   link.b = static_cast<uint32_t>(ends[1]);
   if (link.a == link.b)
     throw InputError(path, link.line, "self-link " + f[0].text + " - " + f[1].text, "connect two different nodes");
-  if (!t.is_switch[link.a] && !t.is_switch[link.b])
-    throw InputError(path, link.line, std::string("link between two ") + style.hosts + " " + f[0].text + " and " +
-                     f[1].text + " (hosts never forward)", style.host_fix);
+  // A link between two hosts is an ordinary link (an NVLink mesh without a switch, as HPCC ns-3
+  // runs it): the two talk over it in one hop; hosts still never forward (routing.cpp).
   try {
     link.rate_bps = parse_data_rate(f[2].text);
   } catch (const std::invalid_argument& e) {
@@ -101,7 +100,7 @@ Topology read_topology(const std::string& path) {
 
   std::vector<uint32_t> degree(n, 0);
   const char* const kLinkFix = "write each link as \"a b rate delay error_rate\", e.g. \"0 16 100Gbps 0.001ms 0\"";
-  const LinkLineStyle kStyle{"hosts", "connect hosts to switches, or list one of them as a switch", kLinkFix};
+  const LinkLineStyle kStyle{"hosts", kLinkFix};
   t.links.reserve(l);
   for (uint64_t k = 0; k < l; ++k) {
     if (i >= toks.size())

@@ -104,6 +104,15 @@ void Network::configure_switches(const Topology& topo) {
       }
       const uint64_t delay_ns = static_cast<uint64_t>(pt.delay / kNs);
       pt.headroom = pt.rate_bps * delay_ns / 8 / 1000000000ull * 3;
+      // What a pause needs (docs/network-model.md §11.1): the bytes on the wire towards us while the
+      // pause travels and while the last sent ones arrive (2 × rate × delay), plus the packet our
+      // egress is sending when the pause is due and the one the upstream has started.
+      const uint64_t mtu = cfg_.packet_payload_size + kDataHeaderBytes + data_extra_;
+      const uint64_t need = 2 * (pt.rate_bps * delay_ns / 8 / 1000000000ull) + 2 * mtu;
+      if (pt.headroom < need) {
+        if (cfg_.pfc_lossless_headroom) pt.headroom = need;
+        else short_headroom_.push_back({p, pt.headroom, need});
+      }
       pt.pfc_shift = 3;
       uint64_t rate = pt.rate_bps;
       while (rate > nic_rate_ && pt.pfc_shift > 0) --pt.pfc_shift, rate /= 2;
@@ -111,6 +120,35 @@ void Network::configure_switches(const Topology& topo) {
       nd.total_rsrv += kReserveBytes;
     }
   }
+}
+
+std::string Network::headroom_warning() const {
+  if (short_headroom_.empty()) return {};
+  std::string list;
+  size_t runs = 0, i = 0, listed = 0;
+  while (i < short_headroom_.size()) {
+    // A run: consecutive interfaces of one switch with the same headroom and need.
+    const ShortHeadroom& a = short_headroom_[i];
+    size_t j = i + 1;
+    while (j < short_headroom_.size() && short_headroom_[j].port == short_headroom_[j - 1].port + 1 &&
+           ports_[short_headroom_[j].port].node == ports_[a.port].node &&
+           short_headroom_[j].headroom == a.headroom && short_headroom_[j].need == a.need)
+      ++j;
+    if (runs++ < 16) {
+      const uint32_t first = ports_[a.port].if_index, last = ports_[short_headroom_[j - 1].port].if_index;
+      list += (list.empty() ? "" : "; ") + std::string("switch ") + std::to_string(ports_[a.port].node) + " if " +
+              std::to_string(first) + (last > first ? "-" + std::to_string(last) : "") + " (" +
+              std::to_string(a.headroom) + " < " + std::to_string(a.need) + " B)";
+      listed += j - i;
+    }
+    i = j;
+  }
+  if (listed < short_headroom_.size()) list += "; and " + std::to_string(short_headroom_.size() - listed) + " more";
+  return std::to_string(short_headroom_.size()) +
+         " switch port(s) have a PFC headroom (3 x rate x delay, the reference's rule) below what a lossless "
+         "pause needs (2 x rate x delay + 2 x " + std::to_string(cfg_.packet_payload_size + kDataHeaderBytes + data_extra_) +
+         "-B packets), so PFC can drop packets there, as in the reference: " + list +
+         ". Set PFC_LOSSLESS_HEADROOM 1 for a lossless headroom";
 }
 
 Flow Network::make_flow(const FlowSpec& s) {

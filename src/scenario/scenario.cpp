@@ -22,9 +22,12 @@ namespace {
 using namespace scenario_detail;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSections = {"topology", "workload", "network", "wormhole", "output"};
+const std::vector<std::string> kSections = {"topology", "workload", "network", "wormhole", "output", "job", "background"};
+const std::vector<std::string> kJobKeys = {"name", "workload", "gpus", "placement", "start", "iterations", "pipeline"};
+const std::vector<std::string> kBackgroundKeys = {"file", "begin"};
 const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "send_latency", "zero_chunk",
-                                                "report_gpu", "max_time",   "ignore_groups"};
+                                                "report_gpu", "max_time",   "ignore_groups", "pipeline",
+                                                "chakra",     "comm_groups"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads", "memo", "memo_rate_quantum", "verify",
@@ -53,6 +56,8 @@ const std::vector<std::string>& keys_of(const std::string& section) {
   if (section == "topology") return topology_keys();
   if (section == "workload") return kWorkloadKeys;
   if (section == "wormhole") return kWormholeKeys;
+  if (section == "job") return kJobKeys;
+  if (section == "background") return kBackgroundKeys;
   return kOutputKeys;
 }
 
@@ -76,7 +81,9 @@ class Reader {
                        "add [topology] with file = \"topology.txt\" or generator = \"spectrum-x\"");
     apply_topology(items_["topology"], path_, dir_, s.topology);
 
-    read_workload(s.workload);
+    read_workload(s.workload, !job_items_.empty());
+    read_jobs(s);
+    read_background(s.background);
     read_network(s);
     read_wormhole(s.net.wormhole);
     for (const Item& it : items_["wormhole"]) s.wormhole_table |= it.key != "enabled";
@@ -118,8 +125,22 @@ class Reader {
         throw InputError(path_, line,
                          (v->is_table() ? "unknown table [" + key + "]" : "unknown top-level key \"" + key + "\""),
                          "did you mean " + closest(key, with_name(kSections)) +
-                             "? The tables are [topology], [workload], [network], [wormhole] and [output]; the one top-level "
-                             "key is name");
+                             "? The tables are [topology], [workload], [network], [wormhole], [output], [[job]] and "
+                             "[background]; the one top-level key is name");
+      if (key == "job") {
+        const toml::array* a = v->as_array();
+        if (!a || !a->is_array_of_tables())
+          throw InputError(path_, line, "\"job\" must be an array of tables",
+                           "write each job as [[job]] on a line of its own and its keys below it");
+        for (const toml::node& jt : *a) {
+          auto& items = job_items_.emplace_back();
+          job_lines_.push_back(line_of(jt));
+          for (auto&& [k2, v2] : *jt.as_table()) items.push_back({"job", std::string(k2.str()), &v2, "", path_, line_of(v2)});
+          std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.line < b.line; });
+          for (const Item& it : items) check_key(it);
+        }
+        continue;
+      }
       const toml::table* t = v->as_table();
       if (!t)
         throw InputError(path_, line, "\"" + key + "\" must be a table, not a value",
@@ -164,6 +185,9 @@ class Reader {
     if (dot != std::string::npos && !contains(kSections, section))
       throw InputError(kCommandLine, 0, "override \"" + k + "\": unknown table \"" + section + "\"",
                        "did you mean " + closest(section, kSections) + "." + key + "?");
+    if (section == "job")
+      throw InputError(kCommandLine, 0, "override \"" + k + "\": a [[job]] key names no one job",
+                       "edit the [[job]] entry in the scenario (or give the common setting in [workload])");
     Item it{section, key, nullptr, v, kCommandLine, 0};
     it.node = &override_value(v, dot == std::string::npos && key != "name");
     check_key(it);
@@ -214,11 +238,115 @@ class Reader {
     return it == section_line_.end() ? 0 : it->second;
   }
 
-  void read_workload(WorkloadSpec& w) {
+  /// [[job]] entries: several jobs on the fabric (docs/workloads.md §11).
+  void read_jobs(Scenario& s) {
+    for (size_t k = 0; k < job_items_.size(); ++k) {
+      JobSpec j;
+      j.name = "job" + std::to_string(k);
+      j.line = job_lines_[k];
+      bool have_workload = false, have_gpus = false, have_policy = false;
+      for (const Item& it : job_items_[k]) {
+        if (it.key == "name") j.name = get_string(it);
+        else if (it.key == "workload") j.workload = get_existing_path(it, dir_, "workload file"), have_workload = true;
+        else if (it.key == "start") j.start = get_time(it);
+        else if (it.key == "iterations") j.iterations = static_cast<uint32_t>(get_count(it, 1));
+        else if (it.key == "pipeline") j.pipeline = pipeline_of(it), j.pipeline_set = true;
+        else if (it.key == "placement") {
+          j.policy = get_string(it);
+          if (j.policy != "packed" && j.policy != "spread")
+            fail(it, "\"" + j.policy + "\" is not a placement policy",
+                 "write placement = \"packed\" (the lowest free GPUs) or \"spread\" (round robin over servers)");
+          have_policy = true;
+        } else if (it.key == "gpus") {
+          have_gpus = true;
+          j.gpus = gpu_list(it, j.count);
+        }
+      }
+      const std::string where = "[[job]] " + j.name;
+      if (!have_workload)
+        throw InputError(path_, j.line, where + " has no workload", "add workload = \"workload.txt\" (a SimAI / AICB workload)");
+      if (!have_gpus)
+        throw InputError(path_, j.line, where + " has no gpus",
+                         "add gpus = 16 (placed by placement), gpus = \"0-15\" or gpus = [0, 1, 2, 3]");
+      if (have_policy && j.count == 0)
+        throw InputError(path_, j.line, where + ": placement applies to a GPU count, but gpus lists the GPUs",
+                         "write gpus = 16 with placement, or drop placement");
+      for (const JobSpec& o : s.jobs)
+        if (o.name == j.name)
+          throw InputError(path_, j.line, "two jobs are named \"" + j.name + "\"", "give each [[job]] its own name");
+      s.jobs.push_back(std::move(j));
+    }
+  }
+
+  /// gpus = N (a count), "a-b" (a range of topology GPU ids) or [ids...].
+  std::vector<uint32_t> gpu_list(const Item& it, uint32_t& count) {
+    const std::string fix = "write gpus = 16 (a count placed by placement), gpus = \"0-15\" or gpus = [0, 1, 2, 3]";
+    std::vector<uint32_t> ids;
+    if (it.node->is_integer()) {
+      count = static_cast<uint32_t>(get_count(it, 1));
+      return ids;
+    }
+    if (const auto* arr = it.node->as_array()) {
+      for (const toml::node& n : *arr) {
+        const auto* v = n.as_integer();
+        if (!v || v->get() < 0 || v->get() > UINT32_MAX) fail(it, "a GPU id must be a whole number", fix);
+        ids.push_back(static_cast<uint32_t>(v->get()));
+      }
+    } else {
+      const std::string r = get_string(it);
+      const size_t dash = r.find('-');
+      uint32_t a = 0, b = 0;
+      try {
+        size_t used = 0;
+        if (dash == std::string::npos) throw std::invalid_argument("no dash");
+        a = static_cast<uint32_t>(std::stoul(r.substr(0, dash), &used));
+        if (used != dash) throw std::invalid_argument("junk");
+        b = static_cast<uint32_t>(std::stoul(r.substr(dash + 1), &used));
+        if (used != r.size() - dash - 1) throw std::invalid_argument("junk");
+      } catch (const std::exception&) {
+        fail(it, "\"" + r + "\" is not a range of GPU ids", fix);
+      }
+      if (b < a) fail(it, "range \"" + r + "\" ends before it starts", fix);
+      for (uint32_t g = a; g <= b; ++g) ids.push_back(g);
+    }
+    if (ids.empty()) fail(it, "the job has no GPUs", fix);
+    std::vector<uint32_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) fail(it, "a GPU is listed twice", fix);
+    return ids;
+  }
+
+  PipelineSchedule pipeline_of(const Item& it) {
+    const std::string v = get_string(it);
+    if (v == "1f1b") return PipelineSchedule::OneFOneB;
+    if (v == "gpipe") return PipelineSchedule::GPipe;
+    if (v == "none") return PipelineSchedule::None;
+    fail(it, "\"" + v + "\" is not a pipeline schedule",
+         "write pipeline = \"1f1b\" (default), \"gpipe\", or \"none\" (PP taken as 1, as SimAI's ns-3 backend)");
+  }
+
+  void read_background(BackgroundSpec& b) {
+    b.line = section_line("background");
+    for (const Item& it : items_["background"]) {
+      if (it.key == "file") b.file = get_existing_path(it, dir_, "background flow file");
+      else if (it.key == "begin") b.begin = get_time(it);
+    }
+    if (has_section("background") && b.file.empty())
+      throw InputError(path_, b.line, "[background] has no file", "add file = \"flow.txt\" (an HPCC flow file)");
+  }
+
+  void read_workload(WorkloadSpec& w, bool jobs) {
     w.line = section_line("workload");
     bool have_file = false;
     for (const Item& it : items_["workload"]) {
       if (it.key == "file") w.file = get_existing_path(it, dir_, "workload file"), have_file = true;
+      else if (it.key == "chakra") {
+        const std::string prefix = get_string(it);
+        w.chakra = it.from_command_line() || fs::path(prefix).is_absolute() ? prefix : (fs::path(dir_) / prefix).string();
+        if (!fs::exists(w.chakra + ".0.et"))
+          fail(it, "no Chakra trace " + w.chakra + ".0.et", "give the traces' common prefix: PREFIX.0.et, PREFIX.1.et, ... exist");
+      }
+      else if (it.key == "comm_groups") w.comm_groups = get_existing_path(it, dir_, "communicator groups file");
       else if (it.key == "iterations") w.iterations = static_cast<uint32_t>(get_count(it, 1));
       else if (it.key == "send_latency") w.send_latency = get_time(it);
       else if (it.key == "report_gpu") w.report_gpu = static_cast<uint32_t>(get_count(it, 0));
@@ -236,6 +364,7 @@ class Reader {
           w.ignore_groups.push_back(g);
         }
       }
+      else if (it.key == "pipeline") w.pipeline = pipeline_of(it);
       else if (it.key == "zero_chunk") {
         const std::string z = get_string(it);
         if (z == "no-flows") w.zero_chunk = ZeroChunk::NoFlows;
@@ -243,9 +372,15 @@ class Reader {
         else fail(it, "\"" + z + "\" is not a zero-chunk policy", "write zero_chunk = \"no-flows\" (SimAI) or \"one-byte\"");
       }
     }
-    if (!have_file)
+    if (have_file && !w.chakra.empty())
+      throw InputError(path_, w.line, "[workload] names both a file and Chakra traces", "give file (SimAI) or chakra (traces), not both");
+    if (!w.chakra.empty()) have_file = true;
+    if (jobs && have_file)
+      throw InputError(path_, w.line, "[workload] names a file and the scenario has [[job]] entries",
+                       "give each job its workload in [[job]] and keep [workload] for their common settings");
+    if (!have_file && !jobs)
       throw InputError(path_, w.line, has_section("workload") ? "[workload] has no file" : "no [workload] table",
-                       "add [workload] with file = \"workload.txt\" (a SimAI / AICB workload)");
+                       "add [workload] with file = \"workload.txt\" (a SimAI / AICB workload), or [[job]] entries");
   }
 
   /// [wormhole] after [network]: its keys win over WORMHOLE_* lines of the network config — but not
@@ -322,6 +457,8 @@ class Reader {
   std::list<toml::table> override_values_;  // a list: Items point into it
   std::map<std::string, int> section_line_;
   std::map<std::string, std::vector<Item>> items_;  // by table ("" = top level), file order then overrides
+  std::vector<std::vector<Item>> job_items_;        // per [[job]], file order
+  std::vector<int> job_lines_;
 };
 
 }  // namespace
@@ -350,7 +487,7 @@ std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario&
 
 std::vector<std::string> scenario_keys() {
   std::vector<std::string> keys = {"name", "network.config"};
-  for (const char* section : {"topology", "workload", "wormhole", "output"})
+  for (const char* section : {"topology", "workload", "wormhole", "output", "job", "background"})
     for (const std::string& k : keys_of(section)) keys.push_back(std::string(section) + "." + k);
   return keys;
 }

@@ -124,7 +124,7 @@ SimaiTopology read_simai_topology(const std::string& path) {
     const InputToken* f = &toks[i];
     i += 5;
     const TopoLink link =
-        parse_link_line(path, f, t, {"GPUs", "connect GPUs through an NVSwitch or a switch", kLinkFix});
+        parse_link_line(path, f, t, {"GPUs", kLinkFix});
     ++degree[link.a];
     ++degree[link.b];
     t.links.push_back(link);

@@ -17,28 +17,37 @@ std::string s(uint64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-GroupLayout make_layout(const WorkloadHeader& h, uint32_t gpus, uint32_t gps) {
+GroupLayout make_layout(const WorkloadHeader& h, uint32_t gpus, uint32_t gps, bool pipeline,
+                        std::vector<std::string>* warnings) {
   if (gpus == 0) fail("the topology has no GPUs", "use a topology with GPU hosts");
   if (gps == 0) fail("GPUs per server is 0", "give the topology's GPUs per server (header token 2)");
   if (gpus % gps != 0)
     fail("the topology's " + s(gpus) + " GPUs are not a whole number of " + s(gps) + "-GPU servers",
          "use a GPU count that is a multiple of the GPUs per server");
-  if (h.all_gpus != 0 && h.all_gpus != gpus)
-    fail("GPU counts differ: the workload is for all_gpus " + s(h.all_gpus) + ", the topology has " +
-             s(gpus) + " GPUs",
-         "use a topology with " + s(h.all_gpus) + " GPUs or a workload generated for " + s(gpus));
   GroupLayout L;
   L.gpus = gpus;
   L.gpus_per_server = gps;
-  L.tp = h.tp == 0 ? gpus : h.tp;  // SimAI: TP 0 = all GPUs
-  if (gpus % L.tp != 0)
-    fail("GPU count " + s(gpus) + " not divisible by TP " + s(L.tp),
+  L.pp = pipeline ? h.pp : 1;
+  if (L.pp == 0) fail("PP is 0", "set pp: to 1 (no pipeline) or to the number of pipeline stages");
+  if (gpus % L.pp != 0)
+    fail("GPU count " + s(gpus) + " not divisible by PP " + s(L.pp),
+         "use a pp: that divides the GPU count, or run without the pipeline (workload.pipeline = \"none\")");
+  L.stage_gpus = gpus / L.pp;
+  L.tp = h.tp == 0 ? L.stage_gpus : h.tp;  // SimAI: TP 0 = all GPUs (of the stage)
+  if (L.stage_gpus % L.tp != 0)
+    fail("GPU count " + s(gpus) + (L.pp > 1 ? " (" + s(L.stage_gpus) + " per pipeline stage)" : "") +
+             " not divisible by TP " + s(L.tp),
          "use a TP (model_parallel_NPU_group) that divides the GPU count");
   if (gps % L.tp != 0 && L.tp % gps != 0)
     fail("TP " + s(L.tp) + " not dividing GPUs per server " + s(gps) +
              " (and not a multiple of it): a TP group would straddle servers unevenly",
          "use a TP that divides " + s(gps) + " or is a multiple of it");
-  L.dp = gpus / L.tp;
+  L.dp = L.stage_gpus / L.tp;
+  if (h.all_gpus != 0 && h.all_gpus != gpus && warnings)
+    // SimAI's ns-3 backend takes the topology's count (users place a job on a bigger cluster).
+    warnings->push_back("all_gpus " + s(h.all_gpus) + " differs from the " + s(gpus) +
+                        " GPUs the workload runs on: using " + s(gpus) + " (DP = " + s(L.dp) +
+                        "), as SimAI's ns-3 backend does");
   L.ep = h.ep;
   if (L.ep == 0) fail("EP is 0", "set ep: to 1 (no expert parallelism) or to a divisor of DP " + s(L.dp));
   if (L.dp % L.ep != 0)
@@ -54,6 +63,9 @@ std::vector<uint32_t> group_members(const GroupLayout& L, CommGroup group, uint3
     fail("GPU " + s(gpu) + " out of range (the layout has " + s(L.gpus) + " GPUs)",
          "use a GPU id below " + s(L.gpus));
   std::vector<uint32_t> m;
+  const uint32_t stage_gpus = L.stage_gpus ? L.stage_gpus : L.gpus;
+  const uint32_t base = gpu - gpu % stage_gpus;  // first GPU of gpu's pipeline stage
+  gpu -= base;
   const uint32_t t = gpu / L.tp;  // TP group index
   const uint32_t k = gpu % L.tp;  // position in the TP group
   switch (group) {
@@ -76,6 +88,7 @@ std::vector<uint32_t> group_members(const GroupLayout& L, CommGroup group, uint3
       break;
     }
   }
+  for (uint32_t& x : m) x += base;
   return m;
 }
 

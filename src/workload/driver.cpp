@@ -11,7 +11,82 @@ namespace {
 constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
 constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's send latency is over
 constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
+// In flow_owner_ and releases_, an instance index with this bit set is a pipeline transfer's index.
+constexpr uint32_t kPpBit = 0x80000000u;
 }  // namespace
+
+MicroBatches find_micro_batches(const Workload& w, uint32_t ga) {
+  const auto L = static_cast<uint32_t>(w.layers.size());
+  MicroBatches mb;
+  if (ga <= 1) {
+    mb.rows.push_back({0, L});
+    mb.epilogue_begin = L;
+    return mb;
+  }
+  std::map<std::string, std::vector<uint32_t>> at;
+  for (uint32_t r = 0; r < L; ++r) at[w.layers[r].name].push_back(r);
+  for (uint32_t r = 0; r < L; ++r) {
+    const std::vector<uint32_t>& o = at[w.layers[r].name];
+    if (o.size() != ga || o[0] != r) continue;
+    const uint32_t period = o[1] - o[0];
+    bool even = true;
+    for (size_t k = 1; k < o.size(); ++k) even = even && o[k] - o[k - 1] == period;
+    if (!even || o.back() + period > L) continue;
+    mb.prologue_end = r;
+    for (uint32_t k = 0; k < ga; ++k) mb.rows.push_back({r + k * period, r + (k + 1) * period});
+    mb.epilogue_begin = r + ga * period;
+    return mb;
+  }
+  throw std::invalid_argument(fmt::format(
+      "cannot find the workload's {} micro-batches (ga: {}): no row name occurs exactly {} times at equal spacing",
+      ga, ga, ga));
+}
+
+std::vector<ProgramStep> stage_program(const Workload& w, const GroupLayout& layout, const MicroBatches& mb,
+                                       PipelineSchedule schedule, uint32_t stage) {
+  using K = ProgramStep::Kind;
+  std::vector<ProgramStep> p;
+  const auto L = static_cast<uint32_t>(w.layers.size());
+  if (layout.pp <= 1) {
+    for (uint32_t r = 0; r < L; ++r) p.push_back({K::Fwd, r});
+    for (uint32_t r = L; r-- > 0;) p.push_back({K::Bwd, r});
+    return p;
+  }
+  const bool first = stage == 0, last = stage + 1 == layout.pp;
+  const auto m = static_cast<uint32_t>(mb.rows.size());
+  auto fwd = [&](uint32_t k) {
+    if (!first) p.push_back({K::RecvAct, k});
+    for (uint32_t r = mb.rows[k].first; r < mb.rows[k].second; ++r) p.push_back({K::Fwd, r});
+    if (!last) p.push_back({K::SendAct, k});
+  };
+  auto bwd = [&](uint32_t k) {
+    if (!last) p.push_back({K::RecvGrad, k});
+    for (uint32_t r = mb.rows[k].second; r-- > mb.rows[k].first;) p.push_back({K::Bwd, r});
+    if (!first) p.push_back({K::SendGrad, k});
+  };
+  auto epilogue = [&] {
+    for (uint32_t r = mb.epilogue_begin; r < L; ++r) p.push_back({K::Fwd, r});
+    for (uint32_t r = L; r-- > mb.epilogue_begin;) p.push_back({K::Bwd, r});
+  };
+  for (uint32_t r = 0; r < mb.prologue_end; ++r) p.push_back({K::Fwd, r});
+  if (schedule == PipelineSchedule::GPipe) {
+    for (uint32_t k = 0; k < m; ++k) fwd(k);
+    epilogue();
+    for (uint32_t k = m; k-- > 0;) bwd(k);
+  } else {
+    // Megatron-LM's non-interleaved 1F1B (forward_backward_pipelining_without_interleaving).
+    const uint32_t warmup = std::min(layout.pp - stage - 1, m);
+    for (uint32_t k = 0; k < warmup; ++k) fwd(k);
+    for (uint32_t i = 0; i + warmup < m; ++i) {
+      fwd(warmup + i);
+      bwd(i);
+    }
+    for (uint32_t k = m - warmup; k < m; ++k) bwd(k);
+    epilogue();
+  }
+  for (uint32_t r = mb.prologue_end; r-- > 0;) p.push_back({K::Bwd, r});
+  return p;
+}
 
 /// A collective's flows with what the driver needs per rank, shared by identical collectives.
 struct WorkloadDriver::Plan {
@@ -26,6 +101,18 @@ struct WorkloadDriver::Plan {
   }
 };
 
+/// One pipeline send: the activation (forward) or gradient (backward) of one micro-batch, from
+/// `src` to `dst` (adjacent stages), as one flow of pp_comm bytes.
+struct WorkloadDriver::Transfer {
+  uint32_t iter = 0, mb = 0;
+  bool grad = false;
+  uint32_t src = 0, dst = 0;  // job GPUs
+  Time sent = -1;             // the sender issued it
+  Time done = -1;             // its flow finished (or, without bytes, when it was sent)
+  Time waiting_since = -1;    // the receiver blocked on it
+  size_t record = 0;          // index in report_.collectives
+};
+
 struct WorkloadDriver::Instance {
   uint32_t iter = 0, row = 0;
   Phase phase = Phase::Fwd;
@@ -38,6 +125,8 @@ struct WorkloadDriver::Instance {
 };
 
 enum WorkloadDriver::Stage : uint8_t {
+  kStepBegin,  // the next step of the stage's program
+  kRecvWait,   // blocked on a pipeline transfer
   kFwdBegin,   // row: wait for last iteration's wg of this row, then compute
   kFwdIssue,   // issue the fwd collective
   kFwdComm,    // blocked on it
@@ -57,7 +146,9 @@ enum WorkloadDriver::Stage : uint8_t {
 struct WorkloadDriver::Gpu {
   uint32_t iter = 0;
   int32_t row = 0;
-  Stage stage = kFwdBegin;
+  uint32_t pc = 0;                  // index of the current step in its stage's program
+  uint32_t pp_stage = 0;            // pipeline stage
+  Stage stage = kStepBegin;
   Time blocked_since = -1;          // waiting for a wg collective since
   std::vector<Time> wg_completed;    // per row: when its last wg's communication completed here (-1: none)
   bool timer_pending = false;       // a compute or update delay is running (kProgram event)
@@ -67,17 +158,27 @@ struct WorkloadDriver::Gpu {
 };
 
 WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
-                               NetObserver* forward)
+                               NetObserver* forward, bool install)
     : net_(net), w_(w), layout_(layout), o_(o), forward_(forward) {
   if (o_.iterations == 0) throw std::invalid_argument("iterations must be at least 1");
+  if (o_.job >= (1u << 14)) throw std::invalid_argument("at most 16384 jobs");
   if (o_.report_gpu >= layout_.gpus)
     throw std::invalid_argument(fmt::format("report GPU {} does not exist ({} GPUs)", o_.report_gpu, layout_.gpus));
+  if (!o_.hosts.empty() && o_.hosts.size() != layout_.gpus)
+    throw std::invalid_argument(fmt::format("{} hosts given for {} GPUs", o_.hosts.size(), layout_.gpus));
+  if (layout_.stage_gpus == 0) layout_.stage_gpus = layout_.gpus;
   const size_t rows = w_.layers.size();
+  if (!w_.header.micro) {
+    if (layout_.pp > 1) mb_ = find_micro_batches(w_, w_.header.ga);
+    for (uint32_t s = 0; s < layout_.pp; ++s) programs_.push_back(stage_program(w_, layout_, mb_, o_.pipeline, s));
+  }
   gpus_.resize(layout_.gpus);
-  for (Gpu& g : gpus_) {
+  for (uint32_t i = 0; i < layout_.gpus; ++i) {
+    Gpu& g = gpus_[i];
     g.wg_done_iter.assign(rows, -1);
     g.wg_completed.assign(rows, -1);
-    g.stage = w_.header.micro ? kMicroIssue : kFwdBegin;
+    g.pp_stage = i / layout_.stage_gpus;
+    g.stage = w_.header.micro ? kMicroIssue : kStepBegin;
   }
   iter_end_.assign(o_.iterations, 0);
   report_.per_gpu.assign(layout_.gpus, GpuRecord{});
@@ -88,6 +189,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   report_.ep = layout_.ep;
   report_.dp_ep = layout_.dp_ep;
   report_.report_gpu = o_.report_gpu;
+  report_.pp = layout_.pp;
   const uint32_t shown_rows = w_.header.micro ? std::min<uint32_t>(1, rows) : rows;
   for (uint32_t it = 0; it < o_.iterations; ++it)
     for (uint32_t r = 0; r < shown_rows; ++r) {
@@ -101,11 +203,15 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
       }
       report_.layers.push_back(std::move(l));
     }
-  net_.set_observer(this);
-  net_.set_client(this);
+  if (install) {
+    net_.set_observer(this);
+    net_.set_client(this);
+    installed_ = true;
+  }
 }
 
 WorkloadDriver::~WorkloadDriver() {
+  if (!installed_) return;
   net_.set_observer(nullptr);
   net_.set_client(nullptr);
 }
@@ -144,6 +250,10 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
   return p;
 }
 
+bool WorkloadDriver::owns_flow(uint32_t id) const {
+  return id < flow_owner_.size() && flow_owner_[id].first != UINT32_MAX;
+}
+
 bool WorkloadDriver::run(Time until) {
   start();
   if (gpus_done_ < layout_.gpus) net_.run(until);
@@ -168,7 +278,7 @@ LayerRecord& WorkloadDriver::layer_record(uint32_t iter, uint32_t row) {
 void WorkloadDriver::finish(uint32_t g) {
   gpus_[g].stage = kDone;
   report_.per_gpu[g].finish = net_.client_now();
-  if (++gpus_done_ == layout_.gpus) net_.stop();
+  if (++gpus_done_ == layout_.gpus && o_.stop_when_done) net_.stop();
 }
 
 void WorkloadDriver::add_exposed(uint32_t g, uint32_t row, Phase phase, Time t) {
@@ -202,18 +312,39 @@ void WorkloadDriver::advance_loop(uint32_t g) {
     G.stage = next;
     if (d <= 0) return false;
     G.timer_pending = true;
-    net_.schedule_client(now + d, g, kProgram);
+    net_.schedule_client(now + d, g, tag(kProgram));
     return true;
   };
   for (;;) {
     if (G.timer_pending) return;
     switch (G.stage) {
-      case kFwdBegin: {
-        if (G.row >= static_cast<int32_t>(rows)) {
-          G.row = static_cast<int32_t>(rows) - 1;
-          G.stage = rows ? kIgBegin : kIterEnd;
+      case kStepBegin: {
+        const std::vector<ProgramStep>& prog = programs_[G.pp_stage];
+        if (G.pc >= prog.size()) {
+          G.stage = kIterEnd;
           break;
         }
+        const ProgramStep s = prog[G.pc];
+        switch (s.kind) {
+          case ProgramStep::Fwd: G.row = static_cast<int32_t>(s.arg), G.stage = kFwdBegin; break;
+          case ProgramStep::Bwd: G.row = static_cast<int32_t>(s.arg), G.stage = kIgBegin; break;
+          case ProgramStep::SendAct:
+          case ProgramStep::SendGrad:
+            ++G.pc;
+            pp_send(g, s);
+            break;
+          case ProgramStep::RecvAct:
+          case ProgramStep::RecvGrad:
+            if (!pp_recv(g, s)) {
+              G.stage = kRecvWait;
+              return;  // transfer_done wakes us
+            }
+            ++G.pc;
+            break;
+        }
+        break;
+      }
+      case kFwdBegin: {
         if (G.iter > 0 && G.wg_done_iter[G.row] < static_cast<int32_t>(G.iter) - 1) {
           if (G.blocked_since < 0) G.blocked_since = now;
           return;  // wg_done_at wakes us
@@ -239,8 +370,8 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         break;
       case kFwdNext:
         note_time(G.iter, now);
-        ++G.row;
-        G.stage = kFwdBegin;
+        ++G.pc;
+        G.stage = kStepBegin;
         break;
       case kIgBegin:
         report_.per_gpu[g].compute += Time(w_.layers[G.row].ig_compute_ns) * kNs;
@@ -259,18 +390,14 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         ++G.wg_outstanding;
         issue(g, Phase::Wg);  // may complete at once (wg_done_at)
         note_time(G.iter, now);
-        if (G.row == 0) {
-          G.stage = kIterEnd;
-        } else {
-          --G.row;
-          G.stage = kIgBegin;
-        }
+        ++G.pc;
+        G.stage = kStepBegin;
         break;
       case kIterEnd:
         note_time(G.iter, now);
         if (++G.iter < o_.iterations) {
-          G.row = 0;
-          G.stage = kFwdBegin;
+          G.pc = 0;
+          G.stage = kStepBegin;
         } else {
           G.stage = kEndWait;
         }
@@ -294,6 +421,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         if (G.stage == kMicroComm) return;
         break;
       case kDone:
+      case kRecvWait:
       case kFwdComm:
       case kIgComm:
       case kMicroComm:
@@ -358,6 +486,89 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   if (in.remaining[mi] == 0) rank_done(id, g);
 }
 
+uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t receiver) {
+  auto [it, fresh] = transfer_of_.emplace(std::make_tuple(iter, grad, mb, receiver), static_cast<uint32_t>(transfers_.size()));
+  if (fresh) {
+    Transfer t;
+    t.iter = iter;
+    t.grad = grad;
+    t.mb = mb;
+    t.dst = receiver;
+    const uint32_t stage = receiver / layout_.stage_gpus;
+    t.src = pipeline_peer(layout_, receiver, grad ? stage + 1 : stage - 1);
+    const uint64_t bytes = w_.header.pp_comm_bytes;
+    CollectiveRecord rec;
+    rec.iteration = iter;
+    rec.layer = mb < mb_.rows.size() ? mb_.rows[mb].first : 0;  // the micro-batch's first row
+    rec.layer_name = fmt::format("{} micro-batch {}", grad ? "pipeline gradient" : "pipeline activation", mb);
+    rec.phase = grad ? Phase::Ig : Phase::Fwd;
+    rec.op = "SendRecv";
+    rec.group = "PP";
+    rec.group_first = std::min(t.src, t.dst);
+    rec.ranks = 2;
+    rec.bytes = bytes;
+    rec.flows = bytes > 0 ? 1 : 0;
+    rec.flow_bytes = bytes;
+    rec.start = rec.end = net_.client_now();
+    t.record = report_.collectives.size();
+    report_.collectives.push_back(std::move(rec));
+    transfers_.push_back(t);
+    ++pending_;
+  }
+  return it->second;
+}
+
+// GPU g sends its activation (to the next stage) or gradient (to the previous one) of a micro-batch;
+// the program goes on at once, as Megatron's isend.
+void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
+  const bool grad = s.kind == ProgramStep::SendGrad;
+  const uint32_t stage = gpus_[g].pp_stage;
+  const uint32_t to = pipeline_peer(layout_, g, grad ? stage - 1 : stage + 1);
+  const uint32_t t = transfer_of(gpus_[g].iter, grad, s.arg, to);
+  const Time now = net_.client_now();
+  transfers_[t].sent = now;
+  report_.collectives[transfers_[t].record].start = now;
+  note_time(gpus_[g].iter, now);
+  if (w_.header.pp_comm_bytes == 0) {
+    transfer_done(t);  // nothing to send: the receiver only waits for the sender
+    return;
+  }
+  const uint32_t slot = static_cast<uint32_t>(releases_.size());
+  releases_.emplace_back(kPpBit | t, 0);
+  net_.schedule_client(now + o_.send_latency, slot, tag(kRelease), true);
+}
+
+// GPU g needs the activation or gradient of a micro-batch; false: it blocks until transfer_done.
+bool WorkloadDriver::pp_recv(uint32_t g, const ProgramStep& s) {
+  const uint32_t t = transfer_of(gpus_[g].iter, s.kind == ProgramStep::RecvGrad, s.arg, g);
+  if (transfers_[t].done >= 0) return true;
+  transfers_[t].waiting_since = net_.client_now();
+  return false;
+}
+
+// A pipeline transfer's flow finished (the sender got its last ACK), or it had no bytes.
+void WorkloadDriver::transfer_done(uint32_t t) {
+  const Time now = net_.client_now();
+  Transfer& T = transfers_[t];
+  T.done = now;
+  report_.collectives[T.record].end = now;
+  --pending_;
+  note_time(T.iter, now);
+  const uint32_t r = T.dst;
+  Gpu& R = gpus_[r];
+  if (R.stage != kRecvWait || T.waiting_since < 0) return;
+  if (r == o_.report_gpu) {
+    // The wait splits at the moment the peer sent: before it the stage idled for its peer's work
+    // (bubble), after it for the transfer itself (exposed PP communication).
+    const Time from = std::max(T.sent, T.waiting_since);
+    pp_bubble_ += from - T.waiting_since;
+    pp_exposed_ += now - from;
+  }
+  ++R.pc;
+  R.stage = kStepBegin;
+  if (advancing_ != r) advance(r);
+}
+
 void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   Instance& in = inst_[inst];
   if (in.flow_state[f] != 0) return;
@@ -366,27 +577,35 @@ void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   releases_.emplace_back(inst, f);
   // On time: it injects a flow, so a distributed run must see it in the network's time; it is
   // send_latency ahead, the client lookahead of a distributed run.
-  net_.schedule_client(net_.client_now() + o_.send_latency, slot, kRelease, true);
+  net_.schedule_client(net_.client_now() + o_.send_latency, slot, tag(kRelease), true);
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
-  switch (aux) {
+  switch (aux & 3) {
     case kProgram:
       gpus_[target].timer_pending = false;
       advance(target);
       break;
     case kRelease: {
       const auto [inst, f] = releases_[target];
-      const FlowStep& s = inst_[inst].plan->cp.flows[f];
       FlowSpec spec;
-      spec.src = s.src;
-      spec.dst = s.dst;
       spec.pg = o_.priority_group;
-      spec.size_bytes = s.bytes;
-      const uint32_t id = net_.inject_flow(spec);
-      if (flow_owner_.size() <= id) flow_owner_.resize(id + 1, {UINT32_MAX, 0});
-      flow_owner_[id] = {inst, f};
-      report_.flows.push_back({id, static_cast<uint32_t>(inst_[inst].record), s.ring, s.step, s.src, s.dst});
+      FlowTag ft;  // a pipeline transfer is a one-flow collective: ring 0, step 0
+      if (inst & kPpBit) {
+        const Transfer& t = transfers_[inst & ~kPpBit];
+        ft = {0, static_cast<uint32_t>(t.record), 0, 0, t.src, t.dst};
+        spec.size_bytes = w_.header.pp_comm_bytes;
+      } else {
+        const FlowStep& s = inst_[inst].plan->cp.flows[f];
+        ft = {0, static_cast<uint32_t>(inst_[inst].record), s.ring, s.step, s.src, s.dst};
+        spec.size_bytes = s.bytes;
+      }
+      spec.src = host_of(ft.src_gpu);
+      spec.dst = host_of(ft.dst_gpu);
+      ft.flow = net_.inject_flow(spec);
+      if (flow_owner_.size() <= ft.flow) flow_owner_.resize(ft.flow + 1, {UINT32_MAX, 0});
+      flow_owner_[ft.flow] = {inst, f};
+      report_.flows.push_back(ft);
       break;
     }
     case kWgUpdate: {
@@ -401,6 +620,11 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
   if (forward_) forward_->flow_finished(r);
   if (r.id >= flow_owner_.size() || flow_owner_[r.id].first == UINT32_MAX) return;
   const auto [id, f] = flow_owner_[r.id];
+  if (id & kPpBit) {
+    count_link_bytes(transfers_[id & ~kPpBit].record, r);
+    transfer_done(id & ~kPpBit);
+    return;
+  }
   count_link_bytes(inst_[id].record, r);
   const std::shared_ptr<const Plan> plan = inst_[id].plan;
   uint32_t done[2], n = 0;
@@ -461,7 +685,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     if (update > 0) {
       const uint32_t slot = static_cast<uint32_t>(wg_updates_.size());
       wg_updates_.push_back({g, row, iter, id != UINT32_MAX ? now : -1});
-      net_.schedule_client(now + update, slot, kWgUpdate);
+      net_.schedule_client(now + update, slot, tag(kWgUpdate));
     } else {
       wg_done_at(g, row, iter, id != UINT32_MAX ? now : -1);
     }
@@ -474,7 +698,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
   G.stage = next;
   if (update > 0) {
     G.timer_pending = true;
-    net_.schedule_client(now + update, g, kProgram);
+    net_.schedule_client(now + update, g, tag(kProgram));
   } else if (advancing_ != g) {
     advance(g);  // from a flow completion: continue the program now (inside advance it goes on by itself)
   }
@@ -542,6 +766,13 @@ std::string WorkloadDriver::describe_pending() const {
   }
   uint32_t gpus_left = 0;
   for (const Gpu& G : gpus_) gpus_left += G.stage != kDone;
+  int transfers = 0;
+  for (const Transfer& t : transfers_) {
+    if (t.done >= 0 || transfers++ >= 3) continue;
+    s += fmt::format("\n  iteration {} pipeline {} of micro-batch {}, GPU {} -> GPU {}: {}", t.iter,
+                     t.grad ? "gradient" : "activation", t.mb, t.src, t.dst,
+                     t.sent < 0 ? "its sender has not reached it" : "in flight");
+  }
   s += fmt::format("\n  {} of {} GPUs have not finished their program", gpus_left, layout_.gpus);
   return s;
 }
@@ -560,7 +791,7 @@ void WorkloadDriver::finish_report(Time until) {
                                        dry ? "no runnable events" : "stopped by the time limit",
                                        double(dry ? now : until) / kSec, pending_, describe_pending());
   }
-  Time prev = 0;
+  Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
     const Time end = std::max(iter_end_[i], prev);
     // Complete when every GPU's program went past it and its wg collectives of it are done.
@@ -590,6 +821,8 @@ void WorkloadDriver::finish_report(Time until) {
       }
     }
   }
+  e.exposed_pp = pp_exposed_;
+  e.bubble = pp_bubble_;
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;
   report_.slowest_gpu = 0;
@@ -644,11 +877,19 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
       }
     }
   }
+  if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
+    // Each micro-batch's activation forward and gradient back between adjacent stages.
+    const uint64_t per = w.header.pp_comm_bytes * std::max<uint32_t>(1, w.header.ga);
+    for (uint32_t g = 0; g + layout.stage_gpus < layout.gpus; ++g) {
+      bytes[{g, g + layout.stage_gpus}] += per;
+      bytes[{g + layout.stage_gpus, g}] += per;
+    }
+  }
   std::vector<FlowSpec> flows;
   for (const auto& [pair, b] : bytes) {
     FlowSpec f;
-    f.src = pair.first;
-    f.dst = pair.second;
+    f.src = o.hosts.empty() ? pair.first : o.hosts[pair.first];
+    f.dst = o.hosts.empty() ? pair.second : o.hosts[pair.second];
     f.size_bytes = std::min<uint64_t>(b, UINT32_MAX);
     flows.push_back(f);
   }

@@ -92,10 +92,11 @@ class Partition(unittest.TestCase):
                         self.assertEqual(len({m[g] for g in nodes}), 1, p.stdout)
 
     def test_bad_rank_counts(self):
-        p = wh("partition", RING / "config_dcqcn.txt", "-n", 100)
-        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn("over 100 ranks", p.stderr)
-        self.assertIn("use at most 36 ranks", p.stderr)
+        # More ranks than the ring's 36 nodes: one node each, the other 64 idle.
+        p = wh("partition", RING / "config_dcqcn.txt", "-n", 100, "--map", self.dir / "m100.txt")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("100 ranks, 64 idle ranks (more ranks than nodes to own)", p.stdout)
+        self.assertEqual(sorted(read_map(self.dir / "m100.txt")), list(range(36)))
         p = wh("partition", RING / "config_dcqcn.txt", "-n", 0)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("give at least 1 rank", p.stderr)

@@ -2,7 +2,7 @@
 """End-to-end tests of `wormhole run SCENARIO.toml`: training workloads on generated GPU clusters.
 
 Known answers by hand (comments), the shipped MoE scenario's outputs checked against each other,
-and the bad-input cases of the workload issue (GPU counts differ, TP not dividing a server, zero-size
+and the bad-input cases of the workload issue (TP or PP not dividing, zero-size
 collectives, a bad scenario key). Environment as test_refruns.py (WORMHOLE, WH_TEST_DATA, WH_SOURCE_DIR).
 """
 import csv
@@ -126,10 +126,59 @@ class WorkloadRuns(unittest.TestCase):
         with h5py.File(out / "results.h5") as f:
             self.assertEqual(len(f["/flows"]), 0)
 
+    def test_all_gpus_mismatch_runs_on_the_topologys_gpus(self):
+        # A workload for 16 GPUs on 32: a warning, and DP = 32 / 8 = 4 as SimAI's ns-3 backend. The wg
+        # AllReduce of 4 MiB on each of the 8 DP groups (one GPU per server: 1 ring): 2(4-1) steps x 4 ranks
+        # = 24 flows of 4 MiB / 4 = 1 MiB; 8 groups -> 192 flows.
+        wl = self.write("workload.txt", TP8_HEADER.format(gpus=16) + "\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 4194304 1\n")
+        sc = self.write("s.toml", scenario_text(32))
+        p, out = self.run_wh(sc)
+        self.assertIn(f"wormhole: warning: {wl}:1: all_gpus 16 differs from the 32 GPUs the workload runs on: using 32 "
+                      "(DP = 4)", p.stderr)
+        self.assertIn("32 GPUs (8 per server, TP 8 DP 4 EP 1)", p.stdout)
+        lines = (out / "fct.txt").read_text().split()
+        rows = [lines[i:i + 8] for i in range(0, len(lines), 8)]
+        self.assertEqual(len(rows), 192)
+        self.assertTrue(all(int(r[4]) == 1048576 for r in rows))
+
+    def test_pipeline_stages_send_activations_and_gradients(self):
+        # 16 GPUs, TP 8, PP 2: stage 0 = server 0 (GPUs 0-7), stage 1 = server 1 (8-15), DP 1. Two micro-batches
+        # (ga 2) of one row: 2 activations g -> g+8 and 2 gradients g+8 -> g per GPU pair = 32 flows of pp_comm
+        # 1 MiB across the fabric, nothing else (no collectives). The report GPU 0 (stage 0) waits for the
+        # gradients: a bubble, and exposed PP communication.
+        header = TP8_HEADER.format(gpus=16).replace("pp: 1", "pp: 2").replace("ga: 1", "ga: 2") + " pp_comm: 1048576"
+        self.write("workload.txt", header + "\n2\n" + "mb -1 50000 NONE 0 100000 NONE 0 0 NONE 0 0\n" * 2)
+        sc = self.write("s.toml", scenario_text(16))
+        p, out = self.run_wh(sc)
+        self.assertIn("TP 8 DP 1 EP 1 PP 2 1F1B", p.stdout)
+        lines = (out / "fct.txt").read_text().split()
+        rows = [lines[i:i + 8] for i in range(0, len(lines), 8)]
+        self.assertEqual(len(rows), 32)
+        node = lambda ip: (int(ip, 16) >> 8) & 0xFFFF
+        pairs = sorted((node(r[0]), node(r[1])) for r in rows)
+        self.assertEqual(pairs, sorted(x for g in range(8) for x in [(g, g + 8)] * 2 + [(g + 8, g)] * 2))
+        self.assertTrue(all(int(r[4]) == 1048576 for r in rows))
+        with open(out / "end_to_end.csv") as f:
+            e2e = list(csv.DictReader(f, skipinitialspace=True))[0]
+        bubble = float(e2e["bubble time"].split()[0])
+        exposed_pp = float(e2e["Expose_PP_comm"].split()[0])
+        self.assertGreater(exposed_pp, 0)
+        self.assertGreater(bubble, 100.0)  # at least one backward of stage 1 (100 us)
+        with open(out / "collectives.csv") as f:
+            coll = list(csv.DictReader(f))
+        self.assertEqual(len(coll), 32)  # one row per transfer
+        self.assertTrue(all(c["op"] == "SendRecv" and c["group"] == "PP" for c in coll))
+        # The SimAI switch: PP taken as 1, no flows at all (DP 2 has nothing to send here).
+        p, out = self.run_wh(sc, "--set", "workload.pipeline=none")
+        self.assertEqual((out / "fct.txt").read_text(), "")
+
     def test_workload_topology_mismatches(self):
         cases = [
-            (TP8_HEADER.format(gpus=32), "GPU counts differ"),
             (TP8_HEADER.format(gpus=16).replace("group: 8", "group: 3"), "TP"),
+            (TP8_HEADER.format(gpus=16).replace("pp: 1", "pp: 3"), "not divisible by PP 3"),
+            # PP 2 with ga 3 but one row: no row name occurs 3 times -> refused before any output
+            (TP8_HEADER.format(gpus=16).replace("pp: 1", "pp: 2").replace("ga: 1", "ga: 3") + " pp_comm: 1024",
+             "cannot find the workload's 3 micro-batches"),
         ]
         for header, msg in cases:
             with self.subTest(msg=msg):

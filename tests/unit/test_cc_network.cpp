@@ -78,13 +78,15 @@ TEST(CcNetwork, PacketSizesPerCcMode) {
   //   mode 3 HPCC:   data 1090, ACK 46 + 42 = 88   -> 2 × 1087 + 2 × 1007 = 4188 ns
   //   mode 7 TIMELY: data 1056, ACK 46 + 8 -> 60   -> 2 × 1084 + 2 × 1004 = 4176 ns
   //   mode 8 DCTCP:  data 1048, ACK 60             -> 4174 ns
-  //   mode 10 PINT:  data 1050, ACK 46 + 2 -> 60   -> 2 × 1084 + 2 × 1004 = 4176 ns
+  //   mode 10 PINT:  data 1050, ACK 46 + 2 -> 60   -> 2 × 1083 + 2 × 1004 = 4174 ns: 1050 B at 100 Gb/s
+  //                  is 84 ns exactly, but the reference's double quotient truncates to 83 ns (HPCC ns-3
+  //                  prints 4174 for this flow; regression: we gave 4176)
   struct Want {
     uint32_t mode;
     uint64_t data, ack, fct;
   };
   for (const Want& w : {Want{1, 1048, 60, 4174}, Want{3, 1090, 88, 4188}, Want{7, 1056, 60, 4176},
-                        Want{8, 1048, 60, 4174}, Want{10, 1050, 60, 4176}}) {
+                        Want{8, 1048, 60, 4174}, Want{10, 1050, 60, 4174}}) {
     SimConfig cfg = w.mode == 3 || w.mode == 10 ? hpcc_config() : dcqcn_config(w.mode);
     cfg.cc_mode = w.mode;
     const RunResult r = run_one(cfg, 1000);

@@ -45,6 +45,16 @@ std::string layout_error(const WorkloadHeader& h, uint32_t gpus, uint32_t gps) {
   return {};
 }
 
+std::string layout_error_pp(const WorkloadHeader& h, uint32_t gpus, uint32_t gps) {
+  try {
+    make_layout(h, gpus, gps, true);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for gpus " << gpus << " pp " << h.pp;
+  return {};
+}
+
 /// Structural checks every ring plan must pass: counts, bytes, and that each flow's parent is the
 /// previous step of the same ring delivering to this flow's source.
 void check_ring_plan(const CollectivePlan& p, uint32_t R, uint32_t C, uint32_t steps, uint64_t chunk) {
@@ -104,10 +114,44 @@ TEST(Collectives, LayoutOfRealWorkloads) {
   const auto g13 = read_simai_workload(WH_TEST_DATA "/simai/SimAI@pr288/example/workload_gpt13b_128g.txt");
   EXPECT_EQ(g13.header.pp, 2u);
   EXPECT_EQ(make_layout(g13.header, 128, 8).dp, 16u);
+  // With the pipeline taken from the header: PP 2 -> 64 GPUs per stage, DP = 128 / (8 × 2) = 8.
+  const auto pp = make_layout(g13.header, 128, 8, true);
+  EXPECT_EQ(pp.pp, 2u);
+  EXPECT_EQ(pp.stage_gpus, 64u);
+  EXPECT_EQ(pp.dp, 8u);
+}
+
+// A workload for 16 GPUs on a 32-GPU topology runs on the topology's 32 with a warning, as SimAI's
+// ns-3 backend does (DP = 32 / TP 8 = 4).
+TEST(Collectives, AllGpusMismatchWarnsAndTakesTheTopologysCount) {
+  std::vector<std::string> warnings;
+  const auto L = make_layout(header(8, 1, 16), 32, 8, false, &warnings);
+  EXPECT_EQ(L.gpus, 32u);
+  EXPECT_EQ(L.dp, 4u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "all_gpus 16 differs from the 32 GPUs the workload runs on: using 32 (DP = 4), as SimAI's ns-3 "
+                         "backend does");
+  warnings.clear();
+  make_layout(header(8, 1, 32), 32, 8, false, &warnings);
+  EXPECT_TRUE(warnings.empty());
+}
+
+// Megatron's rank order tp-dp-pp: 32 GPUs, TP 4, PP 2 -> stage 0 = GPUs 0..15, stage 1 = 16..31;
+// DP = 32 / (4 × 2) = 4 with stride TP inside a stage; pipeline peers 16 apart.
+TEST(Collectives, PipelineStagesAreConsecutiveBlocks) {
+  const auto L = make_layout(header(4, 1, 32, 2), 32, 8, true);
+  EXPECT_EQ(L.pp, 2u);
+  EXPECT_EQ(L.stage_gpus, 16u);
+  EXPECT_EQ(L.dp, 4u);
+  EXPECT_EQ(group_members(L, CommGroup::TP, 17), range(16, 20));
+  EXPECT_EQ(group_members(L, CommGroup::DP, 17), (std::vector<uint32_t>{17, 21, 25, 29}));
+  EXPECT_EQ(group_members(L, CommGroup::DP, 2), (std::vector<uint32_t>{2, 6, 10, 14}));
+  EXPECT_EQ(pipeline_peer(L, 5, 1), 21u);
+  EXPECT_EQ(pipeline_peer(L, 21, 0), 5u);
+  EXPECT_NE(layout_error_pp(header(4, 1, 0, 3), 32, 8).find("not divisible by PP 3"), std::string::npos);
 }
 
 TEST(Collectives, LayoutErrors) {
-  EXPECT_NE(layout_error(header(8, 1, 64), 32, 8).find("GPU counts differ"), std::string::npos);
   EXPECT_NE(layout_error(header(3), 16, 8).find("not divisible by TP 3"), std::string::npos);
   // 24 GPUs / TP 6 divides, but 6 neither divides 8 nor is a multiple of it.
   EXPECT_NE(layout_error(header(6), 24, 8).find("TP 6 not dividing GPUs per server 8"), std::string::npos);

@@ -71,7 +71,7 @@ TEST(Docs, EveryHpccConfigKeyDocumented) {
 }
 
 TEST(Docs, EveryScenarioKeyDocumented) {
-  const std::regex row(R"(^\| `((?:topology|workload|network|wormhole|output)\.[a-z_]+|name)` \|)");
+  const std::regex row(R"(^\| `((?:topology|workload|network|wormhole|output|job|background)\.[a-z_]+|name)` \|)");
   const auto documented = documented_keys("docs/workloads.md", row);
   EXPECT_GE(documented.size(), 30u);
   expect_same_keys(scenario_keys(), documented, "docs/workloads.md");

@@ -108,20 +108,28 @@ TEST(Flows, HeaderCountWinsOverExtraLines) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
-TEST(Flows, StartTimesAreExactDecimals) {
+// Starts are the reference's: floor(v * 1e9) of the double v the text reads as (Seconds(double) in
+// ns-3.17's 64.64 fixed point). Expected values: Python's exact Fraction(float(text)) * 10**9, floored.
+TEST(Flows, StartTimesAsTheReferenceSchedulesThem) {
   const std::string p = temp_file("flow.txt",
-                                  "7\n0 1 3 100 1 0\n0 1 3 100 1 0.1\n0 1 3 100 1 1.000000001\n"
+                                  "9\n0 1 3 100 1 0\n0 1 3 100 1 0.1\n0 1 3 100 1 1.000000001\n"
                                   "0 1 3 100 1 2\n0 1 3 100 1 2.000000000\n0 1 3 100 1 2.0000000015\n"
-                                  "0 1 3 100 1 2.5e0\n");
+                                  "0 1 3 100 1 2.000000123\n0 1 3 100 1 2.000001\n0 1 3 100 1 2.5e0\n");
   const auto f = read_flows(p, ring_topology());
-  ASSERT_EQ(f.size(), 7u);
+  ASSERT_EQ(f.size(), 9u);
   EXPECT_EQ(f[0].start, 0);
-  EXPECT_EQ(f[1].start, 100'000'000 * kNs);
-  EXPECT_EQ(f[2].start, 1'000'000'001 * kNs);  // a double product would truncate to ...000
+  EXPECT_EQ(f[1].start, 100'000'000 * kNs);    // 0.1000000000000000055
+  EXPECT_EQ(f[2].start, 1'000'000'001 * kNs);  // the double is 8e-17 above
   EXPECT_EQ(f[3].start, 2'000'000'000 * kNs);
   EXPECT_EQ(f[4].start, 2'000'000'000 * kNs);
-  EXPECT_EQ(f[5].start, 2'000'000'001 * kNs);  // truncated to whole ns, as the reference
-  EXPECT_EQ(f[6].start, 2'500'000'000 * kNs);
+  EXPECT_EQ(f[5].start, 2'000'000'001 * kNs);  // truncated to whole ns
+  // Regression: the decimal digits gave 2000000123; the double is 3.7e-17 below, and the reference
+  // starts the flow at ...122 (a WebSearch run had about half its flows 1 ns late).
+  EXPECT_EQ(f[6].start, 2'000'000'122 * kNs);
+  EXPECT_EQ(f[7].start, 2'000'001'000 * kNs);  // the double is 1.4e-13 above
+  EXPECT_EQ(f[8].start, 2'500'000'000 * kNs);
+  EXPECT_EQ(reference_start_ns(2.000000123), 2'000'000'122u);
+  EXPECT_EQ(reference_start_ns(0.0), 0u);
 }
 
 TEST(Flows, ZeroFlowsAndLimits) {

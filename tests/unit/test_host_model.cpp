@@ -100,6 +100,34 @@ TEST(HostModel, SingleFlowExactFct) {
   EXPECT_EQ(net.stats().max_bdp_bytes, 52'000u);
 }
 
+// Two hosts joined directly (no switch): one hop. Packet k starts at 83k and reaches host 1 at
+// 83k + 83 + 1000; the last (k = 999) at 82,917 + 1083 = 84,000 ns; its 4-ns ACK is back at
+// 84,000 + 4 + 1000 = 85,004 ns. Standalone: base RTT 2 × 1000 + 80 = 2080 ns, + 83,840 = 85,920 ns.
+TEST(HostModel, DirectHostToHostLink) {
+  const SimConfig cfg = ring_dcqcn_config();
+  Topology t;
+  t.num_nodes = 2;
+  t.is_switch = {0, 0};
+  t.links = {TopoLink{0, 1, k100G, 1 * kUs, 0, 0}};
+  Network net(cfg, t, make_cc(cfg, nullptr));
+  net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
+  net.run(3 * kSec);
+  ASSERT_TRUE(net.flows()[0].finished());
+  EXPECT_EQ(net.record(0).fct_ns(), 85'004u);
+  EXPECT_EQ(net.record(0).ideal_fct_ns, 85'920u);
+  // Both directions at once: host 0 sends the 3 ACKs of a 2500-B flow 1 -> 0 first (ACK-first
+  // scheduling), each delaying flow 0's data by 4 ns: 85,016 ns. The short flow: 83 + 83 + 43 + 1000
+  // = 1209 ns to reach host 0 (its ACK goes between two 83-ns data packets: + 1000 + 4 + up to 83).
+  Network both(cfg, t, make_cc(cfg, nullptr));
+  both.add_flows({flow(0, 1, 1'000'000, 2 * kSec), flow(1, 0, 2500, 2 * kSec)});
+  both.run(3 * kSec);
+  ASSERT_TRUE(both.flows()[1].finished());
+  EXPECT_EQ(both.record(0).fct_ns(), 85'016u);
+  EXPECT_GE(both.record(1).fct_ns(), 1209u + 1000 + 4);
+  EXPECT_LE(both.record(1).fct_ns(), 1209u + 1000 + 4 + 83);
+  EXPECT_EQ(both.stats().packets_dropped, 0u);
+}
+
 TEST(HostModel, SingleFlowExactFctInPicoseconds) {
   // NS_TRUNCATION 0: Ser(1048 B) = 83,840 ps, Ser(60 B) = 4800 ps. Same timeline:
   // 999 × 83,840 + (83,840 + 1,000,000) × 2 + (4800 + 1,000,000) × 2

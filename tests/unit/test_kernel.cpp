@@ -422,15 +422,20 @@ TEST(SerializationTime, KnownAnswersWithNsTruncation) {
   EXPECT_EQ(serialization_time(60, G100, true), 4 * kNs);
   // 88 B HPCC ACK = 704 bit -> 7.04 ns -> 7 ns.
   EXPECT_EQ(serialization_time(88, G100, true), 7 * kNs);
-  // 1250 B = 10,000 bit -> exactly 100 ns (no truncation loss).
-  EXPECT_EQ(serialization_time(1250, G100, true), 100 * kNs);
+  // 1250 B = 10,000 bit -> exactly 100 ns, but the reference's Seconds(1e4 / 1e11) is the double
+  // 9.9999999999999995e-8 and truncates to 99 ns (HPCC ns-3 does; regression: we gave 100).
+  EXPECT_EQ(serialization_time(1250, G100, true), 99 * kNs);
+  // Same at 400 Gb/s: 1050 B = 21 ns exactly -> 20 ns; HPCC-PINT's 1050-B packets at 100 Gb/s: 84 -> 83 ns.
+  EXPECT_EQ(serialization_time(1050, 4 * G100, true), 20 * kNs);
+  EXPECT_EQ(serialization_time(1050, G100, true), 83 * kNs);
   // 43 B PFC frame = 344 bit -> 3.44 ns -> 3 ns.
   EXPECT_EQ(serialization_time(43, G100, true), 3 * kNs);
   // 400 Gb/s: 1048 B -> 20.96 ns -> 20 ns; 25 Gb/s: 1048 B -> 335.36 ns -> 335 ns.
   EXPECT_EQ(serialization_time(1048, 4 * G100, true), 20 * kNs);
   EXPECT_EQ(serialization_time(1048, 25'000'000'000ull, true), 335 * kNs);
-  // DCQCN minimum rate 1 Gb/s: 1048 B -> 8384 ns exactly.
-  EXPECT_EQ(serialization_time(1048, 1'000'000'000ull, true), 8384 * kNs);
+  // DCQCN minimum rate 1 Gb/s: 1048 B -> 8384 ns exactly, 8383 ns through the reference's double.
+  EXPECT_EQ(serialization_time(1048, 1'000'000'000ull, true), 8383 * kNs);
+  // A quotient above a whole ns by more than the double's error keeps it: 1048 B at 25 Gb/s above.
   EXPECT_EQ(serialization_time(0, G100, true), 0);
 }
 

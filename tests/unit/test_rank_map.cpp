@@ -119,12 +119,18 @@ TEST(RankMapMetis, GroupsStayTogether) {
     EXPECT_NO_THROW(evaluate_rank_map(g, m.rank_of, k)) << "k=" << k;
     EXPECT_EQ(partition_metis(g, k).rank_of, m.rank_of) << "k=" << k;  // deterministic
   }
-  try {
-    partition_metis(g, 15);
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("use at most 14 ranks"), std::string::npos) << e.what();
+  // More ranks than the 14 vertices: one vertex per rank as with 14, ranks 14 and 15 idle.
+  for (auto cut : {partition_metis, partition_linear}) {
+    const RankMap m = cut(g, 16);
+    EXPECT_EQ(m.ranks, 16u);
+    EXPECT_EQ(m.rank_of, cut(g, 14).rank_of);
+    EXPECT_NE(describe(m).find("16 ranks, 2 idle ranks"), std::string::npos) << describe(m);
+    EXPECT_NO_THROW(evaluate_rank_map(g, m.rank_of, 16));
   }
+  // With no more ranks than vertices an empty rank is still refused.
+  std::vector<uint32_t> one_empty = partition_metis(g, 14).rank_of;
+  for (uint32_t& r : one_empty) r = r == 13 ? 12 : r;
+  EXPECT_THROW(evaluate_rank_map(g, one_empty, 14), std::invalid_argument);
 }
 
 TEST(RankMapMetis, LookaheadIsMinDelayOverCutLinks) {
@@ -148,15 +154,13 @@ TEST(RankMapMetis, LookaheadIsMinDelayOverCutLinks) {
   EXPECT_EQ(l2.lookahead_ps, 25'000);
 }
 
-TEST(RankMapMetis, TooManyRanksOrZeroThrows) {
+TEST(RankMapMetis, TooManyRanksIdleZeroThrows) {
   const NetGraph g = grid(4, 5);
-  try {
-    partition_metis(g, 32);
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "cannot split 20 nodes over 32 ranks; use at most 20 ranks");
-  }
-  EXPECT_THROW(partition_linear(g, 32), std::invalid_argument);
+  // 20 nodes over 32 ranks: one node per rank, ranks 20..31 idle.
+  const RankMap m = partition_metis(g, 32);
+  EXPECT_EQ(m.ranks, 32u);
+  EXPECT_EQ(*std::max_element(m.rank_of.begin(), m.rank_of.end()), 19u);
+  EXPECT_EQ(partition_linear(g, 32).rank_of, partition_linear(g, 20).rank_of);
   EXPECT_THROW(partition_metis(g, 0), std::invalid_argument);
   EXPECT_THROW(partition_linear(g, 0), std::invalid_argument);
   EXPECT_THROW(partition_metis(NetGraph{}, 1), std::invalid_argument);

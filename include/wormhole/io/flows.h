@@ -15,9 +15,15 @@ struct FlowSpec {
   uint32_t pg = 3;          ///< priority group = switch queue class (1..7 in practice)
   uint32_t dport = 100;     ///< label carried in the packets
   uint64_t size_bytes = 0;  ///< bytes, < 2^32
-  Time start = 0;           ///< absolute start time, ps (the file gives seconds; truncated to ns)
+  Time start = 0;           ///< absolute start time, ps (the file gives seconds; see reference_start_ns)
   int line = 0;             ///< line in the file (for messages); 0 for generated flows
 };
+
+/// Whole ns of a start time of `seconds` as HPCC ns-3 schedules it: floor(v × 10^9) of the binary
+/// double v the text reads as (Seconds(double) through ns-3.17's 64.64 fixed point, truncated).
+/// "2.000001" is the double 2.00000099999999991773 and starts at 2000000999 ns, not 2000001000.
+/// 0 for v <= 0. Exact for v below 2^63 s (callers keep starts below 9e6 s).
+uint64_t reference_start_ns(double seconds);
 
 /// Reads flow.txt: a count F, then F lines "src dst pg dport size start_s". Only the first F
 /// lines are read (the reference does the same; extra lines are ignored with a note: appended to

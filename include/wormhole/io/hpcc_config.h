@@ -83,6 +83,10 @@ struct SimConfig {
   /// (docs/network-model.md §6); 0 keeps picoseconds (exact; truncation runs a link up to 1 ns per
   /// packet fast, several % at 400 Gb/s and above).
   bool ns_truncation = true;
+  /// PFC_LOSSLESS_HEADROOM: 0 keeps the reference's per-port headroom of 3 × rate × delay, which at
+  /// low rates or short links is below what a pause needs and lets PFC drop; 1 raises it to at least
+  /// 2 × rate × delay + 2 largest data packets (docs/network-model.md §11.1), so PFC never drops.
+  bool pfc_lossless_headroom = false;
   /// SEED: seed of the per-port random streams (ECN marking, link errors).
   uint64_t seed = 1;
   /// EVENT_ORDER: "reference" orders same-instant events exactly as ns-3 (byte-identical outputs;

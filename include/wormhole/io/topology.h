@@ -35,19 +35,19 @@ struct Topology {
 /// How a topology reader names its endpoints in messages (topology.txt: hosts; SimAI: GPUs).
 struct LinkLineStyle {
   const char* hosts;     ///< plural noun for non-switch nodes, e.g. "hosts"
-  const char* host_fix;  ///< fix for a link between two of them
   const char* line_fix;  ///< fix for a malformed line, with an example line
 };
 
 /// Parses one link line "a b rate delay error_rate" (the five tokens at `f`) of a topology whose
 /// node count and switch flags are already in `t`: rate in bit/s (> 0), delay in ps (>= 0),
-/// error rate in [0, 1). Throws InputError(path, token line, ...) for a bad endpoint, a self-link,
-/// a link between two non-switch nodes, or a bad rate, delay or error rate.
+/// error rate in [0, 1). A link may join two hosts (a direct GPU–GPU link); hosts still never
+/// forward, so it carries only the traffic between those two. Throws InputError(path, token line,
+/// ...) for a bad endpoint, a self-link, or a bad rate, delay or error rate.
 TopoLink parse_link_line(const std::string& path, const InputToken* f, const Topology& t, const LinkLineStyle& style);
 
 /// Reads topology.txt. Only the first L link lines are read; text after them is ignored.
 /// Throws InputError (file, line, fix) for: a malformed header or line, a switch id out of range
-/// or repeated, a link endpoint out of range, a self-link, a link between two hosts, a bad rate,
+/// or repeated, a link endpoint out of range, a self-link, a bad rate,
 /// delay or error rate, fewer link lines than declared, and a host with no link.
 Topology read_topology(const std::string& path);
 

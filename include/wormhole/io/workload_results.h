@@ -95,7 +95,9 @@ struct GpuRecord {
 /// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.
 struct EndToEnd {
   Time exposed_dp = 0, exposed_dp_ep = 0, exposed_tp = 0, exposed_ep = 0, exposed_pp = 0;
-  Time bubble = 0;          ///< always 0: pipeline parallelism is not expanded (docs/workloads.md §9)
+  /// Pipeline bubble: time the reporting GPU waited for a pipeline transfer its peer stage had not
+  /// sent yet (docs/workloads.md §6); 0 without a pipeline. Not part of total_exposed.
+  Time bubble = 0;
   Time total_compute = 0;
   Time total_exposed = 0;   ///< sum of the exposed columns
   Time total = 0;           ///< end of the last iteration
@@ -104,7 +106,7 @@ struct EndToEnd {
 /// Everything the workload driver reports.
 struct WorkloadReport {
   std::string workload_file;
-  uint32_t gpus = 0, tp = 0, dp = 0, ep = 0, dp_ep = 0;
+  uint32_t gpus = 0, tp = 0, dp = 0, ep = 0, dp_ep = 0, pp = 1;
   uint32_t report_gpu = 0;
   std::vector<IterationRecord> iterations;
   std::vector<LayerRecord> layers;            ///< iteration-major, then row order

@@ -270,6 +270,12 @@ class Network final : public CcHost {
   const std::vector<Flow>& flows() const { return flows_; }
   FlowRecord record(uint32_t id) const;
   RunStats stats() const;
+  /// A set-up warning naming every switch port (node, interfaces, headroom and need in bytes; the
+  /// first 16 runs of interfaces, then a count) whose PFC headroom — the reference's 3 × rate ×
+  /// delay — is below what a lossless pause needs, 2 × rate × delay + 2 largest data packets
+  /// (docs/network-model.md §11.1); PFC can drop packets there. "" when every port has enough or
+  /// PFC_LOSSLESS_HEADROOM 1 raised them.
+  std::string headroom_warning() const;
   Kernel& kernel() { return kernel_; }
   const Kernel& kernel() const { return kernel_; }
   const std::vector<Port>& ports() const { return ports_; }
@@ -421,6 +427,11 @@ class Network final : public CcHost {
   PintCodec pint_;
   uint32_t data_extra_ = 0, ack_bytes_ = kAckMinBytes;
   uint64_t nic_rate_ = 0;
+  struct ShortHeadroom {
+    uint32_t port;
+    uint64_t headroom, need;  // bytes
+  };
+  std::vector<ShortHeadroom> short_headroom_;  // switch ports whose headroom cannot make PFC lossless
   uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
   uint64_t drops_[3] = {};                      // by DropCause
   uint64_t retx_packets_ = 0, retx_bytes_ = 0;  // data sent again (payload bytes)

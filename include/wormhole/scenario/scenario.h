@@ -40,7 +40,12 @@
 //     k                                    fat-tree (>= 2)
 //   Keys not given keep the defaults of the generator's parameter struct (generators.h).
 //   [workload] file (required), iterations (>= 1), send_latency (time), zero_chunk ("no-flows" |
-//     "one-byte"), report_gpu (count), max_time (time; 0 = never)
+//     "one-byte"), report_gpu (count), max_time (time; 0 = never), ignore_groups (array),
+//     pipeline ("1f1b" | "gpipe" | "none"), chakra (path prefix of Chakra traces, instead of file),
+//     comm_groups (path)
+//   [[job]] (several jobs on the fabric; then [workload] has no file) name, workload (path), gpus (count |
+//     "a-b" | [ids]), placement ("packed" | "spread"), start (time), iterations, pipeline
+//   [background] file (an HPCC flow file), begin (time)
 //   [network] config (a base config file; optional) and any HPCC key (hpcc_config.h) as an integer,
 //     float, boolean (1 / 0), string (its text, e.g. KMAX_MAP = "1 400000000000 3200") or array of
 //     these (joined by spaces).
@@ -75,6 +80,10 @@ struct TopologySpec {
 /// The training workload and how it is run.
 struct WorkloadSpec {
   std::string file;                    ///< SimAI / AICB workload file (resolved against the scenario's folder)
+  /// Chakra execution traces instead of `file`: the files' common prefix (PREFIX.<rank>.et), resolved
+  /// against the scenario's folder; "" = none.
+  std::string chakra;
+  std::string comm_groups;             ///< with chakra: ASTRA-sim's communicator-group JSON ("" = none)
   uint32_t iterations = 1;             ///< training iterations (passes over the rows), >= 1
   /// Delay from a flow being released (its predecessors done) to its QP starting, ps: SimAI's
   /// AS_SEND_LAT, whose unit is unresolved upstream (docs/workloads.md §5.8); default 6 µs.
@@ -86,6 +95,31 @@ struct WorkloadSpec {
   /// Communication groups whose collectives are not simulated: they complete at issue, with no
   /// traffic (e.g. {"TP"}: what the Wormhole paper's evaluation does with intra-node TP/SP).
   std::vector<std::string> ignore_groups;
+  /// "1f1b" (default), "gpipe" or "none" (PP taken as 1, as SimAI's ns-3 backend).
+  PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  int line = 0;
+};
+
+/// One training job of a multi-job scenario ([[job]], docs/workloads.md §11).
+struct JobSpec {
+  std::string name;              ///< `name`, default "job<k>" (k = 0, 1, ... in file order)
+  std::string workload;          ///< SimAI / AICB workload file (resolved against the scenario's folder)
+  /// Placement: explicit topology GPU ids (from a "a-b" range or an array), or empty with `count`
+  /// GPUs placed by `policy`.
+  std::vector<uint32_t> gpus;
+  uint32_t count = 0;            ///< GPUs to place by policy (gpus = N); 0 with explicit ids
+  std::string policy = "packed"; ///< "packed" (lowest free GPUs in id order) or "spread" (round robin over servers)
+  Time start = 0;                ///< when the job's GPUs start their programs, ps
+  uint32_t iterations = 0;       ///< 0 = [workload] iterations
+  bool pipeline_set = false;     ///< `pipeline` given for this job
+  PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  int line = 0;                  ///< line of its [[job]] header
+};
+
+/// Background traffic beside the jobs ([background]): an HPCC flow file on the same topology.
+struct BackgroundSpec {
+  std::string file;   ///< flow.txt ("" = none)
+  Time begin = 0;     ///< the file's earliest start is moved to this time; the others keep their offsets
   int line = 0;
 };
 
@@ -96,6 +130,10 @@ struct Scenario {
   std::string name;   ///< `name` key, default: the file's stem
   TopologySpec topology;
   WorkloadSpec workload;
+  /// [[job]] entries: several jobs sharing the fabric (then [workload] has no file and gives the
+  /// jobs' defaults). Empty for a one-workload scenario.
+  std::vector<JobSpec> jobs;
+  BackgroundSpec background;
   SimConfig net;      ///< [network]: `config` file (optional) + the keys given, + command-line overrides
   std::string output_dir;  ///< [output] dir, relative to the current directory; default "out/<name>"
   /// Non-fatal findings ("FILE:LINE: text"), e.g. TOPOLOGY_FILE or FLOW_FILE in [network], which

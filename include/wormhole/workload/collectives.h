@@ -5,40 +5,62 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "wormhole/workload/simai_workload.h"
 
 namespace wh {
 
-/// The parallel layout the ns-3 backend of SimAI uses (docs/workloads.md §1.1 last bullet, §5.1):
-/// GPU count from the topology, TP from the header (0 = all GPUs), PP forced to 1, DP = gpus / TP,
-/// EP from the header, DP_EP = DP / EP.
+/// The parallel layout (docs/workloads.md §1.1 last bullet, §5.1, §6): GPU count from the topology,
+/// TP from the header (0 = all GPUs), PP from the header (or 1, as SimAI's ns-3 backend), DP =
+/// gpus / (TP × PP), EP from the header, DP_EP = DP / EP. Ranks are laid out as Megatron-LM does
+/// (order tp-dp-pp): pipeline stage s holds the consecutive GPUs s·G/PP .. (s+1)·G/PP − 1, and inside
+/// a stage the TP, DP, EP and DP_EP groups are SimAI's groups of a G/PP-GPU cluster.
 struct GroupLayout {
-  uint32_t gpus = 0;             ///< GPU hosts of the topology (ids 0..gpus-1)
+  uint32_t gpus = 0;             ///< GPU hosts of the job (ids 0..gpus-1)
   uint32_t tp = 1;               ///< tensor-parallel group size
-  uint32_t dp = 1;               ///< data-parallel group size = gpus / tp
+  uint32_t pp = 1;               ///< pipeline stages (1: no pipeline)
+  uint32_t stage_gpus = 0;       ///< GPUs per pipeline stage = gpus / pp
+  uint32_t dp = 1;               ///< data-parallel group size = gpus / (tp × pp)
   uint32_t ep = 1;               ///< expert-parallel group size
   uint32_t dp_ep = 1;            ///< dp / ep
   uint32_t gpus_per_server = 1;  ///< from the topology header (server s = GPUs s*gps .. s*gps+gps-1)
 };
 
-/// Builds the layout from a workload header and the topology's GPU count and GPUs per server.
+/// How pipeline parallelism (the header's PP) is run (docs/workloads.md §6).
+enum class PipelineSchedule {
+  None,      ///< PP taken as 1, no stage-to-stage flows: SimAI's ns-3 backend
+  OneFOneB,  ///< Megatron's non-interleaved one-forward-one-backward schedule (default)
+  GPipe      ///< every micro-batch's forward, then every backward (last micro-batch first)
+};
+
+/// Builds the layout from a workload header and the topology's (or the job's) GPU count and GPUs
+/// per server. `pipeline`: take the header's PP (true) or 1 (false, SimAI's ns-3 backend).
+/// A header all_gpus that differs from gpus is not an error: as SimAI's ns-3 backend, the topology's
+/// count is used (DP = gpus / (TP × PP)), and a warning ("all_gpus N differs ...") is appended to
+/// `warnings` if given.
 /// Throws std::invalid_argument (message says what is wrong and how to fix it) when:
 ///  * gpus or gpus_per_server is 0, or gpus is not a multiple of gpus_per_server;
-///  * the header's all_gpus is non-zero and differs from gpus ("GPU counts differ"; SimAI's ns-3
-///    backend ignores all_gpus, but a mismatch means the workload was made for another cluster);
-///  * TP (after 0 -> gpus) does not divide gpus ("GPU count not divisible by TP");
+///  * PP (when taken) is 0 or does not divide gpus ("GPU count not divisible by PP");
+///  * TP (after 0 -> gpus / PP) does not divide the stage's GPUs ("GPU count not divisible by TP");
 ///  * TP does not divide GPUs per server and is not a multiple of it ("TP not dividing GPUs per
 ///    server": a TP group would cover part of a server plus part of another; TP 16 on 8-GPU servers
 ///    is accepted, as SimAI does, §5.3);
 ///  * EP is 0 or does not divide DP ("EP not dividing DP": SimAI builds no groups then, §5.1).
-/// The header's PP is ignored (forced to 1 as in the ns-3 backend); MICRO headers have TP = EP = 1
-/// as read (SimAI leaves them uninitialised; see the report / docs/workloads.md §9).
-GroupLayout make_layout(const WorkloadHeader& header, uint32_t gpus, uint32_t gpus_per_server);
+/// MICRO headers have TP = EP = PP = 1 as read (SimAI leaves them uninitialised; docs/workloads.md §9).
+GroupLayout make_layout(const WorkloadHeader& header, uint32_t gpus, uint32_t gpus_per_server, bool pipeline = false,
+                        std::vector<std::string>* warnings = nullptr);
+
+/// The GPU of pipeline stage `stage` at the same position as `gpu` in its own stage (Megatron's
+/// pipeline group: gpu mod stage_gpus + stage × stage_gpus). Requires stage < layout.pp.
+inline uint32_t pipeline_peer(const GroupLayout& layout, uint32_t gpu, uint32_t stage) {
+  return gpu % layout.stage_gpus + stage * layout.stage_gpus;
+}
 
 /// The GPU ids (ascending) of `gpu`'s group of kind `group`, exactly as SimAI forms them
-/// (docs/workloads.md §5.1, MockNcclGroup):
+/// (docs/workloads.md §5.1, MockNcclGroup) inside gpu's pipeline stage (b = its first GPU; the ids
+/// below are relative to b; with PP 1, b = 0):
 ///  * TP group t = {t*TP .. t*TP + TP - 1}, t = gpu / TP (consecutive ranks);
 ///  * DP group i = {i, i + TP, i + 2TP, ...} (DP members), i = gpu % TP (stride TP);
 ///  * EP group (a, k) = {(a*EP + l)*TP + k : l = 0..EP-1}, k = gpu % TP, a = (gpu / TP) / EP

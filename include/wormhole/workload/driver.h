@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "wormhole/io/workload_results.h"
@@ -27,7 +28,52 @@ struct DriverOptions {
   uint32_t priority_group = 3;  ///< switch queue class of every flow (SimAI: 3)
   /// Collectives of these groups (indexed by CommGroup) complete at issue without traffic.
   std::array<bool, 5> ignore_group{};
+  /// The pipeline schedule when the layout has PP > 1 (ignored with PP 1).
+  PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  /// Network host of each of the job's GPUs (job GPU g runs on host hosts[g]); empty = GPU g on
+  /// host g. Lets several jobs share one network (docs/workloads.md §11).
+  std::vector<uint32_t> hosts;
+  /// Stop the network when this job's last GPU finishes (false when other jobs share it).
+  bool stop_when_done = true;
+  /// When start() runs (the job's start time), ps: iteration 0 is timed from here.
+  Time start = 0;
+  /// The job's index in a JobSet: the driver's client events carry aux = kind | job << 2, so the
+  /// set can route them (kind 3 is the set's own).
+  uint32_t job = 0;
 };
+
+/// The rows of each micro-batch of a pipelined workload (docs/workloads.md §6): SimAI / AICB files
+/// list one stage's rows for all `ga` micro-batches in turn, between a prologue and an epilogue
+/// that run once per iteration.
+struct MicroBatches {
+  uint32_t prologue_end = 0;                          ///< rows [0, prologue_end) come first
+  std::vector<std::pair<uint32_t, uint32_t>> rows;    ///< per micro-batch: rows [first, end)
+  uint32_t epilogue_begin = 0;                        ///< rows [epilogue_begin, L) come last
+};
+
+/// Finds the micro-batches: with ga = 1 every row is the one micro-batch; otherwise the earliest
+/// row name that occurs exactly ga times, at equal spacing P, starts each micro-batch, and micro-
+/// batch k is the P rows from its k-th occurrence (GPT-13B: embedding_layer, 83 rows, rows 3..1330;
+/// prologue grad_norm, moe_grad_norm1/2; epilogue cross_entropy1..3, optimizer1..4).
+/// Throws std::invalid_argument when no row name repeats so (the message says how to fix it).
+MicroBatches find_micro_batches(const Workload& w, uint32_t ga);
+
+/// One step of a GPU's program for one iteration.
+struct ProgramStep {
+  enum Kind : uint8_t { Fwd, Bwd, SendAct, RecvAct, SendGrad, RecvGrad } kind = Fwd;
+  uint32_t arg = 0;  ///< Fwd / Bwd: the row; the others: the micro-batch
+};
+
+/// The program of pipeline stage `stage` (docs/workloads.md §6): PP 1 → forward rows 0..L-1 then
+/// backward rows L-1..0 (SimAI). PP > 1 → the prologue's forward rows; then per micro-batch k a
+/// forward F(k) = [RecvAct(k) unless the first stage] fwd rows of k [SendAct(k) unless the last
+/// stage] and a backward B(k) = [RecvGrad(k) unless the last stage] bwd rows of k reversed
+/// [SendGrad(k) unless the first stage], ordered as 1F1B (warm-up min(PP-stage-1, m) forwards, then
+/// F/B pairs, then the remaining backwards) or GPipe (all F in order, then B from the last micro-
+/// batch down); the epilogue's forward and backward rows after the forwards (GPipe) or after the
+/// schedule (1F1B); the prologue's backward rows last.
+std::vector<ProgramStep> stage_program(const Workload& w, const GroupLayout& layout, const MicroBatches& mb,
+                                       PipelineSchedule schedule, uint32_t stage);
 
 /// The traffic of one iteration of `w`: every collective's flows as the driver would plan them
 /// (same groups, rings and chunking; groups in `o.ignore_group` and flow-less collectives left
@@ -54,10 +100,13 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
 /// group of one, 0-byte chunks) complete at issue and release their dependants.
 class WorkloadDriver final : public NetObserver, public EventClient {
  public:
-  /// `layout` from make_layout(). The driver installs itself as the network's observer and client;
-  /// `forward` (optional) receives every NetObserver callback too (e.g. the fct.txt writer).
+  /// `layout` from make_layout(). The driver installs itself as the network's observer and client
+  /// unless `install` is false (a JobSet does it and dispatches); `forward` (optional) receives
+  /// every NetObserver callback too (e.g. the fct.txt writer).
+  /// Throws std::invalid_argument for a report GPU out of range, iterations 0, hosts of another
+  /// size than layout.gpus, or (PP > 1) micro-batches find_micro_batches cannot find.
   WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
-                 NetObserver* forward = nullptr);
+                 NetObserver* forward = nullptr, bool install = true);
   ~WorkloadDriver() override;
 
   /// Starts every GPU at time 0 and runs the network until all collectives are done, the queue is
@@ -72,6 +121,10 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   bool finish(Time until);
 
   const WorkloadReport& report() const { return report_; }
+  /// Whether every GPU of the job has finished its program.
+  bool done() const { return gpus_done_ == layout_.gpus; }
+  /// Whether network flow `id` is one of this driver's.
+  bool owns_flow(uint32_t id) const;
 
   // NetObserver / EventClient
   void flow_finished(const FlowRecord& f) override;
@@ -83,6 +136,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   struct Plan;        // a CollectivePlan with its per-rank indices (shared by identical collectives)
   struct Instance;    // one collective in flight
   struct Gpu;         // one GPU's program counter
+  struct Transfer;    // one pipeline send (activation or gradient of one micro-batch)
   enum Stage : uint8_t;
 
   void advance(uint32_t gpu);
@@ -92,6 +146,12 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   void rank_done(uint32_t inst, uint32_t gpu);
   void collective_done_at(uint32_t gpu, uint32_t inst);
   void wg_done_at(uint32_t gpu, uint32_t row, uint32_t iter, Time completed);
+  uint32_t transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t receiver);
+  void pp_send(uint32_t gpu, const ProgramStep& s);
+  bool pp_recv(uint32_t gpu, const ProgramStep& s);  // true: the data is there
+  void transfer_done(uint32_t t);
+  uint32_t host_of(uint32_t gpu) const { return o_.hosts.empty() ? gpu : o_.hosts[gpu]; }
+  uint16_t tag(uint16_t kind) const { return static_cast<uint16_t>(kind | (o_.job << 2)); }
   const CommOp& op_of(uint32_t row, Phase phase) const;
   std::shared_ptr<const Plan> plan_for(const CommOp& op, const std::vector<uint32_t>& members);
   void note_time(uint32_t iteration, Time t);
@@ -112,7 +172,11 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   DriverOptions o_;
   NetObserver* forward_;
   std::vector<Gpu> gpus_;
+  MicroBatches mb_;                                  // with PP > 1
+  std::vector<std::vector<ProgramStep>> programs_;  // per pipeline stage
   std::vector<Instance> inst_;
+  std::vector<Transfer> transfers_;
+  std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t>, uint32_t> transfer_of_;  // (iter, grad, mb, receiver)
   std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;   // network flow id -> (inst, plan flow)
@@ -124,7 +188,9 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   std::vector<WgUpdate> wg_updates_;                        // pending wg update delays
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
   std::vector<Time> iter_end_;
-  uint64_t pending_ = 0;   // collectives not complete at every member
+  uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
+  Time pp_exposed_ = 0, pp_bubble_ = 0;  // the report GPU's waits on pipeline transfers, ps
+  bool installed_ = false;
   uint32_t gpus_done_ = 0;
   WorkloadReport report_;
 };

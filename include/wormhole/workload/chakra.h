@@ -1,0 +1,105 @@
+// Chakra execution traces (MLCommons Chakra, the input of ASTRA-sim; docs/workloads.md §8): one
+// protobuf file per rank, `<prefix>.<rank>.et`, each a length-prefixed GlobalMetadata then Nodes. The
+// reader keeps compute, point-to-point and collective nodes with their dependencies; ChakraDriver runs
+// every rank's graph on the packet-level network, collectives through plan_collective (§5).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wormhole/io/workload_results.h"
+#include "wormhole/net/network.h"
+#include "wormhole/workload/collectives.h"
+
+namespace wh {
+
+/// One node of a rank's graph, as the driver needs it.
+struct ChakraNode {
+  enum Kind : uint8_t { Comp, Send, Recv, Coll };
+  uint64_t id = 0;
+  std::string name;
+  Kind kind = Comp;
+  std::vector<uint64_t> deps;   ///< ctrl_deps and data_deps: nodes of the same rank that must finish first
+  Time duration = 0;            ///< Comp: attr duration_nanos if given, else duration_micros (ps)
+  bool cpu = false;             ///< Comp: attr is_cpu_op (CPU ops do not wait for the GPU's compute)
+  Collective op = Collective::None;  ///< Coll
+  uint64_t bytes = 0;           ///< Send / Recv / Coll: comm_size, bytes
+  std::string group;            ///< Coll: pg_name ("" = every rank)
+  uint32_t peer = 0;            ///< Send: comm_dst; Recv: comm_src
+  int64_t tag = 0;              ///< Send / Recv: comm_tag
+};
+
+/// A whole trace: one graph per rank (rank r runs on GPU r) and the communication groups.
+struct ChakraTrace {
+  std::string prefix;
+  std::vector<std::vector<ChakraNode>> ranks;        ///< per rank, file order
+  std::map<std::string, std::vector<uint32_t>> groups;  ///< pg_name -> ranks, ascending
+};
+
+/// Reads `<prefix>.0.et`, `<prefix>.1.et`, ... (as many as exist, at least one) and, if
+/// `comm_groups` is not empty, ASTRA-sim's communicator-group JSON ({"<pg_name>": [ranks...], ...}).
+/// Node attributes read: comm_type (CollectiveCommType), comm_size, pg_name, comm_src, comm_dst,
+/// comm_tag, is_cpu_op, duration_nanos (ours: ns where duration_micros is too coarse).
+/// Throws InputError (the file; line 0, the node's id in the problem) for: no trace files, a file
+/// that is not a Chakra trace (bad length prefix, unparsable message, gzip-compressed), a node type
+/// other than COMP, COMM_SEND, COMM_RECV, COMM_COLL (or METADATA, skipped), a collective other
+/// than ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, a dependency on a node the rank lacks,
+/// a send or receive peer out of range, a pg_name the groups file lacks, a group not containing the
+/// rank, and a malformed groups file.
+ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm_groups = "");
+
+/// Runs a ChakraTrace: on every rank a node starts when all its dependencies have finished. A compute
+/// node lasts its duration; GPU compute nodes of a rank run one at a time in the order they become
+/// ready, CPU nodes (is_cpu_op) alongside. A collective is one instance per (group, k-th collective
+/// of that group at a rank): its flows are plan_collective's (rings from `layout`, as the SimAI path)
+/// and released as WorkloadDriver releases them; it finishes at a rank when that rank's flows have.
+/// A send and the k-th receive with the same (source, destination, tag) are one flow of comm_size
+/// bytes; both finish when it does. Flows start `send_latency` after release.
+class ChakraDriver final : public NetObserver, public EventClient {
+ public:
+  /// `layout.gpus` >= the trace's ranks. `forward` receives every NetObserver callback too.
+  ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
+               ZeroChunk zero_chunk, NetObserver* forward = nullptr);
+  ~ChakraDriver() override;
+  /// Runs until every node of every rank has finished (or the queue is empty, or `until`, ps).
+  /// Returns true when all finished; report() has one iteration (start 0, end = the last finish),
+  /// the collectives and the compute total of rank 0.
+  bool run(Time until);
+  const WorkloadReport& report() const { return report_; }
+
+  void flow_finished(const FlowRecord& f) override;
+  void pfc(const PfcRecord& p) override;
+  void tick(Time now, uint64_t events, uint64_t flows_finished) override;
+  void client_event(uint32_t target, uint16_t aux) override;
+
+ private:
+  struct Rank;
+  struct Coll;
+  struct P2p;
+  void ready(uint32_t rank, uint32_t node);
+  void finished(uint32_t rank, uint32_t node);
+  void run_gpu(uint32_t rank);
+  void release(uint32_t owner, uint32_t flow);
+
+  Network& net_;
+  const ChakraTrace& trace_;
+  GroupLayout layout_;
+  Time send_latency_;
+  ZeroChunk zero_chunk_;
+  NetObserver* forward_;
+  std::vector<Rank> ranks_;
+  std::vector<Coll> colls_;
+  std::vector<P2p> p2p_;
+  std::map<std::pair<std::string, uint32_t>, uint32_t> coll_of_;                 // (group, k) -> colls_
+  std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> p2p_of_;  // (src, dst, tag, k)
+  std::vector<std::pair<uint32_t, uint32_t>> releases_;  // (owner, flow); owner's top bit: a p2p
+  std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
+  std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;
+  uint64_t left_ = 0;  // nodes not finished
+  Time last_ = 0;
+  WorkloadReport report_;
+};
+
+}  // namespace wh

@@ -1,0 +1,482 @@
+// Chakra execution traces (chakra.h): the reader (protobuf, the schema in chakra/et_def.proto) and the
+// driver that runs every rank's graph on the network.
+#include "wormhole/workload/chakra.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/core.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "et_def.pb.h"  // generated from chakra/et_def.proto at build time
+#include "wormhole/io/input_error.h"
+
+namespace wh {
+
+namespace {
+
+namespace pb = ChakraProtoMsg;
+
+constexpr uint16_t kGpuDone = 0;   // target = rank: its running GPU compute node is over
+constexpr uint16_t kCpuDone = 1;   // target = index in timers_: a CPU node is over
+constexpr uint16_t kRelease = 2;   // target = index in releases_
+constexpr uint32_t kP2pBit = 0x80000000u;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Reads a protobuf varint at `pos`; false at the end of the data or on a varint longer than 10 bytes.
+bool varint(const std::string& d, size_t& pos, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 70 && pos < d.size(); shift += 7) {
+    const auto b = static_cast<uint8_t>(d[pos++]);
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+const pb::AttributeProto* attr(const pb::Node& n, const char* name) {
+  for (const pb::AttributeProto& a : n.attr())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+/// An integer attribute, whichever integer field holds it (Chakra's tools use int64, uint64, int32 ...).
+bool int_attr(const pb::Node& n, const char* name, int64_t& v) {
+  const pb::AttributeProto* a = attr(n, name);
+  if (!a) return false;
+  switch (a->value_case()) {
+    case pb::AttributeProto::kInt64Val: v = a->int64_val(); return true;
+    case pb::AttributeProto::kUint64Val: v = static_cast<int64_t>(a->uint64_val()); return true;
+    case pb::AttributeProto::kInt32Val: v = a->int32_val(); return true;
+    case pb::AttributeProto::kUint32Val: v = a->uint32_val(); return true;
+    case pb::AttributeProto::kSint64Val: v = a->sint64_val(); return true;
+    case pb::AttributeProto::kSint32Val: v = a->sint32_val(); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm_groups) {
+  ChakraTrace t;
+  t.prefix = prefix;
+  for (uint32_t r = 0;; ++r) {
+    const std::string path = prefix + "." + std::to_string(r) + ".et";
+    if (!std::filesystem::exists(path)) {
+      if (r == 0)
+        throw InputError(path, 0, "no Chakra trace file (looked for " + path + ")",
+                         "give the traces' common prefix: files PREFIX.0.et, PREFIX.1.et, ... one per rank");
+      break;
+    }
+    const std::string d = slurp(path);
+    if (d.size() >= 2 && uint8_t(d[0]) == 0x1f && uint8_t(d[1]) == 0x8b)
+      throw InputError(path, 0, "the trace is gzip-compressed", "gunzip it first");
+    size_t pos = 0;
+    uint64_t len = 0;
+    bool first = true;
+    std::vector<ChakraNode>& nodes = t.ranks.emplace_back();
+    while (pos < d.size()) {
+      const size_t at = pos;
+      if (!varint(d, pos, len) || len > d.size() - pos)
+        throw InputError(path, 0, fmt::format("byte {}: not a Chakra trace (a message length runs past the end)", at),
+                         "give a Chakra execution trace (.et) written by Chakra's tools or scripts/simai_to_chakra.py");
+      if (first) {
+        pb::GlobalMetadata m;
+        if (!m.ParseFromArray(d.data() + pos, static_cast<int>(len)))
+          throw InputError(path, 0, "the first message is not Chakra's GlobalMetadata", "give a Chakra execution trace (.et)");
+        first = false;
+        pos += len;
+        continue;
+      }
+      pb::Node n;
+      if (!n.ParseFromArray(d.data() + pos, static_cast<int>(len)))
+        throw InputError(path, 0, fmt::format("byte {}: a message that is not a Chakra node", at), "give a Chakra execution trace (.et)");
+      pos += len;
+      if (n.type() == pb::METADATA_NODE) continue;
+      ChakraNode c;
+      c.id = n.id();
+      c.name = n.name();
+      c.deps.assign(n.ctrl_deps().begin(), n.ctrl_deps().end());
+      c.deps.insert(c.deps.end(), n.data_deps().begin(), n.data_deps().end());
+      std::sort(c.deps.begin(), c.deps.end());
+      c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
+      int64_t v = 0;
+      const std::string where = fmt::format("node {} ({})", c.id, c.name);
+      const std::string supported = "wormhole runs COMP_NODE, COMM_SEND_NODE, COMM_RECV_NODE and COMM_COLL_NODE";
+      switch (n.type()) {
+        case pb::COMP_NODE:
+          c.kind = ChakraNode::Comp;
+          c.duration = int_attr(n, "duration_nanos", v) ? Time(v) * kNs : Time(n.duration_micros()) * kUs;
+          if (const pb::AttributeProto* a = attr(n, "is_cpu_op")) c.cpu = a->bool_val();
+          break;
+        case pb::COMM_SEND_NODE:
+        case pb::COMM_RECV_NODE: {
+          const bool send = n.type() == pb::COMM_SEND_NODE;
+          c.kind = send ? ChakraNode::Send : ChakraNode::Recv;
+          int64_t peer = -1;
+          if (!int_attr(n, send ? "comm_dst" : "comm_src", peer) || peer < 0)
+            throw InputError(path, 0, where + ": a " + (send ? "send" : "receive") + " without " + (send ? "comm_dst" : "comm_src"),
+                             "give the peer rank as an integer attribute");
+          c.peer = static_cast<uint32_t>(peer);
+          if (int_attr(n, "comm_size", v)) c.bytes = static_cast<uint64_t>(std::max<int64_t>(0, v));
+          int_attr(n, "comm_tag", c.tag);
+          break;
+        }
+        case pb::COMM_COLL_NODE: {
+          c.kind = ChakraNode::Coll;
+          int64_t type = -1;
+          if (!int_attr(n, "comm_type", type))
+            throw InputError(path, 0, where + ": a collective without comm_type", "give comm_type (Chakra's CollectiveCommType)");
+          switch (type) {
+            case pb::ALL_REDUCE: c.op = Collective::AllReduce; break;
+            case pb::ALL_GATHER: c.op = Collective::AllGather; break;
+            case pb::REDUCE_SCATTER: c.op = Collective::ReduceScatter; break;
+            case pb::ALL_TO_ALL: c.op = Collective::AllToAll; break;
+            default:
+              throw InputError(path, 0,
+                               where + ": collective " +
+                                   (pb::CollectiveCommType_IsValid(static_cast<int>(type))
+                                        ? pb::CollectiveCommType_Name(static_cast<pb::CollectiveCommType>(type))
+                                        : std::to_string(type)) +
+                                   " is not supported",
+                               "wormhole decomposes ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER and ALL_TO_ALL (docs/workloads.md §5)");
+          }
+          if (int_attr(n, "comm_size", v)) c.bytes = static_cast<uint64_t>(std::max<int64_t>(0, v));
+          if (const pb::AttributeProto* a = attr(n, "pg_name")) c.group = a->string_val();
+          break;
+        }
+        default:
+          throw InputError(path, 0,
+                           where + ": node type " +
+                               (pb::NodeType_IsValid(n.type()) ? pb::NodeType_Name(n.type()) : std::to_string(n.type())) +
+                               " is not supported",
+                           supported + "; remove or convert the others");
+      }
+      nodes.push_back(std::move(c));
+    }
+  }
+  const auto R = static_cast<uint32_t>(t.ranks.size());
+  if (!comm_groups.empty()) {
+    nlohmann::json j;
+    try {
+      std::ifstream in(comm_groups);
+      if (!in) throw InputError(comm_groups, 0, "cannot open the communicator groups file", "check the path");
+      j = nlohmann::json::parse(in);
+      for (auto& [name, ranks] : j.items()) {
+        std::vector<uint32_t>& g = t.groups[name];
+        for (const auto& r : ranks) g.push_back(r.get<uint32_t>());
+        std::sort(g.begin(), g.end());
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(comm_groups, 0, std::string("not a communicator groups file: ") + e.what(),
+                       "write {\"<pg_name>\": [rank, ...], ...} as ASTRA-sim's comm group JSON");
+    }
+  }
+  for (uint32_t r = 0; r < R; ++r) {
+    const std::string path = prefix + "." + std::to_string(r) + ".et";
+    std::vector<uint64_t> ids;
+    for (const ChakraNode& n : t.ranks[r]) ids.push_back(n.id);
+    std::sort(ids.begin(), ids.end());
+    for (const ChakraNode& n : t.ranks[r]) {
+      for (uint64_t dep : n.deps)
+        if (!std::binary_search(ids.begin(), ids.end(), dep))
+          throw InputError(path, 0, fmt::format("node {} ({}) depends on node {}, which the rank does not have", n.id, n.name, dep),
+                           "give dependencies on nodes of the same file");
+      if ((n.kind == ChakraNode::Send || n.kind == ChakraNode::Recv) && (n.peer >= R || n.peer == r))
+        throw InputError(path, 0, fmt::format("node {} ({}): peer rank {} is not another of the trace's {} ranks", n.id, n.name, n.peer, R),
+                         "give a peer rank below " + std::to_string(R));
+      if (n.kind == ChakraNode::Coll && !n.group.empty()) {
+        const auto g = t.groups.find(n.group);
+        if (g == t.groups.end())
+          throw InputError(path, 0, fmt::format("node {} ({}): pg_name \"{}\" is in no communicator group", n.id, n.name, n.group),
+                           comm_groups.empty() ? "give the groups file (workload.comm_groups)" : "add the group to " + comm_groups);
+        if (!std::binary_search(g->second.begin(), g->second.end(), r))
+          throw InputError(path, 0, fmt::format("node {} ({}): rank {} is not in its group \"{}\"", n.id, n.name, r, n.group),
+                           "fix the groups file or the node's pg_name");
+      }
+    }
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver
+
+struct ChakraDriver::Rank {
+  std::vector<uint32_t> waiting;                  // per node: dependencies not finished
+  std::vector<std::vector<uint32_t>> children;    // per node
+  std::map<uint64_t, uint32_t> index;             // node id -> index
+  std::vector<uint32_t> gpu_queue;                // ready GPU compute nodes, FIFO
+  size_t gpu_head = 0;
+  uint32_t gpu_running = UINT32_MAX;
+  std::map<std::string, uint32_t> coll_seq;       // per group: collectives issued so far
+  std::map<std::tuple<uint32_t, uint32_t, int64_t>, uint32_t> p2p_seq;  // per (src, dst, tag)
+};
+
+struct ChakraDriver::Coll {
+  CollectivePlan cp;
+  std::vector<uint32_t> members;                  // sorted
+  std::vector<uint32_t> child;                    // per flow
+  std::vector<uint8_t> flow_state;                // 0 waiting, 1 released, 2 finished
+  std::vector<int32_t> node;                      // per member: its node, -1 until it issues
+  std::vector<uint32_t> remaining;                // per member: involved flows not finished
+  size_t record = 0;
+  uint32_t index_of(uint32_t r) const {
+    return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), r) - members.begin());
+  }
+};
+
+struct ChakraDriver::P2p {
+  uint32_t src = 0, dst = 0;
+  uint64_t bytes = 0;
+  int32_t send_node = -1, recv_node = -1;
+  bool done = false;
+};
+
+ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
+                           ZeroChunk zero_chunk, NetObserver* forward)
+    : net_(net), trace_(trace), layout_(layout), send_latency_(send_latency), zero_chunk_(zero_chunk), forward_(forward) {
+  const auto R = static_cast<uint32_t>(trace_.ranks.size());
+  if (R > layout_.gpus)
+    throw std::invalid_argument(fmt::format("the trace has {} ranks, the topology {} GPUs", R, layout_.gpus));
+  ranks_.resize(R);
+  for (uint32_t r = 0; r < R; ++r) {
+    Rank& k = ranks_[r];
+    const auto& nodes = trace_.ranks[r];
+    for (uint32_t i = 0; i < nodes.size(); ++i) k.index[nodes[i].id] = i;
+    k.waiting.assign(nodes.size(), 0);
+    k.children.assign(nodes.size(), {});
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+      for (uint64_t d : nodes[i].deps) {
+        ++k.waiting[i];
+        k.children[k.index.at(d)].push_back(i);
+      }
+    left_ += nodes.size();
+    for (const ChakraNode& n : nodes)
+      if (n.kind == ChakraNode::Comp && !n.cpu && r == 0) report_.end_to_end.total_compute += n.duration;
+  }
+  report_.workload_file = trace_.prefix;
+  report_.gpus = R;
+  net_.set_observer(this);
+  net_.set_client(this);
+}
+
+ChakraDriver::~ChakraDriver() {
+  net_.set_observer(nullptr);
+  net_.set_client(nullptr);
+}
+
+bool ChakraDriver::run(Time until) {
+  for (uint32_t r = 0; r < ranks_.size(); ++r)
+    for (uint32_t i = 0; i < ranks_[r].waiting.size(); ++i)
+      if (ranks_[r].waiting[i] == 0) ready(r, i);
+  if (left_ > 0) net_.run(until);
+  report_.iterations.push_back({0, 0, last_, left_ == 0});
+  report_.end_to_end.total = last_;
+  if (left_ > 0)
+    report_.incomplete = fmt::format("{} at {:.6f} s with {} trace nodes not finished",
+                                     net_.pending_events() == 0 ? "no runnable events" : "stopped by the time limit",
+                                     double(net_.client_now()) / kSec, left_);
+  return left_ == 0;
+}
+
+void ChakraDriver::ready(uint32_t r, uint32_t i) {
+  const ChakraNode& n = trace_.ranks[r][i];
+  const Time now = net_.client_now();
+  switch (n.kind) {
+    case ChakraNode::Comp:
+      if (n.cpu) {
+        if (n.duration <= 0) return finished(r, i);
+        timers_.emplace_back(r, i);
+        net_.schedule_client(now + n.duration, static_cast<uint32_t>(timers_.size() - 1), kCpuDone);
+        return;
+      }
+      ranks_[r].gpu_queue.push_back(i);
+      return run_gpu(r);
+    case ChakraNode::Send:
+    case ChakraNode::Recv: {
+      const bool send = n.kind == ChakraNode::Send;
+      const uint32_t src = send ? r : n.peer, dst = send ? n.peer : r;
+      const uint32_t k = ranks_[r].p2p_seq[{src, dst, n.tag}]++;
+      auto [it, fresh] = p2p_of_.emplace(std::make_tuple(src, dst, n.tag, k), static_cast<uint32_t>(p2p_.size()));
+      if (fresh) p2p_.push_back({src, dst, 0, -1, -1, false});
+      P2p& p = p2p_[it->second];
+      (send ? p.send_node : p.recv_node) = static_cast<int32_t>(i);
+      if (send) {
+        p.bytes = n.bytes;
+        if (n.bytes == 0) {
+          p.done = true;
+          finished(r, i);
+          if (p2p_[it->second].recv_node >= 0) finished(dst, static_cast<uint32_t>(p2p_[it->second].recv_node));
+          return;
+        }
+        release(kP2pBit | it->second, 0);
+      } else if (p.done) {
+        finished(r, i);
+      }
+      return;
+    }
+    case ChakraNode::Coll: {
+      const std::string group = n.group;
+      std::vector<uint32_t> members;
+      if (group.empty())
+        for (uint32_t m = 0; m < ranks_.size(); ++m) members.push_back(m);
+      else
+        members = trace_.groups.at(group);
+      if (members.size() <= 1 || n.bytes == 0) return finished(r, i);
+      const uint32_t k = ranks_[r].coll_seq[group]++;
+      auto [it, fresh] = coll_of_.emplace(std::make_pair(group, k), static_cast<uint32_t>(colls_.size()));
+      const uint32_t id = it->second;
+      if (fresh) {
+        Coll c;
+        c.members = members;
+        const uint32_t rings = n.op == Collective::AllToAll ? 1 : ring_count(layout_, members);
+        c.cp = plan_collective(n.op, n.bytes, members, rings, zero_chunk_);
+        c.child.assign(c.cp.flows.size(), kNoParent);
+        c.flow_state.assign(c.cp.flows.size(), 0);
+        c.node.assign(members.size(), -1);
+        c.remaining.assign(members.size(), 0);
+        for (uint32_t f = 0; f < c.cp.flows.size(); ++f) {
+          const FlowStep& s = c.cp.flows[f];
+          if (s.parent != kNoParent) c.child[s.parent] = f;
+          ++c.remaining[c.index_of(s.src)];
+          ++c.remaining[c.index_of(s.dst)];
+        }
+        CollectiveRecord rec;
+        rec.layer_name = n.name;
+        rec.op = to_string(n.op);
+        rec.group = group.empty() ? "all" : group;
+        rec.group_first = members.front();
+        rec.ranks = static_cast<uint32_t>(members.size());
+        rec.bytes = n.bytes;
+        rec.flows = static_cast<uint32_t>(c.cp.flows.size());
+        rec.flow_bytes = c.cp.chunk * rec.flows;
+        rec.start = rec.end = now;
+        c.record = report_.collectives.size();
+        report_.collectives.push_back(std::move(rec));
+        colls_.push_back(std::move(c));
+      }
+      Coll& c = colls_[id];
+      const uint32_t mi = c.index_of(r);
+      c.node[mi] = static_cast<int32_t>(i);
+      for (uint32_t f = 0; f < c.cp.flows.size(); ++f) {
+        const FlowStep& s = c.cp.flows[f];
+        if (s.src == r && (s.parent == kNoParent || c.flow_state[s.parent] == 2)) release(id, f);
+      }
+      if (colls_[id].remaining[mi] == 0) finished(r, i);
+      return;
+    }
+  }
+}
+
+void ChakraDriver::run_gpu(uint32_t r) {
+  Rank& k = ranks_[r];
+  while (k.gpu_running == UINT32_MAX && k.gpu_head < k.gpu_queue.size()) {
+    const uint32_t i = k.gpu_queue[k.gpu_head++];
+    const Time d = trace_.ranks[r][i].duration;
+    if (d <= 0) {
+      finished(r, i);
+      continue;
+    }
+    k.gpu_running = i;
+    net_.schedule_client(net_.client_now() + d, r, kGpuDone);
+  }
+}
+
+void ChakraDriver::release(uint32_t owner, uint32_t f) {
+  if (!(owner & kP2pBit)) {
+    if (colls_[owner].flow_state[f] != 0) return;
+    colls_[owner].flow_state[f] = 1;
+  }
+  releases_.emplace_back(owner, f);
+  net_.schedule_client(net_.client_now() + send_latency_, static_cast<uint32_t>(releases_.size() - 1), kRelease, true);
+}
+
+void ChakraDriver::finished(uint32_t r, uint32_t i) {
+  --left_;
+  last_ = std::max(last_, net_.client_now());
+  // Children in file order; a child's ready() may finish more nodes (recursion is bounded by the graph).
+  const std::vector<uint32_t> children = ranks_[r].children[i];
+  for (uint32_t c : children)
+    if (--ranks_[r].waiting[c] == 0) ready(r, c);
+  if (left_ == 0) net_.stop();
+}
+
+void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
+  switch (aux) {
+    case kGpuDone: {
+      Rank& k = ranks_[target];
+      const uint32_t i = k.gpu_running;
+      k.gpu_running = UINT32_MAX;
+      finished(target, i);
+      run_gpu(target);
+      break;
+    }
+    case kCpuDone:
+      finished(timers_[target].first, timers_[target].second);
+      break;
+    case kRelease: {
+      const auto [owner, f] = releases_[target];
+      FlowSpec spec;
+      spec.pg = 3;
+      if (owner & kP2pBit) {
+        const P2p& p = p2p_[owner & ~kP2pBit];
+        spec.src = p.src, spec.dst = p.dst, spec.size_bytes = p.bytes;
+      } else {
+        const FlowStep& s = colls_[owner].cp.flows[f];
+        spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
+      }
+      const uint32_t id = net_.inject_flow(spec);
+      if (flow_owner_.size() <= id) flow_owner_.resize(id + 1, {UINT32_MAX, 0});
+      flow_owner_[id] = {owner, f};
+      break;
+    }
+  }
+}
+
+void ChakraDriver::flow_finished(const FlowRecord& rec) {
+  if (forward_) forward_->flow_finished(rec);
+  if (rec.id >= flow_owner_.size() || flow_owner_[rec.id].first == UINT32_MAX) return;
+  const auto [owner, f] = flow_owner_[rec.id];
+  if (owner & kP2pBit) {
+    P2p& p = p2p_[owner & ~kP2pBit];
+    p.done = true;
+    const int32_t s = p.send_node, d = p.recv_node;
+    const uint32_t src = p.src, dst = p.dst;
+    finished(src, static_cast<uint32_t>(s));
+    if (d >= 0) finished(dst, static_cast<uint32_t>(d));
+    return;
+  }
+  uint32_t done[2], n = 0;
+  {
+    Coll& c = colls_[owner];
+    c.flow_state[f] = 2;
+    const FlowStep& s = c.cp.flows[f];
+    const uint32_t ch = c.child[f];
+    if (ch != kNoParent && c.node[c.index_of(c.cp.flows[ch].src)] >= 0) release(owner, ch);
+    for (uint32_t m : {c.index_of(s.src), c.index_of(s.dst)})
+      if (--c.remaining[m] == 0 && c.node[m] >= 0) done[n++] = m;
+    report_.collectives[c.record].end = net_.client_now();
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    const Coll& c = colls_[owner];
+    finished(c.members[done[k]], static_cast<uint32_t>(c.node[done[k]]));
+  }
+}
+
+void ChakraDriver::pfc(const PfcRecord& p) {
+  if (forward_) forward_->pfc(p);
+}
+
+void ChakraDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {
+  if (forward_) forward_->tick(now, events, flows_finished);
+}
+
+}  // namespace wh

@@ -1,0 +1,190 @@
+// Pipeline parallelism in the workload driver (docs/workloads.md §1.8): micro-batches found in the
+// rows, Megatron's 1F1B and GPipe programs, one flow per activation / gradient, bubble and exposed PP
+// time. Known answers computed by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "wormhole/cc/factory.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/net/network.h"
+#include "wormhole/workload/driver.h"
+#include "wormhole/workload/simai_workload.h"
+
+using namespace wh;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path test_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path d = fs::path(::testing::TempDir()) / "wh_pipeline_tests" / (std::string(info->test_suite_name()) + "." + info->name());
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write_file(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+Workload workload(const std::string& header, const std::vector<std::string>& rows) {
+  std::string text = header + "\n" + std::to_string(rows.size()) + "\n";
+  for (const std::string& r : rows) text += r + "\n";
+  return read_simai_workload(write_file(test_dir() / "workload.txt", text));
+}
+
+SimConfig config() {
+  const std::string text =
+      "ENABLE_QCN 1\nUSE_DYNAMIC_PFC_THRESHOLD 1\nPACKET_PAYLOAD_SIZE 9000\nSIMULATOR_STOP_TIME 100\n"
+      "CC_MODE 1\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 0\nRP_TIMER 900\n"
+      "EWMA_GAIN 0.00390625\nFAST_RECOVERY_TIMES 1\nRATE_AI 50Mb/s\nRATE_HAI 100Mb/s\nMIN_RATE 100Mb/s\n"
+      "DCTCP_RATE_AI 1000Mb/s\nL2_CHUNK_SIZE 4000\nL2_ACK_INTERVAL 1\nHAS_WIN 1\nGLOBAL_T 0\nVAR_WIN 1\n"
+      "FAST_REACT 1\nU_TARGET 0.95\nMI_THRESH 0\nINT_MULTI 1\nMULTI_RATE 0\nRATE_BOUND 1\nACK_HIGH_PRIO 0\n"
+      "KMAX_MAP 1 400000000000 3200\nKMIN_MAP 1 400000000000 800\nPMAX_MAP 1 400000000000 0.2\nBUFFER_SIZE 32\n";
+  return read_hpcc_config(write_file(test_dir() / "SimAI.conf", text));
+}
+
+/// GPU 0 – switch 2 – GPU 1, 400 G, 1 µs.
+Topology two_gpus() {
+  Topology t;
+  t.num_nodes = 3;
+  t.is_switch = {0, 0, 1};
+  t.links = {TopoLink{0, 2, 400'000'000'000ull, 1 * kUs, 0, 0}, TopoLink{1, 2, 400'000'000'000ull, 1 * kUs, 0, 0}};
+  return t;
+}
+
+// Two stages (GPU 0, GPU 1), TP 1, m = 4 micro-batches of one row each: forward f = 100 µs, backward
+// (ig) b = 200 µs, no collectives; pp_comm 1 MiB per activation and gradient.
+const char* kHeader =
+    "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 2 vpp: 1 ga: 4 all_gpus: 2 pp_comm: 1048576";
+const std::vector<std::string> kRows(4, "layer -1 100000 NONE 0 200000 NONE 0 0 NONE 0 0");
+constexpr Time f = 100 * kUs, b = 200 * kUs;
+
+struct PipeRun {
+  std::unique_ptr<Network> net;
+  WorkloadReport report;
+  bool complete = false;
+};
+
+PipeRun run(PipelineSchedule schedule) {
+  PipeRun r;
+  const Workload w = workload(kHeader, kRows);
+  const SimConfig cfg = config();
+  r.net = std::make_unique<Network>(cfg, two_gpus(), make_cc(cfg, nullptr));
+  const GroupLayout layout = make_layout(w.header, 2, 1, true);
+  DriverOptions o;
+  o.pipeline = schedule;
+  WorkloadDriver d(*r.net, w, layout, o);
+  r.complete = d.run(cfg.stop_time());
+  r.report = d.report();
+  return r;
+}
+
+/// D = send latency + the FCT of one 1-MiB flow on the idle path: the time a transfer takes. Every
+/// pipeline flow runs alone here (the schedule never overlaps two), so all have the same FCT.
+Time transfer_time(const PipeRun& r) {
+  const Time c = r.net->flows()[0].finish - r.net->flows()[0].start;
+  for (uint32_t i = 0; i < r.net->flows().size(); ++i)
+    EXPECT_EQ(r.net->flows()[i].finish - r.net->flows()[i].start, c) << "flow " << i;
+  return 6 * kUs + c;
+}
+
+}  // namespace
+
+TEST(Pipeline, MicroBatchesOfGpt13b) {
+  const Workload w = read_simai_workload(WH_TEST_DATA "/simai/SimAI@pr288/example/workload_gpt13b_128g.txt");
+  const MicroBatches mb = find_micro_batches(w, w.header.ga);
+  EXPECT_EQ(mb.prologue_end, 3u);  // grad_norm, moe_grad_norm1, moe_grad_norm2
+  ASSERT_EQ(mb.rows.size(), 16u);
+  EXPECT_EQ(mb.rows[0], std::make_pair(3u, 86u));  // embedding_layer .. embedding_norm: 83 rows
+  EXPECT_EQ(mb.rows[15], std::make_pair(1248u, 1331u));
+  EXPECT_EQ(mb.epilogue_begin, 1331u);  // cross_entropy1..3, optimizer1..4
+  EXPECT_THROW(find_micro_batches(w, 5), std::invalid_argument);
+}
+
+// Megatron's 1F1B with P = 2, m = 4: stage 0 warms up with min(P - 0 - 1, m) = 1 forward.
+TEST(Pipeline, OneFOneBPrograms) {
+  const Workload w = workload(kHeader, kRows);
+  const GroupLayout L = make_layout(w.header, 2, 1, true);
+  const MicroBatches mb = find_micro_batches(w, 4);
+  auto text = [&](uint32_t stage, PipelineSchedule s) {
+    std::string out;
+    for (const ProgramStep& st : stage_program(w, L, mb, s, stage)) {
+      static const char* kName[] = {"F", "B", "sa", "ra", "sg", "rg"};
+      out += std::string(kName[st.kind]) + std::to_string(st.arg) + " ";
+    }
+    return out;
+  };
+  EXPECT_EQ(text(0, PipelineSchedule::OneFOneB), "F0 sa0 F1 sa1 rg0 B0 F2 sa2 rg1 B1 F3 sa3 rg2 B2 rg3 B3 ");
+  EXPECT_EQ(text(1, PipelineSchedule::OneFOneB), "ra0 F0 B0 sg0 ra1 F1 B1 sg1 ra2 F2 B2 sg2 ra3 F3 B3 sg3 ");
+  EXPECT_EQ(text(0, PipelineSchedule::GPipe), "F0 sa0 F1 sa1 F2 sa2 F3 sa3 rg3 B3 rg2 B2 rg1 B1 rg0 B0 ");
+}
+
+// 1F1B timeline (D = transfer time, f ≥ D, b ≥ D):
+//   stage 0: F0 [0, f], F1 [f, 2f]; waits for g0 until 2f + 2D + b; B0; F2 ends 3f + 2D + 2b, when g1
+//            arrives; B1; F3 ends 4f + 2D + 3b; waits for g2 until 4f + 4D + 3b; B2 ends 4f + 4D + 4b;
+//            waits for g3 until 5f + 4D + 4b; B3 ends 5f + 4D + 5b.
+//   stage 1: F0 at f + D; B0; g0 sent at 2f + D + b; F1, B1 (a1 arrived at 2f + D); g1 sent at
+//            3f + D + 2b; F2 waits for a2 until 3f + 3D + 2b; g2 sent at 4f + 3D + 3b; F3, B3; g3 sent
+//            at 5f + 3D + 4b.
+// Iteration = 5f + 5b + 4D = (m + p − 1)(f + b) + 4D: with D → 0 the bubble is (p − 1)/(m + p − 1) = 1/5.
+// Stage 0's waits split at the moment the peer sent: g0 (D + b) bubble + D exposed, g2 D + D, g3
+// (f − D) + D: bubble f + b + D, exposed PP 3D.
+TEST(Pipeline, TwoStageOneFOneBKnownAnswer) {
+  const PipeRun r = run(PipelineSchedule::OneFOneB);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.net->flows().size(), 8u);  // 4 activations 0 -> 1, 4 gradients 1 -> 0
+  uint32_t forward = 0;
+  for (uint32_t i = 0; i < 8; ++i) {
+    const FlowRecord fr = r.net->record(i);
+    EXPECT_EQ(fr.size_bytes, 1048576u);
+    forward += fr.src == 0 && fr.dst == 1;
+  }
+  EXPECT_EQ(forward, 4u);
+  const Time D = transfer_time(r);
+  EXPECT_GT(D, 6 * kUs + 20 * kUs);  // 1 MiB at 400 G is 21 µs on the wire
+  EXPECT_LT(D, f);
+  EXPECT_EQ(r.report.iterations[0].end, 5 * f + 5 * b + 4 * D);
+  EXPECT_EQ(r.report.end_to_end.bubble, f + b + D);
+  EXPECT_EQ(r.report.end_to_end.exposed_pp, 3 * D);
+  EXPECT_EQ(r.report.end_to_end.total_exposed, 3 * D);
+  EXPECT_EQ(r.report.end_to_end.total_compute, 4 * (f + b));
+  EXPECT_EQ(r.report.pp, 2u);
+  // One collectives row per transfer: op SendRecv on group PP.
+  ASSERT_EQ(r.report.collectives.size(), 8u);
+  EXPECT_EQ(r.report.collectives[0].op, "SendRecv");
+  EXPECT_EQ(r.report.collectives[0].group, "PP");
+  EXPECT_EQ(r.report.collectives[0].start, f);
+  EXPECT_EQ(r.report.collectives[0].end, f + D);
+}
+
+// GPipe: stage 0 sends a0..a3 at f, 2f, 3f, 4f; stage 1 runs F0..F3 from f + D, then B3 (g3 sent at
+// 5f + D + b), B2, B1, B0. Stage 0 waits from 4f to 5f + 2D + b for g3 (bubble f + b + D, exposed D);
+// g2, g1, g0 arrive as it finishes the previous backward. Iteration = 5f + 5b + 2D.
+TEST(Pipeline, TwoStageGPipeKnownAnswer) {
+  const PipeRun r = run(PipelineSchedule::GPipe);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.net->flows().size(), 8u);
+  const Time D = transfer_time(r);
+  EXPECT_EQ(r.report.iterations[0].end, 5 * f + 5 * b + 2 * D);
+  EXPECT_EQ(r.report.end_to_end.bubble, f + b + D);
+  EXPECT_EQ(r.report.end_to_end.exposed_pp, D);
+}
+
+// The switch back to SimAI's ns-3 behaviour: PP taken as 1, no pipeline flows, both GPUs run all
+// rows as one stage (forward 4f, backward 4b).
+TEST(Pipeline, NoneKeepsSimaiBehaviour) {
+  const Workload w = workload(kHeader, kRows);
+  const SimConfig cfg = config();
+  Network net(cfg, two_gpus(), make_cc(cfg, nullptr));
+  const GroupLayout layout = make_layout(w.header, 2, 1, false);
+  DriverOptions o;
+  o.pipeline = PipelineSchedule::None;
+  WorkloadDriver d(net, w, layout, o);
+  ASSERT_TRUE(d.run(cfg.stop_time()));
+  EXPECT_TRUE(net.flows().empty());
+  EXPECT_EQ(d.report().iterations[0].end, 4 * f + 4 * b);
+  EXPECT_EQ(d.report().end_to_end.bubble, 0);
+}
