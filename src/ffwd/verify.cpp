@@ -12,7 +12,8 @@ bool Verifier::choose(VerifySample::Kind kind) {
   if (setting_ <= 0) return false;
   const uint64_t n = decisions_[static_cast<int>(kind)]++;
   if (setting_ > 1) return double(n) < setting_;
-  return std::floor(double(n + 1) * setting_) > std::floor(double(n) * setting_);
+  // Decisions 0, ⌈1/f⌉, ...: the first is verified, so a run with few decisions still checks one.
+  return std::ceil(double(n + 1) * setting_) > std::ceil(double(n) * setting_);
 }
 
 size_t Verifier::begin(VerifySample::Kind kind, uint32_t partition, Time now, Time planned,
@@ -64,8 +65,9 @@ std::vector<size_t> Verifier::close(TickExchange* x) {
       abs_diff += beyond;
       diff += d < 0 ? -beyond : beyond;
     }
-    s.error = sim > 0 ? abs_diff / sim : 0.0;
-    s.signed_error = sim > 0 ? diff / sim : 0.0;
+    // Nothing moved (paused, stalled) while more than a packet was predicted: entirely wrong.
+    s.error = sim > 0 ? abs_diff / sim : abs_diff > 0 ? 1.0 : 0.0;
+    s.signed_error = sim > 0 ? diff / sim : diff > 0 ? 1.0 : diff < 0 ? -1.0 : 0.0;
     s.failed = s.error > bound_;
   }
   std::vector<size_t> closed;

@@ -22,9 +22,11 @@ std::vector<int> chosen(double setting, int decisions) {
 
 TEST(Verifier, FractionsAreSpreadEvenlyAndCountsTakeTheFirst) {
   EXPECT_TRUE(chosen(0, 10).empty());
-  // n is verified iff floor((n + 1) f) > floor(n f): f = 1/4 picks 3, 7, 11.
-  EXPECT_EQ(chosen(0.25, 12), (std::vector<int>{3, 7, 11}));
-  EXPECT_EQ(chosen(0.5, 6), (std::vector<int>{1, 3, 5}));
+  // n is verified iff ceil((n + 1) f) > ceil(n f): f = 1/4 picks 0, 4, 8 — the first decision too, so
+  // a run with one decision verifies it (with floor, f = 1/2 and one skip verified none).
+  EXPECT_EQ(chosen(0.25, 12), (std::vector<int>{0, 4, 8}));
+  EXPECT_EQ(chosen(0.5, 6), (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(chosen(0.5, 1), (std::vector<int>{0}));
   EXPECT_EQ(chosen(1, 4), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(chosen(3, 6), (std::vector<int>{0, 1, 2}));
   // The kinds are counted apart.
@@ -74,6 +76,24 @@ TEST(Verifier, ADifferenceWithinOnePacketIsNoError) {
   EXPECT_NEAR(v.sample(j).error, 11'000.0 / 280'000, 1e-12);
   EXPECT_NEAR(v.sample(j).signed_error, 11'000.0 / 280'000, 1e-12);
   EXPECT_TRUE(v.sample(j).failed);
+}
+
+TEST(Verifier, NothingMovedWhileProgressWasPredictedIsAFullError) {
+  // A partition paused for the whole span: 300,000 B predicted, 0 acknowledged. (It used to count as
+  // 0 % and pass, for want of a denominator.)
+  Verifier v(1, 0.01, 9000);
+  const size_t i = v.begin(VerifySample::Kind::kFastForward, 1, 0, 2000 * kUs, {0}, {0.05}, {0});
+  v.end(i, 6 * kUs, false, {0});
+  v.close(nullptr);
+  EXPECT_DOUBLE_EQ(v.sample(i).error, 1.0);
+  EXPECT_DOUBLE_EQ(v.sample(i).signed_error, 1.0);
+  EXPECT_TRUE(v.sample(i).failed);
+  // Within one packet of nothing is nothing.
+  const size_t j = v.begin(VerifySample::Kind::kFastForward, 1, 0, 2000 * kUs, {0}, {0.001}, {0});
+  v.end(j, 6 * kUs, false, {0});
+  v.close(nullptr);
+  EXPECT_DOUBLE_EQ(v.sample(j).error, 0.0);
+  EXPECT_FALSE(v.sample(j).failed);
 }
 
 TEST(Verifier, WithinTheBoundPasses) {
