@@ -355,6 +355,8 @@ int run_command(const RunOptions& o) {
     wormhole.print_summary();
     fmt::print("outputs: {} {} {}{}{}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results,
                wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path(), monitors.outputs());
+  } else {
+    wormhole.print_warnings();
   }
   return 0;
 }

@@ -346,7 +346,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     warn_late_acks(g);
     if (!workload) print_unfinished(cr, g.records, g.stats, 0);
     if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", driver->report().incomplete.c_str());
-    if (o.quiet) return;
+    if (o.quiet) {
+      wormhole->print_warnings();
+      return;
+    }
     if (workload)
       print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size(), meta.cc);
     else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);

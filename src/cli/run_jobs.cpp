@@ -206,6 +206,8 @@ int run_jobs_scenario(const RunOptions& o) {
     print_run_summary(records, meta.stats, fabric.pfc_.size(), wall, cc_display_name(cfg.cc_mode));
     wormhole.print_summary();
     fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", out, out);
+  } else {
+    wormhole.print_warnings();
   }
   return complete ? 0 : 3;
 }

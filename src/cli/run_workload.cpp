@@ -246,6 +246,8 @@ int run_workload_scenario(const RunOptions& o) {
     wormhole.print_summary();
     fmt::print("outputs: {}{}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")",
                monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");
+  } else {
+    wormhole.print_warnings();
   }
   return complete ? 0 : 3;
 }

@@ -84,6 +84,10 @@ class WormholeSession {
     if (rec_) write_memo_file(memo_path_, db_);
   }
   const std::string& memo_path() const { return memo_path_; }
+  /// Prints only Wormhole's warnings (stderr), for a quiet run (nothing with Wormhole off).
+  void print_warnings() {
+    if (ff_) print_skip_warnings(*report());
+  }
   /// Prints what Wormhole skipped and, when recording, what it memoized (nothing with Wormhole off).
   void print_summary() {
     if (!ff_) return;

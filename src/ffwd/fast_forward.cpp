@@ -284,6 +284,7 @@ double FastForward::skip_error(const Track& t, Time dt) const {
 void FastForward::skip(uint32_t pid, Time dt) {
   const Time now = net_.now();
   const uint32_t payload = net_.config().packet_payload_size;
+  count_contended(pid);
   net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
@@ -293,6 +294,17 @@ void FastForward::skip(uint32_t pid, Time dt) {
   }
   begin_skip(pid, dt, false);
   ++stats_.skips;
+}
+
+void FastForward::count_contended(uint32_t pid) {
+  // Routes are known to every rank alike: no exchange needed.
+  std::vector<uint32_t> ports;
+  for (uint32_t id : parts_.flows(pid)) {
+    const std::vector<uint32_t> path = net_.data_path(id);
+    ports.insert(ports.end(), path.begin(), path.end());
+  }
+  std::sort(ports.begin(), ports.end());
+  if (std::adjacent_find(ports.begin(), ports.end()) != ports.end()) ++stats_.contended_decisions;
 }
 
 void FastForward::credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay) {
@@ -389,6 +401,7 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   if (dt > run_end_ - now) return false;
   if (const Time t = net_.next_flow_start(); t >= 0 && t - now < dt) return false;
   if (const Time t = net_.link_down_time(); t >= 0 && t - now < dt) return false;
+  count_contended(pid);
   net_.shift(parts_.ports(pid), flows, dt, now + dt);
   for (size_t i = 0; i < flows.size(); ++i) {
     const uint32_t id = flows[i];
@@ -512,6 +525,9 @@ void FastForward::on_tick() {
     }
     if (p.due <= now && p.verifying < 0) due.push_back(pid);
   }
+  // Samples that ended just now are judged before this tick decides: a failed one's flows must not
+  // be skipped at the very tick its span ended (every rank closes them alike).
+  if (verifier_.on()) close_verified();
   // Per due flow (partitions in `due` order, flows in partition order): goodput (bytes/ps), window
   // spread, bytes left before its guard, and the goodput's trend and where it holds — measured by
   // the rank that runs the flow's sender (all of them in one process) and summed over ranks, so

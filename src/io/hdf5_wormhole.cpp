@@ -89,6 +89,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
 
   attr_f64(g, "verify", r.settings.verify);
   attr_f64(g, "estimated_error", r.estimated_error());
+  attr_u64(g, "contended_decisions", s.contended_decisions);
   attr_f64(g, "error_bound", r.settings.error_bound);
   const auto vtypes = compound(sizeof(VerifyRow), {
       Field{"kind", HOFFSET(VerifyRow, kind), H5T_NATIVE_UINT8, H5T_STD_U8LE},
@@ -118,8 +119,9 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
       "bytes summed over the partition's flows; error, signed_error: ratios",
       "verify mode: one row per fast-forward or replay simulated packet by packet instead; over the span (the "
       "planned duration, or less when a flow came or went: cut = 1) the flows were predicted to make "
-      "predicted_bytes of progress and made simulated_bytes; error = sum |predicted - simulated| / sum simulated "
-      "over the flows, failed = 1 above error_bound",
+      "predicted_bytes of progress and made simulated_bytes; error = sum max(0, |predicted - simulated| - one "
+      "packet payload) / sum simulated over the flows (1 if nothing moved against a prediction of more than a packet), "
+      "signed_error the same with each flow's sign; failed = 1 above error_bound",
       "/wormhole");
   if (write_rows && !vrows.empty())
     check(H5Dwrite(vds, vtypes.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, vrows.data()), "writing /wormhole/verify");

@@ -74,6 +74,7 @@ class AckCoupling(unittest.TestCase):
         out = cls.dir / name
         p = run(cls.dir, "config.txt", "-o", str(out), *[x for kv in sets for x in ("--set", kv)])
         assert p.returncode == 0, p.stdout + p.stderr
+        cls.stderr = p.stderr
         return out, p.stdout
 
     def test_y_is_slowed_by_the_queue_its_acks_wait_in(self):
@@ -93,8 +94,16 @@ class AckCoupling(unittest.TestCase):
             self.assertGreater(float(w["events_skipped_fraction"]), 0.5)
             self.assertEqual(int(w["max_partitions"]), 1)  # X1, X2 and Y: one partition
             self.assertEqual((int(w["window"]), int(w["window_used"])), (200, 305))
+            # Each skip is shortened to keep its own estimate within the bound: so is the run's.
             self.assertLessEqual(float(w["estimated_error"]), float(w["error_bound"]))
-        self.assertRegex(stdout, r"wormhole: estimated error \d+\.\d+ % of the flows' bytes \(bound 1 %\)")
+            skips = int(w["skips"])
+            # X1 and X2 send through one port: every skip froze contention, and the run says so.
+            self.assertGreater(skips, 0)
+            self.assertEqual(int(w["contended_decisions"]), skips)
+        self.assertRegex(stdout, r"wormhole: estimated error \d+\.\d+ % of the flows' bytes \(goodput trends carried "
+                                 r"over the skips; bound 1 %\)")
+        self.assertIn(f"wormhole: {skips} of {skips} skips and replays froze contention", stdout)
+        self.assertIn(f"wormhole: warning: {skips} skips or replays froze flows contending for a port", self.stderr)
 
     def test_the_trend_bound_is_what_keeps_it_close(self):
         out, _ = self.run_case("loose", "WORMHOLE=1", "WORMHOLE_WINDOW=200", "WORMHOLE_ERROR_BOUND=0.99")
@@ -165,6 +174,10 @@ class VerifyThreads(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             with h5py.File(out / "results.h5") as f:
                 v = f["wormhole/verify"][()]
+                # Ring flows on rails never share a port: nothing contended, no warning (even with -q).
+                self.assertEqual(int(f["wormhole"].attrs["contended_decisions"]), 0)
+            self.assertNotIn("froze flows contending", p.stderr)
+            self.assertNotIn("verify mode found", p.stderr)
             outs[threads] = ((out / "fct.txt").read_bytes(), v.tobytes())
             self.assertLess(abs(iteration(out) / iteration(work / "packet") - 1), 0.0005)
             self.assertLess(float(v["error"].max()), 0.001)
@@ -209,6 +222,8 @@ class MemoErrorControl(unittest.TestCase):
         p, replay = self.verified(work, wrong, "checked")
         self.assertRegex(p.stdout, r"1 replays simulated instead \(byte error mean [4-6]\d\.\d+ %.*1 above the 1 % bound: those "
                                    r"patterns are rejected\)")
+        # ... and warns, quiet or not: the replay and the fast-forward (1.8 % off on this skip's span).
+        self.assertIn("wormhole: warning: verify mode found 2 decisions above the 1 % error bound", p.stderr)
         self.assertEqual(int(replay["failed"]), 1)
         self.assertLess(float(replay["signed_error"]), -0.4)  # predicted half of what the flows sent
         with h5py.File(self.dir / "checked" / "memo.h5") as f:

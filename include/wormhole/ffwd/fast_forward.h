@@ -38,7 +38,8 @@ class TickExchange {
 /// Attaches itself to `net` (Network::set_skip_hooks) and detaches on destruction.
 ///
 /// Partitions (PartitionSet) are the connected components of active flows over the egress ports
-/// of their data paths; ACKs, NACKs, CNPs and PFC frames do not join them. Every flow's CC rate
+/// of their data paths and the switch egress ports their ACKs take where some active flow's data
+/// leaves (QueueCoupling); NACKs, CNPs and PFC frames do not join them. Every flow's CC rate
 /// is sampled every `sample_interval` (lazily: a rate holds until the CC changes it, so a run of
 /// equal samples costs O(1)); any membership change resets the partition's windows. Once every
 /// window of a partition is full, it is checked at every sample interval (on oneTBB threads; the
@@ -167,6 +168,7 @@ class FastForward final : public SkipHooks {
   /// each flow's estimated error within the error bound (see skip_error).
   Time skip_length(uint32_t pid) const;
   void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
+  void count_contended(uint32_t pid);    ///< stats_.contended_decisions
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
   bool owned(uint32_t id) const { return net_.owns_node(net_.flow(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started

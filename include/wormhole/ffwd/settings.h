@@ -31,9 +31,10 @@ struct WormholeSettings {
   /// packet by packet instead and compared with what they would have credited — 0 none, a fraction
   /// in (0, 1], or a whole number above 1 = the first that many of each kind (see Verifier).
   double verify = 0;
-  /// The error a verified decision may have (Σ |predicted − simulated| / Σ simulated bytes), and
-  /// the run's estimated error above which the summary warns (WORMHOLE_ERROR_BOUND, [wormhole]
-  /// error_bound; a fraction, default 1 %).
+  /// The error a verified decision may have (Σ max(0, |predicted − simulated| − one payload) /
+  /// Σ simulated bytes, Verifier), and the estimated error each skip may carry (skips are
+  /// shortened to keep within it) (WORMHOLE_ERROR_BOUND, [wormhole] error_bound; a fraction,
+  /// default 1 %).
   double error_bound = 0.01;
   /// Fewer flows than this due at a tick are checked on the calling thread (a parallel_for per
   /// 1-µs tick costs more than a few hundred checks). Speed only: results never depend on it.
