@@ -19,7 +19,8 @@ build (`DIR/wormhole`), sharing the packet runs: the same table before and after
 Per mode against packet mode (scripts/wh_analysis/ensemble.py): the relative difference of the mean
 iteration time (workloads) or makespan (flow files) and of the mean FCT, each with its standard error and
 whether Welch's t-test calls it significant (95 %); the slowdown p50 and p99 of the size bin where they
-differ most (run by run, averaged); the run's own estimated error, whether it warned, verify's measured error;
+differ most (run by run, averaged); the run's own estimated error, how many runs warned (contention frozen, or a
+verified decision above the bound), verify's measured error;
 median wall time and the speedup over packet mode's median. The packet row gives the noise: the standard
 deviation of one run.
 
@@ -139,7 +140,7 @@ def run(binary, scenario, out, sets, extra=()):
     r = ensemble.summarize(out / "results.h5")
     m = EST.search(p.stdout)
     r.update(wall=wall, estimated=float(m.group(1)) / 100 if m else math.nan,
-             warned="above the bound" in p.stderr, verify=None)
+             warned="froze flows contending" in p.stderr or "verify mode found" in p.stderr, verify=None)
     line = next((x for x in p.stdout.splitlines() if x.startswith("verify:")), "")
     if found := VERIFY.findall(line):  # per kind: (count, kind, mean error, max error)
         r["verify"] = {kind: (int(n), float(mean) / 100, float(mx) / 100) for n, kind, mean, mx in found}
