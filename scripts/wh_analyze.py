@@ -121,10 +121,18 @@ def cmd_plot_runs(args):
     lines = [f"{r['file']}: {len(r['runs'])} runs"]
     for x in r["runs"]:
         its = ", ".join(f"{t / 1e9:.3f}" for t in x["iterations_ps"])
+        if "report" not in x:
+            lines.append(f"  {x['label']}: iterations {its} ms; exposed communication not computed (a Chakra trace)")
+            continue
         rep = sum(x["report"].values()) / 1e9
         slow = sum(x["slowest"].values()) / 1e9 if "slowest" in x else float("nan")
+
+        def pp(who):  # the pipeline's share, named only when there is one
+            b = x.get(f"{who}_bubble_ps", 0)
+            return f" (PP {x[who]['pp'] / 1e9:.3f}, bubble {b / 1e9:.3f})" if who in x and (x[who]["pp"] or b) else ""
         lines.append(f"  {x['label']}: iterations {its} ms; exposed communication at GPU {x['report_gpu']} (report) "
-                     f"{rep:.3f} ms, at GPU {x.get('slowest_gpu', '?')} (slowest) {slow:.3f} ms")
+                     f"{rep:.3f} ms{pp('report')}, at GPU {x.get('slowest_gpu', '?')} (slowest) {slow:.3f} ms"
+                     f"{pp('slowest')}")
     emit(args, r, lines)
 
 
@@ -276,11 +284,14 @@ def parser():
                  overlay.plot_fct_overlay.__doc__, "FCT slowdown CDF and slowdown by flow size, one run or N overlaid")
     p.add_argument("file", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (several: overlaid)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
-    p.add_argument("--label", nargs="+", metavar="NAME", help="run names, one per file (default: each run's folder)")
+    p.add_argument("--label", action="extend", nargs="+", metavar="NAME",
+                   help="run names, one per file in order (--label a b, or --label a --label b; default: each run's "
+                        "folder)")
     p = add("plot-overlay", cmd_plot_overlay, plots.plot_overlay.__doc__, "FCT slowdown CDFs of several runs overlaid")
     p.add_argument("files", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (a job's own fct.txt too)")
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
-    p.add_argument("--label", action="append", metavar="LABEL", help="legend label, one per FILE in order")
+    p.add_argument("--label", action="extend", nargs="+", metavar="NAME",
+                   help="legend labels, one per file in order (--label a b, or --label a --label b)")
     p = add_plot("plot-layers", cmd_plot_layers, plots.plot_layers.__doc__, "per-layer exposed communication")
     p.add_argument("file", metavar="RESULTS", help="results .h5 of a training-workload run")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")
@@ -292,7 +303,9 @@ def parser():
                  "iteration times and exposed communication of N workload runs")
     p.add_argument("file", metavar="RESULTS", nargs="+", help="results .h5 of training-workload runs")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")
-    p.add_argument("--label", nargs="+", metavar="NAME", help="run names, one per file (default: each run's folder)")
+    p.add_argument("--label", action="extend", nargs="+", metavar="NAME",
+                   help="run names, one per file in order (--label a b, or --label a --label b; default: each run's "
+                        "folder)")
     p = add_plot("plot-links", cmd_plot_links, monplots.plot_links.__doc__, "link-utilisation heatmap (PORT_MON 1)")
     p.add_argument("file", metavar="RUN", help="monitor.h5, the results.h5 beside it, or the run's output folder")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")

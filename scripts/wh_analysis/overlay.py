@@ -9,7 +9,7 @@ from .common import AnalysisError, nearest_rank, size_bins
 from .load import load_flows, open_results, table
 from .plots import pyplot, save
 
-GROUPS = ("tp", "dp", "ep", "dp_ep")
+GROUPS = ("tp", "dp", "ep", "dp_ep", "pp")  # pp: exposed pipeline communication (0 without a pipeline)
 
 
 def run_labels(paths, given=None):
@@ -80,8 +80,9 @@ def plot_fct_overlay(paths, labels, outdir, fmt="png"):
 
 
 def workload_figures(path):
-    """{iterations: [time_ps], groups at the report GPU and at the slowest GPU: {tp, dp, ep, dp_ep: ps}, ...} of a
-    training-workload results file."""
+    """{iterations: [time_ps], at the report GPU and at the slowest GPU: exposed communication by group
+    {tp, dp, ep, dp_ep, pp: ps} and the pipeline bubble (report_bubble_ps, slowest_bubble_ps), ...} of a
+    training-workload results file. A file written before /workload/gpus had PP columns reads 0 for them."""
     with open_results(path) as f:
         if "workload" not in f:
             raise AnalysisError(f"{path}: no /workload group (not a training-workload run)")
@@ -90,18 +91,27 @@ def workload_figures(path):
         report = int(w.attrs.get("report_gpu", 0))
         out = {"file": str(path), "iterations_ps": [int(x) for x in its], "report_gpu": report,
                "report": {g: int(w.attrs.get(f"exposed_{g}_ps", 0)) for g in GROUPS},
-               "compute_ps": int(w.attrs.get("total_compute_ps", 0)), "complete": int(w.attrs.get("complete", 1))}
+               "report_bubble_ps": int(w.attrs.get("bubble_ps", 0)),
+               "compute_ps": int(w.attrs.get("total_compute_ps", 0)), "complete": int(w.attrs.get("complete", 1)),
+               "exposure_measured": int(w.attrs.get("exposure_measured", 1))}
+        if not out["exposure_measured"]:  # a Chakra trace: no exposed figures to show
+            del out["report"]
+            return out
         if "gpus" in w:
             gpus = w["gpus"][:]
+            names = gpus.dtype.names
             slow = int(w.attrs.get("slowest_gpu", int(np.argmax(gpus["exposed_ps"]))))
             out["slowest_gpu"] = slow
-            out["slowest"] = {g: int(gpus[f"exposed_{g}_ps"][slow]) for g in GROUPS}
+            out["slowest"] = {g: int(gpus[f"exposed_{g}_ps"][slow]) if f"exposed_{g}_ps" in names else 0
+                              for g in GROUPS}
+            out["slowest_bubble_ps"] = int(gpus["bubble_ps"][slow]) if "bubble_ps" in names else 0
         return out
 
 
 def plot_runs(paths, labels, out):
     """Two panels for N training-workload runs: each iteration's time per run (grouped bars, ms), and the
-    communication exposed at the report GPU and at the slowest GPU, stacked by group (TP, DP, EP, DP_EP; ms)."""
+    communication exposed at the report GPU and at the slowest GPU, stacked by group (TP, DP, EP, DP_EP, PP; ms),
+    with the pipeline bubble (waiting for a peer stage; not exposure) as a hatched segment on top."""
     plt = pyplot()
     figs = [workload_figures(p) for p in paths]
     n_it = max(len(x["iterations_ps"]) for x in figs)
@@ -120,9 +130,10 @@ def plot_runs(paths, labels, out):
     ax1.legend(fontsize=8)
     ax1.grid(axis="y", alpha=0.3)
     ticks, names = [], []
+    any_bubble = False
     for i, (x, label) in enumerate(zip(figs, labels)):
         for j, (who, gpu) in enumerate((("report", x["report_gpu"]), ("slowest", x.get("slowest_gpu")))):
-            if who not in x:
+            if who not in x:  # no slowest GPU, or (a Chakra trace) no exposed figures at all
                 continue
             pos = 3 * i + j
             bottom = 0.0
@@ -131,11 +142,17 @@ def plot_runs(paths, labels, out):
                 ax2.bar(pos, v, bottom=bottom, color=f"C{k + 4}", width=0.8, label=g.upper() if i == j == 0 else None,
                         edgecolor="white" if who == "report" else "black", lw=0.5)
                 bottom += v
+            bubble = x[f"{who}_bubble_ps"] / 1e9
+            if bubble > 0:
+                ax2.bar(pos, bubble, bottom=bottom, color="none", hatch="//", width=0.8, edgecolor="grey", lw=0.5,
+                        label="PP bubble" if not any_bubble else None)
+                any_bubble = True
             ticks.append(pos)
             names.append(f"{label}\nGPU {gpu}" + (" (report)" if who == "report" else " (slowest)"))
     ax2.set_xticks(ticks)
     ax2.set_xticklabels(names, fontsize=7, rotation=30, ha="right")
-    ax2.set(ylabel="exposed communication (ms)", title="communication exposed, by group")
+    ax2.set(ylabel="exposed communication (ms)", title="communication exposed, by group"
+            + (" + PP bubble" if any_bubble else ""))
     ax2.legend(fontsize=8, title="group", title_fontsize=8)
     ax2.grid(axis="y", alpha=0.3)
     fig.suptitle(f"{len(figs)} training-workload runs", fontsize=11)

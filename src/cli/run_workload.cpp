@@ -35,18 +35,26 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     else
       fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
-  fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}{}); "
-             "{}total {:.3f} us\n",
-             r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.exposed_tp), us(e.exposed_dp),
-             us(e.exposed_ep), us(e.exposed_dp_ep), r.pp > 1 ? fmt::format(", PP {:.3f}", us(e.exposed_pp)) : "",
-             r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(e.bubble)) : "", us(e.total));
-  if (!r.per_gpu.empty()) {
+  if (!r.exposure_measured) {
+    fmt::print("GPU {}: compute {:.3f} us; exposed communication not computed for Chakra traces (per GPU compute and "
+               "finish: gpus.csv); total {:.3f} us\n",
+               r.report_gpu, us(e.total_compute), us(e.total));
+  } else {
+    fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}{}); "
+               "{}total {:.3f} us\n",
+               r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.exposed_tp), us(e.exposed_dp),
+               us(e.exposed_ep), us(e.exposed_dp_ep), r.pp > 1 ? fmt::format(", PP {:.3f}", us(e.exposed_pp)) : "",
+               r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(e.bubble)) : "", us(e.total));
+  }
+  if (!r.per_gpu.empty() && r.exposure_measured) {
     // The report GPU need not be where the time goes: name the GPU exposed longest.
     const GpuRecord& g = r.per_gpu[r.slowest_gpu];
     fmt::print("slowest GPU {}{}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, "
-               "DP_EP {:.3f}); update delays {:.3f} us; {} (per GPU: gpus.csv)\n",
+               "DP_EP {:.3f}{}); {}update delays {:.3f} us; {} (per GPU: gpus.csv)\n",
                r.slowest_gpu, r.slowest_gpu == r.report_gpu ? " (the GPU above)" : "", us(g.compute), us(g.exposed()),
-               us(g.exposed_tp), us(g.exposed_dp), us(g.exposed_ep), us(g.exposed_dp_ep), us(g.update),
+               us(g.exposed_tp), us(g.exposed_dp), us(g.exposed_ep), us(g.exposed_dp_ep),
+               r.pp > 1 ? fmt::format(", PP {:.3f}", us(g.exposed_pp)) : "",
+               r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(g.bubble)) : "", us(g.update),
                g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish"));
   }
   // total = compute + exposed communication + the rows' update delays (+ waits for other GPUs)

@@ -319,7 +319,8 @@ struct FlowTagRow {
 
 struct GpuRow {
   uint32_t gpu;
-  int64_t compute_ps, exposed_ps, exposed_tp_ps, exposed_dp_ps, exposed_ep_ps, exposed_dp_ep_ps, update_ps, finish_ps;
+  int64_t compute_ps, exposed_ps, exposed_tp_ps, exposed_dp_ps, exposed_ep_ps, exposed_dp_ep_ps, exposed_pp_ps, bubble_ps,
+      update_ps, finish_ps;
 };
 
 void write_iterations(hid_t group, const std::vector<IterationRecord>& its) {
@@ -472,6 +473,8 @@ void write_gpus(hid_t group, const WorkloadReport& w) {
       Field{"exposed_dp_ps", HOFFSET(GpuRow, exposed_dp_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"exposed_ep_ps", HOFFSET(GpuRow, exposed_ep_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"exposed_dp_ep_ps", HOFFSET(GpuRow, exposed_dp_ep_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"exposed_pp_ps", HOFFSET(GpuRow, exposed_pp_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"bubble_ps", HOFFSET(GpuRow, bubble_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"update_ps", HOFFSET(GpuRow, update_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"finish_ps", HOFFSET(GpuRow, finish_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
   });
@@ -480,11 +483,12 @@ void write_gpus(hid_t group, const WorkloadReport& w) {
   for (size_t g = 0; g < w.per_gpu.size(); ++g) {
     const GpuRecord& r = w.per_gpu[g];
     rows.push_back({uint32_t(g), r.compute, r.exposed(), r.exposed_tp, r.exposed_dp, r.exposed_ep, r.exposed_dp_ep,
-                    r.update, r.finish});
+                    r.exposed_pp, r.bubble, r.update, r.finish});
   }
   write_table(group, "gpus", types, rows.data(), rows.size(), "gpu: GPU id; *_ps: ps",
               "one row per GPU over the whole run: its compute, the time it was blocked on collectives "
-              "(exposed, by group), the update delays it waited for, and when its program ended (-1: it "
+              "(exposed, by group and PP; exposed_ps is their sum), its pipeline bubble (waiting for a peer "
+              "stage, not exposure), the update delays it waited for, and when its program ended (-1: it "
               "did not); the slowest GPU (attribute slowest_gpu of /workload) is exposed longest",
               "/workload");
 }
@@ -506,6 +510,7 @@ void write_workload(hid_t file, const WorkloadReport& w) {
   attr_u64(group, "dp_ep", w.dp_ep);
   attr_u64(group, "report_gpu", w.report_gpu);
   attr_u64(group, "slowest_gpu", w.slowest_gpu);
+  attr_u8(group, "exposure_measured", w.exposure_measured ? 1 : 0);
   attr_i64(group, "total_time_ps", e.total);
   attr_i64(group, "total_compute_ps", e.total_compute);
   attr_i64(group, "total_exposed_ps", e.total_exposed);
@@ -519,7 +524,8 @@ void write_workload(hid_t file, const WorkloadReport& w) {
   attr_string(group, "incomplete", w.incomplete);
   attr_string(group, "units",
               "gpus, tp, dp, ep, dp_ep: counts; report_gpu, slowest_gpu: GPU id; *_ps: ps, summed over "
-              "iterations at the reporting GPU (SimAI's EndToEnd); complete: 1 or 0; incomplete: \"\" or what "
+              "iterations at the reporting GPU (SimAI's EndToEnd); complete, exposure_measured: 1 or 0 (0: "
+              "a Chakra trace, whose exposed_* and slowest_gpu are not computed); incomplete: \"\" or what "
               "was still pending when the run ended");
   write_iterations(group, w.iterations);
   write_layers(group, w.layers);

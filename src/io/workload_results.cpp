@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -61,10 +62,12 @@ std::string end_to_end_csv(const WorkloadReport& r) {
       "bubble time,total comp,total exposed comm,Total time\n";
   const std::string name = std::filesystem::path(r.workload_file).filename().string();
   s += csv_field(name);
-  for (Time t : {e.exposed_dp, e.exposed_dp_ep, e.exposed_tp, e.exposed_ep, e.exposed_pp, e.bubble,
-                 e.total_compute, e.total_exposed}) {
+  const Time cells[] = {e.exposed_dp, e.exposed_dp_ep, e.exposed_tp, e.exposed_ep, e.exposed_pp, e.bubble,
+                        e.total_compute, e.total_exposed};
+  for (size_t i = 0; i < std::size(cells); ++i) {
     s += ',';
-    s += us_pct(t, e.total);
+    // Not measured (a Chakra trace): an empty cell, not a 0 that reads as "nothing exposed".
+    if (r.exposure_measured || i == 6) s += us_pct(cells[i], e.total);
   }
   s += ',';
   s += us(e.total);
@@ -122,11 +125,19 @@ std::string collectives_csv(const WorkloadReport& r) {
 }
 
 std::string gpus_csv(const WorkloadReport& r) {
-  std::string s = "gpu,compute_us,exposed_us,exposed_tp_us,exposed_dp_us,exposed_ep_us,exposed_dp_ep_us,update_us,finish_us\n";
+  std::string s =
+      "gpu,compute_us,exposed_us,exposed_tp_us,exposed_dp_us,exposed_ep_us,exposed_dp_ep_us,exposed_pp_us,bubble_us,"
+      "update_us,finish_us\n";
   for (size_t g = 0; g < r.per_gpu.size(); ++g) {
     const GpuRecord& x = r.per_gpu[g];
-    s += fmt::format("{},{},{},{},{},{},{},{},{}\n", g, us(x.compute), us(x.exposed()), us(x.exposed_tp), us(x.exposed_dp),
-                     us(x.exposed_ep), us(x.exposed_dp_ep), us(x.update), x.finish >= 0 ? us(x.finish) : "");
+    const std::string finish = x.finish >= 0 ? us(x.finish) : "";
+    if (!r.exposure_measured) {  // a Chakra trace: compute and finish only
+      s += fmt::format("{},{},,,,,,,,,{}\n", g, us(x.compute), finish);
+      continue;
+    }
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", g, us(x.compute), us(x.exposed()), us(x.exposed_tp),
+                     us(x.exposed_dp), us(x.exposed_ep), us(x.exposed_dp_ep), us(x.exposed_pp), us(x.bubble),
+                     us(x.update), finish);
   }
   return s;
 }

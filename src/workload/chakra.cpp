@@ -11,6 +11,7 @@
 
 #include "et_def.pb.h"  // generated from chakra/et_def.proto at build time
 #include "wormhole/io/input_error.h"
+#include "wormhole/workload/driver.h"
 
 namespace wh {
 
@@ -264,6 +265,15 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
   }
   report_.workload_file = trace_.prefix;
   report_.gpus = R;
+  // A trace's graph says when a node may run, not that a GPU is blocked on a collective: exposed
+  // communication is not measured; per rank, its GPU compute and when its last node finished are.
+  report_.exposure_measured = false;
+  report_.per_gpu.assign(R, GpuRecord{});
+  for (uint32_t r = 0; r < R; ++r)
+    for (const ChakraNode& n : trace_.ranks[r])
+      if (n.kind == ChakraNode::Comp && !n.cpu) report_.per_gpu[r].compute += n.duration;
+  left_of_.assign(R, 0);
+  for (uint32_t r = 0; r < R; ++r) left_of_[r] = trace_.ranks[r].size();
   net_.set_observer(this);
   net_.set_client(this);
 }
@@ -402,6 +412,7 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
   --left_;
   last_ = std::max(last_, net_.client_now());
+  if (--left_of_[r] == 0) report_.per_gpu[r].finish = net_.client_now();
   // Children in file order; a child's ready() may finish more nodes (recursion is bounded by the graph).
   const std::vector<uint32_t> children = ranks_[r].children[i];
   for (uint32_t c : children)
@@ -464,6 +475,7 @@ void ChakraDriver::flow_finished(const FlowRecord& rec) {
     for (uint32_t m : {c.index_of(s.src), c.index_of(s.dst)})
       if (--c.remaining[m] == 0 && c.node[m] >= 0) done[n++] = m;
     report_.collectives[c.record].end = net_.client_now();
+    count_link_bytes(net_, report_.collectives[c.record], rec);
   }
   for (uint32_t k = 0; k < n; ++k) {
     const Coll& c = colls_[owner];

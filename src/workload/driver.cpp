@@ -557,12 +557,12 @@ void WorkloadDriver::transfer_done(uint32_t t) {
   const uint32_t r = T.dst;
   Gpu& R = gpus_[r];
   if (R.stage != kRecvWait || T.waiting_since < 0) return;
-  if (r == o_.report_gpu) {
+  {
     // The wait splits at the moment the peer sent: before it the stage idled for its peer's work
     // (bubble), after it for the transfer itself (exposed PP communication).
     const Time from = std::max(T.sent, T.waiting_since);
-    pp_bubble_ += from - T.waiting_since;
-    pp_exposed_ += now - from;
+    report_.per_gpu[r].bubble += from - T.waiting_since;
+    report_.per_gpu[r].exposed_pp += now - from;
   }
   ++R.pc;
   R.stage = kStepBegin;
@@ -821,8 +821,10 @@ void WorkloadDriver::finish_report(Time until) {
       }
     }
   }
-  e.exposed_pp = pp_exposed_;
-  e.bubble = pp_bubble_;
+  if (o_.report_gpu < report_.per_gpu.size()) {
+    e.exposed_pp = report_.per_gpu[o_.report_gpu].exposed_pp;
+    e.bubble = report_.per_gpu[o_.report_gpu].bubble;
+  }
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;
   report_.slowest_gpu = 0;
@@ -843,13 +845,14 @@ void WorkloadDriver::report_layer(uint32_t iter, uint32_t row, Phase phase, uint
 }
 
 void WorkloadDriver::count_link_bytes(size_t record, const FlowRecord& r) {
-  // The links its data crossed, by kind: its first hop says NVLink (GPU -> NVSwitch) or NIC; every
-  // switch-to-switch link after it is fabric.
-  const std::vector<uint32_t> path = net_.data_path(r.id);
+  wh::count_link_bytes(net_, report_.collectives[record], r);
+}
+
+void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord& r) {
+  const std::vector<uint32_t> path = net.data_path(r.id);
   if (path.empty()) return;
-  const std::vector<Node>& nodes = net_.nodes();
-  const std::vector<Port>& ports = net_.ports();
-  CollectiveRecord& c = report_.collectives[record];
+  const std::vector<Node>& nodes = net.nodes();
+  const std::vector<Port>& ports = net.ports();
   const Node& first = nodes[ports[ports[path[0]].peer].node];
   (first.is_nvswitch ? c.nvlink_bytes : c.nic_bytes) += r.size_bytes;
   for (size_t h = 1; h < path.size(); ++h)

@@ -348,6 +348,17 @@ class Analyze(unittest.TestCase):
         self.assertEqual([x["label"] for x in r["runs"]], ["micro", "micro-hpcc"])
         self.analyze("plot-fct", a, b, "-o", self.tmp / "overlay3", "--label", "one", expect=2)
 
+    def test_label_forms_alike(self):
+        # Every command naming several runs takes `--label a b` and `--label a --label b` alike.
+        a, b = self.tmp / "micro" / "results.h5", self.tmp / "micro-hpcc" / "results.h5"
+        for cmd, out in (("plot-overlay", "ov.png"), ("plot-fct", "ovdir"), ("plot-runs", "runs-lab.png")):
+            for form in (["--label", "A", "B"], ["--label", "A", "--label", "B"]):
+                with self.subTest(cmd=cmd, form=form):
+                    r = self.analyze_json(cmd, a, b, "-o", self.tmp / out, *form)
+                    self.assertEqual([x["label"] for x in r["runs"]], ["A", "B"])
+            self.analyze(cmd, a, b, "-o", self.tmp / out, "--label", "A", expect=2)
+            self.analyze(cmd, a, b, "-o", self.tmp / out, "--label", "A", "B", "--label", "C", expect=2)
+
     def test_plot_runs_and_formats(self):
         runs = [self.tmp / n / "results.h5" for n in ("micro", "micro-hpcc", "moe")]
         r = self.analyze_json("plot-runs", *runs, "-o", self.tmp / "runs.png")

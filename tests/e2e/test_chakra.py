@@ -74,7 +74,30 @@ class Chakra(unittest.TestCase):
         self.assertEqual((simai / "fct.txt").read_bytes(), (chakra / "fct.txt").read_bytes())
         self.assertEqual((simai / "iterations.csv").read_text(), (chakra / "iterations.csv").read_text())
         with open(simai / "collectives.csv") as a, open(chakra / "collectives.csv") as b:
-            self.assertEqual(len(list(csv.reader(a))), len(list(csv.reader(b))))
+            ca, cb = list(csv.DictReader(a)), list(csv.DictReader(b))
+        self.assertEqual(len(ca), len(cb))
+        # The same flows over the same links: the link-class bytes add up alike, collective by collective.
+        key = lambda c: (c["op"], c["group_first"], c["ranks"], c["bytes"], c["start_us"])  # noqa: E731
+        link = ("nvlink_bytes", "nic_bytes", "fabric_hop_bytes")
+        self.assertEqual(sorted((key(c), [c[k] for k in link]) for c in ca),
+                         sorted((key(c), [c[k] for k in link]) for c in cb))
+        self.assertGreater(sum(int(c["nvlink_bytes"]) + int(c["nic_bytes"]) for c in cb), 0)
+        # Exposed communication is not measured for a trace: said so, and left empty rather than 0.
+        self.assertIn("exposed communication not computed for Chakra traces", p.stdout)
+        self.assertNotIn("slowest GPU", p.stdout)
+        with open(chakra / "end_to_end.csv") as f:
+            e2e = list(csv.DictReader(f))[0]
+        self.assertEqual((e2e["Expose TP comm"], e2e["total exposed comm"]), ("", ""))
+        with open(simai / "end_to_end.csv") as f:
+            self.assertEqual(e2e["total comp"], list(csv.DictReader(f))[0]["total comp"])
+        with open(simai / "gpus.csv") as a, open(chakra / "gpus.csv") as b:
+            ga, gb = list(csv.DictReader(a)), list(csv.DictReader(b))
+        self.assertEqual(len(gb), gpus)
+        total = float((chakra / "iterations.csv").read_text().splitlines()[1].split(",")[2])
+        for x, y in zip(ga, gb):
+            self.assertEqual(y["compute_us"], x["compute_us"])  # every GPU compute node, as the SimAI rows
+            self.assertEqual((y["exposed_us"], y["bubble_us"]), ("", ""))
+            self.assertLessEqual(float(y["finish_us"]), total)
         return simai
 
     def test_converted_workload_gives_the_same_flows_and_iteration_time(self):

@@ -6,9 +6,11 @@ and the bad-input cases of the workload issue (TP or PP not dividing, zero-size
 collectives, a bad scenario key). Environment as test_refruns.py (WORMHOLE, WH_TEST_DATA, WH_SOURCE_DIR).
 """
 import csv
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -164,6 +166,47 @@ class WorkloadRuns(unittest.TestCase):
         exposed_pp = float(e2e["Expose_PP_comm"].split()[0])
         self.assertGreater(exposed_pp, 0)
         self.assertGreater(bubble, 100.0)  # at least one backward of stage 1 (100 us)
+        # The per-GPU view splits the same way: GPU 0's gpus.csv row holds the summary's PP and bubble, its
+        # exposed_us includes PP (the summary's total), and stage 0 (GPUs 0-7: compute 2 x 150 us, nothing
+        # but pipeline waits) finishes at compute + exposed + bubble exactly.
+        with open(out / "gpus.csv") as f:
+            gpus = list(csv.DictReader(f))
+        self.assertEqual(len(gpus), 16)
+        g0 = gpus[0]
+        self.assertEqual((float(g0["exposed_pp_us"]), float(g0["bubble_us"])), (exposed_pp, bubble))
+        self.assertEqual(float(g0["exposed_us"]), float(e2e["total exposed comm"].split()[0]))
+        for g in gpus:
+            parts = sum(round(float(g[c]) * 1000) for c in ("exposed_tp_us", "exposed_dp_us", "exposed_ep_us",
+                                                             "exposed_dp_ep_us", "exposed_pp_us"))
+            self.assertEqual(round(float(g["exposed_us"]) * 1000), parts, g)
+            self.assertGreater(float(g["exposed_pp_us"]), 0, g)
+        for g in gpus[:8]:
+            self.assertEqual(g["compute_us"], "300.000")
+            ns = sum(round(float(g[c]) * 1000) for c in ("compute_us", "exposed_us", "bubble_us", "update_us"))
+            self.assertLessEqual(abs(round(float(g["finish_us"]) * 1000) - ns), 2, g)  # each column truncated
+        slowest = max(range(16), key=lambda i: (round(float(gpus[i]["exposed_us"]) * 1000), -i))
+        self.assertRegex(p.stdout, rf"slowest GPU {slowest}( \(the GPU above\))?: compute 300\.000 us; exposed "
+                         rf"communication {gpus[slowest]['exposed_us']} us \(TP 0\.000, DP 0\.000, EP 0\.000, "
+                         rf"DP_EP 0\.000, PP {gpus[slowest]['exposed_pp_us']}\); pipeline bubble "
+                         rf"{gpus[slowest]['bubble_us']} us; ")
+        with h5py.File(out / "results.h5") as f:
+            w = f["/workload"]
+            self.assertEqual(int(w.attrs["slowest_gpu"]), slowest)
+            hg = w["gpus"][:]
+            self.assertEqual(int(hg["exposed_pp_ps"][0]), int(w.attrs["exposed_pp_ps"]))
+            self.assertEqual(int(hg["bubble_ps"][0]), int(w.attrs["bubble_ps"]))
+            self.assertEqual(int(hg["exposed_ps"][0]), int(w.attrs["total_exposed_ps"]))
+            pp_slowest, bubble_slowest = int(hg["exposed_pp_ps"][slowest]), int(hg["bubble_ps"][slowest])
+        # plot-runs stacks the same figures: PP among the groups, the bubble beside them.
+        a = subprocess.run([sys.executable, str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "plot-runs",
+                            str(out / "results.h5"), "-o", str(self.dir / "runs.png"), "--json"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(a.returncode, 0, a.stderr)
+        run = json.loads(a.stdout)["runs"][0]
+        self.assertEqual((run["slowest_gpu"], run["slowest"]["pp"], run["slowest_bubble_ps"]),
+                         (slowest, pp_slowest, bubble_slowest))
+        self.assertEqual((run["report"]["pp"] // 1000, run["report_bubble_ps"] // 1000),  # the CSV: whole ns
+                         (round(exposed_pp * 1e3), round(bubble * 1e3)))
         with open(out / "collectives.csv") as f:
             coll = list(csv.DictReader(f))
         self.assertEqual(len(coll), 32)  # one row per transfer

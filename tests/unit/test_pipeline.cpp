@@ -152,6 +152,19 @@ TEST(Pipeline, TwoStageOneFOneBKnownAnswer) {
   EXPECT_EQ(r.report.end_to_end.total_exposed, 3 * D);
   EXPECT_EQ(r.report.end_to_end.total_compute, 4 * (f + b));
   EXPECT_EQ(r.report.pp, 2u);
+  // Per GPU, the same split. Stage 1 waits for a0 from 0 (sent at f: bubble f, exposed D) and for a2
+  // from 3f + D + 2b (sent at 3f + 2D + 2b: bubble D, exposed D); a1 and a3 have arrived when it asks.
+  const GpuRecord& g0 = r.report.per_gpu[0];
+  const GpuRecord& g1 = r.report.per_gpu[1];
+  EXPECT_EQ(g0.exposed_pp, 3 * D);
+  EXPECT_EQ(g0.bubble, f + b + D);
+  EXPECT_EQ(g0.exposed(), 3 * D);
+  EXPECT_EQ(g1.exposed_pp, 2 * D);
+  EXPECT_EQ(g1.bubble, f + D);
+  EXPECT_EQ(g1.exposed(), 2 * D);
+  // Stage 0 only computes and waits: its finish is compute + exposed + bubble.
+  EXPECT_EQ(g0.finish, g0.compute + g0.exposed() + g0.bubble);
+  EXPECT_EQ(r.report.slowest_gpu, 0u);  // exposed 3D against 2D: PP counts as exposure
   // One collectives row per transfer: op SendRecv on group PP.
   ASSERT_EQ(r.report.collectives.size(), 8u);
   EXPECT_EQ(r.report.collectives[0].op, "SendRecv");
@@ -171,6 +184,29 @@ TEST(Pipeline, TwoStageGPipeKnownAnswer) {
   EXPECT_EQ(r.report.iterations[0].end, 5 * f + 5 * b + 2 * D);
   EXPECT_EQ(r.report.end_to_end.bubble, f + b + D);
   EXPECT_EQ(r.report.end_to_end.exposed_pp, D);
+  EXPECT_EQ(r.report.per_gpu[0].exposed_pp, D);
+  EXPECT_EQ(r.report.per_gpu[0].bubble, f + b + D);
+}
+
+// The report GPU need not be the one exposed longest: from stage 1 (GPU 1) the totals are GPU 1's
+// (bubble f + D, exposed 2D, as in the 1F1B timeline above) and the slowest GPU is still GPU 0 (3D).
+TEST(Pipeline, ReportGpuOfStageOneAndSlowestGpu) {
+  PipeRun r;
+  const Workload w = workload(kHeader, kRows);
+  const SimConfig cfg = config();
+  r.net = std::make_unique<Network>(cfg, two_gpus(), make_cc(cfg, nullptr));
+  DriverOptions o;
+  o.pipeline = PipelineSchedule::OneFOneB;
+  o.report_gpu = 1;
+  WorkloadDriver d(*r.net, w, make_layout(w.header, 2, 1, true), o);
+  ASSERT_TRUE(d.run(cfg.stop_time()));
+  r.report = d.report();
+  const Time D = transfer_time(r);
+  EXPECT_EQ(r.report.end_to_end.bubble, f + D);
+  EXPECT_EQ(r.report.end_to_end.exposed_pp, 2 * D);
+  EXPECT_EQ(r.report.end_to_end.total_exposed, 2 * D);
+  EXPECT_EQ(r.report.slowest_gpu, 0u);
+  EXPECT_EQ(r.report.per_gpu[0].exposed(), 3 * D);
 }
 
 // The switch back to SimAI's ns-3 behaviour: PP taken as 1, no pipeline flows, both GPUs run all

@@ -280,6 +280,33 @@ TEST(WorkloadResults, CsvContents) {
   EXPECT_EQ(read_csv(dir.path / "collectives.csv"), coll);
 }
 
+// gpus.csv: exposed_us sums the four groups and PP; the bubble is its own column, not exposure.
+TEST(WorkloadResults, GpusCsvHasPipelineColumns) {
+  TempDir dir;
+  WorkloadReport r;
+  GpuRecord a;
+  a.compute = 300 * kUs;
+  a.exposed_tp = 1 * kUs;
+  a.exposed_dp = 2 * kUs;
+  a.exposed_ep = 3 * kUs;
+  a.exposed_dp_ep = 4 * kUs;
+  a.exposed_pp = 830 * kUs + 5 * kNs + 999;  // sub-ns remainder: truncated
+  a.bubble = 786934 * kNs;
+  a.update = 7 * kUs;
+  a.finish = 2000 * kUs;
+  GpuRecord b;  // did not finish
+  b.exposed_tp = 900 * kUs;
+  r.per_gpu = {a, b};
+  write_workload_csvs(dir.path.string(), r);
+  const auto gpus = read_csv(dir.path / "gpus.csv");
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_EQ(gpus[0], split("gpu,compute_us,exposed_us,exposed_tp_us,exposed_dp_us,exposed_ep_us,exposed_dp_ep_us,"
+                           "exposed_pp_us,bubble_us,update_us,finish_us"));
+  // exposed: 1 + 2 + 3 + 4 + 830.005 = 840.005 µs
+  EXPECT_EQ(gpus[1], split("0,300.000,840.005,1.000,2.000,3.000,4.000,830.005,786.934,7.000,2000.000"));
+  EXPECT_EQ(gpus[2], split("1,0.000,900.000,900.000,0.000,0.000,0.000,0.000,0.000,0.000,"));
+}
+
 TEST(WorkloadResults, CsvQuotesNamesAndHandlesEmptyReport) {
   TempDir dir;
   WorkloadReport r;

@@ -82,14 +82,19 @@ struct FlowTag {
   uint32_t src_gpu = 0, dst_gpu = 0;
 };
 
-/// One GPU's totals over the run (/workload/gpus, gpus.csv), ps. compute + exposed + update, plus
-/// what it waited for other GPUs' wg collectives outside its own exposure, is its finish time.
+/// One GPU's totals over the run (/workload/gpus, gpus.csv), ps. compute + exposed + bubble + update,
+/// plus what it waited for other GPUs' wg collectives outside its own exposure, is its finish time.
 struct GpuRecord {
   Time compute = 0;             ///< its compute phases (the workload file's times)
   Time exposed_tp = 0, exposed_dp = 0, exposed_ep = 0, exposed_dp_ep = 0;  ///< blocked on collectives, by group
+  /// Blocked on a pipeline transfer after its peer stage sent it (exposed PP communication); 0 without a pipeline.
+  Time exposed_pp = 0;
+  /// Waited for a pipeline transfer its peer stage had not sent yet (the pipeline bubble); not exposure.
+  Time bubble = 0;
   Time update = 0;              ///< update delays it waited for (after fwd and ig collectives)
   Time finish = -1;             ///< when its program ended (all its collectives done); -1 if it did not
-  Time exposed() const { return exposed_tp + exposed_dp + exposed_ep + exposed_dp_ep; }
+  /// Exposed communication, all groups and PP (as EndToEnd::total_exposed is for the report GPU).
+  Time exposed() const { return exposed_tp + exposed_dp + exposed_ep + exposed_dp_ep + exposed_pp; }
 };
 
 /// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.
@@ -113,8 +118,13 @@ struct WorkloadReport {
   std::vector<CollectiveRecord> collectives;  ///< in order of first issue
   std::vector<FlowTag> flows;                 ///< one per flow the collectives became, in flow id order
   std::vector<GpuRecord> per_gpu;             ///< by GPU id
-  /// The GPU exposed longest to communication (the lowest id among equals): where the run's time went.
+  /// The GPU exposed longest to communication, PP included (GpuRecord::exposed; the lowest id among
+  /// equals): where the run's time went.
   uint32_t slowest_gpu = 0;
+  /// False when the run does not measure exposed communication (a Chakra trace: its graph has no
+  /// notion of a GPU blocked on a collective). Then every exposed figure and slowest_gpu are 0 and
+  /// mean nothing: the CSVs leave those cells empty and the summary says so.
+  bool exposure_measured = true;
   EndToEnd end_to_end;
   /// Set when the run ended with collectives still pending (watchdog or stop time): a message
   /// naming how many and which.
@@ -138,7 +148,8 @@ struct WorkloadReport {
 ///    flows, flow_bytes, start_us, end_us, duration_us, algbw_GiBps, busbw_GiBps.
 ///  * iterations.csv: iteration, start_us, end_us, time_us.
 ///  * gpus.csv: gpu, compute_us, exposed_us, exposed_tp_us, exposed_dp_us, exposed_ep_us, exposed_dp_ep_us,
-///    update_us, finish_us (empty if the GPU did not finish), one row per GPU.
+///    exposed_pp_us, bubble_us, update_us, finish_us (empty if the GPU did not finish), one row per GPU;
+///    exposed_us is the sum of the five exposed columns (the bubble is not exposure).
 /// Each file is written under a temporary name and renamed into place once all four are written,
 /// so none is ever left half-written. Throws InputError naming the file if one cannot be written
 /// (missing or read-only directory, full disk).

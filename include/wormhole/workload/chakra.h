@@ -65,7 +65,8 @@ class ChakraDriver final : public NetObserver, public EventClient {
   ~ChakraDriver() override;
   /// Runs until every node of every rank has finished (or the queue is empty, or `until`, ps).
   /// Returns true when all finished; report() has one iteration (start 0, end = the last finish),
-  /// the collectives and the compute total of rank 0.
+  /// the collectives (with their link-class bytes), the compute total of rank 0, and per rank its
+  /// GPU compute and finish time; exposed communication is not measured (exposure_measured false).
   bool run(Time until);
   const WorkloadReport& report() const { return report_; }
 
@@ -98,6 +99,7 @@ class ChakraDriver final : public NetObserver, public EventClient {
   std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
   std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;
   uint64_t left_ = 0;  // nodes not finished
+  std::vector<uint64_t> left_of_;  // per rank: its nodes not finished
   Time last_ = 0;
   WorkloadReport report_;
 };

@@ -98,6 +98,12 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
 /// issued the collective and its parent (step s-1 arriving at g) has finished; a step-0 or AllToAll
 /// flow when g issues. Released flows start send_latency later. Collectives without flows (size 0,
 /// group of one, 0-byte chunks) complete at issue and release their dependants.
+/// Adds finished flow `f`'s bytes to `c` by the links its data crossed (CollectiveRecord's nvlink_bytes,
+/// nic_bytes, fabric_hop_bytes): its first hop says NVLink (GPU -> NVSwitch) or NIC; every
+/// switch-to-switch link after it adds its bytes once more to fabric_hop_bytes. Needs the flow's data
+/// path (Network::data_path); a flow without one adds nothing.
+void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord& f);
+
 class WorkloadDriver final : public NetObserver, public EventClient {
  public:
   /// `layout` from make_layout(). The driver installs itself as the network's observer and client
@@ -189,7 +195,6 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
   std::vector<Time> iter_end_;
   uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
-  Time pp_exposed_ = 0, pp_bubble_ = 0;  // the report GPU's waits on pipeline transfers, ps
   bool installed_ = false;
   uint32_t gpus_done_ = 0;
   WorkloadReport report_;
