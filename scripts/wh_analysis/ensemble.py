@@ -74,12 +74,21 @@ def _difference(a, b):
     va, vb = sa * sa / na, sb * sb / nb
     se = math.sqrt(va + vb) / ma
     t = rel / se if se > 0 else (0.0 if rel == 0 else math.copysign(math.inf, rel))
-    # Welch–Satterthwaite degrees of freedom (a lone compared run borrows the reference's spread and count)
+    # Welch–Satterthwaite degrees of freedom (a lone compared run borrows the reference's spread and count); a
+    # sample with no spread adds no term. With one run on each side nothing is known of the noise: never
+    # significant. With spread known to be 0 (deterministic runs), any difference is.
     dfa, dfb = na - 1, (nb - 1 if nb > 1 else na - 1)
-    df = (va + vb) ** 2 / (va * va / dfa + vb * vb / dfb) if dfa > 0 and dfb > 0 and va + vb > 0 else 0
+    denom = (va * va / dfa if va > 0 else 0.0) + (vb * vb / dfb if vb > 0 else 0.0)
+    df = (va + vb) ** 2 / denom if denom > 0 else 0
     crit = t95(df) if df > 0 else 0.0
+    if na == 1 and nb == 1:
+        significant = False
+    elif va + vb == 0:
+        significant = rel != 0
+    else:
+        significant = abs(t) > crit
     return {"ref_mean": ma, "ref_sd": sa, "ref_n": na, "test_mean": mb, "test_sd": sb, "test_n": nb, "rel": rel,
-            "rel_se": se, "t": t, "df": df, "t_crit": crit, "significant": abs(t) > crit}
+            "rel_se": se, "t": t, "df": df, "t_crit": crit, "significant": significant}
 
 
 def _percentile(run, lo, hi, p):

@@ -2,6 +2,8 @@
 #include "wormhole/ffwd/coupling.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace wh {
 
@@ -43,6 +45,7 @@ std::vector<uint32_t> QueueCoupling::add(uint32_t id) {
 
 std::vector<uint32_t> QueueCoupling::remove(uint32_t id) {
   auto it = paths_.find(id);
+  if (it == paths_.end()) throw std::logic_error("QueueCoupling::remove: flow " + std::to_string(id) + " is not active");
   const Paths p = std::move(it->second);
   paths_.erase(it);
   for (uint32_t port : p.ack) {

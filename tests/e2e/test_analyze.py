@@ -563,6 +563,14 @@ class Distributions(unittest.TestCase):
         # deterministic reference: any difference is significant, none is not
         self.assertTrue(_difference([5, 5], [5.001])["significant"])
         self.assertFalse(_difference([5, 5], [5])["significant"])
+        # one run against one run: nothing is known of the noise, so nothing is significant (df was 0, its
+        # critical value 0, and every difference was called significant)
+        self.assertFalse(_difference([100], [110])["significant"])
+        # one reference run against a spread ensemble: the ensemble's own spread and df (a lone 100 adds no term):
+        # se = sqrt(0 + 4/3) / 100, t = 0.12 / 0.011547 = 10.4, df 2, t95 = 4.303
+        d = _difference([100], [110, 112, 114])
+        self.assertAlmostEqual(d["df"], 2.0)
+        self.assertTrue(d["significant"])
 
     def test_ensembles_of_seeds(self):
         # The DCQCN 16-to-1 incast's outcome depends on the random ECN draws, heavy-tailed (SEEDs 1-5: makespan

@@ -36,6 +36,7 @@ class QueueCoupling {
   std::vector<uint32_t> add(uint32_t id);
   /// Active flow `id` ends (or is rerouted). Returns the other active flows (ascending) whose
   /// partition ports changed because one of its data ports no longer couples their ACKs.
+  /// Throws std::logic_error if `id` is not active (a caller's bookkeeping error).
   std::vector<uint32_t> remove(uint32_t id);
   /// Flow `id`'s partition ports now: its data path and the ports of its ACK path that couple,
   /// ascending, no duplicates. Precondition: active.
