@@ -20,7 +20,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 5;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings)
+constexpr uint64_t kLayout = 6;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings; 6: vertices' trends)
 
 struct NsRow {
   uint64_t ns;
@@ -40,6 +40,8 @@ struct VertexRow {
   uint8_t fresh;
   uint64_t bytes, end_rate_bps;
   double goodput;
+  double trend;
+  int64_t trend_age;
 };
 struct EdgeRow {
   uint32_t u, v, weight, u_acks, v_acks;
@@ -75,6 +77,8 @@ std::pair<Handle, Handle> vertex_types() {
       Field{"bytes", HOFFSET(VertexRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"end_rate_bps", HOFFSET(VertexRow, end_rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"goodput_bytes_per_ps", HOFFSET(VertexRow, goodput), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"trend_per_ps", HOFFSET(VertexRow, trend), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"trend_age_ps", HOFFSET(VertexRow, trend_age), H5T_NATIVE_INT64, H5T_STD_I64LE},
   });
 }
 std::pair<Handle, Handle> edge_types() {
@@ -128,7 +132,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
     for (size_t i = 0; i < e->key.vertices(); ++i) {
       const FcgLabel& l = e->key.label[i];
       vertices.push_back({l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, e->value.bytes[i],
-                          e->value.end_rate_bps[i], e->value.goodput[i]});
+                          e->value.end_rate_bps[i], e->value.goodput[i], e->value.trend[i], e->value.trend_age[i]});
       cc.push_back(encode_cc(e->value.cc[i]));
     }
     for (const Fcg::Edge& x : e->key.edges) edges.push_back({x.u, x.v, x.weight, x.u_acks, x.v_acks});
@@ -138,8 +142,8 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "one row per memoized unsteady period: its FCG key (vertices, edges) and value");
   write_table(file, "vertices", vertex_types(), vertices.data(), vertices.size(),
               "rate_q: rate quanta; bottleneck_bps, line_bps, end_rate_bps: bit/s; rtt_ns: ns; hops: ports; fresh: 0/1; "
-              "bytes: bytes; goodput_bytes_per_ps: bytes/ps",
-              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, line_bps, rtt_ns, hops, fresh) and value (bytes sent, end rate, goodput)");
+              "bytes: bytes; goodput_bytes_per_ps: bytes/ps; trend_per_ps: 1/ps; trend_age_ps: ps",
+              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, line_bps, rtt_ns, hops, fresh) and value (bytes sent, end rate, goodput, its trend and how long before convergence it holds)");
   write_table(file, "cc", cc_row_types(), cc.data(), cc.size(), "rate_bps, a0 (rates): bit/s; timer*_ps: ps; snd_nxt, seqs: bytes",
               "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
   write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: data ports both flows' data leave through; u_acks (v_acks): ports where u's (v's) ACKs leave with the other's data",
@@ -197,12 +201,17 @@ MemoDb read_memo_file(const std::string& path) {
         const VertexRow& r = vertices[i];
         if (!std::isfinite(r.goodput) || r.goodput < 0)
           throw InputError(path, 0, where + " has a goodput that is not a finite number >= 0 (corrupt file)", fix);
+        if (!std::isfinite(r.trend) || r.trend < 0 || r.trend_age < 0 || r.trend_age > e.duration_ps)
+          throw InputError(path, 0, where + " has a goodput trend that is not a finite number >= 0, or an age outside its "
+                                    "period (corrupt file)", fix);
         key.label.push_back({r.rate_q, r.bottleneck_bps, r.line_bps, r.rtt_ns, r.hops, uint8_t(r.fresh != 0)});
         if (const std::string bad = implausible_cc(cc[i], r.line_bps); !bad.empty())
           throw InputError(path, 0, where + ": " + bad + " (corrupt file)", fix);
         v.bytes.push_back(vertices[i].bytes);
         v.end_rate_bps.push_back(vertices[i].end_rate_bps);
         v.goodput.push_back(vertices[i].goodput);
+        v.trend.push_back(vertices[i].trend);
+        v.trend_age.push_back(vertices[i].trend_age);
         v.cc.push_back(decode_cc(cc[i]));
       }
       for (uint64_t i = e.edge_offset; i < e.edge_offset + e.edges; ++i) {

@@ -161,6 +161,8 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
     p.bytes.push_back(v.bytes[k] > since ? v.bytes[k] - since : 0);
     p.goodput.push_back(v.goodput[k]);
     p.cc.push_back(v.cc[k]);
+    p.trend.push_back(v.trend[k]);
+    p.trend_age.push_back(v.trend_age[k]);
   }
   return p;
 }
@@ -198,6 +200,10 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
     v.bytes.push_back(cc[i].snd_nxt > r.sent[i] ? cc[i].snd_nxt - r.sent[i] : 0);  // less after a go-back-N rewind
     v.end_rate_bps.push_back(cc[i].rate_bps);
     v.goodput.push_back(ff_.goodput(r.flows[i]));
+    // A trend holds at the middle of its goodput's span, inside the period (0 and no age when none was measured).
+    const double trend = ff_.trend(r.flows[i]);
+    v.trend.push_back(trend);
+    v.trend_age.push_back(trend > 0 ? std::clamp<Time>(now - ff_.trend_at(r.flows[i]), 0, v.duration) : 0);
     v.cc.push_back(cc[i]);
   }
   if (db_.store.insert(ns_, std::move(*r.key), std::move(v), now).second) ++stats_.inserted;

@@ -22,6 +22,9 @@ std::pair<const MemoEntry*, bool> MemoStore::insert(uint64_t ns, Fcg key, MemoVa
   const size_t n = key.vertices();
   if (value.bytes.size() != n || value.end_rate_bps.size() != n || value.goodput.size() != n || value.cc.size() != n)
     throw std::invalid_argument("MemoStore::insert: the value needs one element per key vertex");
+  if (value.trend.empty()) value.trend.assign(n, 0.0), value.trend_age.assign(n, 0);
+  if (value.trend.size() != n || value.trend_age.size() != n)
+    throw std::invalid_argument("MemoStore::insert: the value's trends need one element per key vertex");
   std::deque<MemoEntry>& bucket = buckets_[{ns, n, key.edges.size(), wl_hash(key)}];
   for (const MemoEntry& e : bucket)
     if (isomorphism(key, e.key)) return {&e, false};

@@ -409,6 +409,9 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
     const uint64_t pkts = r.bytes[i] / payload;
     credit_skip(id, t, pkts, double(pkts * payload) / double(dt), dt, true);
     t.goodput = r.goodput[i];
+    // The continuation skips at this goodput: bounded by its recorded trend, as a fresh skip by its own.
+    t.trend = r.trend[i];
+    t.trend_at = now + dt - r.trend_age[i];
     if (!owned(id)) continue;  // its CC state lives on its sender's rank
     // What the restore schedules (CC timers) is caused by the flow, not by the tick: the same key
     // whichever rank restores it.

@@ -102,6 +102,9 @@ class FastForward final : public SkipHooks {
   /// Active flow `id`'s goodput estimate at the last steady check of its partition, bytes/ps
   /// (0: none yet).
   double goodput(uint32_t id) const { return tracks_[track_of_[id]].goodput; }
+  /// Flow `id`'s goodput trend at its last check, 1/ps (0: none), and where it holds exactly, ps.
+  double trend(uint32_t id) const { return tracks_[track_of_[id]].trend; }
+  Time trend_at(uint32_t id) const { return tracks_[track_of_[id]].trend_at; }
   /// Tells `o` (nullptr: nobody) when unsteady periods start and converge (a memoizer).
   void set_period_observer(PeriodObserver* o) { period_observer_ = o; }
   /// A distributed run's ranks, met at every tick (nullptr: one process). Every rank keeps the same

@@ -18,6 +18,8 @@ struct Replay {
   std::vector<uint64_t> bytes;     ///< payload bytes each flow still sends in the period (credited, never sent)
   std::vector<double> goodput;     ///< each flow's goodput at convergence, bytes/ps (0: unknown, no fast-forward)
   std::vector<CcSnapshot> cc;      ///< each flow's CC state at convergence (portable: make_cc_portable)
+  std::vector<double> trend;       ///< each flow's goodput trend at convergence, 1/ps (MemoValue::trend)
+  std::vector<Time> trend_age;     ///< ps before convergence where that goodput holds exactly
   uint64_t pattern = 0;            ///< the observer's name for the pattern (reject_pattern), this rank's own
 };
 

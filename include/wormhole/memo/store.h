@@ -22,6 +22,11 @@ struct MemoValue {
   std::vector<uint64_t> end_rate_bps;   ///< each flow's rate at convergence (FCG_end), bit/s
   std::vector<double> goodput;          ///< each flow's goodput at convergence, bytes/ps (0: not measured)
   std::vector<CcSnapshot> cc;           ///< each flow's CC state at convergence, portable (beyond the paper)
+  /// Each flow's goodput trend at convergence, |d goodput / dt| / goodput in 1/ps (0: none
+  /// measured), and how long before convergence that goodput holds exactly, ps: a continuation
+  /// of the replay is bounded by them as a fresh skip is (FastForward::skip_length). Empty: 0.
+  std::vector<double> trend;
+  std::vector<Time> trend_age;
 };
 
 /// One entry: the key graph, its value, when it became visible and how often it was hit.
