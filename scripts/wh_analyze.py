@@ -280,18 +280,19 @@ def parser():
         p.set_defaults(func=func)
         return p
 
+    def add_labels(p, text):
+        # One form for every plot that names several runs: --label a b, or --label a --label b.
+        p.add_argument("--label", action="extend", nargs="+", metavar="NAME", help=text)
+
     p = add_plot("plot-fct", cmd_plot_fct, plots.plot_fct.__doc__ + "\n    With several files: " +
                  overlay.plot_fct_overlay.__doc__, "FCT slowdown CDF and slowdown by flow size, one run or N overlaid")
     p.add_argument("file", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (several: overlaid)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
-    p.add_argument("--label", action="extend", nargs="+", metavar="NAME",
-                   help="run names, one per file in order (--label a b, or --label a --label b; default: each run's "
-                        "folder)")
+    add_labels(p, "run names, one per file in order (--label a b, or --label a --label b; default: each run's folder)")
     p = add("plot-overlay", cmd_plot_overlay, plots.plot_overlay.__doc__, "FCT slowdown CDFs of several runs overlaid")
     p.add_argument("files", metavar="FILE", nargs="+", help="results .h5 or HPCC fct.txt (a job's own fct.txt too)")
     p.add_argument("-o", "--output", required=True, metavar="PNG", help="output image (folder created if missing)")
-    p.add_argument("--label", action="extend", nargs="+", metavar="NAME",
-                   help="legend labels, one per file in order (--label a b, or --label a --label b)")
+    add_labels(p, "legend labels, one per file in order (--label a b, or --label a --label b)")
     p = add_plot("plot-layers", cmd_plot_layers, plots.plot_layers.__doc__, "per-layer exposed communication")
     p.add_argument("file", metavar="RESULTS", help="results .h5 of a training-workload run")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")
@@ -303,9 +304,7 @@ def parser():
                  "iteration times and exposed communication of N workload runs")
     p.add_argument("file", metavar="RESULTS", nargs="+", help="results .h5 of training-workload runs")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")
-    p.add_argument("--label", action="extend", nargs="+", metavar="NAME",
-                   help="run names, one per file in order (--label a b, or --label a --label b; default: each run's "
-                        "folder)")
+    add_labels(p, "run names, one per file in order (--label a b, or --label a --label b; default: each run's folder)")
     p = add_plot("plot-links", cmd_plot_links, monplots.plot_links.__doc__, "link-utilisation heatmap (PORT_MON 1)")
     p.add_argument("file", metavar="RUN", help="monitor.h5, the results.h5 beside it, or the run's output folder")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")

@@ -297,10 +297,10 @@ void FastForward::skip(uint32_t pid, Time dt) {
 }
 
 void FastForward::count_contended(uint32_t pid) {
-  // Routes are known to every rank alike: no exchange needed.
+  // The data paths recorded at add() are every rank's alike: no exchange needed.
   std::vector<uint32_t> ports;
   for (uint32_t id : parts_.flows(pid)) {
-    const std::vector<uint32_t> path = net_.data_path(id);
+    const std::vector<uint32_t>& path = coupling_.data_path(id);
     ports.insert(ports.end(), path.begin(), path.end());
   }
   std::sort(ports.begin(), ports.end());

@@ -13,12 +13,13 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from test_workload import run_toml
+
 SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
 CONVERTER = SOURCE_DIR / "scripts" / "simai_to_chakra.py"
 PROTO = SOURCE_DIR / "src" / "workload" / "chakra" / "et_def.proto"
-CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
 
 # TP 8 x DP 2 on 16 GPUs: a fwd TP AllReduce, an ig TP AllReduce, two wg DP AllReduces (update 1 ns each).
 SMALL = """HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16
@@ -49,14 +50,7 @@ class Chakra(unittest.TestCase):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def run_wh(self, name, text, expect=0):
-        (self.dir / f"{name}.toml").write_text(text)
-        out = self.dir / name
-        p = subprocess.run([str(WORMHOLE), "run", str(self.dir / f"{name}.toml"), "-o", str(out)], capture_output=True,
-                           text=True, timeout=300)
-        for m in CRASH_MARKERS:
-            self.assertNotIn(m, p.stderr)
-        self.assertEqual(p.returncode, expect, p.stdout + p.stderr)
-        return p, out
+        return run_toml(self, self.dir, name, text, expect)
 
     def convert(self, workload, gpus):
         prefix = self.dir / "traces" / "t"

@@ -27,6 +27,19 @@ CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dump
 TP8_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}"
 
 
+def run_toml(case, folder, name, text, expect=0):
+    """Writes `text` as folder/NAME.toml and runs it into folder/NAME: asserts no crash and exit status `expect`
+    on `case` (a unittest.TestCase). Returns (the finished process, the output folder)."""
+    (folder / f"{name}.toml").write_text(text)
+    out = folder / name
+    p = subprocess.run([str(WORMHOLE), "run", str(folder / f"{name}.toml"), "-o", str(out)], capture_output=True,
+                       text=True, timeout=300)
+    for m in CRASH_MARKERS:
+        case.assertNotIn(m, p.stderr)
+    case.assertEqual(p.returncode, expect, p.stdout + p.stderr)
+    return p, out
+
+
 def scenario_text(gpus, workload="workload.txt", extra=""):
     return f"""name = "t"
 [topology]
