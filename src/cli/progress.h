@@ -106,6 +106,24 @@ inline void print_skip_warnings(const SkipReport& r) {
                  "wormhole: warning: verify mode found %zu decisions above the %.3g %% error bound (simulated instead; "
                  "not accelerated again): this run's unverified decisions may be as far off\n",
                  failed, 100 * r.settings.error_bound);
+  const CollectiveMemoStats& c = r.collective;
+  if (c.verify_failures > 0)
+    std::fprintf(stderr,
+                 "wormhole: warning: %lu of %lu collectives simulated again (verified hits, repeats) differ from their "
+                 "recorded pattern: the collective memo's key misses some state, so its replays may be off; turn it off "
+                 "(WORMHOLE_COLLECTIVE_MEMO 0) for this run\n",
+                 static_cast<unsigned long>(c.verify_failures), static_cast<unsigned long>(c.verified + c.repeats));
+  if (c.follow_failures > 0)
+    std::fprintf(stderr,
+                 "wormhole: warning: %lu collectives were replayed after another island's simulation of the same pattern, "
+                 "which another flow then disturbed: their completions may be off (WORMHOLE_COLLECTIVE_MEMO 0 simulates "
+                 "them)\n",
+                 static_cast<unsigned long>(c.follow_failures));
+  if (c.conflicts > 0)
+    std::fprintf(stderr,
+                 "wormhole: warning: %lu flows started on an island while a replayed collective held it: they ran as if "
+                 "its traffic were not there (WORMHOLE_COLLECTIVE_MEMO 0 simulates such collectives)\n",
+                 static_cast<unsigned long>(c.conflicts));
   if (s.contended_decisions > 0)
     std::fprintf(stderr,
                  "wormhole: warning: %lu skips or replays froze flows contending for a port: there the answer can be off "
@@ -133,6 +151,17 @@ inline void print_skip_summary(const SkipReport& r) {
     std::printf("wormhole: %lu memoized periods replayed (%lu pulled back, %lu refused), %.6f s of flow time replayed\n",
                 static_cast<unsigned long>(s.replays), static_cast<unsigned long>(s.replay_backs),
                 static_cast<unsigned long>(s.replays_refused), double(s.replayed_flow_time) / kSec);
+  if (const CollectiveMemoStats& c = r.collective; c.on)
+    std::printf("wormhole: collective memo: %lu collectives, %lu replayed (%lu flows), %lu simulated and kept as "
+                "patterns, %lu simulated beside their pattern's recording, %lu simulated not kept; %lu not on an island, "
+                "%lu issued late, %lu met a busy island; %lu verified, %lu simulations differing from their pattern, "
+                "%lu conflicts\n",
+                static_cast<unsigned long>(c.considered), static_cast<unsigned long>(c.replayed),
+                static_cast<unsigned long>(c.replayed_flows), static_cast<unsigned long>(c.recorded),
+                static_cast<unsigned long>(c.repeats), static_cast<unsigned long>(c.not_kept), static_cast<unsigned long>(c.not_island),
+                static_cast<unsigned long>(c.late_issue), static_cast<unsigned long>(c.busy),
+                static_cast<unsigned long>(c.verified), static_cast<unsigned long>(c.verify_failures),
+                static_cast<unsigned long>(c.conflicts));
   if (r.settings.verify > 0) print_verify_summary(r);
   // Each skip is shortened so that its own estimate stays within the bound, so the run's estimate
   // never exceeds it: it says how much the skips leaned on their goodput trends, not the answer's error.

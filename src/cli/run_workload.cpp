@@ -214,6 +214,7 @@ int run_workload_scenario(const RunOptions& o) {
   MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
+  r.options.memo = wormhole.collective_memo(net, cfg);
   std::unique_ptr<WorkloadDriver> driver;
   std::unique_ptr<ChakraDriver> chakra;
   if (r.chakra.ranks.empty()) driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, &obs);

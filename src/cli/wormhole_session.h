@@ -17,6 +17,7 @@
 #include "wormhole/io/input_error.h"
 #include "wormhole/memo/memo_file.h"
 #include "wormhole/memo/memoizer.h"
+#include "wormhole/workload/collective_memo.h"
 
 namespace wh {
 
@@ -56,6 +57,13 @@ class WormholeSession {
   void set_memo_path(const std::string& path) {
     if (rec_) memo_path_ = path;
   }
+  /// The collective memo of a one-process workload run (nullptr with Wormhole or the collective memo
+  /// off); created on the first call. Drivers take it in DriverOptions::memo.
+  CollectiveMemo* collective_memo(Network& net, const SimConfig& cfg) {
+    if (!ff_ || !cfg.wormhole.collective_memo) return nullptr;
+    if (!collective_) collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify);
+    return collective_.get();
+  }
   /// The controller (nullptr with Wormhole off).
   FastForward* controller() { return ff_.get(); }
   /// A distributed run's network counters, summed over the ranks by the caller: they replace this
@@ -68,6 +76,7 @@ class WormholeSession {
     if (!ff_) return nullptr;
     if (!verification_done_) ff_->finish_verification(), verification_done_ = true;  // collective: once
     report_ = ff_->report();
+    if (collective_) report_.collective = collective_->stats(), report_.collective.on = true;
     if (totals_) {
       report_.events_executed = (*totals_)[0], report_.events_discarded = (*totals_)[1];
       report_.control_bypassed = (*totals_)[2], report_.packets_held = (*totals_)[3];
@@ -151,6 +160,7 @@ class WormholeSession {
   std::string memo_path_, warm_path_;
   size_t warm_ = 0;
   std::unique_ptr<Memoizer> rec_;  // declared after ff_: destroyed (detached) first
+  std::unique_ptr<CollectiveMemo> collective_;
 };
 
 }  // namespace wh

@@ -92,6 +92,7 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
     add("WORMHOLE_MEMO_RATE_QUANTUM_GBPS", num(double(c.wormhole.memo_rate_quantum_bps) / 1e9));
     add("WORMHOLE_VERIFY", num(c.wormhole.verify));
     add("WORMHOLE_ERROR_BOUND", num(c.wormhole.error_bound));
+    add("WORMHOLE_COLLECTIVE_MEMO", u(c.wormhole.collective_memo));
   }
   return s;
 }

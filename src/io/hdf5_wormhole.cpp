@@ -50,6 +50,21 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   attr_u64(g, "replay_backs", s.replay_backs);
   attr_u64(g, "replays_refused", s.replays_refused);
   attr_i64(g, "replayed_flow_time_ns", s.replayed_flow_time / kNs);
+  if (const CollectiveMemoStats& c = r.collective; c.on) {
+    attr_u64(g, "collective_memo_considered", c.considered);
+    attr_u64(g, "collective_memo_replayed", c.replayed);
+    attr_u64(g, "collective_memo_replayed_flows", c.replayed_flows);
+    attr_u64(g, "collective_memo_recorded", c.recorded);
+    attr_u64(g, "collective_memo_not_kept", c.not_kept);
+    attr_u64(g, "collective_memo_repeats", c.repeats);
+    attr_u64(g, "collective_memo_not_island", c.not_island);
+    attr_u64(g, "collective_memo_late_issue", c.late_issue);
+    attr_u64(g, "collective_memo_busy", c.busy);
+    attr_u64(g, "collective_memo_verified", c.verified);
+    attr_u64(g, "collective_memo_verify_failures", c.verify_failures);
+    attr_u64(g, "collective_memo_conflicts", c.conflicts);
+    attr_u64(g, "collective_memo_follow_failures", c.follow_failures);
+  }
   const MemoReport& m = r.memo;
   attr_u8(g, "memo", m.on);
   if (m.on) {

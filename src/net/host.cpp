@@ -27,6 +27,7 @@ void Network::start_flow(uint32_t id) {
   Flow& f = flows_[id];
   f.started = true;
   assign_nics(f);
+  if (islands_) islands_->flow_started(id, f.nic, f.rx_nic != UINT32_MAX ? f.rx_nic : nodes_[f.dst].first_port);
   // Line rate and base RTT on every rank: a memo pattern's key is made of them (Memoizer::key_of).
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;

@@ -242,6 +242,7 @@ uint32_t Network::inject_flow(const FlowSpec& spec) {
   // Not appended now: the caller may be inside a handler that holds references into flows_.
   const uint32_t id = static_cast<uint32_t>(flows_.size() + injected_.size());
   injected_.push_back(spec);
+  replay_injected_.push_back(0);
   kernel_.schedule(kernel_.now(), kInject, id);
   return id;
 }
@@ -249,13 +250,15 @@ uint32_t Network::inject_flow(const FlowSpec& spec) {
 void Network::materialize_injected() {
   routing();
   log_undo(kUndoInject, static_cast<uint32_t>(flows_.size()));
-  for (const FlowSpec& s : injected_) {
-    Flow f = make_flow(s);
+  for (size_t i = 0; i < injected_.size(); ++i) {
+    Flow f = make_flow(injected_[i]);
     f.start = kernel_.now();
+    f.replayed = replay_injected_[i];
     set_ideal_fct(f);  // unreachable: ideal 0, no NIC; reported as unfinished
     flows_.push_back(f);
   }
   injected_.clear();
+  replay_injected_.clear();
 }
 
 void Network::schedule_next_start() {
@@ -332,7 +335,11 @@ void Network::handle(const Event& e) {
     case kQpStart: start_flow(e.target); break;
     case kInject:
       materialize_injected();
-      start_flow(e.target);
+      if (flows_[e.target].replayed) start_replayed(e.target);
+      else start_flow(e.target);
+      break;
+    case kReplay:
+      if (islands_) islands_->replay_due(e.target);
       break;
     case kLinkDown: link_down(); break;
     case kClient:

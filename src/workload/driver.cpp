@@ -2,6 +2,7 @@
 #include "wormhole/workload/driver.h"
 
 #include <algorithm>
+#include <set>
 #include <fmt/core.h>
 
 namespace wh {
@@ -96,6 +97,8 @@ struct WorkloadDriver::Plan {
   std::vector<uint32_t> child;                   // per flow: the flow that depends on it, or kNoParent
   std::vector<std::vector<uint32_t>> sends;      // per member: flows it sends
   std::vector<uint32_t> involved;                // per member: flows it sends or receives
+  std::string memo_key;                          // the collective memo's key of its flows (member-relative)
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // distinct (src, dst) member indices of its flows
   uint32_t index_of(uint32_t gpu) const {
     return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), gpu) - members.begin());
   }
@@ -122,6 +125,9 @@ struct WorkloadDriver::Instance {
   std::vector<uint8_t> flow_state;   // per flow: 0 waiting, 1 released, 2 finished
   uint32_t members_done = 0;
   size_t record = 0;                 // index in report_.collectives
+  std::vector<Time> issue_time;      // per member (collective memo)
+  std::vector<uint32_t> issue_order; // members as they issued
+  int32_t memo = -1;                 // collective memo handle
 };
 
 enum WorkloadDriver::Stage : uint8_t {
@@ -245,6 +251,19 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
     ++p->involved[p->src_idx[f]];
     ++p->involved[p->dst_idx[f]];
     if (s.parent != kNoParent) p->child[s.parent] = f;
+  }
+  if (o_.memo) {
+    // Member-relative, so every group's instance of one collective has the same key; the driver's
+    // timing settings are part of it.
+    auto put = [&](auto v) { p->memo_key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+    put(uint32_t(0x57434d31)), put(uint32_t(n)), put(uint32_t(p->members.size())), put(o_.send_latency);
+    put(o_.priority_group);
+    std::set<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t f = 0; f < n; ++f) {
+      put(p->src_idx[f]), put(p->dst_idx[f]), put(p->cp.flows[f].bytes), put(p->cp.flows[f].parent);
+      pairs.emplace(p->src_idx[f], p->dst_idx[f]);
+    }
+    p->pairs.assign(pairs.begin(), pairs.end());
   }
   plans_.emplace(std::move(key), p);
   return p;
@@ -479,11 +498,36 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   Instance& in = inst_[id];
   const uint32_t mi = in.plan->index_of(g);
   in.issued[mi] = 1;
+  if (o_.memo) {
+    if (in.issue_time.empty()) in.issue_time.assign(in.plan->members.size(), -1);
+    in.issue_time[mi] = now;
+    in.issue_order.push_back(mi);
+    if (in.issue_order.size() == in.plan->members.size()) offer_to_memo(id);
+  }
   for (uint32_t f : in.plan->sends[mi]) {
     const uint32_t parent = in.plan->cp.flows[f].parent;
     if (parent == kNoParent || in.flow_state[parent] == 2) release(id, f);
   }
   if (in.remaining[mi] == 0) rank_done(id, g);
+}
+
+void WorkloadDriver::offer_to_memo(uint32_t id) {
+  Instance& in = inst_[id];
+  const Plan& p = *in.plan;
+  // Before its first flow is released (send_latency after the first issue) or never: the memo
+  // decides for the whole collective.
+  if (net_.client_now() - *std::min_element(in.issue_time.begin(), in.issue_time.end()) >= o_.send_latency) {
+    o_.memo->count_late_issue();
+    return;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  pairs.reserve(p.pairs.size());
+  for (auto [a, b] : p.pairs) pairs.emplace_back(host_of(p.members[a]), host_of(p.members[b]));
+  std::vector<uint32_t> hosts;
+  hosts.reserve(p.members.size());
+  for (uint32_t g : p.members) hosts.push_back(host_of(g));
+  in.memo = o_.memo->begin(pairs, p.memo_key, hosts, in.issue_time, in.issue_order,
+                           static_cast<uint32_t>(p.cp.flows.size()));
 }
 
 uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t receiver) {
@@ -602,7 +646,9 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       }
       spec.src = host_of(ft.src_gpu);
       spec.dst = host_of(ft.dst_gpu);
-      ft.flow = net_.inject_flow(spec);
+      const int32_t memo = inst & kPpBit ? -1 : inst_[inst].memo;
+      ft.flow = memo >= 0 && o_.memo->replaying(memo) ? net_.replay_flow(spec) : net_.inject_flow(spec);
+      if (memo >= 0) o_.memo->released(memo, f, ft.flow);
       if (flow_owner_.size() <= ft.flow) flow_owner_.resize(ft.flow + 1, {UINT32_MAX, 0});
       flow_owner_[ft.flow] = {inst, f};
       report_.flows.push_back(ft);
@@ -626,6 +672,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
     return;
   }
   count_link_bytes(inst_[id].record, r);
+  if (inst_[id].memo >= 0) o_.memo->finished(inst_[id].memo, f, r.skipped);
   const std::shared_ptr<const Plan> plan = inst_[id].plan;
   uint32_t done[2], n = 0;
   {

@@ -31,6 +31,10 @@ struct WormholeSettings {
   /// packet by packet instead and compared with what they would have credited — 0 none, a fraction
   /// in (0, 1], or a whole number above 1 = the first that many of each kind (see Verifier).
   double verify = 0;
+  /// Replay collectives that run alone on an island (a TP ring on one server's NVSwitch) after
+  /// simulating each distinct one once: exact (wormhole/workload/collective_memo.h). Workload runs in
+  /// one process only (WORMHOLE_COLLECTIVE_MEMO, [wormhole] collective_memo; default on with Wormhole).
+  bool collective_memo = true;
   /// The error a verified decision may have (Σ max(0, |predicted − simulated| − one payload) /
   /// Σ simulated bytes, Verifier), and the estimated error each skip may carry (skips are
   /// shortened to keep within it) (WORMHOLE_ERROR_BOUND, [wormhole] error_bound; a fraction,

@@ -8,6 +8,7 @@
 #include "wormhole/core/time.h"
 #include "wormhole/ffwd/settings.h"
 #include "wormhole/ffwd/verify.h"
+#include "wormhole/net/island.h"
 
 namespace wh {
 
@@ -76,6 +77,7 @@ struct SkipReport {
   uint64_t control_bypassed = 0;    ///< control packets that passed a frozen port
   uint64_t packets_held = 0;        ///< packets held for a frozen flow
   MemoReport memo;
+  CollectiveMemoStats collective;   ///< the collective memo (workload runs; wormhole/workload/collective_memo.h)
   std::vector<VerifySample> verify; ///< verify mode's completed samples, in the order they began
   uint64_t flow_bytes = 0;          ///< Σ of every flow's size, bytes (the estimate's denominator)
   /// The run's estimated error: stats.estimated_error_bytes / flow_bytes (0 without flows).

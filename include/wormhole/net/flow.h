@@ -23,6 +23,7 @@ struct Flow {
   uint64_t ideal_fct_ns = 0;      ///< standalone FCT (docs/network-model.md §5.1)
   Time min_fct = 0;               ///< ps: the true ideal FCT, a lower bound (§5.1), set when the flow starts; 0 before
   bool started = false;
+  bool replayed = false;          ///< never simulated: a collective memo replays it (Network::replay_flow)
 
   // sender
   uint32_t nic = UINT32_MAX;      ///< global port index of the NIC serving it (none: no route)

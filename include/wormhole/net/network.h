@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 #include "wormhole/net/cc.h"
 #include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
+#include "wormhole/net/island.h"
 #include "wormhole/net/port.h"
 #include "wormhole/net/probe.h"
 #include "wormhole/net/results.h"
@@ -56,6 +58,7 @@ enum EventKind : uint16_t {
   kClient = 8,     ///< an EventClient's event (target and aux are the client's)
   kBypass = 9,     ///< control packet `target` passing a frozen port reaches pool[target].in_port
   kHeld = 10,      ///< held packet slot `target` is delivered (valid if its time is the slot's due)
+  kReplay = 11,    ///< the island hooks' replay slot `target` is due (IslandHooks::replay_due)
 };
 
 /// A packet crossing a cut link in a distributed run (partition/engine.h). The sending rank
@@ -151,6 +154,36 @@ class Network final : public CcHost {
   // --- fast-forward support (skip.cpp; used by src/ffwd) ---
   /// Attaches a fast-forward controller (nullptr: packet mode, bit-identical to no controller).
   void set_skip_hooks(SkipHooks* h) { skip_ = h; }
+
+  // Islands and replayed flows (src/net/island.cpp; the collective memo uses them).
+  void set_island_hooks(IslandHooks* h) { islands_ = h; }
+  /// The closed island of NVSwitches (or direct host links) joining the host pairs (a, b), both ways,
+  /// or false (in `why`, a reason) when a pair has no path, more than one, a path through a switch that
+  /// is not an NVSwitch, or the switches have a link to a switch off the paths.
+  bool find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, Island& out, std::string& why);
+  /// Whether every port of the island is quiet now: no packet queued, on a wire or held, no
+  /// transmission, pause, ingress byte, pacing retry, freeze, or QP with bytes to send; its switches'
+  /// shared buffers empty.
+  bool island_quiet(const Island& is) const;
+  /// Appends to `key` what decides how traffic runs on the island from a quiet state: per switch its
+  /// MMU sizes, per port its peer (as an island position), rate, delay, error rate, ECN and PFC
+  /// settings, round-robin positions and finished QPs waiting to be compacted.
+  void island_signature(const Island& is, std::string& key) const;
+  /// The state a collective leaves behind on port `p` (see IslandPortState).
+  IslandPortState port_state(uint32_t p) const;
+  /// Puts state `s` on port `p` (what a replayed collective would have left there), adding the
+  /// counters' deltas `tx_delta`, `sent_delta` (bytes) and `paused_delta` (ps).
+  void set_port_state(uint32_t p, uint8_t rr_last, uint32_t rr_qp, std::vector<uint32_t> qps, uint64_t tx_delta,
+                      uint64_t sent_delta);
+  /// Injects flow `spec` as inject_flow() does (same id, source port and standalone FCT), but it is
+  /// replayed: it never gets a QP or sends a packet; finish_replayed() ends it.
+  uint32_t replay_flow(const FlowSpec& spec);
+  /// Ends replayed flow `id` now, as the last ACK would: the observer hears of it.
+  void finish_replayed(uint32_t id);
+  /// Schedules IslandHooks::replay_due(slot) at `at` (ps, >= now).
+  void schedule_replay(Time at, uint32_t slot) { kernel_.schedule(at, kReplay, slot); }
+  /// Flows replay_flow() has injected so far.
+  uint64_t replayed_flows() const { return replayed_flows_; }
   /// Calls SkipHooks::on_tick() at `at` (ps, > now), before every event at that instant: a kernel
   /// barrier (Kernel::set_barrier), which a distributed run holds at a window edge.
   void schedule_skip_tick(Time at) { kernel_.set_barrier(at); }
@@ -311,6 +344,7 @@ class Network final : public CcHost {
   void build_ports(const Topology& topo);
   void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
+  void start_replayed(uint32_t id);  ///< a replayed flow's start: its NICs and bounds, no QP
   Flow make_flow(const FlowSpec& s);   ///< identity fields and the reference's source port
   bool set_ideal_fct(Flow& f);         ///< standalone FCT; false if no path joins the hosts
   /// The true ideal FCT of flow `id` (ps) on its path (NICs assigned): docs/network-model.md §5.1.
@@ -504,6 +538,10 @@ class Network final : public CcHost {
   std::vector<uint8_t> traced_;  // by node
   // fast-forward
   SkipHooks* skip_ = nullptr;
+  IslandHooks* islands_ = nullptr;
+  uint64_t replayed_flows_ = 0;
+  std::map<std::pair<uint64_t, uint64_t>, Time> replay_min_fct_;  // ((src, dst), size) -> true ideal FCT, ps
+  std::vector<uint8_t> replay_injected_;  // per pending injected flow: replayed (1) or not (0)
   Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)
   bool shifted_ = false;     // some partition has moved: packets may be behind their flow's clock
   struct Held {

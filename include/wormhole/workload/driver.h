@@ -14,6 +14,7 @@
 
 #include "wormhole/io/workload_results.h"
 #include "wormhole/net/network.h"
+#include "wormhole/workload/collective_memo.h"
 #include "wormhole/workload/collectives.h"
 #include "wormhole/workload/simai_workload.h"
 
@@ -40,6 +41,8 @@ struct DriverOptions {
   /// The job's index in a JobSet: the driver's client events carry aux = kind | job << 2, so the
   /// set can route them (kind 3 is the set's own).
   uint32_t job = 0;
+  /// Replays collectives that run alone on an island (nullptr: none; not owned; shared by the jobs).
+  class CollectiveMemo* memo = nullptr;
 };
 
 /// The rows of each micro-batch of a pipelined workload (docs/workloads.md §6): SimAI / AICB files
@@ -148,6 +151,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   void advance(uint32_t gpu);
   void advance_loop(uint32_t gpu);
   void issue(uint32_t gpu, Phase phase);
+  void offer_to_memo(uint32_t inst);  // every member issued: the collective memo may take it
   void release(uint32_t inst, uint32_t flow);
   void rank_done(uint32_t inst, uint32_t gpu);
   void collective_done_at(uint32_t gpu, uint32_t inst);

@@ -1,0 +1,71 @@
+// Islands: parts of the fabric that only a known set of hosts can reach (a server's NVSwitch with its
+// GPUs, or GPUs linked directly), where a collective's outcome depends on nothing but its own flows
+// and the island's state when it starts. The collective memo (wormhole/workload/collective_memo.h)
+// replays such collectives; the network gives it what it needs here.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wormhole/core/time.h"
+
+namespace wh {
+
+/// A closed island: the NVSwitches the flows between some host pairs cross (each pair has exactly one
+/// path, both ways), closed in the sense that every port of those switches leads to one of them or to
+/// a host, plus the hosts they reach. Traffic can enter it only from its hosts' island ports, so a
+/// collective whose flows are its only users runs there exactly as it would alone.
+/// Orders are canonical: switches and hosts in order of discovery from the pairs (in the pairs'
+/// order), ports switch by switch in interface order, then each host's island ports in host order —
+/// two islands built alike from equivalent pairs list equivalent elements at equal positions.
+struct Island {
+  std::vector<uint32_t> switches;  ///< node ids
+  std::vector<uint32_t> hosts;     ///< node ids: the pairs' hosts first, then the others attached
+  std::vector<uint32_t> ports;     ///< global port indices: every switch port, then the hosts' island ports
+  /// Position of global port `p` in `ports`, or UINT32_MAX.
+  uint32_t local_port(uint32_t p) const;
+};
+
+/// What a port of an island keeps from one collective to the next when it is quiet: the round-robin
+/// positions, the finished QPs a NIC has not compacted away yet (global flow ids, in its order), and
+/// the counters monitors and INT read.
+struct IslandPortState {
+  uint8_t rr_last = 0;
+  uint32_t rr_qp = 0;
+  std::vector<uint32_t> qps;
+  uint64_t tx_bytes = 0, sent_bytes = 0;
+  Time paused_total = 0;
+  uint64_t rng0 = 0, rng1 = 0;  ///< the port's ECN / error generator
+};
+
+/// What the collective memo did in a run.
+struct CollectiveMemoStats {
+  bool on = false;              ///< a collective memo took part in the run
+  uint64_t considered = 0;      ///< collectives offered (every member issued)
+  uint64_t not_island = 0;      ///< their flows leave an island (a NIC, a leaf, several paths)
+  uint64_t late_issue = 0;      ///< a member issued after the first flow was released
+  uint64_t busy = 0;            ///< the island was not quiet, or another collective held it
+  uint64_t recorded = 0;        ///< simulated and kept as a new pattern
+  uint64_t not_kept = 0;        ///< simulated, not kept (disturbed, not quiet at its end, a random draw, a skip)
+  uint64_t repeats = 0;         ///< simulated while its pattern was being recorded elsewhere, compared with it
+  uint64_t replayed = 0;        ///< replayed from a pattern, or following its recording on another island
+  uint64_t replayed_flows = 0;  ///< flows of the replayed collectives
+  uint64_t verified = 0;        ///< hits simulated instead and compared
+  uint64_t verify_failures = 0; ///< verified hits and repeats differing from the pattern in any completion
+  uint64_t conflicts = 0;       ///< other flows that started on a replayed island's ports
+  uint64_t follow_failures = 0; ///< replays that followed a recording which was then not kept (disturbed)
+  uint64_t patterns = 0;        ///< distinct patterns held
+};
+
+/// Told by the network of what concerns islands (the collective memo implements it).
+class IslandHooks {
+ public:
+  virtual ~IslandHooks() = default;
+  /// Flow `id` got its QP now (replayed flows are not announced): it sends from NIC port `nic` and its
+  /// ACKs leave port `ack_nic` (UINT32_MAX: none).
+  virtual void flow_started(uint32_t id, uint32_t nic, uint32_t ack_nic) = 0;
+  /// The event the hook scheduled with Network::schedule_replay(at, slot) is due.
+  virtual void replay_due(uint32_t slot) = 0;
+};
+
+}  // namespace wh

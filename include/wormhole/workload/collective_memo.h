@@ -1,0 +1,119 @@
+// The collective memo: a collective that runs alone on a closed island (a TP ring over one server's
+// NVSwitch) is simulated once per distinct pattern and replayed exactly afterwards.
+//
+// Why it is exact: no traffic but the collective's own can enter an island (wormhole/net/island.h),
+// so when the collective starts on a quiet island, its flows' completions are a function of the
+// island (rates, delays, MMU and ECN settings, round-robin positions, finished QPs not compacted
+// yet), the collective's flows and the times its members issued it — all in the key, compared byte
+// for byte. No random draw is involved: a recording whose ports' generators moved is not kept. A
+// replay creates the flows (same ids, source ports, standalone FCTs) but sends no packet; each ends at
+// its recorded time, in its recorded order among flows ending at the same instant, and the island is
+// left as the recorded run left it. The Wormhole paper's memoization (its §6) keys unsteady periods
+// by their contention graph; this is its exact special case, at the grain of a whole collective.
+//
+// Where it can be wrong: a flow of another collective that starts on a replayed island's ports before
+// the replay ends runs as if the island were empty (counted as a conflict and warned about). Verify
+// mode simulates a fraction of the hits instead and compares every completion (must be identical).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+/// See the file comment. Installs itself as the network's IslandHooks. One per network; the
+/// workload drivers of every job share it.
+class CollectiveMemo final : public IslandHooks {
+ public:
+  /// `verify`: 0 = none; a fraction in (0, 1) = that share of the hits (the first one included);
+  /// >= 1 = the first `verify` hits. Throws std::invalid_argument for a negative `verify`.
+  CollectiveMemo(Network& net, double verify);
+  ~CollectiveMemo() override;
+
+  /// A collective whose members have all issued it, none of its flows released yet. `pairs`: its
+  /// flows' (source host, destination host) in plan order; `plan_key`: bytes that identify its flows
+  /// (ends as member positions, sizes, dependencies) and the driver's settings that time them;
+  /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) and `issue_order`:
+  /// members in the order they issued. Returns a handle >= 0 when the memo replays or records it,
+  /// -1 when it is left to the network.
+  int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const std::string& plan_key,
+                const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
+                const std::vector<uint32_t>& issue_order, uint32_t flows);
+  /// A collective whose last member issued it after its first flow was released: not offered.
+  void count_late_issue() { ++stats_.considered, ++stats_.late_issue; }
+  /// Whether handle `h` replays (its flows go through Network::replay_flow).
+  bool replaying(int32_t h) const { return runs_.at(static_cast<uint32_t>(h)).replay; }
+  /// Plan flow `f` of handle `h` became network flow `id` (just injected or replayed).
+  void released(int32_t h, uint32_t f, uint32_t id);
+  /// Plan flow `f` of a recording handle finished now (`skipped`: ps of it fast-forwarded).
+  void finished(int32_t h, uint32_t f, Time skipped);
+
+  /// What the memo did; reads the end states still pending first (call once the run is over).
+  const CollectiveMemoStats& stats() {
+    finalize_pending();
+    return stats_;
+  }
+
+  // IslandHooks
+  void flow_started(uint32_t id, uint32_t nic, uint32_t ack_nic) override;
+  void replay_due(uint32_t slot) override;
+
+ private:
+  struct Entry {
+    std::vector<Time> finish;     // per plan flow: ps after the first issue
+    std::vector<uint32_t> order;  // plan flows by (finish, the order they finished in)
+    // What the island holds after it, per island port.
+    std::vector<uint8_t> rr_last;
+    std::vector<uint32_t> rr_qp;
+    std::vector<std::vector<uint32_t>> qps;  // plan flows
+    std::vector<uint64_t> tx_delta, sent_delta;
+    uint64_t hits = 0;
+  };
+  struct Run {
+    Island island;
+    std::string key;
+    Time t0 = 0;
+    bool replay = false;                  // its flows are replayed (from `entry`, or following a recording)
+    bool verifying = false;
+    const Entry* entry = nullptr;         // the pattern whose end state a replay leaves (set when known)
+    std::vector<uint32_t> net_id;         // per plan flow (UINT32_MAX: not released yet)
+    std::unordered_map<uint32_t, uint32_t> plan_of;  // network id -> plan flow
+    // Completions, plan flows in order (a replay's timeline; a recording's as they happen).
+    std::vector<Time> finish;             // per plan flow: ps after t0 (-1: not yet)
+    std::vector<uint32_t> order;
+    uint32_t next = 0;                    // replay: completions done
+    Time due = -1;                        // replay: the time of its pending replay event (-1: none)
+    // recording
+    std::vector<IslandPortState> before;
+    std::vector<uint32_t> followers;      // replays of the same pattern that follow it as it runs
+    bool disturbed = false, skipped = false, broken = false;
+    bool pending = false;                 // its flows are done; the island's end state not read yet
+  };
+  void schedule_next(uint32_t slot);
+  /// The island's end state is read when the island is next needed (a collective begins, another flow
+  /// starts there) or at the end: the event that ended the last flow may still change it (a NIC
+  /// compacts its finished QPs when it next looks for a packet, maybe at that very instant).
+  void finalize_pending();
+  void end_recording(uint32_t slot);
+  void end_replay(uint32_t slot);
+  void release_claims(uint32_t slot);
+  bool verify_this_hit();
+
+  Network& net_;
+  double verify_;
+  uint64_t hits_seen_ = 0;
+  std::unordered_map<std::string, Entry> store_;
+  std::unordered_map<std::string, uint32_t> recording_;  // key -> the run recording it
+  std::vector<Run> runs_;
+  std::vector<uint32_t> free_runs_;
+  std::vector<uint32_t> pending_;  // runs whose end state is to be read (finalize_pending)
+  std::vector<int32_t> claim_;  // per port: the run holding it, -1 = none
+  CollectiveMemoStats stats_;
+};
+
+}  // namespace wh

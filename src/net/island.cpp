@@ -1,0 +1,188 @@
+// Islands and replayed flows: what the collective memo needs of the network (wormhole/net/island.h).
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "wormhole/net/network.h"
+
+namespace wh {
+
+namespace {
+
+template <class T>
+void put(std::string& key, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  key.append(b, sizeof(T));
+}
+
+}  // namespace
+
+uint32_t Island::local_port(uint32_t p) const {
+  const auto it = std::find(ports.begin(), ports.end(), p);
+  return it == ports.end() ? UINT32_MAX : static_cast<uint32_t>(it - ports.begin());
+}
+
+bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, Island& out, std::string& why) {
+  routing();
+  out = Island{};
+  std::unordered_map<uint32_t, uint32_t> seen;  // node -> discovered
+  std::vector<uint32_t> host_ports;
+  auto add_node = [&](uint32_t n) {
+    if (!seen.emplace(n, 1).second) return;
+    (nodes_[n].is_switch ? out.switches : out.hosts).push_back(n);
+  };
+  for (auto [a0, b0] : pairs) {
+    for (int dir = 0; dir < 2; ++dir) {
+      const uint32_t a = dir ? b0 : a0, b = dir ? a0 : b0;
+      add_node(a);
+      add_node(b);
+      const std::vector<uint32_t> nics = routing_.host_nics(a, b);
+      if (nics.size() != 1) {
+        why = nics.empty() ? "no path" : "more than one NIC";
+        return false;
+      }
+      uint32_t p = nics[0];
+      host_ports.push_back(p);
+      uint32_t n = ports_[ports_[p].peer].node;
+      for (uint32_t hops = 0; n != b; ++hops) {
+        if (!nodes_[n].is_switch || hops > nodes_.size()) {
+          why = "no path";
+          return false;
+        }
+        if (!nodes_[n].is_nvswitch) {
+          why = "a path crosses a switch that is not an NVSwitch";
+          return false;
+        }
+        add_node(n);
+        const auto next = routing_.next_hops(n, b);
+        if (next.size() != 1) {
+          why = "more than one path";
+          return false;
+        }
+        n = ports_[ports_[next[0]].peer].node;
+      }
+    }
+  }
+  // Closure: a switch of the island links only to the island's switches and to hosts.
+  for (size_t i = 0; i < out.switches.size(); ++i) {
+    const Node& sw = nodes_[out.switches[i]];
+    for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q) {
+      const uint32_t m = ports_[ports_[q].peer].node;
+      if (nodes_[m].is_switch && !seen.count(m)) {
+        why = "an NVSwitch of the paths links to another switch";
+        return false;
+      }
+      if (!nodes_[m].is_switch) add_node(m);
+      out.ports.push_back(q);
+    }
+  }
+  for (uint32_t s : out.switches) {
+    const Node& sw = nodes_[s];
+    for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q)
+      if (!nodes_[ports_[ports_[q].peer].node].is_switch) host_ports.push_back(ports_[q].peer);
+  }
+  // Host ports in host order, then interface order; direct host links bring their peers too.
+  for (size_t i = 0, n = host_ports.size(); i < n; ++i)
+    if (!nodes_[ports_[ports_[host_ports[i]].peer].node].is_switch) host_ports.push_back(ports_[host_ports[i]].peer);
+  std::unordered_map<uint32_t, uint32_t> host_pos;
+  for (uint32_t i = 0; i < out.hosts.size(); ++i) host_pos[out.hosts[i]] = i;
+  std::sort(host_ports.begin(), host_ports.end(), [&](uint32_t x, uint32_t y) {
+    const uint32_t hx = host_pos.at(ports_[x].node), hy = host_pos.at(ports_[y].node);
+    return hx != hy ? hx < hy : x < y;
+  });
+  host_ports.erase(std::unique(host_ports.begin(), host_ports.end()), host_ports.end());
+  out.ports.insert(out.ports.end(), host_ports.begin(), host_ports.end());
+  return true;
+}
+
+bool Network::island_quiet(const Island& is) const {
+  const Time now = kernel_.now();
+  for (uint32_t s : is.switches)
+    if (nodes_[s].shared_used != 0) return false;
+  for (uint32_t q : is.ports) {
+    const Port& p = ports_[q];
+    if (p.bytes_total != 0 || !p.wire.empty() || p.txdone_pending || p.busy_until > now || p.wake_at >= 0 ||
+        p.frozen_until > now || p.paused_since >= 0 || !p.up)
+      return false;
+    for (uint32_t c = 0; c < kClasses; ++c)
+      if (p.paused[c] || p.pause_sent[c] || p.ingress_bytes[c] != 0 || p.hdrm_bytes[c] != 0) return false;
+    for (uint32_t id : p.qps)
+      if (!flows_[id].finished()) return false;
+  }
+  for (const Held& h : held_)
+    if (h.due >= 0 && is.local_port(h.port) != UINT32_MAX) return false;
+  return true;
+}
+
+void Network::island_signature(const Island& is, std::string& key) const {
+  for (uint32_t s : is.switches) {
+    const Node& n = nodes_[s];
+    put(key, n.num_ports), put(key, n.buffer_bytes), put(key, n.total_hdrm), put(key, n.total_rsrv);
+  }
+  for (uint32_t q : is.ports) {
+    const Port& p = ports_[q];
+    put(key, is.local_port(p.peer));
+    put(key, p.if_index), put(key, p.rate_bps), put(key, p.delay), put(key, p.error_rate);
+    put(key, p.kmin), put(key, p.kmax), put(key, p.pmax), put(key, p.headroom), put(key, p.pfc_shift);
+    put(key, p.rr_last), put(key, p.rr_qp), put(key, static_cast<uint32_t>(p.qps.size()));
+  }
+}
+
+IslandPortState Network::port_state(uint32_t q) const {
+  const Port& p = ports_[q];
+  IslandPortState s;
+  s.rr_last = p.rr_last;
+  s.rr_qp = p.rr_qp;
+  s.qps = p.qps;
+  s.tx_bytes = p.tx_bytes;
+  s.sent_bytes = p.sent_bytes;
+  s.paused_total = p.paused_total;
+  std::tie(s.rng0, s.rng1) = p.rng.state();
+  return s;
+}
+
+void Network::set_port_state(uint32_t q, uint8_t rr_last, uint32_t rr_qp, std::vector<uint32_t> qps, uint64_t tx_delta,
+                             uint64_t sent_delta) {
+  Port& p = ports_[q];
+  p.rr_last = rr_last;
+  p.rr_qp = rr_qp;
+  p.qps = std::move(qps);
+  p.tx_bytes += tx_delta;
+  p.sent_bytes += sent_delta;
+}
+
+uint32_t Network::replay_flow(const FlowSpec& spec) {
+  const uint32_t id = static_cast<uint32_t>(flows_.size() + injected_.size());
+  injected_.push_back(spec);
+  replay_injected_.push_back(1);
+  kernel_.schedule(kernel_.now(), kInject, id);
+  return id;
+}
+
+void Network::start_replayed(uint32_t id) {
+  Flow& f = flows_[id];
+  f.started = true;
+  assign_nics(f);
+  const PathMetrics& m = routing_.pair(f.src, f.dst);
+  f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
+  f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
+  // Replayed flows repeat few (pair, size) combinations, each on its one island path: the bound's
+  // path walk is done once per combination.
+  const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(f.src) << 32) | f.dst, f.size}, 0);
+  if (fresh) it->second = lower_bound_fct(id);
+  f.min_fct = it->second;
+  f.snd_nxt = f.snd_una = f.snd_high = f.size;  // nothing is ever sent
+  ++replayed_flows_;
+}
+
+void Network::finish_replayed(uint32_t id) {
+  Flow& f = flows_[id];
+  f.finish = kernel_.now();
+  last_finish_ = f.finish;
+  ++flows_finished_;
+  if (observer_) observer_->flow_finished(record(id));
+}
+
+}  // namespace wh

@@ -1,0 +1,254 @@
+// The collective memo (wormhole/workload/collective_memo.h).
+#include "wormhole/workload/collective_memo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace wh {
+
+namespace {
+
+template <class T>
+void put(std::string& key, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  key.append(b, sizeof(T));
+}
+
+}  // namespace
+
+CollectiveMemo::CollectiveMemo(Network& net, double verify) : net_(net), verify_(verify) {
+  if (!(verify >= 0)) throw std::invalid_argument("collective memo: verify must be >= 0");
+  claim_.assign(net.ports().size(), -1);
+  net_.set_island_hooks(this);
+}
+
+CollectiveMemo::~CollectiveMemo() { net_.set_island_hooks(nullptr); }
+
+bool CollectiveMemo::verify_this_hit() {
+  const uint64_t h = hits_seen_++;
+  if (verify_ <= 0) return false;
+  if (verify_ >= 1) return h < static_cast<uint64_t>(verify_);
+  // The h-th hit is verified when the running quota ceil(h·v) grows: the first one always is.
+  return std::ceil(double(h + 1) * verify_) > std::ceil(double(h) * verify_);
+}
+
+int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const std::string& plan_key,
+                              const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
+                              const std::vector<uint32_t>& issue_order, uint32_t flows) {
+  ++stats_.considered;
+  finalize_pending();
+  Island is;
+  std::string why;
+  if (flows == 0 || !net_.find_island(pairs, is, why)) {
+    ++stats_.not_island;
+    return -1;
+  }
+  for (uint32_t p : is.ports)
+    if (claim_[p] >= 0) {
+      ++stats_.busy;
+      return -1;
+    }
+  if (!net_.island_quiet(is)) {
+    ++stats_.busy;
+    return -1;
+  }
+  const Time t0 = *std::min_element(issued.begin(), issued.end());
+  std::string key = plan_key;
+  for (uint32_t h : member_hosts)
+    put(key, static_cast<uint32_t>(std::find(is.hosts.begin(), is.hosts.end(), h) - is.hosts.begin()));
+  for (Time t : issued) put(key, t - t0);
+  for (uint32_t m : issue_order) put(key, m);
+  net_.island_signature(is, key);
+
+  uint32_t slot;
+  if (!free_runs_.empty()) {
+    slot = free_runs_.back();
+    free_runs_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(runs_.size());
+    runs_.emplace_back();
+  }
+  Run& r = runs_[slot];
+  r = Run{};
+  r.t0 = t0;
+  r.net_id.assign(flows, UINT32_MAX);
+  r.finish.assign(flows, -1);
+  if (const auto it = store_.find(key); it != store_.end()) {
+    if (verify_this_hit()) {
+      r.verifying = true;
+    } else {
+      r.replay = true;
+      r.entry = &it->second;
+      r.finish = r.entry->finish;
+      r.order = r.entry->order;
+      ++it->second.hits;
+    }
+  } else if (const auto rec = recording_.find(key); rec != recording_.end() && runs_[rec->second].t0 <= t0) {
+    // Another island is simulating this very pattern, started no later: follow its completions,
+    // shifted by the difference of the start times (every server's TP group issues at once).
+    r.replay = true;
+    runs_[rec->second].followers.push_back(slot);
+    const Run& src = runs_[rec->second];
+    for (uint32_t f : src.order) r.finish[f] = src.finish[f], r.order.push_back(f);
+  }
+  if (r.replay) {
+    ++stats_.replayed;
+    stats_.replayed_flows += flows;
+  } else {
+    r.before.reserve(is.ports.size());
+    for (uint32_t p : is.ports) r.before.push_back(net_.port_state(p));
+    if (!r.verifying) recording_.emplace(key, slot);
+  }
+  for (uint32_t p : is.ports) claim_[p] = static_cast<int32_t>(slot);
+  r.key = std::move(key);
+  r.island = std::move(is);
+  if (r.replay) schedule_next(slot);
+  return static_cast<int32_t>(slot);
+}
+
+void CollectiveMemo::released(int32_t h, uint32_t f, uint32_t id) {
+  Run& r = runs_[static_cast<uint32_t>(h)];
+  r.net_id[f] = id;
+  r.plan_of[id] = f;
+}
+
+void CollectiveMemo::finished(int32_t h, uint32_t f, Time skipped) {
+  const uint32_t slot = static_cast<uint32_t>(h);
+  Run& r = runs_[slot];
+  if (r.replay) return;  // a replay ends its flows itself (replay_due)
+  r.finish[f] = net_.now() - r.t0;
+  r.order.push_back(f);
+  if (skipped > 0) r.skipped = true;
+  for (uint32_t fs : r.followers) {
+    Run& w = runs_[fs];
+    w.finish[f] = r.finish[f];
+    w.order.push_back(f);
+    if (w.due < 0) schedule_next(fs);
+  }
+  if (r.order.size() == r.finish.size()) r.pending = true, pending_.push_back(slot);
+}
+
+void CollectiveMemo::flow_started(uint32_t id, uint32_t nic, uint32_t ack_nic) {
+  for (uint32_t p : {nic, ack_nic}) {
+    if (p >= claim_.size() || claim_[p] < 0) continue;
+    if (runs_[static_cast<uint32_t>(claim_[p])].pending) finalize_pending();  // before the new QP is listed
+    if (claim_[p] < 0) continue;
+    Run& r = runs_[static_cast<uint32_t>(claim_[p])];
+    if (r.plan_of.count(id)) continue;
+    if (r.replay) ++stats_.conflicts;
+    else r.disturbed = true;
+    return;
+  }
+}
+
+void CollectiveMemo::schedule_next(uint32_t slot) {
+  Run& r = runs_[slot];
+  r.due = r.next < r.order.size() ? r.t0 + r.finish[r.order[r.next]] : -1;
+  if (r.due >= 0) net_.schedule_replay(r.due, slot);
+}
+
+void CollectiveMemo::replay_due(uint32_t slot) {
+  // finish_replayed runs the drivers, which may begin other runs: runs_ may grow, so no reference
+  // into it lives across the call.
+  const Time now = net_.now();
+  while (runs_[slot].next < runs_[slot].order.size()) {
+    Run& r = runs_[slot];
+    const uint32_t f = r.order[r.next];
+    if (r.t0 + r.finish[f] != now) break;
+    const uint32_t id = r.net_id[f];
+    ++r.next;
+    if (id == UINT32_MAX || id >= net_.flows().size())
+      throw std::logic_error("collective memo: a replayed flow ends before it was released (the driver's timeline "
+                             "differs from the recorded one)");
+    net_.finish_replayed(id);
+  }
+  if (runs_[slot].next < runs_[slot].finish.size()) schedule_next(slot);  // a follower may wait for more
+  else if (runs_[slot].entry) end_replay(slot);
+  else runs_[slot].pending = true, pending_.push_back(slot);  // a follower: its recording's end state is not read yet
+}
+
+void CollectiveMemo::end_replay(uint32_t slot) {
+  Run& r = runs_[slot];
+  if (const Entry* e = r.entry) {
+    for (size_t i = 0; i < r.island.ports.size(); ++i) {
+      std::vector<uint32_t> qps;
+      qps.reserve(e->qps[i].size());
+      for (uint32_t f : e->qps[i]) qps.push_back(r.net_id[f]);
+      net_.set_port_state(r.island.ports[i], e->rr_last[i], e->rr_qp[i], std::move(qps), e->tx_delta[i],
+                          e->sent_delta[i]);
+    }
+  }
+  if (r.broken || !r.entry) ++stats_.follow_failures;
+  release_claims(slot);
+}
+
+void CollectiveMemo::finalize_pending() {
+  if (pending_.empty()) return;
+  std::vector<uint32_t> slots;
+  slots.swap(pending_);
+  // Recordings first: they give their followers the end state.
+  for (uint32_t s : slots)
+    if (!runs_[s].replay) end_recording(s);
+  for (uint32_t s : slots)
+    if (runs_[s].replay) end_replay(s);
+}
+
+void CollectiveMemo::end_recording(uint32_t slot) {
+  Run& r = runs_[slot];
+  bool ok = !r.disturbed && !r.skipped && net_.island_quiet(r.island);
+  Entry e;
+  e.finish = r.finish;
+  e.order = r.order;  // finishing order: by time, then as the network ended them
+  const size_t n = r.island.ports.size();
+  e.rr_last.resize(n), e.rr_qp.resize(n), e.qps.resize(n), e.tx_delta.resize(n), e.sent_delta.resize(n);
+  for (size_t i = 0; ok && i < n; ++i) {
+    const IslandPortState s = net_.port_state(r.island.ports[i]);
+    const IslandPortState& b = r.before[i];
+    if (s.rng0 != b.rng0 || s.rng1 != b.rng1 || s.paused_total != b.paused_total) ok = false;  // a draw, a pause
+    e.rr_last[i] = s.rr_last;
+    e.rr_qp[i] = s.rr_qp;
+    for (uint32_t id : s.qps) {
+      const auto it = r.plan_of.find(id);
+      if (it == r.plan_of.end()) ok = false;  // a QP of an earlier collective still listed
+      else e.qps[i].push_back(it->second);
+    }
+    e.tx_delta[i] = s.tx_bytes - b.tx_bytes;
+    e.sent_delta[i] = s.sent_bytes - b.sent_bytes;
+  }
+  if (!ok) {
+    ++stats_.not_kept;
+  } else if (const auto it = store_.find(r.key); it != store_.end()) {
+    // A verified hit, or the same pattern simulated on another island meanwhile (every server's TP
+    // group issues at once): either way a second simulation of one key, which must agree.
+    ++(r.verifying ? stats_.verified : stats_.repeats);
+    const Entry& k = it->second;
+    if (k.finish != e.finish || k.order != e.order || k.rr_last != e.rr_last || k.rr_qp != e.rr_qp || k.qps != e.qps ||
+        k.tx_delta != e.tx_delta || k.sent_delta != e.sent_delta)
+      ++stats_.verify_failures;
+  } else {
+    store_.emplace(r.key, std::move(e));
+    ++stats_.recorded;
+    stats_.patterns = store_.size();
+  }
+  if (const auto it = recording_.find(r.key); it != recording_.end() && it->second == slot) recording_.erase(it);
+  const auto kept = ok ? store_.find(r.key) : store_.end();
+  for (uint32_t fs : r.followers) {
+    // A follower replayed what this recording did; if the recording is not a clean pattern, neither
+    // was the replay.
+    if (kept != store_.end()) runs_[fs].entry = &kept->second;
+    else runs_[fs].broken = true;
+  }
+  release_claims(slot);
+}
+
+void CollectiveMemo::release_claims(uint32_t slot) {
+  Run& r = runs_[slot];
+  for (uint32_t p : r.island.ports) claim_[p] = -1;
+  r = Run{};
+  free_runs_.push_back(slot);
+}
+
+}  // namespace wh

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""End-to-end tests of the collective memo: TP collectives on a server's NVSwitch (a closed island) are
+simulated once per pattern and replayed afterwards, exactly. Packet mode (Wormhole off) is the truth:
+with no random draw involved, fct.txt must be byte-identical. Environment as test_workload.py."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import h5py
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
+CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
+
+
+def workload(gpus, tp, rows):
+    """`rows` layers, each a 1-MiB AllReduce on the TP group forward and backward (ig), 1 µs of compute."""
+    head = f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {tp} ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}\n"
+    body = "".join(f"l{i} -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n" for i in range(rows))
+    return head + f"{rows}\n" + body
+
+
+class CollectiveMemo(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_cmemo_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def scenario(self, gpus, tp, rows):
+        (self.dir / "w.txt").write_text(workload(gpus, tp, rows))
+        sc = self.dir / "s.toml"
+        sc.write_text(f"""name = "t"
+[topology]
+generator = "spectrum-x"
+gpus = {gpus}
+spines = 2
+[workload]
+file = "w.txt"
+send_latency = "2us"
+[network]
+config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
+""")
+        return sc
+
+    def run_wh(self, sc, name, *sets):
+        out = self.dir / name
+        args = [str(WORMHOLE), "run", str(sc), "-o", str(out)]
+        for s in sets:
+            args += ["--set", s]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, p.stderr)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p, out
+
+    def memo_attrs(self, out):
+        with h5py.File(out / "results.h5") as f:
+            return {k[len("collective_memo_"):]: int(v) for k, v in f["/wormhole"].attrs.items()
+                    if k.startswith("collective_memo_")}
+
+    def test_repeated_tp_allreduce_replayed_byte_identical(self):
+        # One 8-GPU server, TP 8: 24 AllReduces (12 rows, fwd and ig) of 8 rings x 14 steps x 8 GPUs = 896
+        # flows each, alone on the server's NVSwitch. The members issue at the same ps in an order that
+        # rotates by 3 from one collective to the next (it follows the previous one's completions), and the
+        # first starts on a fresh island (no round-robin position yet): 1 + 8 patterns are simulated, the
+        # other 15 collectives repeat one (fwd and ig alike).
+        sc = self.scenario(8, 8, 12)
+        p0, pkt = self.run_wh(sc, "pkt")
+        p1, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        self.assertIn("iteration 0: 839.140 us", p0.stdout)
+        self.assertIn("iteration 0: 839.140 us", p1.stdout)
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["replayed_flows"]), (24, 9, 15, 15 * 896))
+        self.assertEqual((a["verify_failures"], a["conflicts"], a["not_island"], a["busy"]), (0, 0, 0, 0))
+        self.assertIn("15 replayed (13440 flows)", p1.stdout)
+
+    def test_verify_mode_simulates_a_hit_and_finds_it_equal(self):
+        sc = self.scenario(8, 8, 12)
+        _, pkt = self.run_wh(sc, "pkt")
+        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_VERIFY=1")
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        a = self.memo_attrs(wh)
+        # The first hit is simulated instead and compared (one fewer replay than above).
+        self.assertEqual((a["verified"], a["verify_failures"], a["replayed"]), (1, 0, 14))
+        self.assertNotIn("differ from their recorded pattern", p.stderr)
+
+    def test_two_servers_follow_one_recording(self):
+        # Both servers' TP groups issue every collective at the same ps: one simulates each new pattern,
+        # the other replays it as it runs. The same completions as packet mode; only the order of lines of
+        # equal completion time may differ between the servers.
+        sc = self.scenario(16, 8, 6)
+        _, pkt = self.run_wh(sc, "pkt")
+        _, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
+                         sorted((wh / "fct.txt").read_text().splitlines()))
+        a = self.memo_attrs(wh)
+        self.assertEqual(a["considered"], 24)
+        self.assertEqual(a["recorded"] + a["replayed"], 24)
+        self.assertGreaterEqual(a["replayed"], 12)  # at least the second server's every collective
+
+    def test_island_shared_by_two_groups_is_not_replayed(self):
+        # TP 4 on an 8-GPU server: two TP groups issue at once on one NVSwitch. The second finds the island
+        # held; the first's recording is disturbed by the second's flows: nothing is kept or replayed.
+        sc = self.scenario(8, 4, 4)
+        _, pkt = self.run_wh(sc, "pkt")
+        _, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["considered"], a["busy"], a["not_kept"], a["recorded"], a["replayed"]), (16, 8, 8, 0, 0))
+
+    def test_switched_off(self):
+        sc = self.scenario(8, 8, 4)
+        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=0")
+        self.assertNotIn("collective memo", p.stdout)
+        self.assertEqual(self.memo_attrs(wh), {})
+
+
+if __name__ == "__main__":
+    unittest.main()
