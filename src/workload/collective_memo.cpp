@@ -42,7 +42,9 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   finalize_pending();
   Island is;
   std::string why;
-  if (flows == 0 || !net_.find_island(pairs, is, why)) {
+  // An island that reaches hosts outside the collective is shared with another group (TP 4 on an 8-GPU
+  // server): the other's traffic would disturb a recording, and followers would have replayed it.
+  if (flows == 0 || !net_.find_island(pairs, is, why) || is.hosts.size() != member_hosts.size()) {
     ++stats_.not_island;
     return -1;
   }

@@ -42,7 +42,7 @@ struct IslandPortState {
 struct CollectiveMemoStats {
   bool on = false;              ///< a collective memo took part in the run
   uint64_t considered = 0;      ///< collectives offered (every member issued)
-  uint64_t not_island = 0;      ///< their flows leave an island (a NIC, a leaf, several paths)
+  uint64_t not_island = 0;      ///< their flows leave an island (a NIC, a leaf, several paths) or it has other hosts
   uint64_t late_issue = 0;      ///< a member issued after the first flow was released
   uint64_t busy = 0;            ///< the island was not quiet, or another collective held it
   uint64_t recorded = 0;        ///< simulated and kept as a new pattern
