@@ -101,6 +101,12 @@ struct WorkloadDriver::Plan {
   }
 };
 
+uint64_t bytes_per_plan_flow() {
+  using P = WorkloadDriver::Plan;
+  return sizeof(FlowStep) + sizeof(P::src_idx[0]) + sizeof(P::dst_idx[0]) + sizeof(P::child[0]) +
+         sizeof(uint32_t) /* sends */ + sizeof(uint8_t) /* Instance::flow_state */;
+}
+
 /// One pipeline send: the activation (forward) or gradient (backward) of one micro-batch, from
 /// `src` to `dst` (adjacent stages), as one flow of pp_comm bytes.
 struct WorkloadDriver::Transfer {
