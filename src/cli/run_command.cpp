@@ -330,6 +330,9 @@ int run_command(const RunOptions& o) {
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
+  obs.progress().set_fraction([&net] { return net.flows().empty() ? -1.0 : double(net.flows_finished()) / double(net.flows().size()); },
+                              "flows");
+  if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (!o.quiet) {
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));

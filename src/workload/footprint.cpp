@@ -33,7 +33,7 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
   std::map<CommGroup, Partition> groups;  // made on first use
   std::set<std::tuple<int, uint64_t, CommGroup>> planned;  // the plans already counted
   WorkloadFlowCount c;
-  uint64_t per_iteration = 0;  // network flows of one iteration
+  uint64_t per_iteration = 0, collectives = 0;  // network flows and collectives of one iteration
   for (size_t row = 0; row < w.layers.size(); ++row) {
     if (w.header.micro && row > 0) break;  // MICRO issues row 0's wg collective only
     const WorkloadLayer& l = w.layers[row];
@@ -46,16 +46,22 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
       for (const auto& [shape, count] : it->second) {
         const uint32_t rings = op->op == Collective::AllToAll ? 1 : shape.second;
         flows += count * collective_flow_count(op->op, op->bytes, shape.first, rings, o.zero_chunk);
+        collectives += count;
       }
       per_iteration += flows;
       if (!planned.emplace(static_cast<int>(op->op), op->bytes, op->group).second) continue;
       c.plan_flows += flows;
     }
   }
-  if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None && w.header.pp_comm_bytes > 0)
-    // Each micro-batch's activation forward and gradient back between adjacent stages: one flow each.
-    per_iteration += 2 * uint64_t(layout.gpus - layout.stage_gpus) * std::max<uint32_t>(1, w.header.ga);
+  if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
+    // Each micro-batch's activation forward and gradient back between adjacent stages: one transfer
+    // each, of one flow unless pp_comm is 0.
+    const uint64_t transfers = 2 * uint64_t(layout.gpus - layout.stage_gpus) * std::max<uint32_t>(1, w.header.ga);
+    collectives += transfers;
+    if (w.header.pp_comm_bytes > 0) per_iteration += transfers;
+  }
   c.flows = per_iteration * o.iterations;
+  c.collectives = collectives * o.iterations;
   return c;
 }
 

@@ -89,6 +89,9 @@ struct WorkloadFlowCount {
   uint64_t plan_flows = 0;
   /// Network flows over all iterations: every collective's flows and every pipeline transfer.
   uint64_t flows = 0;
+  /// Collectives over all iterations as the report lists them: one per group of two or more GPUs
+  /// that sends something, and one per pipeline transfer.
+  uint64_t collectives = 0;
 };
 /// Counts them as expected_traffic() walks the workload (same groups, rings, chunking, ignored groups
 /// and MICRO rule), in O(rows + GPUs) for the group partitions: a 131,072-GPU workload is counted
@@ -143,6 +146,9 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   bool finish(Time until);
 
   const WorkloadReport& report() const { return report_; }
+  /// The share of the run's collectives (and pipeline transfers) complete at every member, [0, 1]
+  /// (count_workload_flows gives the total); -1 when the workload has none.
+  double progress() const;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
   /// Whether network flow `id` is one of this driver's.
@@ -212,6 +218,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
   std::vector<Time> iter_end_;
   uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
+  uint64_t total_collectives_ = 0;  // over the whole run (count_workload_flows), for progress()
   bool installed_ = false;
   uint32_t gpus_done_ = 0;
   WorkloadReport report_;
