@@ -169,6 +169,7 @@ int partition_command(const PartitionOptions& o) {
     RunOptions ro;
     ro.scenario = o.scenario;
     ro.sets = o.sets;
+    ro.check_memory = false;  // a scratch network without the workload's plans
     const WorkloadRun r = load_workload_run(ro, true);
     topo = r.topo.topo;
     net = traffic_network(r);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,24 +16,87 @@
 
 namespace wh {
 
-/// The progress line on stderr, at most every 5 s of wall time: simulated time, event rate, flows done.
+/// What one progress line shows.
+struct ProgressFigures {
+  std::string who;          ///< a prefix such as "rank 0: " ("" for one process)
+  double wall_s = 0;        ///< wall time since the run started, s
+  Time now = 0;             ///< simulated time, ps
+  uint64_t events = 0;      ///< events executed so far
+  uint64_t flows_done = 0;  ///< flows finished so far
+  double fraction = -1;     ///< share of the run done, [0, 1]; < 0 = unknown: no % and no ETA
+  std::string of;           ///< what the share counts, e.g. "flows" or "collectives"
+  double skip_ratio = -1;   ///< Wormhole: events skipped / (executed + skipped); < 0 = Wormhole off
+};
+
+/// "2 min 05 s": a wall-time span for the ETA (whole seconds below 1 min, h and min from 1 h).
+inline std::string format_eta(double s) {
+  const auto t = static_cast<uint64_t>(s + 0.5);
+  char buf[48];
+  if (t < 60) std::snprintf(buf, sizeof buf, "%lu s", static_cast<unsigned long>(t));
+  else if (t < 3600) std::snprintf(buf, sizeof buf, "%lu min %02lu s", static_cast<unsigned long>(t / 60), static_cast<unsigned long>(t % 60));
+  else std::snprintf(buf, sizeof buf, "%lu h %02lu min", static_cast<unsigned long>(t / 3600), static_cast<unsigned long>(t / 60 % 60));
+  return buf;
+}
+
+/// The progress line (no newline): "[   10.0 s] sim 0.001234 s, 3.21 M events/s, 1234 flows done", then,
+/// when the share done is known, ", 41.2 % of flows, ETA 14 s" (the ETA assumes the rest goes at the
+/// pace so far, and is left out until some share is done), then with Wormhole on ", Wormhole skipped
+/// 63.0 % of events".
+inline std::string format_progress(const ProgressFigures& p) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "[%7.1f s] %ssim %.6f s, %.2f M events/s, %lu flows done", p.wall_s, p.who.c_str(),
+                double(p.now) / kSec, p.wall_s > 0 ? double(p.events) / p.wall_s / 1e6 : 0.0,
+                static_cast<unsigned long>(p.flows_done));
+  std::string line = buf;
+  if (p.fraction >= 0) {
+    const double f = std::min(p.fraction, 1.0);
+    std::snprintf(buf, sizeof buf, ", %.1f %% of %s", 100 * f, p.of.c_str());
+    line += buf;
+    if (f > 0) line += ", ETA " + format_eta(p.wall_s * (1 - f) / f);
+  }
+  if (p.skip_ratio >= 0) {
+    std::snprintf(buf, sizeof buf, ", Wormhole skipped %.1f %% of events", 100 * p.skip_ratio);
+    line += buf;
+  }
+  return line;
+}
+
+/// The progress line on stderr, at most every 5 s of wall time: simulated time, event rate, flows done,
+/// and where the run can tell them the share done with an ETA and Wormhole's skip ratio.
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
   /// `who`: a prefix such as "rank 0: " ("" for one process).
   explicit ProgressLine(const char* who = "") : who_(who), start_(Clock::now()), last_(start_) {}
+  /// The share of the run done, [0, 1] (< 0: unknown), asked at each line; `of` names what it counts.
+  void set_fraction(std::function<double()> fraction, std::string of) {
+    fraction_ = std::move(fraction);
+    of_ = std::move(of);
+  }
+  /// Wormhole's events skipped so far, asked at each line.
+  void set_skipped(std::function<uint64_t()> skipped) { skipped_ = std::move(skipped); }
   void tick(Time now, uint64_t events, uint64_t done) {
     const auto t = Clock::now();
     if (t - last_ < std::chrono::seconds(5)) return;
     last_ = t;
-    const double wall = std::chrono::duration<double>(t - start_).count();
-    std::fprintf(stderr, "[%7.1f s] %ssim %.6f s, %.2f M events/s, %lu flows done\n", wall, who_, double(now) / kSec,
-                 double(events) / wall / 1e6, static_cast<unsigned long>(done));
+    ProgressFigures p;
+    p.who = who_;
+    p.wall_s = std::chrono::duration<double>(t - start_).count();
+    p.now = now, p.events = events, p.flows_done = done;
+    if (fraction_) p.fraction = fraction_(), p.of = of_;
+    if (skipped_) {
+      const uint64_t skipped = skipped_();
+      p.skip_ratio = events + skipped > 0 ? double(skipped) / double(events + skipped) : 0.0;
+    }
+    std::fprintf(stderr, "%s\n", format_progress(p).c_str());
   }
 
  private:
   const char* who_;
   Clock::time_point start_, last_;
+  std::function<double()> fraction_;
+  std::string of_;
+  std::function<uint64_t()> skipped_;
 };
 
 class RunObserver final : public NetObserver {
@@ -46,6 +110,7 @@ class RunObserver final : public NetObserver {
   void tick(Time now, uint64_t events, uint64_t done) override {
     if (!quiet_) progress_.tick(now, events, done);
   }
+  ProgressLine& progress() { return progress_; }
   std::vector<PfcRecord> pfc_;
 
  private:

@@ -1,5 +1,6 @@
 // `wormhole run`: the main job on an HPCC config.txt scenario.
 #include "run_command.h"
+#include "memory_check.h"
 #include "monitor_session.h"
 #include "progress.h"
 #include "run_record.h"
@@ -47,6 +48,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--memo-out", o.memo_out,
                  "where memoization writes its memo file (default: memo.h5 beside the results file)");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line and no summary");
+  cmd.add_option("--memory-limit", o.memory_limit,
+                 "refuse (exit 2, nothing written) a run whose set-up is estimated above SIZE, e.g. 16GB or 512MiB; "
+                 "none = no check (default: the machine's available memory, MemAvailable)");
   cmd.add_flag("--linear", o.linear,
                "started as several MPI ranks (mpirun -np N): cut the network in contiguous node-id blocks instead "
                "of METIS k-way");
@@ -199,6 +203,15 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   if (speak && !r.specs.empty() && r.specs.front().start > cfg.stop_time())
     std::fprintf(stderr, "wormhole: warning: every flow starts after SIMULATOR_STOP_TIME %g s; nothing will run\n",
                  cfg.simulator_stop_time_s);
+  if (o.check_memory) {
+    MemoryEstimate m;
+    m.network = estimate_network_bytes(r.topo);
+    m.flows = r.specs.size() * bytes_per_flow();
+    std::string source;
+    const uint64_t limit = memory_limit(o.memory_limit, &source);
+    const auto [file, line] = cfg.origin_of("TOPOLOGY_FILE");
+    check_memory(m, limit, source, file, line, speak && !o.quiet);
+  }
   r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc));
   if (speak) warn_ns_truncation(cfg, r.topo);
   if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
@@ -317,6 +330,9 @@ int run_command(const RunOptions& o) {
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
+  obs.progress().set_fraction([&net] { return net.flows().empty() ? -1.0 : double(net.flows_finished()) / double(net.flows().size()); },
+                              "flows");
+  if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (!o.quiet) {
     std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
                 static_cast<unsigned long>(net.routing().max_bdp_bytes()));

@@ -29,6 +29,8 @@ struct RunOptions {
   std::string memo_in;                  ///< memo file to warm-start the memoization from ("" = none)
   std::string memo_out;                 ///< memo file to write ("" = memo.h5 beside the results)
   bool quiet = false;
+  std::string memory_limit;             ///< --memory-limit: a size, "none", or "" = MemAvailable
+  bool check_memory = true;             ///< estimate memory at set-up, refuse a run that cannot fit (partition: off)
   // distributed runs (several MPI ranks)
   bool linear = false;                  ///< cut contiguous node-id blocks instead of METIS
   std::string rank_map;                 ///< read the rank map from this file ("node rank" lines)
@@ -61,8 +63,9 @@ struct ConfigRun {
   std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the config, in order
 };
 /// Reads the config named by `o` with its overrides (and --output-dir), the topology and flows,
-/// and builds the network. `speak`: print the set-up warnings (rank 0 only in a distributed run).
-/// Throws InputError on bad input, before any output is opened.
+/// estimates the memory (memory_check.h) and builds the network. `speak`: print the set-up warnings
+/// and the estimate (rank 0 only in a distributed run). Throws InputError on bad input and for a run
+/// whose set-up cannot fit the memory limit, before the network is built and any output is opened.
 ConfigRun load_config_run(const RunOptions& o, bool speak);
 /// Creates --output-dir, then throws InputError if an output's folder is missing (fct.txt, pfc.txt,
 /// results). Called once every input has been checked: a refused run makes no folder.
@@ -92,8 +95,9 @@ struct WorkloadRun {
   std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the scenario, in order
   MonitorSession::Plan monitors;  ///< set by make_workload_outputs
 };
-/// Reads the scenario, its topology and workload, and builds the network. `speak`: print the
-/// set-up warnings. Throws InputError on bad input, before any output is made.
+/// Reads the scenario, its topology and workload, estimates the memory (memory_check.h) and builds
+/// the network. `speak`: print the set-up warnings and the estimate. Throws InputError on bad input
+/// and for a run whose set-up cannot fit the memory limit, before any output is made.
 WorkloadRun load_workload_run(const RunOptions& o, bool speak);
 /// Sets the output paths (fct.txt, pfc.txt, results) from -o or the scenario's [output] dir; with
 /// `write`, creates the folder and checks the results file's folder (InputError if it cannot).

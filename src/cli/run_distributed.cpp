@@ -55,6 +55,8 @@ class RankObserver final : public NetObserver {
   void tick(Time now, uint64_t events, uint64_t done) override {
     if (progress_) line_.tick(now, events, finished_);  // every completion reaches every rank
   }
+  ProgressLine& progress() { return line_; }
+  uint64_t finished() const { return finished_; }
   std::vector<TaggedPfc> pfc_;
 
  private:
@@ -300,6 +302,11 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   std::unique_ptr<WorkloadDriver> driver;
   if (workload) driver = std::make_unique<WorkloadDriver>(net, wr.workload, wr.layout, wr.options, &obs);
   else net.set_observer(&obs);
+  // Every rank holds every flow and hears every completion, so rank 0 can tell the share done.
+  if (driver) obs.progress().set_fraction([&driver] { return driver->progress(); }, "collectives");
+  else
+    obs.progress().set_fraction(
+        [&obs, &net] { return net.flows().empty() ? -1.0 : double(obs.finished()) / double(net.flows().size()); }, "flows");
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
   if (driver) driver->start();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "memory_check.h"
 #include "progress.h"
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
@@ -121,6 +122,20 @@ int run_jobs_scenario(const RunOptions& o) {
     }
   }
 
+  if (o.check_memory) {  // before the network is built: the fabric, the background flows, each job's plans
+    MemoryEstimate m;
+    m.network = estimate_network_bytes(topo.topo);
+    m.flows = background.size() * bytes_per_flow();
+    for (const JobRun& run : runs) {
+      const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
+      m.plans += c.plan_flows * bytes_per_plan_flow();
+      m.run_flows += c.flows * bytes_per_flow();
+      m.run_flow_count += c.flows;
+    }
+    std::string source;
+    const uint64_t limit = memory_limit(o.memory_limit, &source);
+    check_memory(m, limit, source, sc.path, sc.topology.line, !o.quiet);
+  }
   SimConfig cfg = sc.net;
   std::string cc_warning;
   auto cc = make_cc(cfg, &cc_warning);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "memory_check.h"
 #include "wormhole_session.h"
 #include "monitor_session.h"
 #include "progress.h"
@@ -73,6 +74,26 @@ void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineS
   }
 }
 
+namespace {
+
+/// The network, the workload's collective plans (a Chakra trace's are not counted ahead) and, for the
+/// warning, its flows: check_memory before the network is built.
+void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak) {
+  MemoryEstimate m;
+  m.network = estimate_network_bytes(r.topo.topo);
+  if (r.chakra.ranks.empty()) {
+    const WorkloadFlowCount c = count_workload_flows(r.workload, r.layout, r.options);
+    m.plans = c.plan_flows * bytes_per_plan_flow();
+    m.run_flows = c.flows * bytes_per_flow();
+    m.run_flow_count = c.flows;
+  }
+  std::string source;
+  const uint64_t limit = memory_limit(o.memory_limit, &source);
+  check_memory(m, limit, source, r.sc.path, r.sc.topology.line, speak && !o.quiet);
+}
+
+}  // namespace
+
 WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   const auto overrides = run_overrides(o, "wormhole.memo", "true");
   WorkloadRun r;
@@ -138,13 +159,6 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   std::string cc_warning;
   auto cc = make_cc(r.cfg, &cc_warning);
   if (speak && !cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
-  r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
-  if (r.cfg.port_mon) select_ports(*r.net, r.cfg);  // its node ids, checked before any output
-  if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
-  if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
-    std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
-  r.until = r.cfg.stop_time();
-  if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
   r.options.iterations = sc.workload.iterations;
   r.options.send_latency = sc.workload.send_latency;
   r.options.zero_chunk = sc.workload.zero_chunk;
@@ -153,6 +167,14 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   for (const std::string& g : sc.workload.ignore_groups)
     for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
       if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
+  if (o.check_memory) check_workload_memory(o, r, speak);
+  r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
+  if (r.cfg.port_mon) select_ports(*r.net, r.cfg);  // its node ids, checked before any output
+  if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
+  if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
+    std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
+  r.until = r.cfg.stop_time();
+  if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
   return r;
 }
 
@@ -219,6 +241,8 @@ int run_workload_scenario(const RunOptions& o) {
   std::unique_ptr<ChakraDriver> chakra;
   if (r.chakra.ranks.empty()) driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, &obs);
   else chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, &obs);
+  if (driver) obs.progress().set_fraction([&driver] { return driver->progress(); }, "collectives");
+  if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (!o.quiet) {
     if (chakra)
       fmt::print("{}: Chakra trace {} ({} ranks) on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name,

@@ -1,6 +1,7 @@
 // Fabric generators: SimAI's gen_Topo_Template.py builders (docs/workloads.md §3.2) and a k-ary fat tree.
 #include "wormhole/topo/generators.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -138,14 +139,36 @@ std::string simai_name(const std::string& prefix, const Common& c, const std::st
          format_data_rate(c.nic_rate) + "_" + c.gpu_type;
 }
 
+/// SimAI's rail-optimised check, segments ≤ leaves_per_spine / gps, met with the least value at or above
+/// the template's `floor` (0 for a zero gps or segment size: the builder rejects those).
+uint32_t derived_leaves_per_spine(uint32_t gpus, uint32_t gps, uint32_t servers_per_segment, uint32_t floor) {
+  const uint64_t seg_gpus = uint64_t(servers_per_segment) * gps;
+  if (seg_gpus == 0) return 0;
+  const uint64_t need = (gpus + seg_gpus - 1) / seg_gpus * gps;
+  return static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(need, floor), std::numeric_limits<uint32_t>::max()));
+}
+
+const char* const kRailCapacityFix =
+    "max segments = leaves_per_spine / gpus_per_server; raise leaves_per_spine (or leave it unset: it is then "
+    "derived from the size) or servers_per_segment";
+
 }  // namespace
+
+uint32_t effective_leaves_per_spine(const SpectrumXParams& p) {
+  return p.leaves_per_spine ? p.leaves_per_spine
+                            : derived_leaves_per_spine(p.gpus, p.gpus_per_server, p.servers_per_segment, 64);
+}
+
+uint32_t effective_leaves_per_spine(const HpnParams& p) {
+  return p.leaves_per_spine ? p.leaves_per_spine
+                            : derived_leaves_per_spine(p.gpus, p.gpus_per_server, p.servers_per_segment, 240);
+}
 
 GeneratedFabric generate_spectrum_x(const SpectrumXParams& p) {
   LeafSpine s{{"Spectrum-X", p.gpus, p.gpus_per_server, p.nvswitches_per_server, p.nvlink_rate_bps, p.nvlink_delay,
                p.nic_rate_bps, p.nic_delay, p.leaf_spine_rate_bps, p.leaf_spine_delay, p.error_rate, p.gpu_type},
               "", uint64_t(p.servers_per_segment) * p.gpus_per_server, p.gpus_per_server, false, false, p.spines,
-              p.gpus_per_server ? p.leaves_per_spine / p.gpus_per_server : 0,
-              "max segments = leaves_per_spine / gpus_per_server; raise leaves_per_spine or servers_per_segment"};
+              p.gpus_per_server ? effective_leaves_per_spine(p) / p.gpus_per_server : 0, kRailCapacityFix};
   s.name = simai_name("Spectrum-X_", s.c, "");
   return build_leaf_spine(s);
 }
@@ -154,8 +177,7 @@ GeneratedFabric generate_hpn(const HpnParams& p) {
   LeafSpine s{{"HPN", p.gpus, p.gpus_per_server, p.nvswitches_per_server, p.nvlink_rate_bps, p.nvlink_delay,
                p.nic_rate_bps, p.nic_delay, p.leaf_spine_rate_bps, p.leaf_spine_delay, p.error_rate, p.gpu_type},
               "", uint64_t(p.servers_per_segment) * p.gpus_per_server, p.gpus_per_server, true, p.dual_plane, p.spines,
-              p.gpus_per_server ? p.leaves_per_spine / p.gpus_per_server : 0,
-              "max segments = leaves_per_spine / gpus_per_server; raise leaves_per_spine or servers_per_segment"};
+              p.gpus_per_server ? effective_leaves_per_spine(p) / p.gpus_per_server : 0, kRailCapacityFix};
   s.name = simai_name("AlibabaHPN_", s.c, p.dual_plane ? "DualToR_DualPlane_" : "DualToR_SinglePlane_");
   return build_leaf_spine(s);
 }

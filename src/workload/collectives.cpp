@@ -174,4 +174,13 @@ CollectivePlan plan_collective(Collective op, uint64_t S, const std::vector<uint
   return p;
 }
 
+uint64_t collective_flow_count(Collective op, uint64_t S, uint32_t R, uint32_t C, ZeroChunk zero_chunk) {
+  if (R <= 1 || op == Collective::None || S == 0) return 0;
+  if (op == Collective::AllToAll)
+    return (S / R == 0 && zero_chunk == ZeroChunk::NoFlows) ? 0 : uint64_t(R) * (R - 1);
+  if (C == 0 || (S / R / C == 0 && zero_chunk == ZeroChunk::NoFlows)) return 0;
+  const uint64_t steps = op == Collective::AllReduce ? 2 * uint64_t(R - 1) : R - 1;
+  return uint64_t(C) * steps * R;
+}
+
 }  // namespace wh

@@ -104,6 +104,12 @@ struct WorkloadDriver::Plan {
   }
 };
 
+uint64_t bytes_per_plan_flow() {
+  using P = WorkloadDriver::Plan;
+  return sizeof(FlowStep) + sizeof(P::src_idx[0]) + sizeof(P::dst_idx[0]) + sizeof(P::child[0]) +
+         sizeof(uint32_t) /* sends */ + sizeof(uint8_t) /* Instance::flow_state */;
+}
+
 /// One pipeline send: the activation (forward) or gradient (backward) of one micro-batch, from
 /// `src` to `dst` (adjacent stages), as one flow of pp_comm bytes.
 struct WorkloadDriver::Transfer {
@@ -173,6 +179,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   if (!o_.hosts.empty() && o_.hosts.size() != layout_.gpus)
     throw std::invalid_argument(fmt::format("{} hosts given for {} GPUs", o_.hosts.size(), layout_.gpus));
   if (layout_.stage_gpus == 0) layout_.stage_gpus = layout_.gpus;
+  total_collectives_ = count_workload_flows(w_, layout_, o_).collectives;
   const size_t rows = w_.layers.size();
   if (!w_.header.micro) {
     if (layout_.pp > 1) mb_ = find_micro_batches(w_, w_.header.ga);
@@ -777,6 +784,11 @@ void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time co
 
 void WorkloadDriver::pfc(const PfcRecord& p) {
   if (forward_) forward_->pfc(p);
+}
+
+double WorkloadDriver::progress() const {
+  if (total_collectives_ == 0) return -1;
+  return double(report_.collectives.size() - pending_) / double(total_collectives_);
 }
 
 void WorkloadDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {

@@ -166,6 +166,45 @@ TEST(Generators, SpectrumXCounts) {
   }
 }
 
+TEST(Generators, LeavesPerSpineDerivedFromTheSize) {
+  // Unset, leaves_per_spine is max(SimAI's default, segments·gps): 8192 Spectrum-X GPUs are 16 segments of
+  // 512, so 128 (the default 64 allows 8 segments: 4096 GPUs). Leaves 16·8 = 128, spines 64, NVSwitches
+  // 1024: N = 8192 + 1024 + 128 + 64 = 9408; links = 128·64 + 8192 NIC + 8192 NVLink = 24576.
+  SpectrumXParams p;
+  p.gpus = 8192;
+  EXPECT_EQ(effective_leaves_per_spine(p), 128u);
+  const GeneratedFabric f = generate_spectrum_x(p);
+  expect_counts(f, {8192, 9408, 1024, 192, 24576});
+  EXPECT_EQ(f.nodes(NodeRole::Leaf).size(), 128u);
+  EXPECT_EQ(f.nodes(NodeRole::Spine).size(), 64u);
+  p.gpus = 4096;  // SimAI's default size: its default value
+  EXPECT_EQ(effective_leaves_per_spine(p), 64u);
+  p.gpus = 8;  // never below the default
+  EXPECT_EQ(effective_leaves_per_spine(p), 64u);
+  p.gpus = 8192;
+  p.leaves_per_spine = 64;  // an explicit value is honoured, and too small it still stops the generator
+  EXPECT_EQ(effective_leaves_per_spine(p), 64u);
+  try {
+    generate_spectrum_x(p);
+    ADD_FAILURE() << "8192 GPUs with leaves_per_spine 64 generated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("8192 GPUs need 16 segments of 512 GPUs, more than the 8 that "
+                                         "leaves_per_spine allows"),
+              std::string::npos)
+        << e.what();
+  }
+  // HPN, 32768 GPUs: 32 segments of 1024 (the default 240 allows 30): max(240, 32·8) = 256. Leaves 2·256,
+  // spines 120, NVSwitches 4096: N = 32768 + 4096 + 512 + 120 = 37496; links = 512·120 (dual plane 512·60)
+  // + 2·32768 NIC + 32768 NVLink = 159744 (129024).
+  HpnParams h;
+  EXPECT_EQ(effective_leaves_per_spine(h), 240u);  // 15360 GPUs: 15 segments, 120 < 240
+  h.gpus = 32768;
+  EXPECT_EQ(effective_leaves_per_spine(h), 256u);
+  expect_counts(generate_hpn(h), {32768, 37496, 4096, 632, 159744});
+  h.dual_plane = true;
+  expect_counts(generate_hpn(h), {32768, 37496, 4096, 632, 129024});
+}
+
 TEST(Generators, SpectrumXRailProperty) {
   SpectrumXParams p;
   p.gpus = 1024;  // 2 segments of 512 GPUs
@@ -339,7 +378,8 @@ TEST(Generators, BadParameters) {
   fails(sx([](SpectrumXParams& p) { p.gpu_type = "H 100"; }), "gpu_type must be one word");
   fails(sx([](SpectrumXParams& p) { p.spines = 0; }), "spines must be > 0");
   fails(sx([](SpectrumXParams& p) { p.servers_per_segment = 0; }), "must be > 0");
-  fails(sx([](SpectrumXParams& p) { p.gpus = 5000; }), "5000 GPUs need 10 segments of 512 GPUs, more than the 8");
+  fails(sx([](SpectrumXParams& p) { p.gpus = 5000, p.leaves_per_spine = 64; }),
+        "5000 GPUs need 10 segments of 512 GPUs, more than the 8");
   fails([] { HpnParams p; p.gpus = 64; p.dual_plane = true; p.spines = 7; return generate_hpn(p); },
         "dual plane needs an even spine count, not 7");
   fails([] { DcnPlusParams p; p.gpus = 1024; return generate_dcn_plus(p); }, "1024 GPUs need 16 segments");

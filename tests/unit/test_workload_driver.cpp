@@ -274,3 +274,38 @@ TEST(WorkloadDriver, TimeLimitBeforeAnyEventIsNamed) {
             std::string::npos)
       << d.report().incomplete;
 }
+
+// count_workload_flows (the memory estimate's count) against a run, and the driver's share done.
+// TP 8 on 16 GPUs: fwd a TP AllReduce of 1 MiB, 2 groups × 8 rings × 14 steps × 8 ranks = 1792 flows;
+// wg a DP AllReduce of 1 MiB over {i, i + 8}: 8 groups × 1 ring × 2 steps × 2 ranks = 32 flows.
+// Two alike rows, two iterations: 4 × 1824 = 7296 flows and 4 × (2 + 8) = 40 collectives, from plans
+// of 1792 + 32 = 1824 flows (alike collectives share a plan).
+TEST(WorkloadDriver, FlowCountAheadMatchesTheRunAndProgressEndsAtOne) {
+  const Workload w = workload(kTp8, {"a -1 1 ALLREDUCE 1048576 1 NONE 0 1 ALLREDUCE 1048576 1",
+                                     "b -1 1 ALLREDUCE 1048576 1 NONE 0 1 ALLREDUCE 1048576 1"});
+  const GeneratedFabric f = fabric16();
+  const GroupLayout layout = make_layout(w.header, f.gpus, f.gpus_per_server);
+  DriverOptions o;
+  o.iterations = 2;
+  const WorkloadFlowCount c = count_workload_flows(w, layout, o);
+  EXPECT_EQ(c.plan_flows, 1824u);
+  EXPECT_EQ(c.flows, 7296u);
+  EXPECT_EQ(c.collectives, 40u);
+  EXPECT_EQ(collective_flow_count(Collective::AllReduce, 1048576, 8, 8),
+            plan_collective(Collective::AllReduce, 1048576, {0, 1, 2, 3, 4, 5, 6, 7}, 8).flows.size());
+  // AllToAll of 12 B over 4 ranks: 3-B chunks, 4·3 flows; of 3 B: 0-B chunks, none (SimAI) or 1-B flows.
+  EXPECT_EQ(collective_flow_count(Collective::AllToAll, 12, 4, 1), 12u);
+  EXPECT_EQ(collective_flow_count(Collective::AllToAll, 3, 4, 1), 0u);
+  EXPECT_EQ(collective_flow_count(Collective::AllToAll, 3, 4, 1, ZeroChunk::ClampToOneByte), 12u);
+  EXPECT_EQ(collective_flow_count(Collective::ReduceScatter, 64, 8, 8, ZeroChunk::NoFlows), 8u * 7 * 8);  // 1-B chunks
+  EXPECT_EQ(collective_flow_count(Collective::ReduceScatter, 63, 8, 8, ZeroChunk::NoFlows), 0u);
+
+  const SimConfig cfg = simai_config();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  WorkloadDriver d(net, w, layout, o);
+  EXPECT_EQ(d.progress(), 0.0);
+  ASSERT_TRUE(d.run(cfg.stop_time())) << d.report().incomplete;
+  EXPECT_EQ(net.flows().size(), c.flows);
+  EXPECT_EQ(d.report().collectives.size(), c.collectives);
+  EXPECT_EQ(d.progress(), 1.0);
+}

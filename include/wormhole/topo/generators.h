@@ -9,7 +9,7 @@
 // the generator's file for the same parameters.
 //
 // Bad parameters (gpus 0 or not a multiple of gpus_per_server, zero rates, negative delays, an error rate
-// outside [0, 1), odd k, too many GPUs for leaves_per_spine) throw std::invalid_argument.
+// outside [0, 1), odd k, too many GPUs for an explicit leaves_per_spine) throw std::invalid_argument.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -34,7 +34,9 @@ struct GeneratedFabric : SimaiTopology {
 /// A segment is `servers_per_segment` servers with one leaf per rail: GPU i (rail k = i mod gps, segment
 /// seg = i / (servers_per_segment·gps)) connects to leaf seg·gps + k; every leaf connects to every spine.
 /// Segments = ceil(gpus / (servers_per_segment·gps)); they must not exceed leaves_per_spine / gps.
-/// Defaults are SimAI's Spectrum-X template (4096 GPUs, 8 leaves per segment, 64 spines: 1:1 per leaf).
+/// Defaults are SimAI's Spectrum-X template (4096 GPUs, 8 leaves per segment, 64 spines: 1:1 per leaf);
+/// leaves_per_spine 0 (the default) is derived from the size (effective_leaves_per_spine), so any GPU
+/// count fits.
 struct SpectrumXParams {
   uint32_t gpus = 4096;
   uint32_t gpus_per_server = 8;
@@ -48,7 +50,8 @@ struct SpectrumXParams {
   uint32_t servers_per_segment = 64;               ///< SimAI -npa: NIC ports per leaf
   uint32_t spines = 64;                            ///< SimAI -psn; per-leaf oversubscription =
                                                    ///< servers_per_segment·nic_rate / (spines·leaf_spine_rate)
-  uint32_t leaves_per_spine = 64;                  ///< SimAI -app: spine radix (capacity check only)
+  uint32_t leaves_per_spine = 0;                   ///< SimAI -app: spine radix (capacity check only);
+                                                   ///< 0 = derived: max(64, segments·gps)
   double error_rate = 0;                           ///< written into every link
   std::string gpu_type = "H100";
 };
@@ -58,7 +61,8 @@ struct SpectrumXParams {
 /// Single plane: every leaf connects to every spine. Dual plane: leaf1s connect only to the first
 /// spines/2 spines and leaf2s only to the rest (spines must be even). Segments must not exceed
 /// leaves_per_spine / gps (SimAI's check). Defaults are SimAI's AlibabaHPN template (SimAI also sets
-/// leaves_per_spine = 120 with dual plane).
+/// leaves_per_spine = 120 with dual plane); leaves_per_spine 0 (the default) is derived from the size
+/// (effective_leaves_per_spine).
 struct HpnParams {
   uint32_t gpus = 15360;
   uint32_t gpus_per_server = 8;
@@ -71,7 +75,8 @@ struct HpnParams {
   Time leaf_spine_delay = 500 * kNs;               ///< ps
   uint32_t servers_per_segment = 128;              ///< SimAI -npa
   uint32_t spines = 120;                           ///< SimAI -psn
-  uint32_t leaves_per_spine = 240;                 ///< SimAI -app (capacity check only)
+  uint32_t leaves_per_spine = 0;                   ///< SimAI -app (capacity check only);
+                                                   ///< 0 = derived: max(240, segments·gps)
   bool dual_plane = false;
   double error_rate = 0;
   std::string gpu_type = "H100";
@@ -121,6 +126,15 @@ struct FatTreeParams {
   double error_rate = 0;
   std::string gpu_type = "H100";
 };
+
+/// The leaves_per_spine a generator applies: the user's value if non-zero, else derived from the size
+/// as the smallest value SimAI's capacity check (segments ≤ leaves_per_spine / gps) accepts, never below
+/// SimAI's template default: max(64, segments·gps) for Spectrum-X, max(240, segments·gps) for HPN, where
+/// segments = ceil(gpus / (servers_per_segment·gps)). SimAI's template derives its leaf count
+/// (asw_switch_num = segments·gps) the same way. E.g. 8192 Spectrum-X GPUs: 16 segments, 128. Returns the
+/// user's value unchecked, and 0 for gpus_per_server or servers_per_segment 0 (the generator rejects those).
+uint32_t effective_leaves_per_spine(const SpectrumXParams& p);
+uint32_t effective_leaves_per_spine(const HpnParams& p);
 
 GeneratedFabric generate_spectrum_x(const SpectrumXParams& p);
 GeneratedFabric generate_hpn(const HpnParams& p);

@@ -126,4 +126,11 @@ CollectivePlan plan_collective(Collective op, uint64_t bytes_per_rank,
                                const std::vector<uint32_t>& members, uint32_t rings,
                                ZeroChunk zero_chunk = ZeroChunk::NoFlows);
 
+/// plan_collective(op, bytes_per_rank, members, rings, zero_chunk).flows.size() for a group of `ranks`
+/// members, in O(1) without planning: 0 for ranks <= 1, op None, 0 bytes or a 0-byte chunk with
+/// ZeroChunk::NoFlows; AllToAll ranks·(ranks−1); ring ops rings·steps·ranks. For sizing a run before it
+/// starts (its memory estimate); does not check that `rings` divides `ranks` (plan_collective does).
+uint64_t collective_flow_count(Collective op, uint64_t bytes_per_rank, uint32_t ranks, uint32_t rings,
+                               ZeroChunk zero_chunk = ZeroChunk::NoFlows);
+
 }  // namespace wh

@@ -85,6 +85,25 @@ std::vector<ProgramStep> stage_program(const Workload& w, const GroupLayout& lay
 /// should weigh: a training workload's flows are known only as it runs.
 std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
 
+/// How many flows a run of a workload makes, counted without planning them (for its memory estimate).
+struct WorkloadFlowCount {
+  /// Flows of the distinct collective plans the driver builds and keeps to the end: one plan per
+  /// distinct (op, bytes, group); groups of one kind share none.
+  uint64_t plan_flows = 0;
+  /// Network flows over all iterations: every collective's flows and every pipeline transfer.
+  uint64_t flows = 0;
+  /// Collectives over all iterations as the report lists them: one per group of two or more GPUs
+  /// that sends something, and one per pipeline transfer.
+  uint64_t collectives = 0;
+};
+/// Counts them as expected_traffic() walks the workload (same groups, rings, chunking, ignored groups
+/// and MICRO rule), in O(rows + GPUs) for the group partitions: a 131,072-GPU workload is counted
+/// in well under a second though its plans would hold billions of flows.
+WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
+/// Bytes the driver keeps per flow of a plan (the flow step, its member indices, the flow depending on
+/// it, its sender's list entry) and per flow of a collective in flight (its state byte).
+uint64_t bytes_per_plan_flow();
+
 /// Executes one workload on one network. Semantics (HYBRID_TRANSFORMER* policies, per GPU, per
 /// iteration p):
 ///   forward, rows i = 0..L-1: wait until row i's wg collective of iteration p-1 is done at this GPU;
@@ -130,6 +149,9 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   bool finish(Time until);
 
   const WorkloadReport& report() const { return report_; }
+  /// The share of the run's collectives (and pipeline transfers) complete at every member, [0, 1]
+  /// (count_workload_flows gives the total); -1 when the workload has none.
+  double progress() const;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
   /// Whether network flow `id` is one of this driver's.
@@ -142,6 +164,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   void client_event(uint32_t target, uint16_t aux) override;
 
  private:
+  friend uint64_t bytes_per_plan_flow();  // sizes the Plan
   struct Plan;        // a CollectivePlan with its per-rank indices (shared by identical collectives)
   struct Instance;    // one collective in flight
   struct Gpu;         // one GPU's program counter
@@ -199,6 +222,7 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
   std::vector<Time> iter_end_;
   uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
+  uint64_t total_collectives_ = 0;  // over the whole run (count_workload_flows), for progress()
   bool installed_ = false;
   uint32_t gpus_done_ = 0;
   WorkloadReport report_;

@@ -1,0 +1,31 @@
+// What a Network will allocate, estimated from its topology before it is built, so that a run that
+// cannot fit is refused at set-up instead of ending in std::bad_alloc (docs/results.md, "Memory").
+#pragma once
+#include <cstdint>
+
+#include "wormhole/io/topology.h"
+
+namespace wh {
+
+/// Bytes a Network over one topology allocates, by part.
+struct NetworkFootprint {
+  uint64_t nodes = 0;    ///< Node records and the per-node vectors of the model and of routing
+  uint64_t ports = 0;    ///< sizeof(Port) per port (two per link), routing's adjacency, the link list
+  uint64_t routing = 0;  ///< the next-hop table: 4 B per (row, host), rows = switches + multi-port hosts
+  uint64_t total() const { return nodes + ports + routing; }
+};
+
+/// The footprint of `topo`'s network, counted from its nodes and links in O(nodes + links) without
+/// building anything. The routing table is the part that grows as N²: one 4-byte list id for every
+/// host and every node that forwards or picks among several NICs (a GPU with an NVLink and a NIC
+/// link is one). Packets, queues and event-queue entries grow with the traffic and are not counted.
+/// Links whose endpoints are out of range are skipped (the readers have rejected them already).
+NetworkFootprint estimate_network_bytes(const Topology& topo);
+
+/// Bytes each flow of the network keeps until the run ends: its Flow (QP and CC state), its spec, its
+/// place in the start order and its path metrics (one entry per source–destination pair at most), and
+/// at the end its result record and results-file row. A flow file's flows are all made at set-up; a
+/// workload's as its collectives release them. Packets and events of a running flow are not counted.
+uint64_t bytes_per_flow();
+
+}  // namespace wh

@@ -1,0 +1,68 @@
+// count_workload_flows (driver.h): a workload's plan and network flows, counted for its memory estimate.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "wormhole/workload/collectives.h"
+#include "wormhole/workload/driver.h"
+
+namespace wh {
+
+namespace {
+
+/// A kind of group's partition of the job's GPUs, as (ranks, rings) -> how many groups have them.
+using Partition = std::map<std::pair<uint32_t, uint32_t>, uint64_t>;
+
+Partition partition(const GroupLayout& layout, CommGroup group) {
+  Partition out;
+  std::vector<uint8_t> seen(layout.gpus, 0);  // each group once: by its members
+  for (uint32_t g = 0; g < layout.gpus; ++g) {
+    if (seen[g]) continue;
+    const std::vector<uint32_t> members = group_members(layout, group, g);
+    for (uint32_t m : members) seen[m] = 1;
+    if (members.size() <= 1) continue;
+    ++out[{static_cast<uint32_t>(members.size()), ring_count(layout, members)}];
+  }
+  return out;
+}
+
+}  // namespace
+
+WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
+  std::map<CommGroup, Partition> groups;  // made on first use
+  std::set<std::tuple<int, uint64_t, CommGroup>> planned;  // the plans already counted
+  WorkloadFlowCount c;
+  uint64_t per_iteration = 0, collectives = 0;  // network flows and collectives of one iteration
+  for (size_t row = 0; row < w.layers.size(); ++row) {
+    if (w.header.micro && row > 0) break;  // MICRO issues row 0's wg collective only
+    const WorkloadLayer& l = w.layers[row];
+    for (const CommOp* op : {&l.fwd, &l.ig, &l.wg}) {
+      if (w.header.micro && op != &l.wg) continue;
+      if (op->op == Collective::None || op->bytes == 0 || o.ignore_group[static_cast<size_t>(op->group)]) continue;
+      auto it = groups.find(op->group);
+      if (it == groups.end()) it = groups.emplace(op->group, partition(layout, op->group)).first;
+      uint64_t flows = 0;
+      for (const auto& [shape, count] : it->second) {
+        const uint32_t rings = op->op == Collective::AllToAll ? 1 : shape.second;
+        flows += count * collective_flow_count(op->op, op->bytes, shape.first, rings, o.zero_chunk);
+        collectives += count;
+      }
+      per_iteration += flows;
+      if (!planned.emplace(static_cast<int>(op->op), op->bytes, op->group).second) continue;
+      c.plan_flows += flows;
+    }
+  }
+  if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
+    // Each micro-batch's activation forward and gradient back between adjacent stages: one transfer
+    // each, of one flow unless pp_comm is 0.
+    const uint64_t transfers = 2 * uint64_t(layout.gpus - layout.stage_gpus) * std::max<uint32_t>(1, w.header.ga);
+    collectives += transfers;
+    if (w.header.pp_comm_bytes > 0) per_iteration += transfers;
+  }
+  c.flows = per_iteration * o.iterations;
+  c.collectives = collectives * o.iterations;
+  return c;
+}
+
+}  // namespace wh

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""End-to-end tests of the memory estimate at set-up (docs/results.md, "Memory"): its line, and a run whose
+set-up is above the limit refused with exit status 2 before anything is written. Known answers by hand in
+the comments. Environment as test_refruns.py (WORMHOLE, WH_TEST_DATA, WH_SOURCE_DIR)."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+SOURCE_DIR = Path(os.environ.get("WH_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
+WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
+RING_CONFIG = TEST_DATA / "refruns" / "hpcc-ring16-fattree-k4-1MB" / "config_dcqcn.txt"
+CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():", "bad_alloc")
+DP_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}"
+
+
+class Memory(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="wh_e2e_memory_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_wh(self, scenario, *args, expect=0):
+        out = self.dir / "out"
+        p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(out), *args], capture_output=True,
+                           text=True, timeout=300)
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, p.stderr)
+        self.assertEqual(p.returncode, expect, p.stdout + p.stderr)
+        return p, out
+
+    def scenario(self, gpus, extra=""):
+        """A Spectrum-X cluster of `gpus` GPUs (TP 8) with one DP AllReduce of 1 MiB, stopped at 1 us."""
+        (self.dir / "workload.txt").write_text(DP_HEADER.format(gpus=gpus) +
+                                              "\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n")
+        path = self.dir / f"sx{gpus}.toml"
+        path.write_text(f"""name = "sx{gpus}"
+[topology]
+generator = "spectrum-x"
+gpus = {gpus}
+{extra}
+[workload]
+file = "workload.txt"
+max_time = "1us"
+[network]
+config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
+[output]
+dir = "{self.dir / 'scenario-out'}"
+""")
+        return path
+
+    def assert_nothing_written(self, out):
+        self.assertFalse(out.exists(), f"{out} was created by a refused run")
+        self.assertFalse((self.dir / "scenario-out").exists())
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir() if p.suffix not in (".toml", ".txt")), [])
+
+    def test_workload_refused_at_setup_writes_nothing(self):
+        # 1024 GPUs: 128 NVSwitches, 16 leaves, 64 spines; every GPU has an NVLink and a NIC, so routing has
+        # 1024 + 208 = 1232 rows of 1024 hosts at 4 B: 5,046,272 B = 5.05 MB.
+        p, out = self.run_wh(self.scenario(1024), "--memory-limit", "1MB", expect=2)
+        self.assertIn("memory estimate: ", p.stdout)
+        self.assertIn("routing 5.05 MB", p.stdout)
+        self.assertIn("limit 1.00 MB (--memory-limit)", p.stdout)
+        self.assertIn("sx1024.toml:2: the run would need about ", p.stderr)
+        self.assertIn("routing table 5.05 MB", p.stderr)
+        self.assertIn("more than the 1.00 MB limit (--memory-limit); nothing was run or written", p.stderr)
+        self.assertIn("(fix: simulate fewer GPUs or flows", p.stderr)
+        self.assert_nothing_written(out)
+        # The same scenario without the limit runs, and says so on the line.
+        p, out = self.run_wh(self.scenario(1024), "--memory-limit", "none", expect=3)  # 3: cut at 1 us
+        self.assertIn("routing 5.05 MB", p.stdout)
+        self.assertIn("; no limit: --memory-limit none", p.stdout)
+        self.assertTrue((out / "results.h5").exists())
+
+    def test_131072_gpus_refused_not_bad_alloc(self):
+        # 131,072 GPUs (256 segments: leaves_per_spine derived as 2048): 131,072 + 16,384 + 2048 + 64 = 149,568
+        # rows of 131,072 hosts at 4 B = 78.4 GB of routing table alone. Refused at once, above a 64 GB limit.
+        p, out = self.run_wh(self.scenario(131072), "--memory-limit", "64GB", expect=2)
+        self.assertIn("routing table 78.4 GB", p.stderr)
+        self.assertIn("more than the 64.0 GB limit (--memory-limit)", p.stderr)
+        self.assert_nothing_written(out)
+
+    def test_explicit_leaves_per_spine_still_checked(self):
+        # 8192 GPUs are 16 segments of 512: an explicit leaves_per_spine of 64 allows 8.
+        p, out = self.run_wh(self.scenario(8192, "leaves_per_spine = 64"), "--memory-limit", "1MB", expect=2)
+        self.assertIn("8192 GPUs need 16 segments of 512 GPUs, more than the 8 that leaves_per_spine allows", p.stderr)
+        self.assertNotIn("memory estimate", p.stdout)
+        # Unset, it is derived (128) and the cluster builds: 8192 + 1024 + 128 + 64 = 9408 rows of 8192 hosts
+        # at 4 B = 308,281,344 B.
+        p, out = self.run_wh(self.scenario(8192), "--memory-limit", "1MB", expect=2)
+        self.assertIn("routing table 308 MB", p.stderr)
+        self.assert_nothing_written(out)
+
+    def test_flow_file_refused_at_setup_writes_nothing(self):
+        # The ring: a k = 4 fat tree of 16 single-NIC hosts and 20 switches: routing 20 rows x 16 hosts x 4 B.
+        p, out = self.run_wh(RING_CONFIG, "--memory-limit", "1KB", expect=2)
+        self.assertIn("routing 1.28 KB", p.stdout)
+        self.assertIn("config_dcqcn.txt:6: the run would need about ", p.stderr)  # line 6: TOPOLOGY_FILE
+        self.assertIn("more than the 1.00 KB limit (--memory-limit)", p.stderr)
+        self.assertFalse(out.exists())
+
+    def test_bad_limit_names_the_option(self):
+        for bad in ("lots", "12 parsecs", "0.5B", "-1GB"):
+            p, out = self.run_wh(RING_CONFIG, f"--memory-limit={bad}", expect=2)
+            self.assertIn("--memory-limit: ", p.stderr)
+            self.assertIn("(fix: give a size such as 16GB or 512MiB, or none for no limit)", p.stderr)
+            self.assertFalse(out.exists())
+
+
+if __name__ == "__main__":
+    unittest.main()

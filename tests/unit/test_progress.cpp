@@ -1,0 +1,50 @@
+// The progress line's text (src/cli/progress.h): share done, ETA and Wormhole's skip ratio, known values.
+#include <gtest/gtest.h>
+
+#include "../../src/cli/progress.h"
+
+using namespace wh;
+
+TEST(Progress, LineWithShareEtaAndSkipRatio) {
+  ProgressFigures p;
+  p.wall_s = 10;
+  p.now = 1'234'000'000;  // ps = 0.001234 s
+  p.events = 32'100'000;  // over 10 s: 3.21 M events/s
+  p.flows_done = 1234;
+  p.fraction = 0.25;      // a quarter in 10 s: the other three quarters take 30 s more
+  p.of = "flows";
+  p.skip_ratio = 0.63;
+  EXPECT_EQ(format_progress(p),
+            "[   10.0 s] sim 0.001234 s, 3.21 M events/s, 1234 flows done, 25.0 % of flows, ETA 30 s, "
+            "Wormhole skipped 63.0 % of events");
+}
+
+TEST(Progress, NoShareNoEta) {
+  ProgressFigures p;
+  p.who = "rank 0: ";
+  p.wall_s = 5.04;
+  p.now = 2'000'000'000'000;  // 2 s
+  p.events = 10'000'000;      // 1.98 M events/s
+  EXPECT_EQ(format_progress(p), "[    5.0 s] rank 0: sim 2.000000 s, 1.98 M events/s, 0 flows done");
+  p.fraction = 0;  // known but nothing done yet: a share, no ETA
+  p.of = "collectives";
+  EXPECT_EQ(format_progress(p),
+            "[    5.0 s] rank 0: sim 2.000000 s, 1.98 M events/s, 0 flows done, 0.0 % of collectives");
+  p.fraction = 1;  // all done: nothing left
+  EXPECT_EQ(format_progress(p),
+            "[    5.0 s] rank 0: sim 2.000000 s, 1.98 M events/s, 0 flows done, 100.0 % of collectives, ETA 0 s");
+}
+
+TEST(Progress, EtaUnits) {
+  EXPECT_EQ(format_eta(0.4), "0 s");
+  EXPECT_EQ(format_eta(59.4), "59 s");
+  EXPECT_EQ(format_eta(125), "2 min 05 s");      // 2·60 + 5
+  EXPECT_EQ(format_eta(3725), "1 h 02 min");     // 3600 + 2·60 + 5: seconds dropped
+  EXPECT_EQ(format_eta(100000), "27 h 46 min");  // 27·3600 + 46·60 + 40
+  // 1 % of the run done in 90 s: 99 % more takes 8910 s = 2 h 28 min 30 s.
+  ProgressFigures p;
+  p.wall_s = 90;
+  p.fraction = 0.01;
+  p.of = "collectives";
+  EXPECT_NE(format_progress(p).find(", 1.0 % of collectives, ETA 2 h 28 min"), std::string::npos) << format_progress(p);
+}
