@@ -70,7 +70,7 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         # other 15 collectives repeat one (fwd and ig alike).
         sc = self.scenario(8, 8, 12)
         p0, pkt = self.run_wh(sc, "pkt")
-        p1, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
+        p1, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
         self.assertIn("iteration 0: 839.140 us", p0.stdout)
         self.assertIn("iteration 0: 839.140 us", p1.stdout)
@@ -82,7 +82,7 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
     def test_verify_mode_simulates_a_hit_and_finds_it_equal(self):
         sc = self.scenario(8, 8, 12)
         _, pkt = self.run_wh(sc, "pkt")
-        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_VERIFY=1")
+        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_VERIFY=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
         a = self.memo_attrs(wh)
         # The first hit is simulated instead and compared (one fewer replay than above).
@@ -95,7 +95,7 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         # equal completion time may differ between the servers.
         sc = self.scenario(16, 8, 6)
         _, pkt = self.run_wh(sc, "pkt")
-        _, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
+        _, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
                          sorted((wh / "fct.txt").read_text().splitlines()))
         a = self.memo_attrs(wh)
@@ -108,14 +108,14 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         # 4-GPU collective: never offered (the other group's flows would disturb it), all simulated.
         sc = self.scenario(8, 4, 4)
         _, pkt = self.run_wh(sc, "pkt")
-        _, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
+        _, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
         a = self.memo_attrs(wh)
         self.assertEqual((a["considered"], a["not_island"], a["busy"], a["recorded"], a["replayed"]), (16, 16, 0, 0, 0))
 
-    def test_switched_off(self):
+    def test_off_by_default(self):
         sc = self.scenario(8, 8, 4)
-        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=0")
+        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1")
         self.assertNotIn("collective memo", p.stdout)
         self.assertEqual(self.memo_attrs(wh), {})
 

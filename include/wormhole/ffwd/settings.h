@@ -33,8 +33,10 @@ struct WormholeSettings {
   double verify = 0;
   /// Replay collectives that run alone on an island (a TP ring on one server's NVSwitch) after
   /// simulating each distinct one once: exact (wormhole/workload/collective_memo.h). Workload runs in
-  /// one process only (WORMHOLE_COLLECTIVE_MEMO, [wormhole] collective_memo; default on with Wormhole).
-  bool collective_memo = true;
+  /// one process only (WORMHOLE_COLLECTIVE_MEMO, [wormhole] collective_memo). Off by default: equal-time
+  /// completions on different islands may come in another order than in packet mode and in a
+  /// distributed run (which has no collective memo), so fct.txt's line order would depend on it.
+  bool collective_memo = false;
   /// The error a verified decision may have (Σ max(0, |predicted − simulated| − one payload) /
   /// Σ simulated bytes, Verifier), and the estimated error each skip may carry (skips are
   /// shortened to keep within it) (WORMHOLE_ERROR_BOUND, [wormhole] error_bound; a fraction,
