@@ -8,17 +8,6 @@
 
 namespace wh {
 
-namespace {
-
-template <class T>
-void put(std::string& key, T v) {
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  key.append(b, sizeof(T));
-}
-
-}  // namespace
-
 uint32_t Island::local_port(uint32_t p) const {
   const auto it = std::find(ports.begin(), ports.end(), p);
   return it == ports.end() ? UINT32_MAX : static_cast<uint32_t>(it - ports.begin());
@@ -119,14 +108,14 @@ bool Network::island_quiet(const Island& is) const {
 void Network::island_signature(const Island& is, std::string& key) const {
   for (uint32_t s : is.switches) {
     const Node& n = nodes_[s];
-    put(key, n.num_ports), put(key, n.buffer_bytes), put(key, n.total_hdrm), put(key, n.total_rsrv);
+    append_key(key, n.num_ports), append_key(key, n.buffer_bytes), append_key(key, n.total_hdrm), append_key(key, n.total_rsrv);
   }
   for (uint32_t q : is.ports) {
     const Port& p = ports_[q];
-    put(key, is.local_port(p.peer));
-    put(key, p.if_index), put(key, p.rate_bps), put(key, p.delay), put(key, p.error_rate);
-    put(key, p.kmin), put(key, p.kmax), put(key, p.pmax), put(key, p.headroom), put(key, p.pfc_shift);
-    put(key, p.rr_last), put(key, p.rr_qp), put(key, static_cast<uint32_t>(p.qps.size()));
+    append_key(key, is.local_port(p.peer));
+    append_key(key, p.if_index), append_key(key, p.rate_bps), append_key(key, p.delay), append_key(key, p.error_rate);
+    append_key(key, p.kmin), append_key(key, p.kmax), append_key(key, p.pmax), append_key(key, p.headroom), append_key(key, p.pfc_shift);
+    append_key(key, p.rr_last), append_key(key, p.rr_qp), append_key(key, static_cast<uint32_t>(p.qps.size()));
   }
 }
 

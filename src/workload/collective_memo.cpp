@@ -8,17 +8,6 @@
 
 namespace wh {
 
-namespace {
-
-template <class T>
-void put(std::string& key, T v) {
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  key.append(b, sizeof(T));
-}
-
-}  // namespace
-
 CollectiveMemo::CollectiveMemo(Network& net, double verify) : net_(net), verify_(verify) {
   if (!(verify >= 0)) throw std::invalid_argument("collective memo: verify must be >= 0");
   claim_.assign(net.ports().size(), -1);
@@ -60,9 +49,9 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   const Time t0 = *std::min_element(issued.begin(), issued.end());
   std::string key = plan_key;
   for (uint32_t h : member_hosts)
-    put(key, static_cast<uint32_t>(std::find(is.hosts.begin(), is.hosts.end(), h) - is.hosts.begin()));
-  for (Time t : issued) put(key, t - t0);
-  for (uint32_t m : issue_order) put(key, m);
+    append_key(key, static_cast<uint32_t>(std::find(is.hosts.begin(), is.hosts.end(), h) - is.hosts.begin()));
+  for (Time t : issued) append_key(key, t - t0);
+  for (uint32_t m : issue_order) append_key(key, m);
   net_.island_signature(is, key);
 
   uint32_t slot;

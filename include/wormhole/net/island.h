@@ -4,12 +4,21 @@
 // replays such collectives; the network gives it what it needs here.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "wormhole/core/time.h"
 
 namespace wh {
+
+/// Appends the bytes of `v` (a plain value) to `key`: keys compared byte for byte.
+template <class T>
+void append_key(std::string& key, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  key.append(b, sizeof(T));
+}
 
 /// A closed island: the NVSwitches the flows between some host pairs cross (each pair has exactly one
 /// path, both ways), closed in the sense that every port of those switches leads to one of them or to
