@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cc_codec.h"
+#include "collective_file.h"
 #include "wormhole/core/time.h"
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/io/input_error.h"
@@ -20,7 +21,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 6;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings; 6: vertices' trends)
+constexpr uint64_t kLayout = 7;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings; 6: vertices' trends; 7: collective patterns)
 
 struct NsRow {
   uint64_t ns;
@@ -148,6 +149,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
   write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: data ports both flows' data leave through; u_acks (v_acks): ports where u's (v's) ACKs leave with the other's data",
               "per entry, its key's edges (u < v)");
+  write_collective_tables(file, db);
   check(file.close(), "closing " + path);
 }
 
@@ -226,6 +228,7 @@ MemoDb read_memo_file(const std::string& path) {
       in->hits += e.hits;
       in->rejected = in->rejected || e.rejected != 0;
     }
+    read_collective_tables(file, db, path, fix);
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const InputError*>(&e)) throw;
     throw InputError(path, 0, std::string("unreadable memo file: ") + e.what(), fix);
@@ -298,6 +301,11 @@ MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::str
     }
     out.store.insert(e->ns, e->key, e->value, 0).first->rejected = e->rejected;  // hits start at 0
   }
+  out.collectives = std::move(in.collectives);
+  for (auto& [h, store] : out.collectives) {
+    if (h == ns) n += store.size();
+    for (auto& [key, p] : store) p.hits = 0;
+  }
   if (ours) *ours = n;
   return out;
 }
@@ -318,6 +326,11 @@ MemoDb merge_memo_files(const std::vector<std::string>& paths) {
       else entry->hits += e->hits;
       entry->rejected = entry->rejected || e->rejected;  // wrong in one run is wrong
     }
+    for (auto& [h, store] : in.collectives)
+      for (auto& [key, p] : store) {
+        auto [it, fresh] = out.collectives[h].emplace(key, p);
+        if (!fresh) it->second.hits += p.hits;  // the first file's pattern, the hits of all
+      }
   }
   return out;
 }

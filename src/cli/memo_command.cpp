@@ -11,6 +11,15 @@
 
 namespace wh {
 
+namespace {
+size_t collective_patterns(const MemoDb& db) {
+  size_t n = 0;
+  for (const auto& [h, store] : db.collectives) n += store.size();
+  return n;
+}
+}  // namespace
+
+
 void add_memo_commands(CLI::App& memo, MemoOptions& o) {
   memo.require_subcommand(1);
   CLI::App* merge = memo.add_subcommand("merge", "merge memo files (e.g. one per rank or per run) into one; isomorphic "
@@ -39,8 +48,8 @@ int memo_command(const MemoOptions& o) {
       }
     const MemoDb db = merge_memo_files(o.inputs);
     write_memo_file(o.output, db);
-    fmt::print("{} patterns in {} namespaces from {} files -> {}\n", db.store.size(), db.namespaces.size(),
-               o.inputs.size(), o.output);
+    fmt::print("{} patterns and {} collective patterns in {} namespaces from {} files -> {}\n", db.store.size(),
+               collective_patterns(db), db.namespaces.size(), o.inputs.size(), o.output);
     return 0;
   }
   const MemoDb db = read_memo_file(o.file);
@@ -56,6 +65,10 @@ int memo_command(const MemoOptions& o) {
                entries.size(), vertices, edges, hits, std::filesystem::file_size(o.file));
     for (const auto& [h, text] : db.namespaces) fmt::print("namespace {:016x}: {}\n", h, text);
     for (const auto& [n, count] : by_size) fmt::print("  {} patterns of {} flows\n", count, n);
+    uint64_t chits = 0, cflows = 0;
+    for (const auto& [h, store] : db.collectives)
+      for (const auto& [key, p] : store) chits += p.hits, cflows += p.finish.size();
+    fmt::print("collective patterns: {} ({} flows in all, {} hits)\n", collective_patterns(db), cflows, chits);
     return 0;
   }
   fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",

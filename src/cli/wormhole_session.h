@@ -46,7 +46,7 @@ class WormholeSession {
                            "none (a replay is a skip)%s\n",
                    memo_in.empty() ? "" : ", so the --memo file is not used");
     const std::string text = describe(net, cfg);
-    const uint64_t ns = memo_namespace(text);
+    const uint64_t ns = ns_ = memo_namespace(text);
     if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode);
     db_.namespaces[ns] = text;
     rec_ = std::make_unique<Memoizer>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
@@ -59,9 +59,12 @@ class WormholeSession {
   }
   /// The collective memo of a one-process workload run (nullptr with Wormhole or the collective memo
   /// off); created on the first call. Drivers take it in DriverOptions::memo.
+  /// With memoization on, its patterns are the memo file's (this run's namespace): a warm start replays
+  /// them from the first collective, and memo.h5 keeps the new ones.
   CollectiveMemo* collective_memo(Network& net, const SimConfig& cfg) {
     if (!ff_ || !cfg.wormhole.collective_memo) return nullptr;
-    if (!collective_) collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify);
+    if (!collective_)
+      collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify, rec_ ? &db_.collectives[ns_] : nullptr);
     return collective_.get();
   }
   /// The controller (nullptr with Wormhole off).
@@ -159,6 +162,7 @@ class WormholeSession {
   MemoDb db_;
   std::string memo_path_, warm_path_;
   size_t warm_ = 0;
+  uint64_t ns_ = 0;  // this run's memo namespace
   std::unique_ptr<Memoizer> rec_;  // declared after ff_: destroyed (detached) first
   std::unique_ptr<CollectiveMemo> collective_;
 };

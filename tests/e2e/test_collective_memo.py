@@ -113,6 +113,45 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         a = self.memo_attrs(wh)
         self.assertEqual((a["considered"], a["not_island"], a["busy"], a["recorded"], a["replayed"]), (16, 16, 0, 0, 0))
 
+    def test_patterns_survive_a_memo_file_round_trip_and_a_merge(self):
+        # With memoization on, the 9 patterns go to memo.h5; a warm start from it replays all 24 collectives
+        # (none simulated), still byte-identical to packet mode; a merge of two files keeps 9 patterns.
+        sc = self.scenario(8, 8, 12)
+        _, pkt = self.run_wh(sc, "pkt")
+        on = ("WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        _, cold = self.run_wh(sc, "cold", *on)
+        with h5py.File(cold / "memo.h5") as f:
+            rows = f["/collectives"][:]
+            self.assertEqual(len(rows), 9)
+            self.assertEqual(int(rows["hits"].sum()), 15)
+            self.assertEqual(set(int(n) for n in rows["flows"]), {896})
+            self.assertEqual(len(f["/collective_flows"]), 9 * 896)
+        p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / "warm"), "--memo", str(cold / "memo.h5"),
+                            *sum((["--set", s] for s in on), [])], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (self.dir / "warm" / "fct.txt").read_bytes())
+        a = self.memo_attrs(self.dir / "warm")
+        self.assertEqual((a["recorded"], a["replayed"]), (0, 24))
+        m = subprocess.run([str(WORMHOLE), "memo", "merge", str(cold / "memo.h5"), str(self.dir / "warm" / "memo.h5"),
+                            "-o", str(self.dir / "m.h5")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(m.returncode, 0, m.stderr)
+        self.assertIn("9 collective patterns", m.stdout)
+        st = subprocess.run([str(WORMHOLE), "memo", "stats", str(self.dir / "m.h5")], capture_output=True, text=True,
+                            timeout=60)
+        self.assertIn("collective patterns: 9 (8064 flows in all, 39 hits)", st.stdout)  # 15 + 24
+
+    def test_corrupt_pattern_refused(self):
+        sc = self.scenario(8, 8, 4)
+        _, cold = self.run_wh(sc, "cold", "WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        with h5py.File(cold / "memo.h5", "r+") as f:
+            flows = f["/collective_flows"][:]
+            flows["order"][1] = flows["order"][0]  # no longer a permutation
+            f["/collective_flows"][:] = flows
+        p = subprocess.run([str(WORMHOLE), "memo", "stats", str(cold / "memo.h5")], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("not a permutation of its flows (corrupt file)", p.stderr)
+
     def test_off_by_default(self):
         sc = self.scenario(8, 8, 4)
         p, wh = self.run_wh(sc, "wh", "WORMHOLE=1")

@@ -39,7 +39,7 @@ def write_memo(path, patterns):
         edges += [(u, v, w, 0, 0) for u, v, w in es]
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "wormhole-memo"
-        f.attrs["layout_version"] = np.uint64(6)
+        f.attrs["layout_version"] = np.uint64(7)
         f.create_dataset("namespaces", data=np.array([(7, "DCQCN test")], dtype=NS))
         f.create_dataset("entries", data=np.array(entries, dtype=ENTRY))
         f.create_dataset("vertices", data=np.array(vertices, dtype=VERTEX))
@@ -71,7 +71,7 @@ class MemoCommands(unittest.TestCase):
         write_memo(self.dir / "a.h5", [CHAIN, PAIR])
         write_memo(self.dir / "b.h5", [CHAIN_REVERSED])
         p = self.wh("merge", self.dir / "a.h5", self.dir / "b.h5", "-o", self.dir / "m.h5")
-        self.assertIn("2 patterns in 1 namespaces from 2 files", p.stdout)
+        self.assertIn("2 patterns and 0 collective patterns in 1 namespaces from 2 files", p.stdout)
         with h5py.File(self.dir / "m.h5") as f:
             e = f["entries"][:]
             self.assertEqual(sorted(int(x) for x in e["vertices"]), [2, 3])

@@ -5,13 +5,18 @@
 #include <string>
 #include <vector>
 
+#include <unordered_map>
+
 #include "wormhole/memo/store.h"
+#include "wormhole/net/island.h"
 
 namespace wh {
 
 /// A store and the descriptions of its namespaces (namespace hash -> the settings text it hashes).
 struct MemoDb {
   MemoStore store;
+  /// Collective memo patterns (wormhole/workload/collective_memo.h): namespace -> key bytes -> pattern.
+  std::map<uint64_t, std::unordered_map<std::string, CollectivePattern>> collectives;
   std::map<uint64_t, std::string> namespaces;
 };
 

@@ -66,6 +66,23 @@ struct CollectiveMemoStats {
   uint64_t patterns = 0;        ///< distinct patterns held
 };
 
+/// A recorded collective on an island (the collective memo's value; memo files keep them): what its
+/// flows did and what it left on the island.
+struct CollectivePattern {
+  std::vector<Time> finish;     ///< per plan flow: completion, ps after the collective's first issue
+  std::vector<uint32_t> order;  ///< plan flows by completion, equal-time ones in the order they ended
+  // What the island holds after it, per island port (Island::ports order).
+  std::vector<uint8_t> rr_last;
+  std::vector<uint32_t> rr_qp;
+  std::vector<std::vector<uint32_t>> qps;  ///< finished QPs left on a NIC, as plan flows
+  std::vector<uint64_t> tx_delta, sent_delta;  ///< bytes the ports sent during it
+  uint64_t hits = 0;
+  bool operator==(const CollectivePattern& o) const {
+    return finish == o.finish && order == o.order && rr_last == o.rr_last && rr_qp == o.rr_qp && qps == o.qps &&
+           tx_delta == o.tx_delta && sent_delta == o.sent_delta;  // hits are not the pattern
+  }
+};
+
 /// Told by the network of what concerns islands (the collective memo implements it).
 class IslandHooks {
  public:

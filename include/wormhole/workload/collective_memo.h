@@ -31,8 +31,10 @@ namespace wh {
 class CollectiveMemo final : public IslandHooks {
  public:
   /// `verify`: 0 = none; a fraction in (0, 1) = that share of the hits (the first one included);
-  /// >= 1 = the first `verify` hits. Throws std::invalid_argument for a negative `verify`.
-  CollectiveMemo(Network& net, double verify);
+  /// >= 1 = the first `verify` hits. `store`: where patterns are kept (e.g. a memo file's, for one
+  /// namespace of settings; it may hold patterns of an earlier run), or nullptr for a store of its own.
+  /// Throws std::invalid_argument for a negative `verify`.
+  CollectiveMemo(Network& net, double verify, std::unordered_map<std::string, CollectivePattern>* store = nullptr);
   ~CollectiveMemo() override;
 
   /// A collective whose members have all issued it, none of its flows released yet. `pairs`: its
@@ -64,16 +66,7 @@ class CollectiveMemo final : public IslandHooks {
   void replay_due(uint32_t slot) override;
 
  private:
-  struct Entry {
-    std::vector<Time> finish;     // per plan flow: ps after the first issue
-    std::vector<uint32_t> order;  // plan flows by (finish, the order they finished in)
-    // What the island holds after it, per island port.
-    std::vector<uint8_t> rr_last;
-    std::vector<uint32_t> rr_qp;
-    std::vector<std::vector<uint32_t>> qps;  // plan flows
-    std::vector<uint64_t> tx_delta, sent_delta;
-    uint64_t hits = 0;
-  };
+  using Entry = CollectivePattern;
   struct Run {
     Island island;
     std::string key;
@@ -107,7 +100,8 @@ class CollectiveMemo final : public IslandHooks {
   Network& net_;
   double verify_;
   uint64_t hits_seen_ = 0;
-  std::unordered_map<std::string, Entry> store_;
+  std::unordered_map<std::string, Entry> own_store_;
+  std::unordered_map<std::string, Entry>& store_;
   std::unordered_map<std::string, uint32_t> recording_;  // key -> the run recording it
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
