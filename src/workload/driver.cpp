@@ -921,24 +921,18 @@ void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord&
 
 std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
-  for (size_t row = 0; row < w.layers.size(); ++row) {
-    if (w.header.micro && row > 0) break;  // MICRO issues row 0's wg collective only
-    const WorkloadLayer& l = w.layers[row];
-    for (const CommOp* op : {&l.fwd, &l.ig, &l.wg}) {
-      if (w.header.micro && op != &l.wg) continue;
-      if (op->op == Collective::None || op->bytes == 0 || o.ignore_group[static_cast<size_t>(op->group)]) continue;
-      std::vector<uint8_t> seen(layout.gpus, 0);  // each group once: by its members
-      for (uint32_t g = 0; g < layout.gpus; ++g) {
-        if (seen[g]) continue;
-        const std::vector<uint32_t> members = group_members(layout, op->group, g);
-        for (uint32_t m : members) seen[m] = 1;
-        if (members.size() <= 1) continue;
-        const uint32_t rings = op->op == Collective::AllToAll ? 1 : ring_count(layout, members);
-        for (const FlowStep& f : plan_collective(op->op, op->bytes, members, rings, o.zero_chunk).flows)
-          bytes[{f.src, f.dst}] += f.bytes;
-      }
+  for_each_sending_op(w, o, [&](const CommOp& op) {
+    std::vector<uint8_t> seen(layout.gpus, 0);  // each group once: by its members
+    for (uint32_t g = 0; g < layout.gpus; ++g) {
+      if (seen[g]) continue;
+      const std::vector<uint32_t> members = group_members(layout, op.group, g);
+      for (uint32_t m : members) seen[m] = 1;
+      if (members.size() <= 1) continue;
+      const uint32_t rings = op.op == Collective::AllToAll ? 1 : ring_count(layout, members);
+      for (const FlowStep& f : plan_collective(op.op, op.bytes, members, rings, o.zero_chunk).flows)
+        bytes[{f.src, f.dst}] += f.bytes;
     }
-  }
+  });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
     // Each micro-batch's activation forward and gradient back between adjacent stages.
     const uint64_t per = w.header.pp_comm_bytes * std::max<uint32_t>(1, w.header.ga);

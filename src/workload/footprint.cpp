@@ -34,25 +34,18 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
   std::set<std::tuple<int, uint64_t, CommGroup>> planned;  // the plans already counted
   WorkloadFlowCount c;
   uint64_t per_iteration = 0, collectives = 0;  // network flows and collectives of one iteration
-  for (size_t row = 0; row < w.layers.size(); ++row) {
-    if (w.header.micro && row > 0) break;  // MICRO issues row 0's wg collective only
-    const WorkloadLayer& l = w.layers[row];
-    for (const CommOp* op : {&l.fwd, &l.ig, &l.wg}) {
-      if (w.header.micro && op != &l.wg) continue;
-      if (op->op == Collective::None || op->bytes == 0 || o.ignore_group[static_cast<size_t>(op->group)]) continue;
-      auto it = groups.find(op->group);
-      if (it == groups.end()) it = groups.emplace(op->group, partition(layout, op->group)).first;
-      uint64_t flows = 0;
-      for (const auto& [shape, count] : it->second) {
-        const uint32_t rings = op->op == Collective::AllToAll ? 1 : shape.second;
-        flows += count * collective_flow_count(op->op, op->bytes, shape.first, rings, o.zero_chunk);
-        collectives += count;
-      }
-      per_iteration += flows;
-      if (!planned.emplace(static_cast<int>(op->op), op->bytes, op->group).second) continue;
-      c.plan_flows += flows;
+  for_each_sending_op(w, o, [&](const CommOp& op) {
+    auto it = groups.find(op.group);
+    if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
+    uint64_t flows = 0;
+    for (const auto& [shape, count] : it->second) {
+      const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
+      flows += count * collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
+      collectives += count;
     }
-  }
+    per_iteration += flows;
+    if (planned.emplace(static_cast<int>(op.op), op.bytes, op.group).second) c.plan_flows += flows;
+  });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
     // Each micro-batch's activation forward and gradient back between adjacent stages: one transfer
     // each, of one flow unless pp_comm is 0.

@@ -99,6 +99,21 @@ struct WorkloadFlowCount {
 /// Counts them as expected_traffic() walks the workload (same groups, rings, chunking, ignored groups
 /// and MICRO rule), in O(rows + GPUs) for the group partitions: a 131,072-GPU workload is counted
 /// in well under a second though its plans would hold billions of flows.
+/// Calls f(op) for every collective one iteration issues that sends anything: each row's fwd, ig and wg
+/// operation (MICRO: row 0's wg only), leaving out NONE, 0-byte and `o.ignore_group` ones.
+template <class F>
+void for_each_sending_op(const Workload& w, const DriverOptions& o, F&& f) {
+  for (size_t row = 0; row < w.layers.size(); ++row) {
+    if (w.header.micro && row > 0) break;  // MICRO issues row 0's wg collective only
+    const WorkloadLayer& l = w.layers[row];
+    for (const CommOp* op : {&l.fwd, &l.ig, &l.wg}) {
+      if (w.header.micro && op != &l.wg) continue;
+      if (op->op == Collective::None || op->bytes == 0 || o.ignore_group[static_cast<size_t>(op->group)]) continue;
+      f(*op);
+    }
+  }
+}
+
 WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
 /// Bytes the driver keeps per flow of a plan (the flow step, its member indices, the flow depending on
 /// it, its sender's list entry) and per flow of a collective in flight (its state byte).
