@@ -262,6 +262,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         engine.emplace(net, MPI_COMM_WORLD, s.map, workload ? wr.options.send_latency : kTimeMax);
         wormhole.emplace(net, cfg, workload ? wr.until : cfg.stop_time(), o.memo_in, speak);
         if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
+        if (lead && workload) WormholeSession::collective_unused(cfg, "a distributed run does not have it yet");
         wormhole->set_memo_path(o.memo_out.empty()
                                     ? (std::filesystem::path(s.results).parent_path() / "memo.h5").string()
                                     : o.memo_out);

@@ -147,6 +147,7 @@ int run_jobs_scenario(const RunOptions& o) {
   Time until = cfg.stop_time();
   if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
   WormholeSession wormhole(net, cfg, until, o.memo_in);
+  WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
 
   // Outputs.
   const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;

@@ -236,7 +236,8 @@ int run_workload_scenario(const RunOptions& o) {
   MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
-  r.options.memo = wormhole.collective_memo(net, cfg);
+  if (r.chakra.ranks.empty()) r.options.memo = wormhole.collective_memo(net, cfg);
+  else WormholeSession::collective_unused(cfg, "a Chakra trace's collectives are not offered to it");
   std::unique_ptr<WorkloadDriver> driver;
   std::unique_ptr<ChakraDriver> chakra;
   if (r.chakra.ranks.empty()) driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, &obs);

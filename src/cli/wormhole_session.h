@@ -61,11 +61,24 @@ class WormholeSession {
   /// off); created on the first call. Drivers take it in DriverOptions::memo.
   /// With memoization on, its patterns are the memo file's (this run's namespace): a warm start replays
   /// them from the first collective, and memo.h5 keeps the new ones.
+  /// Returns nullptr, with a warning, for HPCC-PINT (its per-flow sampling generator is seeded by the
+  /// flow id, a random draw the memo cannot see) and with LINK_DOWN (routes change under a replay).
   CollectiveMemo* collective_memo(Network& net, const SimConfig& cfg) {
     if (!ff_ || !cfg.wormhole.collective_memo) return nullptr;
+    if (cfg.cc_mode == 10 || cfg.link_down_a != cfg.link_down_b) {
+      collective_unused(cfg, cfg.cc_mode == 10 ? "HPCC-PINT (CC_MODE 10) samples INT with a generator per flow"
+                                               : "LINK_DOWN changes routes under a replay");
+      return nullptr;
+    }
     if (!collective_)
       collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify, rec_ ? &db_.collectives[ns_] : nullptr);
     return collective_.get();
+  }
+  /// Warns that collective_memo is set but this run does not use it (`why`: a distributed run, several
+  /// jobs, Chakra traces, ...); nothing when it is not set or Wormhole is off.
+  static void collective_unused(const SimConfig& cfg, const char* why) {
+    if (cfg.wormhole.enabled && cfg.wormhole.collective_memo)
+      std::fprintf(stderr, "wormhole: warning: the collective memo is not used in this run: %s\n", why);
   }
   /// The controller (nullptr with Wormhole off).
   FastForward* controller() { return ff_.get(); }

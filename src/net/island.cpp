@@ -1,6 +1,6 @@
 // Islands and replayed flows: what the collective memo needs of the network (wormhole/net/island.h).
 #include <algorithm>
-#include <bit>
+#include <tuple>
 #include <cstring>
 #include <unordered_map>
 
@@ -116,6 +116,8 @@ void Network::island_signature(const Island& is, std::string& key) const {
     append_key(key, p.if_index), append_key(key, p.rate_bps), append_key(key, p.delay), append_key(key, p.error_rate);
     append_key(key, p.kmin), append_key(key, p.kmax), append_key(key, p.pmax), append_key(key, p.headroom), append_key(key, p.pfc_shift);
     append_key(key, p.rr_last), append_key(key, p.rr_qp), append_key(key, static_cast<uint32_t>(p.qps.size()));
+    // INT reports the port's byte counter in units of 128·INT_MULTI bytes: its remainder shapes HPCC.
+    if (cfg_.cc_mode == 3) append_key(key, p.tx_bytes % (128 * uint64_t(std::max<uint32_t>(1, cfg_.int_multi))));
   }
 }
 
@@ -129,6 +131,7 @@ IslandPortState Network::port_state(uint32_t q) const {
   s.sent_bytes = p.sent_bytes;
   s.paused_total = p.paused_total;
   std::tie(s.rng0, s.rng1) = p.rng.state();
+  s.epoch = p.epoch;
   return s;
 }
 

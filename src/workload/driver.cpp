@@ -262,7 +262,7 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
   if (o_.memo) {
     // Member-relative, so every group's instance of one collective has the same key; the driver's
     // timing settings are part of it.
-    auto put = [&](auto v) { p->memo_key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+    auto put = [&](auto v) { append_key(p->memo_key, v); };
     put(uint32_t(0x57434d31)), put(uint32_t(n)), put(uint32_t(p->members.size())), put(o_.send_latency);
     put(o_.priority_group);
     std::set<std::pair<uint32_t, uint32_t>> pairs;
@@ -706,6 +706,8 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
     in.issued = {};
     in.remaining = {};
     in.flow_state = {};
+    in.issue_time = {};
+    in.issue_order = {};
   }
   collective_done_at(g, id);
 }

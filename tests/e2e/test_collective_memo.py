@@ -89,6 +89,29 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual((a["verified"], a["verify_failures"], a["replayed"]), (1, 0, 14))
         self.assertNotIn("differ from their recorded pattern", p.stderr)
 
+    def test_hpcc_replays_verified(self):
+        # HPCC (INT on every hop): with SimAI.conf's NS_TRUNCATION 1, 7 hits replayed and 8 simulated again
+        # (verify = 0.5) equal their patterns; fct.txt is packet mode's.
+        sc = self.scenario(8, 8, 12)
+        _, pkt = self.run_wh(sc, "pkt", "CC_MODE=3")
+        _, wh = self.run_wh(sc, "wh", "CC_MODE=3", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1", "WORMHOLE_VERIFY=0.5")
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["replayed"], a["verified"], a["verify_failures"]), (7, 8, 0))
+
+    def test_hpcc_without_ns_truncation(self):
+        # Without NS_TRUNCATION collectives start at any ps, and INT stamps read the clock in whole ns and the
+        # byte counters in 128-B units: the key holds the start's ps within its ns and the counters'
+        # remainders, so no collective here repeats a pattern (once 36 of 36 verified hits differed and a
+        # 64-MiB run came out 1.0 % long). The run is packet mode's.
+        sc = self.scenario(8, 8, 12)
+        sets = ("CC_MODE=3", "NS_TRUNCATION=0")
+        _, pkt = self.run_wh(sc, "pkt", *sets)
+        _, wh = self.run_wh(sc, "wh", *sets, "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1", "WORMHOLE_VERIFY=1")
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["verify_failures"]), (24, 24, 0, 0))
+
     def test_two_servers_follow_one_recording(self):
         # Both servers' TP groups issue every collective at the same ps: one simulates each new pattern,
         # the other replays it as it runs. The same completions as packet mode; only the order of lines of

@@ -45,6 +45,7 @@ struct IslandPortState {
   uint64_t tx_bytes = 0, sent_bytes = 0;
   Time paused_total = 0;
   uint64_t rng0 = 0, rng1 = 0;  ///< the port's ECN / error generator
+  uint16_t epoch = 0;           ///< fast-forward's epoch: moves when a skip freezes or shifts the port
 };
 
 /// What the collective memo did in a run.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -171,8 +172,9 @@ class Network final : public CcHost {
   void island_signature(const Island& is, std::string& key) const;
   /// The state a collective leaves behind on port `p` (see IslandPortState).
   IslandPortState port_state(uint32_t p) const;
-  /// Puts state `s` on port `p` (what a replayed collective would have left there), adding the
-  /// counters' deltas `tx_delta`, `sent_delta` (bytes) and `paused_delta` (ps).
+  /// Puts on port `p` what a replayed collective would have left there: the switch's last class served
+  /// `rr_last`, the NIC's round-robin position `rr_qp` and its finished QPs `qps` (flow ids), and adds
+  /// the bytes it sent to the counters (`tx_delta` for INT, `sent_delta` for monitors).
   void set_port_state(uint32_t p, uint8_t rr_last, uint32_t rr_qp, std::vector<uint32_t> qps, uint64_t tx_delta,
                       uint64_t sent_delta);
   /// Injects flow `spec` as inject_flow() does (same id, source port and standalone FCT), but it is
@@ -181,7 +183,11 @@ class Network final : public CcHost {
   /// Ends replayed flow `id` now, as the last ACK would: the observer hears of it.
   void finish_replayed(uint32_t id);
   /// Schedules IslandHooks::replay_due(slot) at `at` (ps, >= now).
-  void schedule_replay(Time at, uint32_t slot) { kernel_.schedule(at, kReplay, slot); }
+  /// Throws std::logic_error for a time in the past (a corrupt pattern).
+  void schedule_replay(Time at, uint32_t slot) {
+    if (at < kernel_.now()) throw std::logic_error("a replay scheduled in the past");
+    kernel_.schedule(at, kReplay, slot);
+  }
   /// Flows replay_flow() has injected so far.
   uint64_t replayed_flows() const { return replayed_flows_; }
   /// Calls SkipHooks::on_tick() at `at` (ps, > now), before every event at that instant: a kernel

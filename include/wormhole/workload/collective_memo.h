@@ -57,7 +57,7 @@ class CollectiveMemo final : public IslandHooks {
 
   /// What the memo did; reads the end states still pending first (call once the run is over).
   const CollectiveMemoStats& stats() {
-    finalize_pending();
+    finalize_pending(true);
     return stats_;
   }
 
@@ -86,12 +86,13 @@ class CollectiveMemo final : public IslandHooks {
     std::vector<uint32_t> followers;      // replays of the same pattern that follow it as it runs
     bool disturbed = false, skipped = false, broken = false;
     bool pending = false;                 // its flows are done; the island's end state not read yet
+    Time pending_at = 0;                  // since when
   };
   void schedule_next(uint32_t slot);
   /// The island's end state is read when the island is next needed (a collective begins, another flow
   /// starts there) or at the end: the event that ended the last flow may still change it (a NIC
   /// compacts its finished QPs when it next looks for a packet, maybe at that very instant).
-  void finalize_pending();
+  void finalize_pending(bool force = false);
   void end_recording(uint32_t slot);
   void end_replay(uint32_t slot);
   void release_claims(uint32_t slot);
