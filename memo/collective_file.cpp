@@ -6,6 +6,7 @@
 #include "wormhole/core/time.h"
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/io/input_error.h"
+#include "wormhole/net/packet.h"
 
 namespace wh {
 
@@ -141,9 +142,14 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
       p.finish.push_back(f.finish_ps);
       p.order.push_back(f.order);
     }
+    for (size_t i = 1; i < p.order.size(); ++i)
+      if (p.finish[p.order[i]] < p.finish[p.order[i - 1]])
+        throw InputError(path, 0, where + " lists its completions out of time order (corrupt file)", fix);
     uint64_t q = r.qp_offset;
     for (uint64_t i = r.port_offset; i < r.port_offset + r.ports; ++i) {
       const PortRow& x = ports[i];
+      if (x.rr_last >= kClasses)
+        throw InputError(path, 0, where + " has a switch class out of range (corrupt file)", fix);
       if (x.qps > r.qp_offset + r.qps - q)
         throw InputError(path, 0, where + " lists more QPs than its rows of /collective_qps (corrupt file)", fix);
       p.rr_last.push_back(x.rr_last);
