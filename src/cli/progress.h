@@ -175,8 +175,8 @@ inline void print_skip_warnings(const SkipReport& r) {
   if (c.verify_failures > 0)
     std::fprintf(stderr,
                  "wormhole: warning: %lu of %lu collectives simulated again (verified hits, repeats) differ from their "
-                 "recorded pattern: the collective memo's key misses some state, so its replays may be off; turn it off "
-                 "(WORMHOLE_COLLECTIVE_MEMO 0) for this run\n",
+                 "recorded pattern (not replayed again): the collective memo's key misses some state, or a --memo file "
+                 "is not what it says, so unverified replays may be off; turn it off (WORMHOLE_COLLECTIVE_MEMO 0)\n",
                  static_cast<unsigned long>(c.verify_failures), static_cast<unsigned long>(c.verified + c.repeats));
   if (c.follow_failures > 0)
     std::fprintf(stderr,

@@ -20,7 +20,7 @@ CollectiveMemo::~CollectiveMemo() { net_.set_island_hooks(nullptr); }
 bool CollectiveMemo::verify_this_hit() {
   const uint64_t h = hits_seen_++;
   if (verify_ <= 0) return false;
-  if (verify_ >= 1) return h < static_cast<uint64_t>(verify_);
+  if (verify_ > 1) return h < static_cast<uint64_t>(verify_);  // a count; 1 is the fraction "all"
   // The h-th hit is verified when the running quota ceil(h·v) grows: the first one always is.
   return std::ceil(double(h + 1) * verify_) > std::ceil(double(h) * verify_);
 }
@@ -73,7 +73,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   r.finish.assign(flows, -1);
   const auto found = store_.find(key);
   // A pattern of other sizes than its key says (a corrupt or foreign file) is no pattern of this one.
-  const bool usable = found != store_.end() && found->second.finish.size() == flows &&
+  const bool usable = found != store_.end() && !found->second.rejected && found->second.finish.size() == flows &&
                       found->second.rr_last.size() == is.ports.size();
   if (usable) {
     const auto it = found;
@@ -242,7 +242,7 @@ void CollectiveMemo::end_recording(uint32_t slot) {
     // A verified hit, or the same pattern simulated on another island meanwhile (every server's TP
     // group issues at once): either way a second simulation of one key, which must agree.
     ++(r.verifying ? stats_.verified : stats_.repeats);
-    if (!(it->second == e)) ++stats_.verify_failures;
+    if (!(it->second == e)) ++stats_.verify_failures, it->second.rejected = true;  // never replayed again
   } else {
     store_.emplace(r.key, std::move(e));
     ++stats_.recorded;

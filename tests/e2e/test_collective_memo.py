@@ -85,8 +85,11 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_VERIFY=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
         a = self.memo_attrs(wh)
-        # The first hit is simulated instead and compared (one fewer replay than above).
-        self.assertEqual((a["verified"], a["verify_failures"], a["replayed"]), (1, 0, 14))
+        # verify = 1: every hit is simulated instead and compared (the run is packet mode).
+        self.assertEqual((a["verified"], a["verify_failures"], a["replayed"]), (15, 0, 0))
+        _, wh2 = self.run_wh(sc, "wh2", "WORMHOLE=1", "WORMHOLE_VERIFY=2", "WORMHOLE_COLLECTIVE_MEMO=1")
+        a = self.memo_attrs(wh2)
+        self.assertEqual((a["verified"], a["verify_failures"], a["replayed"]), (2, 0, 13))  # the first two hits
         self.assertNotIn("differ from their recorded pattern", p.stderr)
 
     def test_hpcc_replays_verified(self):
@@ -162,6 +165,27 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         st = subprocess.run([str(WORMHOLE), "memo", "stats", str(self.dir / "m.h5")], capture_output=True, text=True,
                             timeout=60)
         self.assertIn("collective patterns: 9 (8064 flows in all, 39 hits)", st.stdout)  # 15 + 24
+
+    def test_tampered_warm_start_caught_by_verify_mode(self):
+        # Every completion of the memo file doubled (still a valid file): with every hit verified, each
+        # differs, is warned about and not replayed; the run is packet mode's.
+        sc = self.scenario(8, 8, 12)
+        _, pkt = self.run_wh(sc, "pkt")
+        on = ("WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        _, cold = self.run_wh(sc, "cold", *on)
+        with h5py.File(cold / "memo.h5", "r+") as f:
+            flows = f["/collective_flows"][:]
+            flows["finish_ps"] *= 2
+            f["/collective_flows"][:] = flows
+        p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / "warm"), "--memo", str(cold / "memo.h5"),
+                            *sum((["--set", s] for s in on + ("WORMHOLE_VERIFY=1",)), [])],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (self.dir / "warm" / "fct.txt").read_bytes())
+        a = self.memo_attrs(self.dir / "warm")
+        self.assertEqual(a["replayed"], 0)
+        self.assertGreater(a["verify_failures"], 0)
+        self.assertIn("differ from their recorded pattern", p.stderr)
 
     def test_corrupt_pattern_refused(self):
         sc = self.scenario(8, 8, 4)

@@ -78,6 +78,7 @@ struct CollectivePattern {
   std::vector<std::vector<uint32_t>> qps;  ///< finished QPs left on a NIC, as plan flows
   std::vector<uint64_t> tx_delta, sent_delta;  ///< bytes the ports sent during it
   uint64_t hits = 0;
+  bool rejected = false;  ///< simulated again and found different: not replayed any more (not written to files)
   bool operator==(const CollectivePattern& o) const {
     return finish == o.finish && order == o.order && rr_last == o.rr_last && rr_qp == o.rr_qp && qps == o.qps &&
            tx_delta == o.tx_delta && sent_delta == o.sent_delta;  // hits are not the pattern

@@ -30,8 +30,9 @@ namespace wh {
 /// workload drivers of every job share it.
 class CollectiveMemo final : public IslandHooks {
  public:
-  /// `verify`: 0 = none; a fraction in (0, 1) = that share of the hits (the first one included);
-  /// >= 1 = the first `verify` hits. `store`: where patterns are kept (e.g. a memo file's, for one
+  /// `verify`: 0 = none; a fraction in (0, 1] = that share of the hits (the first one included; 1 =
+  /// all); a whole number > 1 = the first `verify` hits. A pattern a verified hit differs from is not
+  /// replayed again. `store`: where patterns are kept (e.g. a memo file's, for one
   /// namespace of settings; it may hold patterns of an earlier run), or nullptr for a store of its own.
   /// Throws std::invalid_argument for a negative `verify`.
   CollectiveMemo(Network& net, double verify, std::unordered_map<std::string, CollectivePattern>* store = nullptr);
