@@ -23,15 +23,20 @@ void Network::assign_nics(Flow& f) {
   if (nodes_[f.dst].num_ports > 1) f.rx_nic = pick_nic(f.dst, f.src, node_ip(f.dst), node_ip(f.src), f.dport, f.sport);
 }
 
-void Network::start_flow(uint32_t id) {
-  Flow& f = flows_[id];
+const PathMetrics& Network::begin_flow(Flow& f) {
   f.started = true;
   assign_nics(f);
-  if (islands_) islands_->flow_started(id, f.nic, f.rx_nic != UINT32_MAX ? f.rx_nic : nodes_[f.dst].first_port);
   // Line rate and base RTT on every rank: a memo pattern's key is made of them (Memoizer::key_of).
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
   f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
+  return m;
+}
+
+void Network::start_flow(uint32_t id) {
+  Flow& f = flows_[id];
+  const PathMetrics& m = begin_flow(f);
+  if (islands_) islands_->flow_started(id, f.nic, f.rx_nic != UINT32_MAX ? f.rx_nic : nodes_[f.dst].first_port);
   f.min_fct = lower_bound_fct(id);
   if (!owns_node(f.src)) {
     // Another rank's sender: this rank needs only the ACK NIC (if it has the receiver), and the

@@ -1,7 +1,6 @@
 // Islands and replayed flows: what the collective memo needs of the network (wormhole/net/island.h).
 #include <algorithm>
 #include <tuple>
-#include <cstring>
 #include <unordered_map>
 
 #include "wormhole/net/network.h"
@@ -145,28 +144,17 @@ void Network::set_port_state(uint32_t q, uint8_t rr_last, uint32_t rr_qp, std::v
   p.sent_bytes += sent_delta;
 }
 
-uint32_t Network::replay_flow(const FlowSpec& spec) {
-  const uint32_t id = static_cast<uint32_t>(flows_.size() + injected_.size());
-  injected_.push_back(spec);
-  replay_injected_.push_back(1);
-  kernel_.schedule(kernel_.now(), kInject, id);
-  return id;
-}
+uint32_t Network::replay_flow(const FlowSpec& spec) { return inject(spec, true); }
 
 void Network::start_replayed(uint32_t id) {
   Flow& f = flows_[id];
-  f.started = true;
-  assign_nics(f);
-  const PathMetrics& m = routing_.pair(f.src, f.dst);
-  f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;
-  f.base_rtt = static_cast<Time>(cfg_.global_t ? routing_.max_rtt_ns() : m.rtt_ns()) * kNs;
+  begin_flow(f);
   // Replayed flows repeat few (pair, size) combinations, each on its one island path: the bound's
   // path walk is done once per combination.
   const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(f.src) << 32) | f.dst, f.size}, 0);
   if (fresh) it->second = lower_bound_fct(id);
   f.min_fct = it->second;
   f.snd_nxt = f.snd_una = f.snd_high = f.size;  // nothing is ever sent
-  ++replayed_flows_;
 }
 
 void Network::finish_replayed(uint32_t id) {

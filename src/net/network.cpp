@@ -238,11 +238,13 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   return first;
 }
 
-uint32_t Network::inject_flow(const FlowSpec& spec) {
+uint32_t Network::inject_flow(const FlowSpec& spec) { return inject(spec, false); }
+
+uint32_t Network::inject(const FlowSpec& spec, bool replayed) {
   // Not appended now: the caller may be inside a handler that holds references into flows_.
   const uint32_t id = static_cast<uint32_t>(flows_.size() + injected_.size());
   injected_.push_back(spec);
-  replay_injected_.push_back(0);
+  replay_injected_.push_back(replayed);
   kernel_.schedule(kernel_.now(), kInject, id);
   return id;
 }

@@ -188,8 +188,6 @@ class Network final : public CcHost {
     if (at < kernel_.now()) throw std::logic_error("a replay scheduled in the past");
     kernel_.schedule(at, kReplay, slot);
   }
-  /// Flows replay_flow() has injected so far.
-  uint64_t replayed_flows() const { return replayed_flows_; }
   /// Calls SkipHooks::on_tick() at `at` (ps, > now), before every event at that instant: a kernel
   /// barrier (Kernel::set_barrier), which a distributed run holds at a window edge.
   void schedule_skip_tick(Time at) { kernel_.set_barrier(at); }
@@ -351,6 +349,9 @@ class Network final : public CcHost {
   void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
   void start_replayed(uint32_t id);  ///< a replayed flow's start: its NICs and bounds, no QP
+  /// What every flow's start sets: started, its NICs, line rate and base RTT; returns its path's metrics.
+  const PathMetrics& begin_flow(Flow& f);
+  uint32_t inject(const FlowSpec& spec, bool replayed);  ///< inject_flow / replay_flow
   Flow make_flow(const FlowSpec& s);   ///< identity fields and the reference's source port
   bool set_ideal_fct(Flow& f);         ///< standalone FCT; false if no path joins the hosts
   /// The true ideal FCT of flow `id` (ps) on its path (NICs assigned): docs/network-model.md §5.1.
@@ -545,7 +546,6 @@ class Network final : public CcHost {
   // fast-forward
   SkipHooks* skip_ = nullptr;
   IslandHooks* islands_ = nullptr;
-  uint64_t replayed_flows_ = 0;
   std::map<std::pair<uint64_t, uint64_t>, Time> replay_min_fct_;  // ((src, dst), size) -> true ideal FCT, ps
   std::vector<uint8_t> replay_injected_;  // per pending injected flow: replayed (1) or not (0)
   Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)

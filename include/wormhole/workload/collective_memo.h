@@ -16,10 +16,8 @@
 // mode simulates a fraction of the hits instead and compares every completion (must be identical).
 #pragma once
 #include <cstdint>
-#include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "wormhole/net/network.h"
@@ -42,8 +40,8 @@ class CollectiveMemo final : public IslandHooks {
   /// flows' (source host, destination host) in plan order; `plan_key`: bytes that identify its flows
   /// (ends as member positions, sizes, dependencies) and the driver's settings that time them;
   /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) and `issue_order`:
-  /// members in the order they issued. Returns a handle >= 0 when the memo replays or records it,
-  /// -1 when it is left to the network.
+  /// members in the order they issued; `flows`: its plan's flow count (plan flows are 0..flows-1).
+  /// Returns a handle >= 0 when the memo replays or records it, -1 when it is left to the network.
   int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const std::string& plan_key,
                 const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
                 const std::vector<uint32_t>& issue_order, uint32_t flows);
