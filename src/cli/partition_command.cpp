@@ -35,7 +35,7 @@ NetGraph network_graph(const Topology& topo, const Network* net) {
   // Work grows with the packets a node handles: add the expected traffic through it (routed flow
   // bytes in MB, or — a workload's traffic being unknown — its links' rates in units of 100 Gb/s).
   std::vector<uint64_t> link_bytes(topo.links.size(), 0);
-  const bool by_traffic = net && !net->flows().empty();
+  const bool by_traffic = net && net->flow_count() > 0;
   if (by_traffic) {
     // Port -> link: interface i of a node is its i-th link in file order (topology.h).
     std::vector<std::vector<uint32_t>> links_of(topo.num_nodes);
@@ -46,8 +46,8 @@ NetGraph network_graph(const Topology& topo, const Network* net) {
       link_of_port[p] = links_of[port.node].at(port.if_index - 1);
     }
     std::vector<uint64_t> node_bytes(topo.num_nodes, 0);
-    for (uint32_t id = 0; id < net->flows().size(); ++id) {
-      const Flow& f = net->flow(id);
+    for (uint32_t id = 0; id < net->flow_count(); ++id) {
+      const FlowInfo& f = net->flow_info(id);
       ++g.node_weight[f.src], ++g.node_weight[f.dst];
       node_bytes[f.dst] += f.size;
       for (uint32_t p : net->data_path(id)) {
@@ -147,7 +147,7 @@ void print_rank_summary(const Topology& topo, const Network* net, const RankMap&
     if (m.rank_of[l.a] != m.rank_of[l.b]) ++cut[m.rank_of[l.a]], ++cut[m.rank_of[l.b]];
   }
   if (net)
-    for (const Flow& f : net->flows()) ++flows[m.rank_of[f.src]];  // a flow's sender runs it
+    for (uint32_t id = 0; id < net->flow_count(); ++id) ++flows[m.rank_of[net->flow_info(id).src]];  // a flow's sender runs it
   for (uint32_t r = 0; r < m.ranks; ++r)
     fmt::print("rank {}: {} nodes ({} hosts, {} switches), {} ports, {} cut links{}\n", r, nodes[r], hosts[r],
                nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
@@ -173,10 +173,10 @@ int partition_command(const PartitionOptions& o) {
     const WorkloadRun r = load_workload_run(ro, true);
     topo = r.topo.topo;
     net = traffic_network(r);
-    what = net->flows().empty() ? "link weights: rates (the workload has no traffic)"
+    what = net->flow_count() == 0 ? "link weights: rates (the workload has no traffic)"
                                 : fmt::format("link weights: bytes of one iteration of {}'s collectives ({} GPU pairs) routed "
                                               "over them",
-                                              r.sc.workload.file, net->flows().size());
+                                              r.sc.workload.file, net->flow_count());
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);

@@ -123,8 +123,8 @@ class RunObserver final : public NetObserver {
 inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Network& net, const SimConfig& cfg,
                                                                        const std::string& scenario, double wall_s) {
   std::vector<FlowRecord> records;
-  records.reserve(net.flows().size());
-  for (uint32_t id = 0; id < net.flows().size(); ++id) records.push_back(net.record(id));
+  records.reserve(net.flow_count());
+  for (uint32_t id = 0; id < net.flow_count(); ++id) records.push_back(net.record(id));
   RunMetadata meta;
   meta.scenario = scenario;
   meta.version = WORMHOLE_VERSION;

@@ -206,7 +206,7 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   if (o.check_memory) {
     MemoryEstimate m;
     m.network = estimate_network_bytes(r.topo);
-    m.flows = r.specs.size() * bytes_per_flow();
+    m.flows = r.specs.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
     std::string source;
     const uint64_t limit = memory_limit(o.memory_limit, &source);
     const auto [file, line] = cfg.origin_of("TOPOLOGY_FILE");
@@ -330,7 +330,7 @@ int run_command(const RunOptions& o) {
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
-  obs.progress().set_fraction([&net] { return net.flows().empty() ? -1.0 : double(net.flows_finished()) / double(net.flows().size()); },
+  obs.progress().set_fraction([&net] { return net.flow_count() == 0 ? -1.0 : double(net.flows_finished()) / double(net.flow_count()); },
                               "flows");
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (!o.quiet) {
@@ -363,8 +363,8 @@ int run_command(const RunOptions& o) {
   }
 
   size_t no_path = 0;
-  for (uint32_t id = 0; id < net.flows().size(); ++id)
-    if (!net.flows()[id].finished() && net.flows()[id].started && net.flows()[id].nic == UINT32_MAX) ++no_path;
+  for (uint32_t id = 0; id < net.flow_count(); ++id)
+    if (!net.flow_info(id).finished() && net.flow_info(id).started && net.flow(id).nic == UINT32_MAX) ++no_path;
   print_unfinished(r, records, meta.stats, no_path);
   if (!o.quiet) {
     print_run_summary(records, meta.stats, obs.pfc_.size(), wall, meta.cc);

@@ -124,8 +124,8 @@ Gathered gather_results(const Shared& s, const DistributedEngine& engine, const 
   Gathered g;
   g.stats = reduce_stats(MPI_COMM_WORLD, net);
   MPI_Allreduce(&wall, &g.stats.wall_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  for (uint32_t id = 0; id < net.flows().size(); ++id)
-    if (net.owns_node(net.flow(id).src)) g.mine.push_back(net.record(id));
+  for (uint32_t id = 0; id < net.flow_count(); ++id)
+    if (net.owns_node(net.flow_info(id).src)) g.mine.push_back(net.record(id));
   g.records = gather_to_root(MPI_COMM_WORLD, g.mine);
   g.late = gather_to_root(MPI_COMM_WORLD, net.late_acks());
   g.times = gather_to_root(MPI_COMM_WORLD, std::vector<RankTimes>{engine.times()});
@@ -241,8 +241,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         // A workload's cut is weighed by its expected traffic (its flows exist only as it runs).
         if (workload) traffic = traffic_network(wr);
         const Network* weights = workload ? traffic.get() : s.net;
-        s.map = cut(o, o.scenario, *s.topo, weights->flows().empty() ? nullptr : weights, ranks);
-        s.weights = weights->flows().empty() ? nullptr : weights;
+        s.map = cut(o, o.scenario, *s.topo, weights->flow_count() == 0 ? nullptr : weights, ranks);
+        s.weights = weights->flow_count() == 0 ? nullptr : weights;
         // Outputs last, by rank 0 (the others write only results.h5, after many collectives).
         if (lead) {
           if (workload) make_workload_outputs(o, wr, true);
@@ -307,7 +307,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (driver) obs.progress().set_fraction([&driver] { return driver->progress(); }, "collectives");
   else
     obs.progress().set_fraction(
-        [&obs, &net] { return net.flows().empty() ? -1.0 : double(obs.finished()) / double(net.flows().size()); }, "flows");
+        [&obs, &net] { return net.flow_count() == 0 ? -1.0 : double(obs.finished()) / double(net.flow_count()); }, "flows");
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
   if (driver) driver->start();
@@ -331,7 +331,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // One results file, each rank writing its own rows through MPI-IO.
   if (auto failed = agree(rank, [&] {
         try {
-          write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flows().size(), g.my_pfc,
+          write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flow_count(), g.my_pfc,
                                         g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr,
                                         wormhole->report());
         } catch (const InputError&) {

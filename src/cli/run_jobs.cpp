@@ -125,7 +125,7 @@ int run_jobs_scenario(const RunOptions& o) {
   if (o.check_memory) {  // before the network is built: the fabric, the background flows, each job's plans
     MemoryEstimate m;
     m.network = estimate_network_bytes(topo.topo);
-    m.flows = background.size() * bytes_per_flow();
+    m.flows = background.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
     for (const JobRun& run : runs) {
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
       m.plans += c.plan_flows * bytes_per_plan_flow();
@@ -190,7 +190,7 @@ int run_jobs_scenario(const RunOptions& o) {
   wormhole.write_memo();
   // jobs.csv: one row per job.
   std::vector<size_t> flows(sc.jobs.size() + 1, 0);
-  for (uint32_t id = 0; id < net.flows().size(); ++id) ++flows[jobs.job_of_flow(id)];
+  for (uint32_t id = 0; id < net.flow_count(); ++id) ++flows[jobs.job_of_flow(id)];
   std::ofstream csv(fs::path(out) / "jobs.csv");
   csv << "job,gpus,first_gpu,last_gpu,start_us,iterations,end_us,mean_iteration_us,flows,exposed_comm_us,bubble_us,complete\n";
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
@@ -216,8 +216,8 @@ int run_jobs_scenario(const RunOptions& o) {
   }
   if (!o.quiet) {
     size_t bg_done = 0;
-    for (uint32_t id = 0; id < net.flows().size(); ++id)
-      bg_done += jobs.job_of_flow(id) == sc.jobs.size() && net.flows()[id].finished();
+    for (uint32_t id = 0; id < net.flow_count(); ++id)
+      bg_done += jobs.job_of_flow(id) == sc.jobs.size() && net.flow_info(id).finished();
     if (!background.empty()) fmt::print("background: {} of {} flows finished\n", bg_done, background.size());
     print_run_summary(records, meta.stats, fabric.pfc_.size(), wall, cc_display_name(cfg.cc_mode));
     wormhole.print_summary();

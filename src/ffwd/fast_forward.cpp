@@ -680,7 +680,7 @@ SkipReport FastForward::report() const {
   r.events_discarded = net_.events_discarded();
   r.control_bypassed = net_.packets_bypassed();
   r.packets_held = net_.packets_held();
-  for (const Flow& f : net_.flows()) r.flow_bytes += f.size;
+  for (uint32_t id = 0; id < net_.flow_count(); ++id) r.flow_bytes += net_.flow_info(id).size;
   for (const VerifySample& v : verifier_.samples())
     if (v.end >= 0 && v.simulated.size() == v.flows.size()) r.verify.push_back(v);
   return r;

@@ -28,7 +28,7 @@ bool Network::owns(const Event& e) const {
     case kTxDone:
     case kWake: return node_rank_[ports_[e.target].node] == rank_;
     case kArrive: return node_rank_[ports_[ports_[e.target].peer].node] == rank_;
-    case kTimer: return node_rank_[flows_[e.target].src] == rank_;
+    case kTimer: return node_rank_[flows_.info(e.target).src] == rank_;
     // Flow starts, QP starts, injections and on-time client events run everywhere: every rank keeps
     // the same flow table (each creates the QPs of its own hosts) and the same Wormhole partitions.
     default: return true;
@@ -41,7 +41,7 @@ bool Network::counted_elsewhere(const Event& e) const {
     case kClient: return rank_ != 0;
     case kQpStart:
     case kInject:  // not in flows_ yet if it is the first injection of its instant
-      return !owns_node(e.target < flows_.size() ? flows_[e.target].src : injected_[e.target - flows_.size()].src);
+      return !owns_node(e.target < flows_.size() ? flows_.info(e.target).src : injected_[e.target - flows_.size()].src);
     default: return false;
   }
 }
@@ -82,6 +82,14 @@ void Network::deliver(const std::vector<Completion>& all) {
   // tick, which is never inside a window (FastForward::flow_finished).
   if (skip_)
     for (const Completion& c : all) skip_->flow_finished(c.rec.id);
+  // Another rank's flow: this rank held its receiver's state (or only its start); it is done with it
+  // now, as the sender's rank was at the finish (stale duplicates arriving later are dropped, as one
+  // process drops them once the flow has finished).
+  for (const Completion& c : all)
+    if (!owns_node(c.rec.src) && c.rec.id < flows_.size() && flows_.live(c.rec.id) && !flows_.info(c.rec.id).finished()) {
+      flows_.info(c.rec.id).finish = c.rec.finish;
+      finished_with(c.rec.id);
+    }
   if (!client_) {
     if (observer_)
       for (const Completion& c : all) observer_->flow_finished(c.rec);
@@ -165,7 +173,7 @@ void Network::truncate_after(const Event& x) {
   bool rewound = false;
   for (const Undo& u : undo_) {
     if (!after_stop(u.at, u.exec)) {
-      if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_[u.arg].finish);
+      if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_.info(u.arg).finish);
       continue;
     }
     switch (u.what) {
@@ -180,15 +188,17 @@ void Network::truncate_after(const Event& x) {
         break;
       case kUndoRto: --rto_fired_; break;
       case kUndoFinish:
-        flows_[u.arg].finish = -1;
+        flows_.info(u.arg).finish = -1;
         --flows_finished_;
         break;
       case kUndoInject: keep_flows = std::min<size_t>(keep_flows, u.arg); break;
       case kUndoCredit: {
         const CreditUndo& c = credit_undo_[u.arg];
-        Flow& f = flows_[c.id];
-        f.skipped_bytes = static_cast<uint64_t>(static_cast<int64_t>(f.skipped_bytes) - c.bytes);
-        f.skipped_time -= c.time;
+        // The flow's state, or what it left in its FlowInfo if it finished and was released.
+        uint64_t& bytes = flows_.live(c.id) ? flows_.state(c.id).skipped_bytes : flows_.info(c.id).skipped_bytes;
+        Time& time = flows_.live(c.id) ? flows_.state(c.id).skipped_time : flows_.info(c.id).skipped_time;
+        bytes = static_cast<uint64_t>(static_cast<int64_t>(bytes) - c.bytes);
+        time -= c.time;
         break;
       }
       case kUndoSkipHook:  // the first after x: the controller as it was then
@@ -196,7 +206,7 @@ void Network::truncate_after(const Event& x) {
         break;
     }
   }
-  flows_.resize(keep_flows);  // flows injected after x: one process never created them
+  flows_.truncate(keep_flows);  // flows injected after x: one process never created them
   end_override_ = x.time;
 }
 

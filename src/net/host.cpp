@@ -23,8 +23,8 @@ void Network::assign_nics(Flow& f) {
   if (nodes_[f.dst].num_ports > 1) f.rx_nic = pick_nic(f.dst, f.src, node_ip(f.dst), node_ip(f.src), f.dport, f.sport);
 }
 
-const PathMetrics& Network::begin_flow(Flow& f) {
-  f.started = true;
+const PathMetrics& Network::begin_flow(uint32_t id, Flow& f) {
+  flows_.info(id).started = true;
   assign_nics(f);
   // Line rate and base RTT on every rank: a memo pattern's key is made of them (Memoizer::key_of).
   const PathMetrics& m = routing_.pair(f.src, f.dst);
@@ -34,8 +34,8 @@ const PathMetrics& Network::begin_flow(Flow& f) {
 }
 
 void Network::start_flow(uint32_t id) {
-  Flow& f = flows_[id];
-  const PathMetrics& m = begin_flow(f);
+  Flow& f = flows_.create_state(id);
+  const PathMetrics& m = begin_flow(id, f);
   if (islands_) islands_->flow_started(id, f.nic, f.rx_nic != UINT32_MAX ? f.rx_nic : nodes_[f.dst].first_port);
   f.min_fct = lower_bound_fct(id);
   if (!owns_node(f.src)) {
@@ -101,19 +101,28 @@ void Network::nic_send(uint32_t port) {
   uint32_t min_finished = UINT32_MAX;
   for (uint32_t i = 1; i <= n; ++i) {
     const uint32_t idx = (i + p.rr_qp) % n;
-    const Flow& f = flows_[qps[idx]];
+    const bool finished = flows_.info(qps[idx]).finished();
+    // A released QP had no bytes left (release_done_flow): only compacted.
+    if (finished && !flows_.live(qps[idx])) {
+      min_finished = std::min(min_finished, idx);
+      continue;
+    }
+    const Flow& f = flows_.state(qps[idx]);
     if (!p.paused[f.pg] && f.bytes_left() > 0 && !f.window_bound()) {
       if (f.next_avail > now) continue;
       res = idx;
       break;
-    } else if (f.finished()) {
+    } else if (finished) {
       min_finished = std::min(min_finished, idx);
     }
   }
   if (min_finished != UINT32_MAX) {
     uint32_t nxt = min_finished;
+    if (!unsent_finished_.empty())  // finished QPs that kept their state until they left the NIC
+      for (uint32_t i = min_finished; i < n; ++i)
+        if (flows_.info(qps[i]).finished() && unsent_finished_.erase(qps[i])) flows_.release(qps[i]);
     for (uint32_t i = min_finished + 1; i < n; ++i)
-      if (!flows_[qps[i]].finished()) {
+      if (!flows_.info(qps[i]).finished()) {
         if (static_cast<int64_t>(i) == res) res = nxt;
         qps[nxt++] = qps[i];
       }
@@ -122,7 +131,7 @@ void Network::nic_send(uint32_t port) {
   if (res >= 0) {
     p.rr_qp = static_cast<uint32_t>(res);
     const uint32_t id = qps[res];
-    Flow& f = flows_[id];
+    Flow& f = flows_.state(id);
     const uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(cfg_.packet_payload_size, f.bytes_left()));
     const uint32_t pkt = pool_.alloc();
     Packet& pk = pool_[pkt];
@@ -154,7 +163,7 @@ void Network::nic_send(uint32_t port) {
   // 3. Nothing eligible: retry at the earliest next_avail among QPs with bytes left.
   Time t = kTimeMax;
   for (uint32_t id : qps)
-    if (flows_[id].bytes_left() > 0) t = std::min(t, flows_[id].next_avail);
+    if (flows_.live(id) && flows_.state(id).bytes_left() > 0) t = std::min(t, flows_.state(id).next_avail);
   if (p.wake_at < 0 && t != kTimeMax && t > now) {
     p.wake_at = t;
     p.wake_cause = kernel_.cause();
@@ -170,8 +179,9 @@ void Network::host_receive(uint32_t port, uint32_t pkt) {
 
 void Network::receive_data(uint32_t port, uint32_t pkt) {
   Packet& pk = pool_[pkt];
-  Flow& f = flows_[pk.flow];
-  if (f.finished()) return pool_.release(pkt);  // the reference has deleted the receiver's state by then
+  // The reference has deleted the receiver's state by then (and so may have we).
+  if (flows_.info(pk.flow).finished()) return pool_.release(pkt);
+  Flow& f = flows_.state(pk.flow);
   f.milestone = cfg_.l2_ack_interval;  // reset on every packet, as the reference does (§1)
   int action;  // 1 ACK, 2 NACK, 0 nothing
   if (pk.seq == f.rcv_nxt) {
@@ -222,28 +232,29 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
 void Network::receive_ack(uint32_t pkt) {
   const Packet& pk = pool_[pkt];
   const uint32_t id = pk.flow;
-  Flow& f = flows_[id];
-  if (f.finished()) return pool_.release(pkt);  // the reference no longer finds the QP
+  if (flows_.info(id).finished()) return pool_.release(pkt);  // the reference no longer finds the QP
+  Flow& f = flows_.state(id);
   const uint64_t acked = cfg_.l2_back_to_zero ? pk.seq / cfg_.l2_chunk_size * cfg_.l2_chunk_size : pk.seq;
   if (acked > f.snd_una) {
     f.snd_una = acked;
     f.last_progress = kernel_.now();
     f.rto_recovery = false;
   }
+  const uint32_t nic = f.nic;
   if (f.snd_una >= f.end_seq()) {
-    flow_done(id);
+    flow_done(id);  // may release f
   } else {
     if (pk.type == PktType::Nack) f.snd_nxt = f.snd_una;  // go-back-N
     cc_->on_ack(id, f, pk, *this);
   }
   pool_.release(pkt);  // before nic_send: a new data packet may grow the pool
-  if (f.nic != UINT32_MAX) nic_send(f.nic);
+  if (nic != UINT32_MAX) nic_send(nic);
 }
 
 void Network::flow_done(uint32_t id) {
-  Flow& f = flows_[id];
-  f.finish = kernel_.now();
-  last_finish_ = f.finish;
+  Flow& f = flows_.state(id);
+  flows_.info(id).finish = kernel_.now();
+  last_finish_ = kernel_.now();
   log_undo(kUndoFinish, id);
   for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO
   ++flows_finished_;
@@ -254,6 +265,16 @@ void Network::flow_done(uint32_t id) {
     if (skip_) skip_->flow_finished(id);
     if (observer_) observer_->flow_finished(record(id));
   }
+  finished_with(id);
+}
+
+void Network::release_done_flow(uint32_t id) {
+  const Flow& f = flows_.state(id);
+  // A flow acknowledged past snd_nxt (ACKs overtaking a go-back) still has "bytes left": its NIC may
+  // send them until it drops the finished QP from its list, as the reference's does. Until then it
+  // keeps its state.
+  if (f.bytes_left() > 0 && f.nic != UINT32_MAX && owns_node(f.src)) unsent_finished_.insert(id);
+  else flows_.release(id);
 }
 
 }  // namespace wh

@@ -97,7 +97,7 @@ bool Network::island_quiet(const Island& is) const {
     for (uint32_t c = 0; c < kClasses; ++c)
       if (p.paused[c] || p.pause_sent[c] || p.ingress_bytes[c] != 0 || p.hdrm_bytes[c] != 0) return false;
     for (uint32_t id : p.qps)
-      if (!flows_[id].finished()) return false;
+      if (!flows_.info(id).finished()) return false;
   }
   for (const Held& h : held_)
     if (h.due >= 0 && is.local_port(h.port) != UINT32_MAX) return false;
@@ -147,8 +147,8 @@ void Network::set_port_state(uint32_t q, uint8_t rr_last, uint32_t rr_qp, std::v
 uint32_t Network::replay_flow(const FlowSpec& spec) { return inject(spec, true); }
 
 void Network::start_replayed(uint32_t id) {
-  Flow& f = flows_[id];
-  begin_flow(f);
+  Flow& f = flows_.create_state(id);
+  begin_flow(id, f);
   // Replayed flows repeat few (pair, size) combinations, each on its one island path: the bound's
   // path walk is done once per combination.
   const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(f.src) << 32) | f.dst, f.size}, 0);
@@ -158,11 +158,11 @@ void Network::start_replayed(uint32_t id) {
 }
 
 void Network::finish_replayed(uint32_t id) {
-  Flow& f = flows_[id];
-  f.finish = kernel_.now();
-  last_finish_ = f.finish;
+  flows_.info(id).finish = kernel_.now();
+  last_finish_ = kernel_.now();
   ++flows_finished_;
   if (observer_) observer_->flow_finished(record(id));
+  if (!keep_finished_) flows_.release(id);  // never in a partition or on a NIC's list: nothing refers to it
 }
 
 }  // namespace wh

@@ -151,8 +151,8 @@ std::string Network::headroom_warning() const {
          ". Set PFC_LOSSLESS_HEADROOM 1 for a lossless headroom";
 }
 
-Flow Network::make_flow(const FlowSpec& s) {
-  Flow f;
+FlowInfo Network::make_flow(const FlowSpec& s) {
+  FlowInfo f;
   f.src = s.src;
   f.dst = s.dst;
   f.pg = static_cast<uint8_t>(s.pg);
@@ -164,7 +164,7 @@ Flow Network::make_flow(const FlowSpec& s) {
   return f;
 }
 
-bool Network::set_ideal_fct(Flow& f) {
+bool Network::set_ideal_fct(FlowInfo& f) {
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   if (!m.reachable) return false;
   const uint64_t pkts = (f.size - 1) / cfg_.packet_payload_size + 1;
@@ -180,7 +180,7 @@ Time Network::lower_bound_fct(uint32_t id) const {
   // last packet's ACK back over the receiver's NIC and the ACK path. The maximum over b is exact
   // for a tandem of idle FIFO links (packets of equal size, a shorter last one); headers without
   // INT and the 60-B minimum ACK, so the bound holds for every CC.
-  const Flow& f = flows_[id];
+  const Flow& f = flows_.state(id);
   const std::vector<uint32_t> data = data_path(id);
   if (data.empty() || f.size == 0) return 0;
   const uint64_t payload = cfg_.packet_payload_size;
@@ -213,7 +213,7 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   const uint32_t first = static_cast<uint32_t>(flows_.size());
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (const FlowSpec& s : specs) {
-    flows_.push_back(make_flow(s));
+    flows_.add(make_flow(s));
     pairs.emplace_back(s.src, s.dst);
   }
   // One routing pass computes the tables and these pairs' metrics (a BFS from every host is the
@@ -221,7 +221,7 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   if (!routing_.built()) routing_.build(nodes_, ports_, cfg_.packet_payload_size, pairs);
   else routing_.precompute_pairs(pairs);
   for (uint32_t id = first; id < flows_.size(); ++id) {
-    Flow& f = flows_[id];
+    FlowInfo& f = flows_.info(id);
     if (!set_ideal_fct(f)) {
       const FlowSpec& s = specs[id - first];
       throw InputError(source, s.line,
@@ -233,7 +233,7 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   }
   // Pending starts stay in start-time order (stable: file order among equal times).
   std::stable_sort(start_order_.begin() + static_cast<long>(next_start_), start_order_.end(),
-                   [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
+                   [&](uint32_t a, uint32_t b) { return flows_.info(a).start < flows_.info(b).start; });
   schedule_next_start();
   return first;
 }
@@ -253,11 +253,11 @@ void Network::materialize_injected() {
   routing();
   log_undo(kUndoInject, static_cast<uint32_t>(flows_.size()));
   for (size_t i = 0; i < injected_.size(); ++i) {
-    Flow f = make_flow(injected_[i]);
+    FlowInfo f = make_flow(injected_[i]);
     f.start = kernel_.now();
     f.replayed = replay_injected_[i];
     set_ideal_fct(f);  // unreachable: ideal 0, no NIC; reported as unfinished
-    flows_.push_back(f);
+    flows_.add(f);
   }
   injected_.clear();
   replay_injected_.clear();
@@ -266,7 +266,7 @@ void Network::materialize_injected() {
 void Network::schedule_next_start() {
   if (start_pending_ || next_start_ >= start_order_.size()) return;
   start_pending_ = true;
-  kernel_.schedule(std::max(flows_[start_order_[next_start_]].start, kernel_.now()), kFlowStart, 0);
+  kernel_.schedule(std::max(flows_.info(start_order_[next_start_]).start, kernel_.now()), kFlowStart, 0);
 }
 
 void Network::run(Time until) {
@@ -325,19 +325,21 @@ void Network::handle(const Event& e) {
       start_pending_ = false;
       // As the reference's flow reader, which schedules each application start at "now": the QPs
       // are created after every event already due at this instant.
-      while (next_start_ < start_order_.size() && flows_[start_order_[next_start_]].start <= t)
+      while (next_start_ < start_order_.size() && flows_.info(start_order_[next_start_]).start <= t)
         kernel_.schedule(t, kQpStart, start_order_[next_start_++]);
       schedule_next_start();
       break;
     }
     case kTimer:
-      if ((e.aux >> 2) == (flows_[e.target].epoch & kTimerEpochMask)) on_timer(e.target, e.aux & 3);
+      // A finished flow's timers are cancelled (flow_done); once its state is released, nothing is left to do.
+      if (!flows_.live(e.target)) break;
+      if ((e.aux >> 2) == (flows_.state(e.target).epoch & kTimerEpochMask)) on_timer(e.target, e.aux & 3);
       else ++discarded_;
       break;
     case kQpStart: start_flow(e.target); break;
     case kInject:
       materialize_injected();
-      if (flows_[e.target].replayed) start_replayed(e.target);
+      if (flows_.info(e.target).replayed) start_replayed(e.target);
       else start_flow(e.target);
       break;
     case kReplay:
@@ -369,7 +371,7 @@ void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
 }
 
 void Network::on_timer(uint32_t id, int slot) {
-  Flow& f = flows_[id];
+  Flow& f = flows_.state(id);
   const Time now = kernel_.now();
   if (now != f.timer_ev[slot]) return;  // superseded by an earlier event for this slot
   f.timer_ev[slot] = -1;
@@ -385,7 +387,7 @@ void Network::on_timer(uint32_t id, int slot) {
 }
 
 void Network::on_rto(uint32_t id) {
-  Flow& f = flows_[id];
+  Flow& f = flows_.state(id);
   const Time now = kernel_.now();
   if (now - f.last_progress >= rto_) {
     if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
@@ -517,9 +519,11 @@ void Network::link_down() {
   for (uint32_t v = 0; v < nodes_.size(); ++v)
     if (!nodes_[v].is_switch)
       for (uint32_t p = nodes_[v].first_port; p < nodes_[v].first_port + nodes_[v].num_ports; ++p) ports_[p].qps.clear();
+  for (uint32_t id : unsent_finished_) flows_.release(id);  // no longer on any NIC's list
+  unsent_finished_.clear();
   for (uint32_t id = 0; id < flows_.size(); ++id) {
-    Flow& f = flows_[id];
-    if (!f.started || f.finished()) continue;
+    if (!flows_.live(id) || flows_.info(id).finished()) continue;
+    Flow& f = flows_.state(id);
     assign_nics(f);
     if (f.nic != UINT32_MAX) ports_[f.nic].qps.push_back(id);
   }
@@ -529,21 +533,23 @@ void Network::link_down() {
 }
 
 FlowRecord Network::record(uint32_t id) const {
-  const Flow& f = flows_[id];
+  const FlowInfo& i = flows_.info(id);
   FlowRecord r;
   r.id = id;
-  r.src = f.src;
-  r.dst = f.dst;
-  r.sport = f.sport;
-  r.dport = f.dport;
-  r.pg = f.pg;
-  r.size_bytes = f.size;
-  r.start = f.start;
-  r.finish = f.finish;
-  r.ideal_fct_ns = f.ideal_fct_ns;
-  r.min_fct_ns = to_ns(f.min_fct);
-  r.skipped = f.skipped_time;
-  r.skipped_bytes = f.skipped_bytes;
+  r.src = i.src;
+  r.dst = i.dst;
+  r.sport = i.sport;
+  r.dport = i.dport;
+  r.pg = i.pg;
+  r.size_bytes = i.size;
+  r.start = i.start;
+  r.finish = i.finish;
+  r.ideal_fct_ns = i.ideal_fct_ns;
+  const bool live = flows_.live(id);
+  const Flow* f = live ? &flows_.state(id) : nullptr;
+  r.min_fct_ns = to_ns(live ? f->min_fct : i.min_fct);
+  r.skipped = live ? f->skipped_time : i.skipped_time;
+  r.skipped_bytes = live ? f->skipped_bytes : i.skipped_bytes;
   return r;
 }
 

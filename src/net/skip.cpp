@@ -27,8 +27,15 @@ void Network::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t spo
   }
 }
 
+Network::PathView Network::path_view(uint32_t id) const {
+  const FlowInfo& i = flows_.info(id);
+  if (!flows_.live(id)) return {i.src, i.dst, i.nic, i.rx_nic, i.sport, i.dport};
+  const Flow& f = flows_.state(id);
+  return {f.src, f.dst, f.nic, f.rx_nic, f.sport, f.dport};
+}
+
 std::vector<uint32_t> Network::data_path(uint32_t id) const {
-  const Flow& f = flows_[id];
+  const PathView f = path_view(id);
   std::vector<uint32_t> path;
   if (f.nic == UINT32_MAX) return path;
   path.push_back(f.nic);
@@ -37,7 +44,7 @@ std::vector<uint32_t> Network::data_path(uint32_t id) const {
 }
 
 std::vector<uint32_t> Network::ack_path(uint32_t id) const {
-  const Flow& f = flows_[id];
+  const PathView f = path_view(id);
   std::vector<uint32_t> path;
   const Node& rx = nodes_[f.dst];
   if (f.nic == UINT32_MAX || rx.num_ports == 0) return path;
@@ -54,11 +61,11 @@ Time Network::link_down_time() const {
 }
 
 Time Network::next_flow_start() const {
-  return next_start_ < start_order_.size() ? flows_[start_order_[next_start_]].start : -1;
+  return next_start_ < start_order_.size() ? flows_.info(start_order_[next_start_]).start : -1;
 }
 
 void Network::credit(uint32_t id, int64_t bytes, Time time) {
-  Flow& f = flows_[id];
+  Flow& f = flows_.state(id);
   f.skipped_bytes = static_cast<uint64_t>(static_cast<int64_t>(f.skipped_bytes) + bytes);
   f.skipped_time += time;
   if (client_ && !node_rank_.empty()) {
@@ -121,10 +128,10 @@ bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
   // On its way through switches a packet behind its flow's clock only matters where it could
   // enter its own frozen partition; at the host it acts on its flow.
   if (nodes_[ports_[port].node].is_switch && now >= freeze_horizon_) return false;
-  const Flow& f = flows_[pk.flow];
-  const Time owed = f.clock_offset - pk.offset;
+  const Time offset = flows_.live(pk.flow) ? flows_.state(pk.flow).clock_offset : flows_.info(pk.flow).clock_offset;
+  const Time owed = offset - pk.offset;
   if (owed <= 0) return false;
-  pk.offset = f.clock_offset;
+  pk.offset = offset;
   hold(port, pkt, now + owed, false);
   return true;
 }
@@ -241,7 +248,7 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     pk.offset += delta;
   };
   for (uint32_t id : flows) {
-    Flow& f = flows_[id];
+    Flow& f = flows_.state(id);
     ++f.epoch;
     f.clock_offset += delta;  // every rank's switches compare packets with it
     if (!owns_node(f.src)) continue;  // its sender's state lives on another rank

@@ -159,7 +159,7 @@ void CollectiveMemo::replay_due(uint32_t slot) {
     if (r.t0 + r.finish[f] != now) break;
     const uint32_t id = r.net_id[f];
     ++r.next;
-    if (id == UINT32_MAX || id >= net_.flows().size())
+    if (id == UINT32_MAX || id >= net_.flow_count())
       throw std::logic_error("collective memo: a replayed flow ends before it was released (the driver's timeline "
                              "differs from the recorded one)");
     net_.finish_replayed(id);

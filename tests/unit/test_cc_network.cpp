@@ -59,11 +59,12 @@ struct RunResult {
 
 RunResult run_one(const SimConfig& cfg, uint64_t size) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // final_rate is the finished flow's
   net.add_flows({flow(0, 1, size)});
   net.run(1 * kSec);
-  EXPECT_TRUE(net.flows()[0].finished());
+  EXPECT_TRUE(net.flow_info(0).finished());
   return {net.record(0).fct_ns(), net.record(0).ideal_fct_ns, net.ports()[3].tx_bytes, net.ports()[2].tx_bytes,
-          net.flows()[0].rate_bps};
+          net.flow(0).rate_bps};
 }
 
 }  // namespace
@@ -132,7 +133,7 @@ TEST(CcNetwork, HpccFirstUpdatesOnAnIdlePath) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(4200 * kNs);
-  const Flow& f = net.flows()[0];
+  const Flow& f = net.flow(0);
   EXPECT_EQ(f.win, 52'000u);
   EXPECT_EQ(f.base_rtt, 4160 * kNs);
   {
@@ -237,12 +238,13 @@ TEST(CcNetwork, UnknownCcModeRunsAtLineRateWithWarning) {
   }
   // The run: 1048-B packets at line rate, no CC state, the no-CC timeline 87,091 ns.
   Network net(cfg, two_hosts(), std::move(cc));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flows()[0].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
   EXPECT_EQ(net.record(0).fct_ns(), 87'091u);
-  EXPECT_EQ(net.flows()[0].rate_bps, k100G);
-  EXPECT_TRUE(std::holds_alternative<NoCcState>(net.flows()[0].cc));
+  EXPECT_EQ(net.flow(0).rate_bps, k100G);
+  EXPECT_TRUE(std::holds_alternative<NoCcState>(net.flow(0).cc));
   EXPECT_EQ(net.ports()[3].tx_bytes, 1'048'000u);
   EXPECT_EQ(net.ports()[2].tx_bytes, 60'000u);
 }

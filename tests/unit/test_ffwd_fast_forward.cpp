@@ -56,9 +56,10 @@ Outcome run(const Topology& topo, const std::vector<FlowSpec>& flows, const Worm
   if (ws) ff = std::make_unique<FastForward>(net, *ws, 1 * kSec);
   net.run(1 * kSec);
   Outcome o;
-  for (const Flow& f : net.flows()) {
+  for (uint32_t id = 0; id < net.flow_count(); ++id) {
+    const FlowRecord f = net.record(id);
     o.fct.push_back(f.finished() ? f.finish - f.start : -1);
-    o.skipped.push_back(f.skipped_time);
+    o.skipped.push_back(f.skipped);
   }
   if (ff) o.stats = ff->stats();
   o.bypassed = net.packets_bypassed();
@@ -234,8 +235,8 @@ TEST(FastForward, LinkDownReroutesOnlyTheFlowsItMoves) {
   EXPECT_EQ(spine_of(net, 0), spine1);
   EXPECT_EQ(spine_of(net, 1), spine1);
   net.run(3 * kSec);
-  EXPECT_TRUE(net.flows()[0].finished());
-  EXPECT_TRUE(net.flows()[1].finished());
+  EXPECT_TRUE(net.flow_info(0).finished());
+  EXPECT_TRUE(net.flow_info(1).finished());
   EXPECT_EQ(ff.partitions().size(), 0u);
 }
 
@@ -262,9 +263,10 @@ HpccRun hpcc_pair(const WormholeSettings* ws, Time run_end) {
   if (ws) ff = std::make_unique<FastForward>(net, *ws, run_end);
   net.run(1 * kSec);
   HpccRun r;
-  for (const Flow& f : net.flows()) {
+  for (uint32_t id = 0; id < net.flow_count(); ++id) {
+    const FlowRecord f = net.record(id);
     r.fct.push_back(f.finished() ? f.finish - f.start : -1);
-    r.skipped.push_back(f.skipped_time);
+    r.skipped.push_back(f.skipped);
   }
   if (ff) {
     r.stats = ff->stats();
@@ -325,7 +327,7 @@ void check_shift_is_exact(const SimConfig& cfg, Time back = 0, Time back_after =
     pkt.run(t);
     sh.run(t + lag);
     for (uint32_t id = 0; id < 2; ++id) {
-      const Flow &a = pkt.flows()[id], &b = sh.flows()[id];
+      const Flow &a = pkt.flow(id), &b = sh.flow(id);
       ASSERT_EQ(a.snd_una, b.snd_una) << "flow " << id << " at T = " << t << " ps";
       ASSERT_EQ(a.snd_nxt, b.snd_nxt) << "flow " << id << " at T = " << t << " ps";
       ASSERT_EQ(a.rcv_nxt, b.rcv_nxt) << "flow " << id << " at T = " << t << " ps";
@@ -336,7 +338,7 @@ void check_shift_is_exact(const SimConfig& cfg, Time back = 0, Time back_after =
   EXPECT_GT(sh.packets_held(), 0u);
   pkt.run(1 * kSec);
   sh.run(1 * kSec);
-  for (uint32_t id = 0; id < 2; ++id) EXPECT_EQ(pkt.flows()[id].finish + lag, sh.flows()[id].finish);
+  for (uint32_t id = 0; id < 2; ++id) EXPECT_EQ(pkt.flow_info(id).finish + lag, sh.flow_info(id).finish);
 }
 
 TEST(FastForward, AShiftedPartitionIsPacketModeLater) {
@@ -365,14 +367,14 @@ TEST(FastForward, MembershipChangesResetTheWindows) {
   const WormholeSettings ws = on();
   FastForward ff(net, ws, 1 * kSec);
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flows()[1].finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
   Time first_skip = -1;
   for (const PartitionSample& s : ff.timeline())
     if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
   EXPECT_EQ(ff.stats().skips, 1u);
   // B leaves at the first tick after its finish (ticks are on the 1-µs grid); the window after
   // that reset holds the 2,000 grid points after the tick.
-  const Time left = (net.flows()[1].finish / kUs + 1) * kUs;
+  const Time left = (net.flow_info(1).finish / kUs + 1) * kUs;
   const Time due = (left / kUs + 2000) * kUs;
   EXPECT_EQ(first_skip, due);
 }

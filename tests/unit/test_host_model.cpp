@@ -52,7 +52,7 @@ uint64_t single_flow_fct(const SimConfig& cfg) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  EXPECT_TRUE(net.flows()[0].finished());
+  EXPECT_TRUE(net.flow_info(0).finished());
   return net.record(0).fct_ns();
 }
 
@@ -76,6 +76,7 @@ uint64_t single_flow_fct(const SimConfig& cfg) {
 TEST(HostModel, SingleFlowExactFct) {
   const SimConfig cfg = ring_dcqcn_config();
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
   const FlowRecord r = net.record(0);
@@ -88,7 +89,7 @@ TEST(HostModel, SingleFlowExactFct) {
   // The true ideal FCT (§5.1) is this very timeline: alone on an idle path the flow meets its bound.
   EXPECT_EQ(r.min_fct_ns, 87'091u);
   EXPECT_EQ(r.slowdown(), 1.0);
-  const Flow& f = net.flows()[0];
+  const Flow& f = net.flow(0);
   EXPECT_EQ(f.snd_una, 1'000'000u);
   EXPECT_EQ(f.snd_nxt, 1'000'000u);
   EXPECT_EQ(f.rate_bps, k100G);
@@ -112,7 +113,7 @@ TEST(HostModel, DirectHostToHostLink) {
   Network net(cfg, t, make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  ASSERT_TRUE(net.flows()[0].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
   EXPECT_EQ(net.record(0).fct_ns(), 85'004u);
   EXPECT_EQ(net.record(0).ideal_fct_ns, 85'920u);
   // Both directions at once: host 0 sends the 3 ACKs of a 2500-B flow 1 -> 0 first (ACK-first
@@ -121,7 +122,7 @@ TEST(HostModel, DirectHostToHostLink) {
   Network both(cfg, t, make_cc(cfg, nullptr));
   both.add_flows({flow(0, 1, 1'000'000, 2 * kSec), flow(1, 0, 2500, 2 * kSec)});
   both.run(3 * kSec);
-  ASSERT_TRUE(both.flows()[1].finished());
+  ASSERT_TRUE(both.flow_info(1).finished());
   EXPECT_EQ(both.record(0).fct_ns(), 85'016u);
   EXPECT_GE(both.record(1).fct_ns(), 1209u + 1000 + 4);
   EXPECT_LE(both.record(1).fct_ns(), 1209u + 1000 + 4 + 83);
@@ -137,8 +138,8 @@ TEST(HostModel, SingleFlowExactFctInPicoseconds) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  ASSERT_TRUE(net.flows()[0].finished());
-  EXPECT_EQ(net.flows()[0].finish - net.flows()[0].start, 87'933'440);
+  ASSERT_TRUE(net.flow_info(0).finished());
+  EXPECT_EQ(net.flow_info(0).finish - net.flow_info(0).start, 87'933'440);
   EXPECT_EQ(net.record(0).fct_ns(), 87'933u);
 }
 
@@ -152,7 +153,7 @@ TEST(HostModel, ShortFlowRemainderPacket) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 2500)});
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flows()[0].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
   EXPECT_EQ(net.record(0).fct_ns(), 4300u);
   // standalone: 4160 + (2500 + 3 × 48) × 8 / 100 = 4160 + 2644 × 0.08 = 4160 + 211.52 -> 4371 ns.
   EXPECT_EQ(net.record(0).ideal_fct_ns, 4371u);
@@ -217,10 +218,10 @@ TEST(HostModel, UnackedTailStallsWithoutRto) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(1 * kSec);
-  EXPECT_FALSE(net.flows()[0].finished());
-  EXPECT_EQ(net.flows()[0].snd_una, 999'000u);
-  EXPECT_EQ(net.flows()[0].snd_nxt, 1'000'000u);
-  EXPECT_EQ(net.flows()[0].rcv_nxt, 1'000'000u);
+  EXPECT_FALSE(net.flow_info(0).finished());
+  EXPECT_EQ(net.flow(0).snd_una, 999'000u);
+  EXPECT_EQ(net.flow(0).snd_nxt, 1'000'000u);
+  EXPECT_EQ(net.flow(0).rcv_nxt, 1'000'000u);
   EXPECT_EQ(net.kernel().pending(), 0u);
   // Last event: the ACK of 999,000 (packet 998 arrives at 83 × 998 + 2166 = 85,000 ns) reaches host 0
   // at 85,000 + 2008 = 87,008 ns; the final data packet arrived at host 1 earlier (85,083).
@@ -242,8 +243,8 @@ TEST(HostModel, WindowIsMaxBdpWithGlobalTElsePairBdp) {
     EXPECT_EQ(net.routing().max_rtt_ns(), 6240u);
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(0);  // starts the flow at t = 0
-    const Flow& f = net.flows()[0];
-    ASSERT_TRUE(f.started);
+    const Flow& f = net.flow(0);
+    ASSERT_TRUE(net.flow_info(0).started);
     if (global_t) {
       EXPECT_EQ(f.win, net.routing().max_bdp_bytes());  // 78,000 B
       EXPECT_EQ(f.base_rtt, 6240 * kNs);
@@ -260,8 +261,8 @@ TEST(HostModel, WindowIsMaxBdpWithGlobalTElsePairBdp) {
   Network net(cfg, two_switches(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 2, 1000)});
   net.run(0);
-  EXPECT_EQ(net.flows()[0].win, 0u);
-  EXPECT_FALSE(net.flows()[0].window_bound());
+  EXPECT_EQ(net.flow(0).win, 0u);
+  EXPECT_FALSE(net.flow(0).window_bound());
 }
 
 TEST(HostModel, VarWinAtLineRateEqualsW) {
@@ -271,7 +272,7 @@ TEST(HostModel, VarWinAtLineRateEqualsW) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(0);
-  const Flow& f = net.flows()[0];
+  const Flow& f = net.flow(0);
   EXPECT_EQ(f.win, 52'000u);
   EXPECT_TRUE(f.var_win);
   EXPECT_EQ(f.window(), 52'000u);  // W × 100 G / 100 G
@@ -308,14 +309,15 @@ TEST(HostModel, LossyLinkGoBackNFinishes) {
   SimConfig cfg = ring_dcqcn_config();
   cfg.rto_us = 1000;
   Network net(cfg, two_hosts(0.01), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   EXPECT_DOUBLE_EQ(net.ports()[0].error_rate, 0.01);
   EXPECT_DOUBLE_EQ(net.ports()[3].error_rate, 0.01);
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(1 * kSec);
   EXPECT_GT(net.stats().packets_dropped, 0u);
-  ASSERT_TRUE(net.flows()[0].finished());
-  EXPECT_EQ(net.flows()[0].snd_una, 1'000'000u);
-  EXPECT_EQ(net.flows()[0].rcv_nxt, 1'000'000u);
+  ASSERT_TRUE(net.flow_info(0).finished());
+  EXPECT_EQ(net.flow(0).snd_una, 1'000'000u);
+  EXPECT_EQ(net.flow(0).rcv_nxt, 1'000'000u);
   // Losses and retransmissions can only make it slower than the loss-free 87,091 ns.
   EXPECT_GT(net.record(0).fct_ns(), 87'091u);
 }
@@ -331,10 +333,11 @@ TEST(HostModel, RtoRecoversALostFinalAck) {
     cfg.rto_us = 1000;
     cfg.seed = seed;
     Network net(cfg, two_hosts(0.01), make_cc(cfg, nullptr));
+    net.keep_finished_state(true);  // the test reads finished flows' final QP state
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
-    const Flow& f = net.flows()[0];
-    EXPECT_TRUE(f.finished()) << "seed " << seed << ": snd_una " << f.snd_una << ", rcv_nxt " << f.rcv_nxt
+    const Flow& f = net.flow(0);
+    EXPECT_TRUE(net.flow_info(0).finished()) << "seed " << seed << ": snd_una " << f.snd_una << ", rcv_nxt " << f.rcv_nxt
                               << ", " << net.stats().retransmit_timeouts << " RTOs";
   }
 }
@@ -364,9 +367,9 @@ TEST(HostModel, LossyLinkWithoutRtoTerminates) {
     net.run(100 * kMs);
     EXPECT_LE(net.kernel().now(), 100 * kMs);
     EXPECT_GT(net.stats().packets_dropped, 0u) << "seed " << seed;
-    const Flow& f = net.flows()[0];
+    const Flow& f = net.flow(0);
     EXPECT_EQ(net.stats().retransmit_timeouts, 0u);
-    if (f.finished()) {
+    if (net.flow_info(0).finished()) {
       EXPECT_EQ(f.snd_una, 200'000u);
     } else {
       EXPECT_LT(f.snd_una, 200'000u);
@@ -398,16 +401,16 @@ TEST(HostModel, SourcePortsPerPairInFileOrderAndStartsByTime) {
   EXPECT_EQ(net.record(5).sport, 10003u);
   // Flows start at their start times, whatever their order in the list.
   net.run(4 * kUs);
-  EXPECT_TRUE(net.flows()[2].started);
-  EXPECT_TRUE(net.flows()[3].started);
-  EXPECT_FALSE(net.flows()[1].started);
-  EXPECT_FALSE(net.flows()[0].started);
+  EXPECT_TRUE(net.flow_info(2).started);
+  EXPECT_TRUE(net.flow_info(3).started);
+  EXPECT_FALSE(net.flow_info(1).started);
+  EXPECT_FALSE(net.flow_info(0).started);
   net.run(5 * kUs);
-  EXPECT_TRUE(net.flows()[1].started);
-  EXPECT_FALSE(net.flows()[0].started);
-  EXPECT_EQ(net.flows()[1].start, 5 * kUs);
+  EXPECT_TRUE(net.flow_info(1).started);
+  EXPECT_FALSE(net.flow_info(0).started);
+  EXPECT_EQ(net.flow_info(1).start, 5 * kUs);
   net.run(1 * kSec);
-  for (uint32_t i = 0; i < 6; ++i) EXPECT_TRUE(net.flows()[i].finished()) << i;
+  for (uint32_t i = 0; i < 6; ++i) EXPECT_TRUE(net.flow_info(i).finished()) << i;
   // Each flow is one 1048-B packet and meets no other traffic on its links:
   //   2 hops (0→1, 1→0): (83 + 1000) × 2 + (4 + 1000) × 2 = 2166 + 2008 = 4174 ns;
   //   3 hops (0→2): 1083 × 3 + 1004 × 3 = 3249 + 3012 = 6261 ns.
@@ -438,7 +441,7 @@ TEST(HostModel, InjectedChainStartsEachFlowWhenThePreviousFinishes) {
   net.set_observer(&driver);
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  ASSERT_EQ(net.flows().size(), 3u);
+  ASSERT_EQ(net.flow_count(), 3u);
   for (uint32_t i = 0; i < 3; ++i) {
     const FlowRecord r = net.record(i);
     ASSERT_TRUE(r.finished()) << i;

@@ -56,7 +56,7 @@ Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec* injec
   if (mode == Mode::Memo) memo = std::make_unique<Memoizer>(net, *ff, db, 1, ws.memo_rate_quantum_bps);
   net.run(1 * kSec);
   Outcome o;
-  for (const Flow& f : net.flows()) o.fct.push_back(f.finished() ? f.finish - f.start : -1);
+  for (uint32_t id = 0; id < net.flow_count(); ++id) o.fct.push_back(net.record(id).finished() ? net.record(id).finish - net.record(id).start : -1);
   if (ff) o.stats = ff->stats();
   if (memo) o.memo = memo->stats();
   return o;

@@ -83,8 +83,8 @@ TEST(NicRoundRobin, TwoQpsAlternateAndShareTheNic) {
   Network net(cfg, star(4), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 40'000), flow(0, 2, 40'000)});
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flows()[0].finished());
-  ASSERT_TRUE(net.flows()[1].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
   EXPECT_EQ(net.record(0).fct_ns(), 10'648u);
   EXPECT_EQ(net.record(1).fct_ns(), 10'731u);
   // Both QPs are compacted out of the NIC's list once finished.
@@ -116,14 +116,14 @@ TEST(NicRoundRobin, FinishedQpIsCompactedAndTheOtherGetsFullRate) {
   net.add_flows({flow(0, 1, 10'000), flow(0, 2, 30'000)});
   net.run(5'600 * kNs);
   EXPECT_EQ(net.ports()[0].qps, (std::vector<uint32_t>{0, 1}));  // A has sent everything, not finished
-  EXPECT_EQ(net.flows()[0].bytes_left(), 0u);
-  EXPECT_FALSE(net.flows()[0].finished());
+  EXPECT_EQ(net.flow(0).bytes_left(), 0u);
+  EXPECT_FALSE(net.flow_info(0).finished());
   net.run(6 * kUs);
-  ASSERT_TRUE(net.flows()[0].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
   EXPECT_EQ(net.record(0).fct_ns(), 5'668u);
   EXPECT_EQ(net.ports()[0].qps, (std::vector<uint32_t>{1}));
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flows()[1].finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
   EXPECT_EQ(net.record(1).fct_ns(), 7'411u);
   EXPECT_TRUE(net.ports()[0].qps.empty());
 }
@@ -189,7 +189,7 @@ AckPrioRun run_ack_prio(bool high) {
   net.add_flows({flow(0, 2, 4'000'000), flow(1, 2, 4'000'000), flow(3, 0, 2'000'000)});
   net.run(1 * kSec);
   bool fin = true;
-  for (uint32_t i = 0; i < 3; ++i) fin &= net.flows()[i].finished();
+  for (uint32_t i = 0; i < 3; ++i) fin &= net.flow_info(i).finished();
   return {obs.max_acks, obs.resumes, net.record(2).fct_ns(), fin};
 }
 }  // namespace
@@ -232,10 +232,11 @@ TEST(NackRules, GoBackNRetransmitsAndHoldsOffRepeatedNacks) {
     auto rec = std::make_unique<RecordingCc>(make_cc(cfg, nullptr));
     RecordingCc* log = rec.get();
     Network net(cfg, t, std::move(rec));
+    net.keep_finished_state(true);  // the test reads finished flows' final QP state
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
-    const Flow& f = net.flows()[0];
-    ASSERT_TRUE(f.finished()) << "seed " << seed;
+    const Flow& f = net.flow(0);
+    ASSERT_TRUE(net.flow_info(0).finished()) << "seed " << seed;
     EXPECT_EQ(f.snd_una, 1'000'000u);
     const uint64_t sent = net.ports()[3].tx_bytes;  // switch port to host 1
     EXPECT_EQ(sent % 1048, 0u);
@@ -282,6 +283,7 @@ TEST(NackRules, HoldoffSuppressesRepeatedNacksAndStallsWithoutRto) {
     auto rec = std::make_unique<RecordingCc>(make_cc(cfg, nullptr));
     RecordingCc* log = rec.get();
     Network net(cfg, t, std::move(rec));
+    net.keep_finished_state(true);  // the test reads finished flows' final QP state
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
     std::map<uint64_t, std::vector<Time>> nack_times;
@@ -291,9 +293,9 @@ TEST(NackRules, HoldoffSuppressesRepeatedNacksAndStallsWithoutRto) {
     EXPECT_GT(n, 0u);
     for (const auto& [seq, ts] : nack_times)
       for (size_t i = 1; i < ts.size(); ++i) EXPECT_GE(ts[i] - ts[i - 1], 500 * kUs) << "seq " << seq;
-    const Flow& f = net.flows()[0];
+    const Flow& f = net.flow(0);
     if (rto_us == 0) {
-      ASSERT_FALSE(f.finished());
+      ASSERT_FALSE(net.flow_info(0).finished());
       EXPECT_EQ(net.kernel().pending(), 0u);
       EXPECT_EQ(f.snd_nxt, 1'000'000u);
       EXPECT_LT(f.rcv_nxt, 1'000'000u);
@@ -303,7 +305,7 @@ TEST(NackRules, HoldoffSuppressesRepeatedNacksAndStallsWithoutRto) {
       EXPECT_LT(net.kernel().now(), f.nack_timer);
       EXPECT_GT(net.kernel().now() - last_nack_at, 50 * kUs);  // ≥ 600 data slots of 83 ns later
     } else {
-      EXPECT_TRUE(f.finished());
+      EXPECT_TRUE(net.flow_info(0).finished());
       EXPECT_GT(net.stats().retransmit_timeouts, 0u);
     }
   }
@@ -324,10 +326,11 @@ TEST(NackRules, BackToZeroWithChunk4000Completes) {
     auto rec = std::make_unique<RecordingCc>(make_cc(cfg, nullptr));
     RecordingCc* log = rec.get();
     Network net(cfg, t, std::move(rec));
+    net.keep_finished_state(true);  // the test reads finished flows' final QP state
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
-    ASSERT_TRUE(net.flows()[0].finished()) << "seed " << seed;
-    EXPECT_EQ(net.flows()[0].snd_una, 1'000'000u);
+    ASSERT_TRUE(net.flow_info(0).finished()) << "seed " << seed;
+    EXPECT_EQ(net.flow(0).snd_una, 1'000'000u);
     for (const auto& e : log->evs) {
       EXPECT_EQ(e.snd_una % 4000, 0u);
       if (e.nack) {
@@ -390,15 +393,17 @@ TEST(LinkDown, CrossPodFlowIsReroutedAndFinishes) {
   ASSERT_NE(bs, 0u) << "no second pod-0 → pod-3 flow shares host 0 → 15's aggregation–core link";
   {
     Network net(cfg, topo, make_cc(cfg, nullptr));
+    net.keep_finished_state(true);  // the test reads finished flows' final QP state
     net.add_flows({flow(0, 15, 1'000'000, 2 * kSec), flow(bs, bd, 1'000'000, 2 * kSec)});
-    ASSERT_EQ(net.flows()[0].sport, 10000u);
-    ASSERT_EQ(net.flows()[1].sport, 10000u);
+    ASSERT_EQ(net.flow_info(0).sport, 10000u);
+    ASSERT_EQ(net.flow_info(1).sport, 10000u);
     net.run(3 * kSec);
-    ASSERT_TRUE(net.flows()[0].finished());
+    ASSERT_TRUE(net.flow_info(0).finished());
     fct_ok = net.record(0).fct_ns();
     EXPECT_EQ(net.stats().packets_dropped, 0u);
   }
   Network probe(cfg, topo, make_cc(cfg, nullptr));
+  probe.keep_finished_state(true);  // the test reads finished flows' final QP state
   const uint32_t agg = probe.ports()[dead].node, core = probe.ports()[probe.ports()[dead].peer].node;
   ASSERT_TRUE(agg >= 24 && agg < 32);
   ASSERT_GE(core, 32u);
@@ -406,6 +411,7 @@ TEST(LinkDown, CrossPodFlowIsReroutedAndFinishes) {
   cfg.link_down_a = agg;
   cfg.link_down_b = core;
   Network net(cfg, topo, make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   net.add_flows({flow(0, 15, 1'000'000, 2 * kSec), flow(bs, bd, 1'000'000, 2 * kSec)});
   const uint32_t dead_core = net.ports()[dead].peer;
   {
@@ -424,9 +430,9 @@ TEST(LinkDown, CrossPodFlowIsReroutedAndFinishes) {
   EXPECT_GE(net.stats().packets_dropped + 1, queued);
   EXPECT_EQ(net.stats().drops_link_down, net.stats().packets_dropped);
   net.run(3 * kSec);
-  ASSERT_TRUE(net.flows()[0].finished());
-  ASSERT_TRUE(net.flows()[1].finished());
-  EXPECT_EQ(net.flows()[0].snd_una, 1'000'000u);
+  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
+  EXPECT_EQ(net.flow(0).snd_una, 1'000'000u);
   EXPECT_GT(net.record(0).fct_ns(), fct_ok);
   // No buffer is left accounted at the aggregation (dropped packets released their ingress bytes).
   EXPECT_EQ(net.nodes()[agg].shared_used, 0u);
@@ -466,6 +472,7 @@ Topology dual_nic() {
 TEST(MultiNic, QpAndAckNicsFollowTheHash) {
   const SimConfig cfg = ring_dcqcn_config();
   Network net(cfg, dual_nic(), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   std::vector<FlowSpec> fs;
   for (int i = 0; i < 8; ++i) fs.push_back(flow(0, 1, 1000, (i + 1) * 50 * kUs));
   net.add_flows(fs);
@@ -478,8 +485,8 @@ TEST(MultiNic, QpAndAckNicsFollowTheHash) {
   for (uint32_t i = 0; i < 8; ++i) {
     const Time start = (i + 1) * 50 * kUs;
     net.run(start + 10 * kUs);
-    const Flow& f = net.flows()[i];
-    ASSERT_TRUE(f.finished()) << i;
+    const Flow& f = net.flow(i);
+    ASSERT_TRUE(net.flow_info(i).finished()) << i;
     const uint32_t tx = nics0[qp_hash(node_ip(0), node_ip(1), f.sport, f.dport) % 2];
     const uint32_t rx = nics1[qp_hash(node_ip(1), node_ip(0), f.dport, f.sport) % 2];
     EXPECT_EQ(f.nic, tx) << "sport " << f.sport;
@@ -506,11 +513,12 @@ TEST(MultiNic, AliTopologyUsesTheHashedNic) {
   cfg.ecn[k25G] = EcnThresholds{100'000, 400'000, 0.2};
   const Topology topo = read_topology(std::string(WH_TEST_DATA) + "/hpcc-mix/ali_32host_10rack.txt");
   Network net(cfg, topo, make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   net.add_flows({flow(0, 100, 100'000), flow(5, 200, 100'000), flow(300, 7, 100'000)});
   net.run(1 * kSec);
   for (uint32_t i = 0; i < 3; ++i) {
-    const Flow& f = net.flows()[i];
-    ASSERT_TRUE(f.finished()) << i;
+    const Flow& f = net.flow(i);
+    ASSERT_TRUE(net.flow_info(i).finished()) << i;
     const auto nics = net.routing().host_nics(f.src, f.dst);
     ASSERT_EQ(nics.size(), 2u) << i;
     EXPECT_EQ(f.nic, nics[qp_hash(node_ip(f.src), node_ip(f.dst), f.sport, f.dport) % 2]);
@@ -544,6 +552,7 @@ Topology parallel_links() {
 TEST(ParallelLinks, BothLinksAreEcmpNextHopsAndFlowsHashAcrossThem) {
   const SimConfig cfg = ring_dcqcn_config();
   Network net(cfg, parallel_links(), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   std::vector<FlowSpec> fs;
   for (int i = 0; i < 8; ++i) fs.push_back(flow(0, 1, 1000, (i + 1) * 50 * kUs));
   net.add_flows(fs);
@@ -559,8 +568,8 @@ TEST(ParallelLinks, BothLinksAreEcmpNextHopsAndFlowsHashAcrossThem) {
   for (uint32_t i = 0; i < 8; ++i) {
     const Time start = (i + 1) * 50 * kUs;
     net.run(start + 10 * kUs);
-    const Flow& f = net.flows()[i];
-    ASSERT_TRUE(f.finished());
+    const Flow& f = net.flow(i);
+    ASSERT_TRUE(net.flow_info(i).finished());
     const uint32_t pf = 3 + ecmp_hash(node_ip(0), node_ip(1), f.sport, f.dport, 2) % 2;
     const uint32_t pr = 5 + ecmp_hash(node_ip(1), node_ip(0), f.dport, f.sport, 3) % 2;
     const uint32_t pf_other = pf == 3 ? 4 : 3, pr_other = pr == 5 ? 6 : 5;

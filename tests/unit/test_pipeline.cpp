@@ -85,9 +85,9 @@ PipeRun run(PipelineSchedule schedule) {
 /// D = send latency + the FCT of one 1-MiB flow on the idle path: the time a transfer takes. Every
 /// pipeline flow runs alone here (the schedule never overlaps two), so all have the same FCT.
 Time transfer_time(const PipeRun& r) {
-  const Time c = r.net->flows()[0].finish - r.net->flows()[0].start;
-  for (uint32_t i = 0; i < r.net->flows().size(); ++i)
-    EXPECT_EQ(r.net->flows()[i].finish - r.net->flows()[i].start, c) << "flow " << i;
+  const Time c = r.net->flow_info(0).finish - r.net->flow_info(0).start;
+  for (uint32_t i = 0; i < r.net->flow_count(); ++i)
+    EXPECT_EQ(r.net->flow_info(i).finish - r.net->flow_info(i).start, c) << "flow " << i;
   return 6 * kUs + c;
 }
 
@@ -135,7 +135,7 @@ TEST(Pipeline, OneFOneBPrograms) {
 TEST(Pipeline, TwoStageOneFOneBKnownAnswer) {
   const PipeRun r = run(PipelineSchedule::OneFOneB);
   ASSERT_TRUE(r.complete) << r.report.incomplete;
-  ASSERT_EQ(r.net->flows().size(), 8u);  // 4 activations 0 -> 1, 4 gradients 1 -> 0
+  ASSERT_EQ(r.net->flow_count(), 8u);  // 4 activations 0 -> 1, 4 gradients 1 -> 0
   uint32_t forward = 0;
   for (uint32_t i = 0; i < 8; ++i) {
     const FlowRecord fr = r.net->record(i);
@@ -179,7 +179,7 @@ TEST(Pipeline, TwoStageOneFOneBKnownAnswer) {
 TEST(Pipeline, TwoStageGPipeKnownAnswer) {
   const PipeRun r = run(PipelineSchedule::GPipe);
   ASSERT_TRUE(r.complete) << r.report.incomplete;
-  ASSERT_EQ(r.net->flows().size(), 8u);
+  ASSERT_EQ(r.net->flow_count(), 8u);
   const Time D = transfer_time(r);
   EXPECT_EQ(r.report.iterations[0].end, 5 * f + 5 * b + 2 * D);
   EXPECT_EQ(r.report.end_to_end.bubble, f + b + D);
@@ -220,7 +220,7 @@ TEST(Pipeline, NoneKeepsSimaiBehaviour) {
   o.pipeline = PipelineSchedule::None;
   WorkloadDriver d(net, w, layout, o);
   ASSERT_TRUE(d.run(cfg.stop_time()));
-  EXPECT_TRUE(net.flows().empty());
+  EXPECT_TRUE(net.flow_count() == 0);
   EXPECT_EQ(d.report().iterations[0].end, 4 * f + 4 * b);
   EXPECT_EQ(d.report().end_to_end.bubble, 0);
 }

@@ -138,6 +138,7 @@ TEST(SwitchEcn, IncastWithoutQcnHasNoMarksAndKeepsLineRate) {
   SimConfig cfg = ring_dcqcn_config();  // DCQCN
   cfg.enable_qcn = false;
   Network net(cfg, star(3), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   PfcLog log;
   net.set_observer(&log);
   net.add_flows({flow(0, 2, 1'000'000), flow(1, 2, 1'000'000)});
@@ -146,12 +147,12 @@ TEST(SwitchEcn, IncastWithoutQcnHasNoMarksAndKeepsLineRate) {
   EXPECT_EQ(net.stats().ecn_marks, 0u);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
   EXPECT_TRUE(log.recs.empty());
-  ASSERT_TRUE(net.flows()[0].finished());
-  ASSERT_TRUE(net.flows()[1].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
   EXPECT_EQ(net.record(0).fct_ns(), 170'008u);
   EXPECT_EQ(net.record(1).fct_ns(), 170'091u);
   for (uint32_t i = 0; i < 2; ++i) {
-    const Flow& f = net.flows()[i];
+    const Flow& f = net.flow(i);
     EXPECT_EQ(f.rate_bps, k100G);                       // never cut
     EXPECT_TRUE(std::get<DcqcnState>(f.cc).first_cnp);  // no CNP ever arrived
     EXPECT_EQ(f.snd_una, 1'000'000u);
@@ -198,25 +199,25 @@ TEST(SwitchEcn, DcqcnReactsToMarksInIncast) {
   Network net(cfg, star(3), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 2, 1'000'000), flow(1, 2, 1'000'000)});
   net.run(4256 * kNs);
-  EXPECT_TRUE(std::get<DcqcnState>(net.flows()[1].cc).first_cnp);
+  EXPECT_TRUE(std::get<DcqcnState>(net.flow(1).cc).first_cnp);
   net.run(4257 * kNs);
-  EXPECT_FALSE(std::get<DcqcnState>(net.flows()[1].cc).first_cnp);
-  EXPECT_TRUE(std::get<DcqcnState>(net.flows()[0].cc).first_cnp);
+  EXPECT_FALSE(std::get<DcqcnState>(net.flow(1).cc).first_cnp);
+  EXPECT_TRUE(std::get<DcqcnState>(net.flow(0).cc).first_cnp);
   net.run(4340 * kNs);
-  EXPECT_FALSE(std::get<DcqcnState>(net.flows()[0].cc).first_cnp);
+  EXPECT_FALSE(std::get<DcqcnState>(net.flow(0).cc).first_cnp);
   net.run(8257 * kNs);
-  EXPECT_EQ(net.flows()[1].rate_bps, k100G);
+  EXPECT_EQ(net.flow(1).rate_bps, k100G);
   net.run(8258 * kNs);
-  EXPECT_EQ(net.flows()[1].rate_bps, 50'000'000'000u);
-  EXPECT_EQ(std::get<DcqcnState>(net.flows()[1].cc).alpha, 1.0);
-  EXPECT_EQ(net.flows()[0].rate_bps, k100G);
+  EXPECT_EQ(net.flow(1).rate_bps, 50'000'000'000u);
+  EXPECT_EQ(std::get<DcqcnState>(net.flow(1).cc).alpha, 1.0);
+  EXPECT_EQ(net.flow(0).rate_bps, k100G);
   net.run(8341 * kNs);
-  EXPECT_EQ(net.flows()[0].rate_bps, 50'000'000'000u);
+  EXPECT_EQ(net.flow(0).rate_bps, 50'000'000'000u);
   net.run(1 * kSec);
   EXPECT_GT(net.stats().ecn_marks, 0u);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
-  ASSERT_TRUE(net.flows()[0].finished());
-  ASSERT_TRUE(net.flows()[1].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
   // Repeated cuts leave the bottleneck under-used: both finish later than at line rate
   // (170,008 / 170,091 ns above).
   EXPECT_GT(net.record(0).fct_ns(), 170'008u);
@@ -267,8 +268,8 @@ TEST(SwitchPfc, WithoutPausesTheSmallBufferDropsAndCountsThemAsBufferDrops) {
   EXPECT_EQ(s.drops_loss + s.drops_link_down, 0u);
   EXPECT_GE(s.retransmitted_packets, s.drops_buffer);
   EXPECT_EQ(s.retransmitted_bytes, 1000 * s.retransmitted_packets);  // all full packets of 1000 B
-  ASSERT_TRUE(net.flows()[0].finished());
-  ASSERT_TRUE(net.flows()[1].finished());
+  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
 }
 
 TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
@@ -276,16 +277,17 @@ TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
   cfg.enable_qcn = false;
   cfg.buffer_size_mb = 1;
   Network net(cfg, star(3), make_cc(cfg, nullptr));
+  net.keep_finished_state(true);  // the test reads finished flows' final QP state
   EXPECT_EQ(net.pfc_threshold(3), 115'473u);
   PfcLog log;
   net.set_observer(&log);
   net.add_flows({flow(0, 2, 4'000'000), flow(1, 2, 4'000'000)});
   net.run(1 * kSec);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
-  ASSERT_TRUE(net.flows()[0].finished());
-  ASSERT_TRUE(net.flows()[1].finished());
-  EXPECT_EQ(net.flows()[0].snd_una, 4'000'000u);
-  EXPECT_EQ(net.flows()[1].snd_una, 4'000'000u);
+  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_info(1).finished());
+  EXPECT_EQ(net.flow(0).snd_una, 4'000'000u);
+  EXPECT_EQ(net.flow(1).snd_una, 4'000'000u);
   EXPECT_EQ(std::max(net.record(0).fct_ns(), net.record(1).fct_ns()), 668'091u);
 
   ASSERT_GE(log.recs.size(), 4u);

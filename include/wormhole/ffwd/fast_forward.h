@@ -173,7 +173,7 @@ class FastForward final : public SkipHooks {
   void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
   void count_contended(uint32_t pid);    ///< stats_.contended_decisions
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
-  bool owned(uint32_t id) const { return net_.owns_node(net_.flow(id).src); }  ///< this rank runs its sender
+  bool owned(uint32_t id) const { return net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
   bool try_replay(uint32_t pid, const Replay& r);
   /// Credits `packets` whole packets to flow `id` for a skip of `dt` ps at `rate` bytes/ps (what a

@@ -11,19 +11,18 @@ namespace wh {
 /// Timer slot of the retransmission timeout (slots 0-2 belong to the CC).
 constexpr int kRtoSlot = 3;
 
-/// One flow = one RDMA QP (docs/network-model.md §8–9). Sequence numbers are byte offsets.
+/// The state of one running flow = one RDMA QP (docs/network-model.md §8–9): sender, receiver and CC
+/// state. It exists from the flow's start until it has finished and nothing refers to it any more
+/// (FlowTable); what outlives it is the flow's FlowInfo. Sequence numbers are byte offsets.
 struct Flow {
-  // identity
+  // identity (a copy of the flow's FlowInfo, for the packet path's locality)
   uint32_t src = 0, dst = 0;      ///< hosts
   uint16_t sport = 0, dport = 0;
   uint8_t pg = 3;
   uint64_t size = 0;              ///< bytes
   Time start = 0;                 ///< ps
-  Time finish = -1;               ///< ps, -1 while running
   uint64_t ideal_fct_ns = 0;      ///< standalone FCT (docs/network-model.md §5.1)
   Time min_fct = 0;               ///< ps: the true ideal FCT, a lower bound (§5.1), set when the flow starts; 0 before
-  bool started = false;
-  bool replayed = false;          ///< never simulated: a collective memo replays it (Network::replay_flow)
 
   // sender
   uint32_t nic = UINT32_MAX;      ///< global port index of the NIC serving it (none: no route)
@@ -61,7 +60,6 @@ struct Flow {
   Time clock_offset = 0;          ///< ps: Σ of the time shifts its partition made (see Packet::offset)
   uint16_t epoch = 0;             ///< carried by its timer events (see Port::epoch)
 
-  bool finished() const { return finish >= 0; }
   /// One past the last byte that is sent: the size less the bytes fast-forwarding credited.
   uint64_t end_seq() const { return size - skipped_bytes; }
   uint64_t bytes_left() const { return end_seq() - snd_nxt; }
@@ -79,6 +77,31 @@ struct Flow {
   }
   void update_window() { win_now = window(); }
   bool window_bound() const { return win_now != 0 && snd_nxt - snd_una >= win_now; }
+};
+
+/// What the run keeps of every flow from its creation to the end of the run (96 B, where the QP
+/// state is ~640 B): its identity, its outcome, and where its state is while it has one. Identity
+/// fields are set when the flow is created; `finish` and `started` are always current; the others
+/// (NICs, bound, skipped bytes and time, clock offset) are copied from the state when it is released
+/// and are current only then (FlowTable::record() and the path views read the state before).
+struct FlowInfo {
+  static constexpr uint32_t kNoState = UINT32_MAX;
+  uint32_t src = 0, dst = 0;      ///< hosts
+  uint16_t sport = 0, dport = 0;
+  uint8_t pg = 3;
+  bool started = false;
+  bool replayed = false;          ///< never simulated: a collective memo replays it (Network::replay_flow)
+  uint32_t nic = UINT32_MAX, rx_nic = UINT32_MAX;  ///< as Flow's, once released
+  uint32_t state = kNoState;      ///< FlowTable slot of its QP state; kNoState before its start and once released
+  uint64_t size = 0;              ///< bytes
+  Time start = 0;                 ///< ps
+  Time finish = -1;               ///< ps, -1 while running (or never started)
+  uint64_t ideal_fct_ns = 0;      ///< standalone FCT (docs/network-model.md §5.1)
+  Time min_fct = 0;               ///< ps, once released
+  Time skipped_time = 0;          ///< ps, once released
+  uint64_t skipped_bytes = 0;     ///< once released
+  Time clock_offset = 0;          ///< ps, once released (stale packets of the flow are compared with it)
+  bool finished() const { return finish >= 0; }
 };
 
 }  // namespace wh

@@ -22,10 +22,13 @@ struct NetworkFootprint {
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 NetworkFootprint estimate_network_bytes(const Topology& topo);
 
-/// Bytes each flow of the network keeps until the run ends: its Flow (QP and CC state), its spec, its
-/// place in the start order and its path metrics (one entry per source–destination pair at most), and
-/// at the end its result record and results-file row. A flow file's flows are all made at set-up; a
-/// workload's as its collectives release them. Packets and events of a running flow are not counted.
+/// Bytes each flow of the network keeps until the run ends: its FlowInfo (identity and outcome), its
+/// spec, its place in the start order and its path metrics (one entry per source–destination pair at
+/// most), and at the end its result record and results-file row. A flow file's flows are all made at
+/// set-up; a workload's as its collectives release them. Packets and events are not counted.
 uint64_t bytes_per_flow();
+/// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
+/// (Flow) and its NIC's list entry; freed and reused once it finished.
+uint64_t bytes_per_running_flow();
 
 }  // namespace wh

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "wormhole/core/interrupt.h"
@@ -18,6 +19,7 @@
 #include "wormhole/net/cc.h"
 #include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
+#include "wormhole/net/flow_table.h"
 #include "wormhole/net/island.h"
 #include "wormhole/net/port.h"
 #include "wormhole/net/probe.h"
@@ -222,14 +224,29 @@ class Network final : public CcHost {
   /// replay's end state. wh::restore_cc, except that HPCC-PINT keeps the flow's own ACK-sampling
   /// stream: flows replayed from one snapshot must not sample in lockstep.
   void restore_flow_cc(uint32_t id, const CcSnapshot& s, Time at) {
-    Flow& f = flows_[id];
+    Flow& f = flows_.state(id);
     const auto* pint = std::get_if<HpccPintState>(&f.cc);
     const Rng own = pint ? pint->rng : Rng();
     const bool had_pint = pint != nullptr;
     restore_cc(id, f, s, *this, at);
     if (auto* p = std::get_if<HpccPintState>(&f.cc); p && had_pint) p->rng = own;
   }
-  const Flow& flow(uint32_t id) const { return flows_[id]; }
+  /// The QP state of running flow `id`. Throws std::logic_error if the flow has none: not started yet,
+  /// or finished and released (what outlives a flow is flow_info()).
+  const Flow& flow(uint32_t id) const {
+    if (!flows_.live(id)) throw std::logic_error("flow " + std::to_string(id) + " has no QP state (not started, or released)");
+    return flows_.state(id);
+  }
+  /// Keeps every flow's QP state to the end of the run, for inspecting finished flows' final CC and
+  /// sender state (tests, debugging); it costs ~640 B a flow. Off: a finished flow's state is freed.
+  void keep_finished_state(bool on) { keep_finished_ = on; }
+  /// What the run keeps of flow `id` from its creation to the end (FlowInfo).
+  const FlowInfo& flow_info(uint32_t id) const { return flows_.info(id); }
+  /// Flows created so far (ids 0 .. flow_count() - 1).
+  size_t flow_count() const { return flows_.size(); }
+  /// Flows holding QP state now, and at most at once so far.
+  size_t live_flows() const { return flows_.live_count(); }
+  size_t peak_live_flows() const { return flows_.peak_live(); }
   const SimConfig& config() const { return cfg_; }
   /// The run's congestion control (one instance serves every flow).
   const CongestionControl& cc() const { return *cc_; }
@@ -304,7 +321,7 @@ class Network final : public CcHost {
   const Event& max_queue_event() const { return max_queue_event_; }
 
   // --- results and inspection ---
-  const std::vector<Flow>& flows() const { return flows_; }
+  /// Flow `id`'s identity and outcome (from its state while it has one).
   FlowRecord record(uint32_t id) const;
   RunStats stats() const;
   /// A set-up warning naming every switch port (node, interfaces, headroom and need in bytes; the
@@ -337,7 +354,12 @@ class Network final : public CcHost {
   /// The kernel's barrier: the fast-forward controller's tick.
   void at_barrier() {
     if (kernel_.now() >= sample_due_) sample_due_ = sampler_->sample(kernel_.now());
-    if (skip_) skip_->on_tick();
+    if (!skip_) return;
+    // The controller lets go of the flows that finished before its tick (not of any finishing during it).
+    std::vector<uint32_t> done;
+    done.swap(finished_held_);
+    skip_->on_tick();
+    for (uint32_t id : done) release_done_flow(id);
   }
 
   /// PFC threshold of switch ingress port `p` now (docs/network-model.md §11.1), bytes.
@@ -348,12 +370,27 @@ class Network final : public CcHost {
   void build_ports(const Topology& topo);
   void configure_switches(const Topology& topo);
   void start_flow(uint32_t id);
+  /// A finished flow's state is released now, or, with a skip controller, after its next tick
+  /// (at_barrier), which is when it stops referring to the flow.
+  void finished_with(uint32_t id) {
+    if (keep_finished_) return;
+    if (skip_) finished_held_.push_back(id);
+    else release_done_flow(id);
+  }
+  /// Releases finished flow `id`'s state, or keeps it until its NIC compacts it (unsent_finished_).
+  void release_done_flow(uint32_t id);
+  /// The fields data_path() and ack_path() need, from the state while the flow has one.
+  struct PathView {
+    uint32_t src, dst, nic, rx_nic;
+    uint16_t sport, dport;
+  };
+  PathView path_view(uint32_t id) const;
   void start_replayed(uint32_t id);  ///< a replayed flow's start: its NICs and bounds, no QP
   /// What every flow's start sets: started, its NICs, line rate and base RTT; returns its path's metrics.
-  const PathMetrics& begin_flow(Flow& f);
+  const PathMetrics& begin_flow(uint32_t id, Flow& f);
   uint32_t inject(const FlowSpec& spec, bool replayed);  ///< inject_flow / replay_flow
-  Flow make_flow(const FlowSpec& s);   ///< identity fields and the reference's source port
-  bool set_ideal_fct(Flow& f);         ///< standalone FCT; false if no path joins the hosts
+  FlowInfo make_flow(const FlowSpec& s);  ///< identity fields and the reference's source port
+  bool set_ideal_fct(FlowInfo& f);        ///< standalone FCT; false if no path joins the hosts
   /// The true ideal FCT of flow `id` (ps) on its path (NICs assigned): docs/network-model.md §5.1.
   Time lower_bound_fct(uint32_t id) const;
   void materialize_injected();
@@ -453,7 +490,10 @@ class Network final : public CcHost {
   std::vector<Port> ports_;
   Routing routing_;
   PacketPool pool_;
-  std::vector<Flow> flows_;
+  FlowTable flows_;
+  bool keep_finished_ = false;
+  std::vector<uint32_t> finished_held_;  // finished flows whose state waits for the controller's tick
+  std::unordered_set<uint32_t> unsent_finished_;  // finished flows with bytes left, until their NIC drops them
   std::vector<uint32_t> start_order_;   // flow ids in start-time order (pending starts)
   size_t next_start_ = 0;
   std::vector<FlowSpec> injected_;  // flows injected during the current instant, not yet created

@@ -1,0 +1,41 @@
+// A vector that grows in fixed chunks: no element is ever copied or moved by growth, so references
+// stay valid, and a table of millions of entries never needs twice its size while it grows.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace wh {
+
+/// Indexable sequence of default-constructible T in chunks of 2^kBits elements (allocated as needed,
+/// value-initialised). Growth allocates one chunk; truncate() frees whole chunks past the new end.
+template <class T, unsigned kBits = 12>
+class ChunkedVector {
+ public:
+  static constexpr size_t kChunk = size_t(1) << kBits;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) { return chunks_[i >> kBits][i & (kChunk - 1)]; }
+  const T& operator[](size_t i) const { return chunks_[i >> kBits][i & (kChunk - 1)]; }
+  /// Appends `v`; returns its index.
+  size_t push_back(const T& v) {
+    if ((size_ >> kBits) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    chunks_[size_ >> kBits][size_ & (kChunk - 1)] = v;
+    return size_++;
+  }
+  /// Keeps the first `n` elements (n <= size()); chunks past them are freed.
+  void truncate(size_t n) {
+    for (size_t i = n; i < size_; ++i) (*this)[i] = T();
+    size_ = n;
+    chunks_.resize((n + kChunk - 1) >> kBits);
+  }
+  /// Bytes held by the chunks (allocated, not only used).
+  size_t capacity_bytes() const { return chunks_.size() * kChunk * sizeof(T); }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  size_t size_ = 0;
+};
+
+}  // namespace wh
