@@ -267,15 +267,17 @@ using namespace results_layout;
 // A root table with all its rows, converted record by record (serial writer).
 template <class Row, class Record, class RowOf>
 void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& records, RowOf row_of) {
-  std::vector<Row> rows;
-  rows.reserve(records.size());
-  for (const Record& r : records) rows.push_back(row_of(r));
-  write_table(file, t.name, t.types, rows.data(), rows.size(), t.units, t.description);
+  write_table_slabs(file, t.name, t.types, records.size(), t.units, t.description, "",
+                    [&](size_t first, size_t count, void* buf) {
+                      Row* rows = static_cast<Row*>(buf);
+                      for (size_t i = 0; i < count; ++i) rows[i] = row_of(records[first + i]);
+                    });
 }
 
 // /workload: the same tables as the workload CSVs (write_workload_csvs), with times in whole ps
-// (the simulator's unit, so nothing is rounded) and strings as variable-length UTF-8. The row
-// structs hold pointers into the report's strings, which outlive the H5Dwrite.
+// (the simulator's unit, so nothing is rounded) and strings as variable-length UTF-8 (but
+// /workload/flows's, one row per flow, fixed-length). The row structs hold pointers into the
+// report's strings, which outlive the H5Dwrite.
 struct IterationRow {
   uint32_t index;
   int64_t start_ps, end_ps, time_ps;
@@ -310,12 +312,6 @@ struct CollectiveRow {
   uint64_t nvlink_bytes, nic_bytes, fabric_hop_bytes;
 };
 
-struct FlowTagRow {
-  uint32_t flow, collective, iteration, layer;
-  const char* phase;
-  const char* group;
-  uint32_t ring, step, src_gpu, dst_gpu;
-};
 
 struct GpuRow {
   uint32_t gpu;
@@ -435,33 +431,49 @@ void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs) {
 }
 
 void write_flow_tags(hid_t group, const WorkloadReport& w) {
-  const Handle str = string_type();
-  const auto types = compound(sizeof(FlowTagRow), {
-      Field{"flow", HOFFSET(FlowTagRow, flow), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"collective", HOFFSET(FlowTagRow, collective), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"iteration", HOFFSET(FlowTagRow, iteration), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"layer", HOFFSET(FlowTagRow, layer), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"phase", HOFFSET(FlowTagRow, phase), str, str},
-      Field{"group", HOFFSET(FlowTagRow, group), str, str},
-      Field{"ring", HOFFSET(FlowTagRow, ring), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"step", HOFFSET(FlowTagRow, step), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"src_gpu", HOFFSET(FlowTagRow, src_gpu), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-      Field{"dst_gpu", HOFFSET(FlowTagRow, dst_gpu), H5T_NATIVE_UINT32, H5T_STD_U32LE},
-  });
-  std::vector<FlowTagRow> rows;
-  rows.reserve(w.flows.size());
-  for (const FlowTag& t : w.flows) {
-    const CollectiveRecord& c = w.collectives[t.collective];
-    rows.push_back({t.flow, t.collective, c.iteration, c.layer, kPhaseName[size_t(c.phase)], c.group.c_str(), t.ring,
-                    t.step, t.src_gpu, t.dst_gpu});
+  // phase and group as fixed-length strings as wide as the longest value: a row is then plain bytes
+  // (variable-length strings took a heap object per row: 230 B a flow, most of a million-flow file).
+  size_t phase_w = 1, group_w = 1;
+  for (const CollectiveRecord& c : w.collectives) {
+    phase_w = std::max(phase_w, std::strlen(kPhaseName[size_t(c.phase)]));
+    group_w = std::max(group_w, c.group.size());
   }
-  write_table(group, "flows", types, rows.data(), rows.size(),
+  const Handle phase_t = fixed_string_type(phase_w), group_t = fixed_string_type(group_w);
+  const size_t at_phase = 4 * sizeof(uint32_t), at_group = at_phase + phase_w;
+  const size_t at_ints = (at_group + group_w + 3) / 4 * 4, row = at_ints + 4 * sizeof(uint32_t);
+  const auto types = compound(row, {
+      Field{"flow", 0, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"collective", 4, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"iteration", 8, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"layer", 12, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"phase", at_phase, phase_t, phase_t},
+      Field{"group", at_group, group_t, group_t},
+      Field{"ring", at_ints, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"step", at_ints + 4, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"src_gpu", at_ints + 8, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+      Field{"dst_gpu", at_ints + 12, H5T_NATIVE_UINT32, H5T_STD_U32LE},
+  });
+  auto fill = [&](size_t first, size_t count, void* buf) {
+    std::memset(buf, 0, count * row);
+    for (size_t k = 0; k < count; ++k) {
+      const FlowTag& t = w.flows[first + k];
+      const CollectiveRecord& c = w.collectives[t.collective];
+      unsigned char* r = static_cast<unsigned char*>(buf) + k * row;
+      const uint32_t head[4] = {t.flow, t.collective, c.iteration, c.layer}, tail[4] = {t.ring, t.step, t.src_gpu, t.dst_gpu};
+      std::memcpy(r, head, sizeof head);
+      const char* phase = kPhaseName[size_t(c.phase)];
+      std::memcpy(r + at_phase, phase, std::strlen(phase));
+      std::memcpy(r + at_group, c.group.data(), c.group.size());
+      std::memcpy(r + at_ints, tail, sizeof tail);
+    }
+  };
+  write_table_slabs(group, "flows", types, w.flows.size(),
               "flow: /flows row; collective: /workload/collectives row; iteration, layer: 0-based; src_gpu, "
               "dst_gpu: GPU ids",
               "one row per flow the collectives became, in flow id order: its collective, that collective's "
               "iteration, workload row, phase and group, and its ring and step in the collective's plan "
               "(ring and step 0 for AllToAll)",
-              "/workload");
+              "/workload", fill);
 }
 
 void write_gpus(hid_t group, const WorkloadReport& w) {

@@ -1,6 +1,10 @@
 // Text outputs in the reference byte format (fct.txt, pfc.txt) and the slowdown summary.
 #include "wormhole/io/results_writer.h"
 
+#include <fmt/format.h>
+
+#include <iterator>
+
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -49,13 +53,12 @@ T nearest_rank(const std::vector<T>& sorted, unsigned pct) {
 }  // namespace
 
 std::string fct_line(const FlowRecord& f) {
-  // The reference prints %lu; PRIu64 is "lu" on the LP64 targets we build for, so the bytes are
-  // identical and the format stays warning-free elsewhere.
-  char buf[160];
-  const int n = std::snprintf(buf, sizeof buf, "%08x %08x %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-                              node_ip(f.src), node_ip(f.dst), f.sport, f.dport, f.size_bytes,
-                              to_ns(f.start), f.fct_ns(), f.ideal_fct_ns);
-  return std::string(buf, static_cast<size_t>(n));
+  // The reference's "%08x %08x %u %u %lu %lu %lu %lu\n", with fmt (several times faster than
+  // snprintf: a workload run writes millions of lines).
+  fmt::memory_buffer buf;
+  fmt::format_to(std::back_inserter(buf), "{:08x} {:08x} {} {} {} {} {} {}\n", node_ip(f.src), node_ip(f.dst), f.sport,
+                 f.dport, f.size_bytes, to_ns(f.start), f.fct_ns(), f.ideal_fct_ns);
+  return fmt::to_string(buf);
 }
 
 std::string pfc_line(const PfcRecord& p) {

@@ -83,6 +83,16 @@ inline Handle string_type() {
   return t;
 }
 
+// Fixed-length UTF-8 string of `width` bytes, NUL-padded: h5py returns it as bytes (numpy 'S'), with no
+// per-value heap object (a variable-length string per row of a million-row table costs ~100 B and a heap insert).
+inline Handle fixed_string_type(size_t width) {
+  Handle t(check(H5Tcopy(H5T_C_S1), "copying the string type"), H5Tclose);
+  check(H5Tset_size(t, std::max<size_t>(width, 1)), "sizing a fixed-length string type");
+  check(H5Tset_strpad(t, H5T_STR_NULLPAD), "padding a fixed-length string type");
+  check(H5Tset_cset(t, H5T_CSET_UTF8), "setting UTF-8 on the string type");
+  return t;
+}
+
 inline void attr_string(hid_t obj, const char* name, const std::string& value) {
   Handle type = string_type();
   Handle space(check(H5Screate(H5S_SCALAR), "creating a scalar space"), H5Sclose);
@@ -156,6 +166,26 @@ inline void write_table(hid_t loc, const char* name, const std::pair<Handle, Han
                  size_t n, const char* units, const char* description, const std::string& parent = "") {
   Handle ds = create_table(loc, name, types.second, n, units, description, parent);
   if (n > 0) check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), "writing " + parent + "/" + name);
+}
+
+// create_table, then its `n` rows in slabs of up to `slab` rows: fill(first, count, buf) lays rows
+// first .. first+count-1 out in `buf` (count × the memory type's size bytes). A table of millions of
+// rows then never needs a second copy of itself in memory.
+template <class Fill>
+void write_table_slabs(hid_t loc, const char* name, const std::pair<Handle, Handle>& types, size_t n, const char* units,
+                       const char* description, const std::string& parent, Fill fill, size_t slab = 65536) {
+  Handle ds = create_table(loc, name, types.second, n, units, description, parent);
+  const size_t row = H5Tget_size(types.first);
+  std::vector<unsigned char> buf(std::min(n, slab) * row);
+  Handle file_space(check(H5Dget_space(ds), "getting the space of " + parent + "/" + name), H5Sclose);
+  for (size_t first = 0; first < n; first += slab) {
+    const hsize_t start = first, count = std::min(slab, n - first);
+    fill(first, size_t(count), buf.data());
+    check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr),
+          "selecting rows of " + parent + "/" + name);
+    Handle mem_space = make_space({count}, {count}, "creating a slab space");
+    check(H5Dwrite(ds, types.first, mem_space, file_space, H5P_DEFAULT, buf.data()), "writing " + parent + "/" + name);
+  }
 }
 
 /// Whether `obj` has a link (dataset or group) or attribute called `name`.
