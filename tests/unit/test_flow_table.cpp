@@ -22,15 +22,6 @@ SimConfig dcqcn() {
   return read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
 }
 
-/// host 0 – switch 2 – host 1, 100 G, 1 µs.
-Topology two_hosts() {
-  Topology t;
-  t.num_nodes = 3;
-  t.is_switch = {0, 0, 1};
-  t.links = {TopoLink{0, 2, k100G, 1 * kUs, 0, 0}, TopoLink{1, 2, k100G, 1 * kUs, 0, 0}};
-  return t;
-}
-
 }  // namespace
 
 TEST(ChunkedVector, GrowsWithoutMovingElementsAndTruncatesWholeChunks) {
@@ -74,7 +65,7 @@ TEST(FlowTable, SequentialFlowsHoldOneStateAtATime) {
   // 50 flows of 100 KB, each starting 100 µs after the last (a flow takes ~12 µs): the run never holds
   // more than one flow's QP state, and none at its end; every record is as a lone flow's.
   const SimConfig cfg = dcqcn();
-  Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
+  Network net(cfg, star(2), make_cc(cfg, nullptr));
   std::vector<FlowSpec> specs;
   for (uint32_t k = 0; k < 50; ++k) specs.push_back(flow(0, 1, 100'000, k * 100 * kUs));
   net.add_flows(specs);
@@ -98,7 +89,7 @@ TEST(FlowTable, SequentialFlowsHoldOneStateAtATime) {
 
 TEST(FlowTable, KeepFinishedStateKeepsEveryFlowsStateForInspection) {
   const SimConfig cfg = dcqcn();
-  Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
+  Network net(cfg, star(2), make_cc(cfg, nullptr));
   net.keep_finished_state(true);
   net.add_flows({flow(0, 1, 100'000), flow(0, 1, 100'000, 100 * kUs)});
   net.run(1 * kSec);
