@@ -116,21 +116,31 @@ void Network::nic_send(uint32_t port) {
       min_finished = std::min(min_finished, idx);
     }
   }
+  // Finished QPs that kept their state until they left the NIC (release_done_flow) give it back once
+  // the packet below is built: the chosen QP may be one of them.
+  std::vector<uint32_t> dropped;
+  uint32_t stale = UINT32_MAX;
   if (min_finished != UINT32_MAX) {
-    uint32_t nxt = min_finished;
-    if (!unsent_finished_.empty())  // finished QPs that kept their state until they left the NIC
+    if (!unsent_finished_.empty())
       for (uint32_t i = min_finished; i < n; ++i)
-        if (flows_.info(qps[i]).finished() && unsent_finished_.erase(qps[i])) flows_.release(qps[i]);
+        if (flows_.info(qps[i]).finished() && unsent_finished_.erase(qps[i])) dropped.push_back(qps[i]);
+    uint32_t nxt = min_finished;
     for (uint32_t i = min_finished + 1; i < n; ++i)
       if (!flows_.info(qps[i]).finished()) {
         if (static_cast<int64_t>(i) == res) res = nxt;
         qps[nxt++] = qps[i];
       }
+    // A chosen QP that was finished (bytes left: ACKs overtook a go-back) is not remapped: the
+    // reference then reads its stale index, here read before the list shrinks (same element).
+    if (res >= static_cast<int64_t>(nxt)) stale = qps[res];
     qps.resize(nxt);
   }
+  auto release_dropped = [&] {
+    for (uint32_t id : dropped) flows_.release(id);
+  };
   if (res >= 0) {
     p.rr_qp = static_cast<uint32_t>(res);
-    const uint32_t id = qps[res];
+    const uint32_t id = res < static_cast<int64_t>(qps.size()) ? qps[res] : stale;
     Flow& f = flows_.state(id);
     const uint32_t payload = static_cast<uint32_t>(std::min<uint64_t>(cfg_.packet_payload_size, f.bytes_left()));
     const uint32_t pkt = pool_.alloc();
@@ -158,8 +168,10 @@ void Network::nic_send(uint32_t port) {
     f.last_pkt_size = pk.size;
     f.last_ser = ser(pk.size, f.rate_bps);
     f.next_avail = now + (cfg_.rate_bound ? f.last_ser : ser(pk.size, f.max_rate_bps));
+    release_dropped();
     return transmit(port, pkt);
   }
+  release_dropped();
   // 3. Nothing eligible: retry at the earliest next_avail among QPs with bytes left.
   Time t = kTimeMax;
   for (uint32_t id : qps)
@@ -273,7 +285,9 @@ void Network::release_done_flow(uint32_t id) {
   // A flow acknowledged past snd_nxt (ACKs overtaking a go-back) still has "bytes left": its NIC may
   // send them until it drops the finished QP from its list, as the reference's does. Until then it
   // keeps its state.
-  if (f.bytes_left() > 0 && f.nic != UINT32_MAX && owns_node(f.src)) unsent_finished_.insert(id);
+  const bool listed = f.bytes_left() > 0 && f.nic != UINT32_MAX && owns_node(f.src) &&
+                      std::find(ports_[f.nic].qps.begin(), ports_[f.nic].qps.end(), id) != ports_[f.nic].qps.end();
+  if (listed) unsent_finished_.insert(id);
   else flows_.release(id);
 }
 

@@ -331,8 +331,12 @@ void Network::handle(const Event& e) {
       break;
     }
     case kTimer:
-      // A finished flow's timers are cancelled (flow_done); once its state is released, nothing is left to do.
-      if (!flows_.live(e.target)) break;
+      // A finished flow's timers are cancelled (flow_done); once its state is released, nothing is left
+      // to do but count one a fast-forward left behind, as it would be counted with its state.
+      if (!flows_.live(e.target)) {
+        if ((e.aux >> 2) != (flows_.info(e.target).epoch & kTimerEpochMask)) ++discarded_;
+        break;
+      }
       if ((e.aux >> 2) == (flows_.state(e.target).epoch & kTimerEpochMask)) on_timer(e.target, e.aux & 3);
       else ++discarded_;
       break;

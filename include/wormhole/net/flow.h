@@ -80,7 +80,7 @@ struct Flow {
 };
 
 /// What the run keeps of every flow from its creation to the end of the run (96 B, where the QP
-/// state is ~640 B): its identity, its outcome, and where its state is while it has one. Identity
+/// state is 672 B): its identity, its outcome, and where its state is while it has one. Identity
 /// fields are set when the flow is created; `finish` and `started` are always current; the others
 /// (NICs, bound, skipped bytes and time, clock offset) are copied from the state when it is released
 /// and are current only then (FlowTable::record() and the path views read the state before).
@@ -93,6 +93,7 @@ struct FlowInfo {
   bool replayed = false;          ///< never simulated: a collective memo replays it (Network::replay_flow)
   uint32_t nic = UINT32_MAX, rx_nic = UINT32_MAX;  ///< as Flow's, once released
   uint32_t state = kNoState;      ///< FlowTable slot of its QP state; kNoState before its start and once released
+  uint16_t epoch = 0;             ///< once released: its timer events' epoch (a stale one is a discarded event)
   uint64_t size = 0;              ///< bytes
   Time start = 0;                 ///< ps
   Time finish = -1;               ///< ps, -1 while running (or never started)

@@ -42,13 +42,14 @@ class FlowTable {
     f.size = i.size, f.start = i.start, f.ideal_fct_ns = i.ideal_fct_ns;
     return f;
   }
-  /// Copies what outlives the state (NICs, bound, skipped bytes and time, clock offset) into the
+  /// Copies what outlives the state (NICs, bound, skipped bytes and time, clock offset, epoch) into the
   /// flow's FlowInfo and frees its slot (precondition: live(id)).
   void release(uint32_t id) {
     FlowInfo& i = info_[id];
     const Flow& f = states_[i.state];
     i.nic = f.nic, i.rx_nic = f.rx_nic, i.min_fct = f.min_fct;
     i.skipped_time = f.skipped_time, i.skipped_bytes = f.skipped_bytes, i.clock_offset = f.clock_offset;
+    i.epoch = f.epoch;
     free_.push_back(i.state);
     i.state = FlowInfo::kNoState;
     --live_;

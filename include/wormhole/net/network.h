@@ -238,7 +238,7 @@ class Network final : public CcHost {
     return flows_.state(id);
   }
   /// Keeps every flow's QP state to the end of the run, for inspecting finished flows' final CC and
-  /// sender state (tests, debugging); it costs ~640 B a flow. Off: a finished flow's state is freed.
+  /// sender state (tests, debugging); it costs 672 B a flow. Off: a finished flow's state is freed.
   void keep_finished_state(bool on) { keep_finished_ = on; }
   /// What the run keeps of flow `id` from its creation to the end (FlowInfo).
   const FlowInfo& flow_info(uint32_t id) const { return flows_.info(id); }
@@ -356,10 +356,10 @@ class Network final : public CcHost {
     if (kernel_.now() >= sample_due_) sample_due_ = sampler_->sample(kernel_.now());
     if (!skip_) return;
     // The controller lets go of the flows that finished before its tick (not of any finishing during it).
-    std::vector<uint32_t> done;
-    done.swap(finished_held_);
+    tick_done_.swap(finished_held_);
     skip_->on_tick();
-    for (uint32_t id : done) release_done_flow(id);
+    for (uint32_t id : tick_done_) release_done_flow(id);
+    tick_done_.clear();
   }
 
   /// PFC threshold of switch ingress port `p` now (docs/network-model.md §11.1), bytes.
@@ -493,6 +493,7 @@ class Network final : public CcHost {
   FlowTable flows_;
   bool keep_finished_ = false;
   std::vector<uint32_t> finished_held_;  // finished flows whose state waits for the controller's tick
+  std::vector<uint32_t> tick_done_;      // at_barrier: those the running tick lets go of
   std::unordered_set<uint32_t> unsent_finished_;  // finished flows with bytes left, until their NIC drops them
   std::vector<uint32_t> start_order_;   // flow ids in start-time order (pending starts)
   size_t next_start_ = 0;
