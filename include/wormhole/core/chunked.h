@@ -10,6 +10,7 @@ namespace wh {
 
 /// Indexable sequence of default-constructible T in chunks of 2^kBits elements (allocated as needed,
 /// value-initialised). Growth allocates one chunk; truncate() frees whole chunks past the new end.
+/// Index precondition: i < size() (unchecked).
 template <class T, unsigned kBits = 12>
 class ChunkedVector {
  public:
@@ -26,8 +27,7 @@ class ChunkedVector {
   }
   /// Keeps the first `n` elements (n <= size()); chunks past them are freed.
   void truncate(size_t n) {
-    for (size_t i = n; i < size_; ++i) (*this)[i] = T();
-    size_ = n;
+    size_ = n;  // entries past it are overwritten by push_back before they are read again
     chunks_.resize((n + kChunk - 1) >> kBits);
   }
   /// Bytes held by the chunks (allocated, not only used).

@@ -83,7 +83,7 @@ struct Flow {
 /// state is 672 B): its identity, its outcome, and where its state is while it has one. Identity
 /// fields are set when the flow is created; `finish` and `started` are always current; the others
 /// (NICs, bound, skipped bytes and time, clock offset) are copied from the state when it is released
-/// and are current only then (FlowTable::record() and the path views read the state before).
+/// and are current only then (Network::record() and Network::data_path() read the state before).
 struct FlowInfo {
   static constexpr uint32_t kNoState = UINT32_MAX;
   uint32_t src = 0, dst = 0;      ///< hosts
