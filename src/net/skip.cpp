@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "wormhole/io/results_writer.h"
-#include "wormhole/net/hash.h"
 #include "wormhole/net/network.h"
 
 namespace wh {
@@ -18,10 +17,8 @@ void Network::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t spo
   uint32_t node = ports_[ports_[nic].peer].node;
   // A path longer than the node count would be a routing loop; routes are shortest paths.
   for (size_t guard = 0; nodes_[node].is_switch && guard < nodes_.size(); ++guard) {
-    auto hops = routing_.next_hops(node, dst);
-    if (hops.empty()) break;
-    uint32_t out = hops[0];
-    if (hops.size() > 1) out = hops[ecmp_hash(node_ip(src), node_ip(dst), sport, dport, node) % hops.size()];
+    const uint32_t out = egress(node, src, dst, sport, dport);
+    if (out == kNoRoute) break;
     path.push_back(out);
     node = ports_[ports_[out].peer].node;
   }
@@ -77,14 +74,6 @@ void Network::credit(uint32_t id, int64_t bytes, Time time) {
 void Network::notify_flow_started(uint32_t id) {
   if (client_ && !node_rank_.empty()) log_undo(kUndoSkipHook, skip_->mark());
   skip_->flow_started(id);
-}
-
-void Network::shift_packet_times(Packet& pk, Time delta) {
-  pk.ts += delta;
-  // INT hop times are 24-bit ns counters: moving them by whole ns keeps every difference.
-  const uint32_t d = static_cast<uint32_t>(static_cast<int64_t>(delta / kNs));
-  const uint32_t n = std::min<uint32_t>(pk.ih.nhop, IntHeader::kMaxHops);
-  for (uint32_t i = 0; i < n; ++i) pk.ih.hop[i].time = (pk.ih.hop[i].time + d) & ((1u << IntHop::kTimeBits) - 1);
 }
 
 Cause Network::packet_cause(Cause c, uint32_t pkt) const {
@@ -174,7 +163,7 @@ void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
   const bool interrupt = h.interrupt;
   // In its partition's clock the packet arrives now: its timestamps move with it. (An interrupt's
   // packet only waited for the pull-back: its flow's clock did not move.)
-  if (!h.interrupt) shift_packet_times(pool_[pkt], h.due - h.arrived);
+  if (!h.interrupt) pool_[pkt].shift_times(h.due - h.arrived);
   h.due = -1;
   free_held_.push_back(slot);
   receive(port, pkt, interrupt);
@@ -244,26 +233,18 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
   shifted_ = true;
   auto move = [&](Packet& pk) {  // a packet on the partition's ports moves with it
     if (!is_flow_packet(pk)) return;
-    shift_packet_times(pk, delta);
+    pk.shift_times(delta);
     pk.offset += delta;
   };
   for (uint32_t id : flows) {
     Flow& f = flows_.state(id);
     ++f.epoch;
     f.clock_offset += delta;  // every rank's switches compare packets with it
+    if (owns_node(f.dst)) f.shift_receiver_times(delta);
     if (!owns_node(f.src)) continue;  // its sender's state lives on another rank
-    for (int slot = 0; slot <= kRtoSlot; ++slot) {
-      if (f.timer_at[slot] >= 0) f.timer_at[slot] += delta;
-      f.timer_cause[slot].origin += delta;
-      if (f.timer_ev[slot] >= 0) {
-        f.timer_ev[slot] += delta;
-        kernel_.schedule(f.timer_ev[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
-      }
-    }
-    f.next_avail += delta;
-    f.last_progress += delta;
-    if (f.nack_timer > 0) f.nack_timer += delta;
-    shift_cc_times(f.cc, delta);
+    f.shift_sender_times(delta);
+    for (int slot = 0; slot <= kRtoSlot; ++slot)
+      if (f.timer_ev[slot] >= 0) kernel_.schedule(f.timer_ev[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
   }
   if (freezing)
     for (uint32_t p : ports) ports_[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
@@ -271,32 +252,20 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     Port& p = ports_[port];
     ++p.epoch;
     if (freezing) evacuate(port, flows);
-    p.busy_until += delta;
-    p.tx_cause.origin += delta;
+    p.shift_times(delta);
     if (p.txdone_pending) kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
-    for (uint32_t i = 0; i < p.wire.size(); ++i) {
-      WireSlot& s = p.wire.at(i);
-      s.arrive += delta;
-      s.cause.origin += delta;
-      move(pool_[s.pkt]);
-    }
+    for (uint32_t i = 0; i < p.wire.size(); ++i) move(pool_[p.wire.at(i).pkt]);
     if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
     for (uint32_t c = 0; c < kClasses; ++c)
       for (uint32_t i = 0; i < p.queue[c].size(); ++i) move(pool_[p.queue[c].at(i)]);
-    if (p.wake_at >= 0) {
-      p.wake_at += delta;
-      p.wake_cause.origin += delta;
-      kernel_.schedule(p.wake_at, kWake, port, p.epoch, p.wake_cause);
-    }
-    p.last_pkt_time += delta;
+    if (p.wake_at >= 0) kernel_.schedule(p.wake_at, kWake, port, p.epoch, p.wake_cause);
     if (!freezing) p.frozen_until = 0;
   }
   // Packets of these flows held from an earlier skip belong to the same clock.
   for (uint32_t slot = 0; slot < held_.size(); ++slot) {
     Held& h = held_[slot];
     if (h.due < 0 || h.interrupt || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
-    h.due += delta;
-    h.cause.origin += delta;
+    h.shift_times(delta);
     pool_[h.pkt].offset += delta;
     ++h.gen;
     kernel_.schedule(h.due, kHeld, slot, h.gen, h.cause);

@@ -22,14 +22,18 @@ static inline uint64_t shared_used(const Port& in, uint32_t c) {
   return in.ingress_bytes[c] > kReserveBytes ? in.ingress_bytes[c] - kReserveBytes : 0;
 }
 
+uint32_t Network::egress(uint32_t node, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport) const {
+  const auto hops = routing_.next_hops(node, dst);
+  if (hops.empty()) return kNoRoute;
+  if (hops.size() == 1) return hops[0];
+  return hops[ecmp_hash(node_ip(src), node_ip(dst), sport, dport, node) % hops.size()];
+}
+
 void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   Packet& pk = pool_[pkt];
   const uint32_t node = ports_[in_port].node;
-  auto hops = routing_.next_hops(node, pk.dst);
-  if (hops.empty()) return drop(pkt, kDropLinkDown, in_port);  // no route left after LINK_DOWN
-  uint32_t out = hops[0];
-  if (hops.size() > 1)
-    out = hops[ecmp_hash(node_ip(pk.src), node_ip(pk.dst), pk.sport, pk.dport, node) % hops.size()];
+  const uint32_t out = egress(node, pk.src, pk.dst, pk.sport, pk.dport);
+  if (out == kNoRoute) return drop(pkt, kDropLinkDown, in_port);  // no route left after LINK_DOWN
   if (!ports_[out].up) return drop(pkt, kDropLinkDown, out);
   if (kernel_.now() < ports_[out].frozen_until) {
     // The egress belongs to a partition being skipped: control traffic of other flows passes it

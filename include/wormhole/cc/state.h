@@ -68,8 +68,16 @@ struct NoCcState {};
 /// The CC state a QP carries; one alternative per algorithm.
 using CcState = std::variant<NoCcState, DcqcnState, HpccState, TimelyState, DctcpState, HpccPintState>;
 
+// shift_cc_times() must know every absolute time a CC state keeps: a field added to a state must be
+// checked there (and in tests/unit/test_shift_times.cpp).
+static_assert(sizeof(DcqcnState) == 24 && sizeof(TimelyState) == 40 && sizeof(DctcpState) == 40,
+              "a CC state field was added or removed: decide whether shift_cc_times() moves it");
+static_assert(sizeof(HpccState) == 272 && sizeof(HpccPintState) == 40,
+              "a CC state field was added or removed: decide whether shift_cc_times() moves it");
+
 /// Moves the absolute times a CC state keeps by `delta_ps` (a fast-forward shifts a flow's
-/// clock): HPCC's last INT records hold 24-bit ns switch times. Other states keep none.
+/// clock): HPCC's last INT records hold 24-bit ns switch times (moved modulo 2^24, keeping every
+/// difference). Other states keep none: DCQCN's timers are the QP's (Flow::timer_at).
 inline void shift_cc_times(CcState& s, int64_t delta_ps) {
   if (auto* h = std::get_if<HpccState>(&s)) {
     const uint32_t d = static_cast<uint32_t>(delta_ps / 1000);

@@ -77,7 +77,31 @@ struct Flow {
   }
   void update_window() { win_now = window(); }
   bool window_bound() const { return win_now != 0 && snd_nxt - snd_una >= win_now; }
+
+  /// Fast-forward moved the flow's clock by `delta` ps (Network::shift): moves every absolute time
+  /// the sender keeps — pacing (next_avail), RTO progress, the timers' deadlines, their pending
+  /// events' times and causes, the CC's INT times. Re-scheduling the pending timer events is the
+  /// caller's. `start` stays: it is the flow's arrival in global time, and clock_offset (also the
+  /// caller's, kept on every rank) is what turns the clock back into global time.
+  void shift_sender_times(Time delta) {
+    for (int slot = 0; slot <= kRtoSlot; ++slot) {
+      if (timer_at[slot] >= 0) timer_at[slot] += delta;
+      if (timer_ev[slot] >= 0) timer_ev[slot] += delta;
+      timer_cause[slot].origin += delta;
+    }
+    next_avail += delta;
+    last_progress += delta;
+    shift_cc_times(cc, delta);
+  }
+  /// The receiver's part of shift_sender_times(): the NACK gate (0 = none yet). The rank that owns
+  /// the flow's destination moves it, which in a distributed run is not always the sender's.
+  void shift_receiver_times(Time delta) {
+    if (nack_timer > 0) nack_timer += delta;
+  }
 };
+// shift_sender_times() and shift_receiver_times() list every absolute time: a new field that holds
+// one must be added there (and to tests/unit/test_shift_times.cpp).
+static_assert(sizeof(Flow) == 672, "a Flow field was added or removed: decide whether Flow::shift_*_times() moves it");
 
 /// What the run keeps of every flow from its creation to the end of the run (96 B, where the QP
 /// state is 672 B): its identity, its outcome, and where its state is while it has one. Identity

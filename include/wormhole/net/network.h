@@ -453,8 +453,14 @@ class Network final : public CcHost {
   static uint16_t timer_aux(const Flow& f, int slot) {
     return static_cast<uint16_t>(((f.epoch & kTimerEpochMask) << 2) | slot);
   }
+  /// The port switch `node` forwards a packet of header (src, dst hosts, sport, dport) out of: the
+  /// reference's ECMP choice, hash(src IP, dst IP, ports, node) mod the number of next hops
+  /// (docs/network-model.md §12); kNoRoute when it has no route to dst. Forwarding and the path
+  /// views (switch_path) both ask it, so they cannot disagree.
+  uint32_t egress(uint32_t node, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport) const;
+  static constexpr uint32_t kNoRoute = UINT32_MAX;
   /// Appends to `path` the switch egress ports a packet of header (src, dst, sport, dport) takes
-  /// from the switch behind host port `nic`, with the switches' ECMP hash.
+  /// from the switch behind host port `nic` (egress() at every switch).
   void switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
                    std::vector<uint32_t>& path) const;
   /// Sends control packet `pkt` past frozen port `port` without touching its queues: it reaches the
@@ -480,8 +486,6 @@ class Network final : public CcHost {
   void deliver_held(uint32_t slot, Time at, uint16_t gen);
   /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
   void evacuate(uint32_t port, const std::vector<uint32_t>& members);
-  /// Moves a flow packet's send timestamp and INT hop times by `delta` (ps, whole ns).
-  void shift_packet_times(Packet& pk, Time delta);
 
   SimConfig cfg_;
   Kernel kernel_;
@@ -597,7 +601,14 @@ class Network final : public CcHost {
     uint16_t gen = 0;            // carried by its kHeld event: re-timing leaves the old one stale
     bool interrupt = false;      // an interrupt waiting for its pull-back (its clock is not the partition's)
     Cause cause;                 // of its kHeld event: a re-timing keeps it (moved), so its key is rank-independent
+    // Its partition's clock moved by delta ps. `arrived` stays: at delivery the packet's times move
+    // by due - arrived, the whole hold, this shift included.
+    void shift_times(Time delta) {
+      due += delta;
+      cause.origin += delta;
+    }
   };
+  static_assert(sizeof(Held) == 56, "a Held field was added or removed: decide whether Held::shift_times() moves it");
   std::vector<Held> held_;
   uint64_t bypassed_ = 0, held_count_ = 0, discarded_ = 0;
   std::vector<uint32_t> free_held_;

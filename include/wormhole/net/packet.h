@@ -1,5 +1,6 @@
 // Packets and their pool: plain records addressed by 32-bit index, never heap-allocated one by one.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -55,9 +56,22 @@ struct Packet {
     ih.pint_power = 0;
     offset = 0;
   }
+  /// Moves the absolute times the packet carries by `delta` ps (its flow's clock moved, see
+  /// Network::shift): the send timestamp and the INT hop times. INT times are 24-bit ns counters
+  /// (IntHop::kTimeBits), moved by whole ns modulo 2^24 so that every difference between them is
+  /// kept. `offset` is left to the caller: it names the clock the times are in, which a held
+  /// packet's delivery moves without changing.
+  void shift_times(Time delta) {
+    ts += delta;
+    const uint32_t d = static_cast<uint32_t>(static_cast<int64_t>(delta / kNs));
+    const uint32_t n = ih.nhop < IntHeader::kMaxHops ? ih.nhop : IntHeader::kMaxHops;
+    for (uint32_t i = 0; i < n; ++i) ih.hop[i].time = (ih.hop[i].time + d) & ((1u << IntHop::kTimeBits) - 1);
+  }
 };
-// reset() lists every field: a new field must be added there too.
-static_assert(sizeof(Packet) == 192, "a Packet field was added or removed: update Packet::reset()");
+// reset() lists every field and shift_times() every absolute time: a new field must be added to the
+// first and, if it holds a time, to the second (and to tests/unit/test_shift_times.cpp).
+static_assert(sizeof(Packet) == 192,
+              "a Packet field was added or removed: update Packet::reset() and Packet::shift_times()");
 
 /// Fixed-record pool with a free list; indices stay valid until release().
 class PacketPool {

@@ -85,6 +85,27 @@ struct Port {
     queue_bytes[c] += size;
     bytes_total += size;
   }
+  /// Fast-forward moved the clock of the partition this port belongs to by `delta` ps
+  /// (Network::shift): moves every absolute time the port keeps for the model — the end of the
+  /// transmission in progress, the packets' arrivals on the wire, the NIC's retry time, HPCC-PINT's
+  /// last send — and the causes of their pending events (so their keys, and the order of events at
+  /// equal times, are those they would have had). Re-scheduling those events and moving the packets'
+  /// own times are the caller's. The monitors' `paused_since` stays: pause time is counted in global
+  /// time, across the skip.
+  void shift_times(Time delta) {
+    busy_until += delta;
+    tx_cause.origin += delta;
+    for (uint32_t i = 0; i < wire.size(); ++i) {
+      WireSlot& s = wire.at(i);
+      s.arrive += delta;
+      s.cause.origin += delta;
+    }
+    if (wake_at >= 0) {
+      wake_at += delta;
+      wake_cause.origin += delta;
+    }
+    last_pkt_time += delta;
+  }
   /// Removes the head of class `c` (precondition: not empty) and returns it.
   uint32_t dequeue(uint32_t c, const PacketPool& pool) {
     const uint32_t pkt = queue[c].pop();
@@ -93,6 +114,11 @@ struct Port {
     return pkt;
   }
 };
+
+// Port::shift_times() lists every absolute time: a new field that holds one must be added there (and
+// to tests/unit/test_shift_times.cpp).
+static_assert(sizeof(Port) == 792 && sizeof(WireSlot) == 40,
+              "a Port or WireSlot field was added or removed: decide whether Port::shift_times() moves it");
 
 /// RED-like ECN marking probability at dequeue (docs/network-model.md §11.3): 1 above K_max, a linear
 /// ramp to p_max between K_min and K_max, 0 at or below K_min. `q` = the class's egress bytes
