@@ -415,7 +415,7 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
     if (!owned(id)) continue;  // its CC state lives on its sender's rank
     // What the restore schedules (CC timers) is caused by the flow, not by the tick: the same key
     // whichever rank restores it.
-    net_.kernel().set_barrier_context((uint64_t(1) << 43) | id);  // apart from ports' (< 2^23 ports)
+    net_.kernel().set_barrier_context(cause::flow_context(id));
     net_.restore_flow_cc(id, r.cc[i], now + dt);
   }
   begin_skip(pid, dt, true);

@@ -46,6 +46,11 @@ void Network::build_ports(const Topology& topo) {
     nodes_[v].first_port = next;
     next += degree[v];
   }
+  if (next >= cause::kMaxContextPorts)  // the event order names a port's moved packets in 23 bits
+    throw InputError(topo.file, 1,
+                     "the topology has " + std::to_string(next) + " ports (two a link), more than the " +
+                         std::to_string(cause::kMaxContextPorts - 1) + " the event order can tell apart",
+                     "simulate a smaller fabric");
   ports_.resize(next);
   std::vector<uint32_t> used(n, 0);
   for (const TopoLink& l : topo.links) {
@@ -334,10 +339,10 @@ void Network::handle(const Event& e) {
       // A finished flow's timers are cancelled (flow_done); once its state is released, nothing is left
       // to do but count one a fast-forward left behind, as it would be counted with its state.
       if (!flows_.live(e.target)) {
-        if ((e.aux >> 2) != (flows_.info(e.target).epoch & kTimerEpochMask)) ++discarded_;
+        if (timer_epoch(e.aux) != (flows_.info(e.target).epoch & kTimerEpochMask)) ++discarded_;
         break;
       }
-      if ((e.aux >> 2) == (flows_.state(e.target).epoch & kTimerEpochMask)) on_timer(e.target, e.aux & 3);
+      if (timer_epoch(e.aux) == (flows_.state(e.target).epoch & kTimerEpochMask)) on_timer(e.target, timer_slot(e.aux));
       else ++discarded_;
       break;
     case kQpStart: start_flow(e.target); break;

@@ -83,14 +83,11 @@ Cause Network::packet_cause(Cause c, uint32_t pkt) const {
   // of equal key (the same ps, lineage and child index, on different ports) would tie. Mixing the
   // packet's own identity into the parent makes their keys differ, whichever rank makes them.
   const Packet& pk = pool_[pkt];
-  uint64_t x = pk.type == PktType::Pfc
-                   ? (uint64_t(1) << 63) | (uint64_t(pk.in_port) << 16) | (uint64_t(pk.pfc_class) << 1) | pk.pfc_pause
-                   : (uint64_t(pk.flow) << 32) ^ (pk.seq * 0x9e3779b97f4a7c15ull) ^ (uint64_t(pk.type) << 60) ^ pk.in_port;
-  x += 0x9e3779b97f4a7c15ull;  // splitmix64
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  c.parent ^= x << 20;  // the key keeps the parent's bits 20..63
+  const uint64_t identity =
+      pk.type == PktType::Pfc
+          ? (uint64_t(1) << 63) | (uint64_t(pk.in_port) << 16) | (uint64_t(pk.pfc_class) << 1) | pk.pfc_pause
+          : (uint64_t(pk.flow) << 32) ^ (pk.seq * 0x9e3779b97f4a7c15ull) ^ (uint64_t(pk.type) << 60) ^ pk.in_port;
+  c.parent = cause::mix_identity(c.parent, identity);
   return c;
 }
 
@@ -204,7 +201,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       }
       // Freezing happens at ticks only (kernel barriers): each moved packet is its own cause, which
       // only the port's rank has (a bypass's key must not depend on what other ports moved first).
-      kernel_.set_barrier_context((uint64_t(port + 1) << 20) | (moved++ & 0xfffff));
+      kernel_.set_barrier_context(cause::port_move_context(port, moved++));
       const uint32_t size = pool_[pkt].size;
       p.queue_bytes[c] -= size;
       p.bytes_total -= size;

@@ -2,19 +2,10 @@
 #pragma once
 #include <cstdint>
 
+#include "wormhole/core/cause.h"
 #include "wormhole/core/time.h"
 
 namespace wh {
-
-/// What scheduled an event: when (origin, ps), which event was running (its key; 0 = set-up)
-/// and which of that event's children this one is. An event whose scheduling the model defers
-/// (a packet's arrival queued behind earlier ones on a wire, an end-of-transmission decided
-/// later) keeps the cause it would have had, so its place in the order does not change.
-struct Cause {
-  Time origin = 0;
-  uint64_t parent = 0;
-  uint32_t index = 0;
-};
 
 /// An event: 24 bytes, ordered by (time, key). `target` indexes the owner (a port or a flow);
 /// `kind` and `aux` are interpreted by the model.
@@ -35,17 +26,12 @@ struct Event {
   uint16_t kind = 0;
   uint16_t aux = 0;
 
-  static uint64_t make_key(Time at, const Cause& c) {
-    const Time delay = at - c.origin;
-    const uint64_t d = delay <= 0 ? 0 : static_cast<uint64_t>(delay / kNs);
-    // 12-bit delay code: exact to 2,047 ns, then 64-ns steps to 133 µs, then capped.
-    const uint64_t code = d < 2048 ? d : 2048 + ((d - 2048) >> 6 < 2047 ? (d - 2048) >> 6 : 2047);
-    return ((0xfffu - code) << 52) | ((c.parent >> 20) << 8) | (c.index & 0xffu);
-  }
+  /// The key in EventOrder::Portable (layout: core/cause.h).
+  static uint64_t make_key(Time at, const Cause& c) { return cause::portable_key(at, c); }
   /// The total order: (time, key), then the owner (target, kind, aux) when keys coincide.
   /// The key in EventOrder::Reference: `parent` is the execution number of the scheduling event
-  /// (44 bits), then the child index (20 bits) — ns-3's global insertion order.
-  static uint64_t reference_key(const Cause& c) { return (c.parent << 20) | (c.index & 0xfffffu); }
+  /// (44 bits), then the child index (20 bits) — ns-3's global insertion order (core/cause.h).
+  static uint64_t reference_key(const Cause& c) { return cause::reference_key(c); }
 
   bool before(const Event& o) const {
     if (time != o.time) return time < o.time;

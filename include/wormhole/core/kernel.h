@@ -42,7 +42,7 @@ class Kernel {
   /// In reference order they share the model's numbering, as in ns-3.
   Cause client_cause() {
     if (order_ == EventOrder::Reference) return cause();
-    return Cause{now_, current_, 0x80u | client_child_++};
+    return Cause{now_, current_, cause::kClientChildBase | client_child_++};
   }
   /// Schedules an event at absolute time `at` (ps, >= now) caused by the running event.
   void schedule(Time at, uint16_t kind, uint32_t target, uint16_t aux = 0) { schedule(at, kind, target, aux, cause()); }
@@ -84,11 +84,11 @@ class Kernel {
     current_ = 0;
   }
 
-  /// Inside at_barrier(): the next schedule() calls are caused by `context` (< 2^44, numbered from
-  /// 0), not by the barrier. A distributed run does at a barrier only its own share of the work, so a
+  /// Inside at_barrier(): the next schedule() calls are caused by `context` (< cause::kContextLimit =
+  /// 2^44; cause::port_move_context, cause::flow_context), not by the barrier. A distributed run does at a barrier only its own share of the work, so a
   /// context per piece of work (a port, a packet) keeps the children's keys those of one process.
   void set_barrier_context(uint64_t context) {
-    current_ = order_ == EventOrder::Reference ? ++executions_ : context << 20;
+    current_ = order_ == EventOrder::Reference ? ++executions_ : context << cause::kParentShift;
     child_ = client_child_ = 0;
   }
 

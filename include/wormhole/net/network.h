@@ -453,6 +453,8 @@ class Network final : public CcHost {
   static uint16_t timer_aux(const Flow& f, int slot) {
     return static_cast<uint16_t>(((f.epoch & kTimerEpochMask) << 2) | slot);
   }
+  static int timer_slot(uint16_t aux) { return aux & 3; }
+  static uint16_t timer_epoch(uint16_t aux) { return aux >> 2; }
   /// The port switch `node` forwards a packet of header (src, dst hosts, sport, dport) out of: the
   /// reference's ECMP choice, hash(src IP, dst IP, ports, node) mod the number of next hops
   /// (docs/network-model.md §12); kNoRoute when it has no route to dst. Forwarding and the path
