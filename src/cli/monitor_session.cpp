@@ -40,7 +40,14 @@ MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::strin
       p.trace = where(cfg.trace_output_file, "mix.tr");
     }
   }
-  if (!p.trace.empty()) p.trace_nodes = read_trace_nodes(cfg.trace_file, num_nodes);
+  if (!p.trace.empty()) {
+    if (!fs::exists(cfg.trace_file)) {  // name the setting, not only the file that is missing
+      const auto [file, line] = cfg.origin_of("TRACE_FILE");
+      throw InputError(file, line, "TRACE_FILE " + cfg.trace_file + " not found",
+                       "give a path relative to the config's folder or to the current directory");
+    }
+    p.trace_nodes = read_trace_nodes(cfg.trace_file, num_nodes);
+  }
   if (cfg.port_mon) p.ports = (fs::path(results).parent_path() / "monitor.h5").string();
   return p;
 }

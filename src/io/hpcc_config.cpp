@@ -475,15 +475,19 @@ void check_input_files(const SimConfig& c) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir = fs::path(c.path).parent_path();
-  for (auto [key, file] : {std::pair{"TOPOLOGY_FILE", &c.topology_file}, {"FLOW_FILE", &c.flow_file}}) {
+  for (auto [key, file] : {std::pair{"TOPOLOGY_FILE", &c.topology_file}, {"FLOW_FILE", &c.flow_file},
+                           {"TRACE_FILE", &c.trace_file}}) {
     const auto [f, l] = c.origin_of(key);
+    const bool optional = std::string_view(key) == "TRACE_FILE";
+    if (file->empty() && optional) continue;
     if (file->empty()) throw InputError(f, l, std::string(key) + " is not set", std::string("add ") + key + " <path>");
     if (fs::exists(*file, ec)) continue;
+    // An absolute path (the reader resolves one found relative to the config's folder) names itself.
     const std::string where = fs::path(*file).is_relative()
-                                  ? (fs::current_path(ec) / *file).string() +
+                                  ? ": " + (fs::current_path(ec) / *file).string() +
                                         (dir.empty() ? "" : " (and not beside the config in " + dir.string() + ")")
-                                  : *file;
-    throw InputError(f, l, std::string(key) + " " + *file + " not found: " + where,
+                                  : "";
+    throw InputError(f, l, std::string(key) + " " + *file + " not found" + where,
                      "give a path relative to the config's folder or to the current directory");
   }
 }

@@ -224,7 +224,7 @@ class Monitors(unittest.TestCase):
             self.assertEqual(max(d["sizes"]), 9048)
         # Asked for on the command line, the trace needs its nodes: SimAI.conf's TRACE_FILE does not exist here.
         p, _ = self.run_wh(scenario, "wl-bad", "--set", "ENABLE_TRACE=1", expect=2)
-        self.assertIn("trace1.txt", p.stderr)
+        self.assertRegex(p.stderr, r"SimAI\.conf:7: TRACE_FILE /etc/astra-sim/simulation/trace1\.txt not found")
         self.assertFalse((self.dir / "wl-bad" / "fct.txt").exists())
 
     def test_bad_monitor_settings(self):
@@ -232,6 +232,10 @@ class Monitors(unittest.TestCase):
                            expect=2)
         self.assertIn("PORT_MON_NODES names node 99, but the topology has 36 nodes", p.stderr)
         self.assertFalse((self.dir / "bad").exists())  # refused before any output
+        # A missing TRACE_FILE is named with the setting that gave it, before any output.
+        p, _ = self.run_wh(RING / "config_dcqcn.txt", "bad-trace", "--set", "TRACE_FILE=missing.txt", expect=2)
+        self.assertRegex(p.stderr, r"command line: TRACE_FILE \S*/missing\.txt not found \(fix: ")
+        self.assertFalse((self.dir / "bad-trace").exists())
 
 
 if __name__ == "__main__":

@@ -159,8 +159,8 @@ namespace wh {
 /// reader's order. docs/network-model.md §1 documents each; a unit test holds the two equal.
 const std::vector<std::string>& hpcc_config_keys();
 
-/// Checks that TOPOLOGY_FILE and FLOW_FILE are set and exist. Throws InputError naming the
-/// config line, the path looked for and the folders searched.
+/// Checks that TOPOLOGY_FILE and FLOW_FILE are set and exist, and TRACE_FILE exists if set. Throws
+/// InputError naming the config line, the path looked for and the folders searched.
 void check_input_files(const SimConfig& c);
 
 /// Every setting of `c` with the value in force (defaults included), as (KEY, text) pairs in the
