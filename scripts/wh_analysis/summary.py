@@ -180,5 +180,13 @@ def text(s):
                          f"{n('memo_converged'):,} simulated to convergence ({n('memo_new_patterns'):,} new patterns); "
                          f"{h.get('replayed_flow_time_ns', 0) / 1e3:.3f} us of flow time replayed; "
                          f"{n('memo_patterns'):,} patterns" + (f", warm start from {warm}" if warm else ""))
+        if "collective_memo_considered" in h:
+            c = lambda k: int(h.get("collective_memo_" + k, 0))  # noqa: E731
+            lines.append(f"coll memo {c('considered'):,} collectives: {c('replayed'):,} replayed "
+                         f"({c('replayed_flows'):,} flows), {c('recorded'):,} simulated and kept as patterns, "
+                         f"{c('repeats'):,} simulated beside their pattern's recording, {c('not_kept'):,} simulated "
+                         f"not kept; {c('not_island'):,} not on an island, {c('late_issue'):,} issued late, "
+                         f"{c('busy'):,} met a busy island; {c('verified'):,} verified, "
+                         f"{c('verify_failures'):,} differing from their pattern, {c('conflicts'):,} conflicts")
     return lines
 

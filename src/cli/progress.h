@@ -26,6 +26,9 @@ struct ProgressFigures {
   double fraction = -1;     ///< share of the run done, [0, 1]; < 0 = unknown: no % and no ETA
   std::string of;           ///< what the share counts, e.g. "flows" or "collectives"
   double skip_ratio = -1;   ///< Wormhole: events skipped / (executed + skipped); < 0 = Wormhole off
+  /// Collective memo: flows replayed so far (they send no packet, so the skip ratio does not count
+  /// them); < 0 = no collective memo.
+  int64_t replayed_flows = -1;
 };
 
 /// "2 min 05 s": a wall-time span for the ETA (whole seconds below 1 min, h and min from 1 h).
@@ -41,7 +44,7 @@ inline std::string format_eta(double s) {
 /// The progress line (no newline): "[   10.0 s] sim 0.001234 s, 3.21 M events/s, 1234 flows done", then,
 /// when the share done is known, ", 41.2 % of flows, ETA 14 s" (the ETA assumes the rest goes at the
 /// pace so far, and is left out until some share is done), then with Wormhole on ", Wormhole skipped
-/// 63.0 % of events".
+/// 63.0 % of events", and with the collective memo on ", collective memo replayed 13440 flows".
 inline std::string format_progress(const ProgressFigures& p) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "[%7.1f s] %ssim %.6f s, %.2f M events/s, %lu flows done", p.wall_s, p.who.c_str(),
@@ -58,6 +61,7 @@ inline std::string format_progress(const ProgressFigures& p) {
     std::snprintf(buf, sizeof buf, ", Wormhole skipped %.1f %% of events", 100 * p.skip_ratio);
     line += buf;
   }
+  if (p.replayed_flows >= 0) line += ", collective memo replayed " + std::to_string(p.replayed_flows) + " flows";
   return line;
 }
 
@@ -75,6 +79,8 @@ class ProgressLine {
   }
   /// Wormhole's events skipped so far, asked at each line.
   void set_skipped(std::function<uint64_t()> skipped) { skipped_ = std::move(skipped); }
+  /// The collective memo's flows replayed so far, asked at each line.
+  void set_replayed(std::function<uint64_t()> replayed) { replayed_ = std::move(replayed); }
   void tick(Time now, uint64_t events, uint64_t done) {
     const auto t = Clock::now();
     if (t - last_ < std::chrono::seconds(5)) return;
@@ -88,6 +94,7 @@ class ProgressLine {
       const uint64_t skipped = skipped_();
       p.skip_ratio = events + skipped > 0 ? double(skipped) / double(events + skipped) : 0.0;
     }
+    if (replayed_) p.replayed_flows = static_cast<int64_t>(replayed_());
     std::fprintf(stderr, "%s\n", format_progress(p).c_str());
   }
 
@@ -97,6 +104,7 @@ class ProgressLine {
   std::function<double()> fraction_;
   std::string of_;
   std::function<uint64_t()> skipped_;
+  std::function<uint64_t()> replayed_;
 };
 
 class RunObserver final : public NetObserver {

@@ -244,6 +244,7 @@ int run_workload_scenario(const RunOptions& o) {
   else chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, &obs);
   if (driver) obs.progress().set_fraction([&driver] { return driver->progress(); }, "collectives");
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
+  if (CollectiveMemo* memo = r.options.memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
   if (!o.quiet) {
     if (chakra)
       fmt::print("{}: Chakra trace {} ({} ranks) on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name,

@@ -5,6 +5,7 @@ with no random draw involved, fct.txt must be byte-identical. Environment as tes
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -78,6 +79,10 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["replayed_flows"]), (24, 9, 15, 15 * 896))
         self.assertEqual((a["verify_failures"], a["conflicts"], a["not_island"], a["busy"]), (0, 0, 0, 0))
         self.assertIn("15 replayed (13440 flows)", p1.stdout)
+        summary = subprocess.run([sys.executable, str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "summary", str(wh / "results.h5")],
+                                 capture_output=True, text=True, timeout=120)
+        self.assertEqual(summary.returncode, 0, summary.stderr)
+        self.assertIn("coll memo 24 collectives: 15 replayed (13,440 flows), 9 simulated and kept as patterns", summary.stdout)
 
     def test_verify_mode_simulates_a_hit_and_finds_it_equal(self):
         sc = self.scenario(8, 8, 12)

@@ -19,6 +19,18 @@ TEST(Progress, LineWithShareEtaAndSkipRatio) {
             "Wormhole skipped 63.0 % of events");
 }
 
+TEST(Progress, CollectiveMemoReplaysShown) {
+  // Replayed flows send no packet: the skip ratio cannot show them, so they have their own figure.
+  ProgressFigures p;
+  p.wall_s = 2;
+  p.events = 4'000'000;
+  p.skip_ratio = 0;
+  p.replayed_flows = 13440;
+  EXPECT_EQ(format_progress(p),
+            "[    2.0 s] sim 0.000000 s, 2.00 M events/s, 0 flows done, Wormhole skipped 0.0 % of events, "
+            "collective memo replayed 13440 flows");
+}
+
 TEST(Progress, NoShareNoEta) {
   ProgressFigures p;
   p.who = "rank 0: ";

@@ -54,6 +54,8 @@ class CollectiveMemo final : public IslandHooks {
   /// Plan flow `f` of a recording handle finished now (`skipped`: ps of it fast-forwarded).
   void finished(int32_t h, uint32_t f, Time skipped);
 
+  /// Flows of the collectives replayed so far (for the progress line; stats() reads pending end states).
+  uint64_t replayed_flows() const { return stats_.replayed_flows; }
   /// What the memo did; reads the end states still pending first (call once the run is over).
   const CollectiveMemoStats& stats() {
     finalize_pending(true);
