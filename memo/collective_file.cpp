@@ -5,7 +5,7 @@
 
 #include "wormhole/core/time.h"
 #include "wormhole/io/hdf5_util.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/net/packet.h"
 
 namespace wh {

@@ -11,7 +11,7 @@
 #include "collective_file.h"
 #include "wormhole/core/time.h"
 #include "wormhole/io/hdf5_util.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/version.h"
 
 namespace wh {

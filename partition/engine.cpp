@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

@@ -4,7 +4,7 @@
 #include "wormhole/cc/dcqcn.h"
 #include "wormhole/cc/hpcc.h"
 #include "wormhole/cc/timely.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

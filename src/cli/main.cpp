@@ -11,7 +11,7 @@
 #include "partition_command.h"
 #include "run_command.h"
 #include "run_record.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/version.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/memo/memo_file.h"
 
 namespace wh {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

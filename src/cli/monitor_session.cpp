@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "wormhole/io/flows.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

@@ -10,7 +10,7 @@
 
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/net/network.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/topo/simai_topology.h"

@@ -20,7 +20,7 @@
 #include "wormhole_session.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"

@@ -19,7 +19,7 @@
 #include "run_command.h"
 #include "run_record.h"
 #include "wormhole/io/hdf5_collective.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/partition/engine.h"

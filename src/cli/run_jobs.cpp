@@ -14,7 +14,7 @@
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
 #include "wormhole/io/flows.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/workload/jobs.h"

@@ -14,7 +14,7 @@
 #include "run_record.h"
 #include "run_command.h"
 #include "wormhole/cc/factory.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/net/network.h"

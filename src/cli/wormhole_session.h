@@ -14,7 +14,7 @@
 #include "progress.h"
 #include "wormhole/cc/factory.h"
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/memo/memo_file.h"
 #include "wormhole/memo/memoizer.h"
 #include "wormhole/workload/collective_memo.h"

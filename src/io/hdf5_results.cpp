@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/io/hdf5_util.h"

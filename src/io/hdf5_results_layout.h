@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "wormhole/io/hdf5_util.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 
 namespace wh {

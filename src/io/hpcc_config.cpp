@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 namespace {

@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "wormhole/io/hdf5_util.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

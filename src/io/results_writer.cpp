@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <stdexcept>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

@@ -6,13 +6,9 @@
 #include <stdexcept>
 
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
-
-uint32_t Topology::num_switches() const {
-  return static_cast<uint32_t>(std::count_if(is_switch.begin(), is_switch.end(), [](uint8_t s) { return s != 0; }));
-}
 
 TopoLink parse_link_line(const std::string& path, const InputToken* f, const Topology& t, const LinkLineStyle& style) {
   const uint64_t n = t.num_nodes;

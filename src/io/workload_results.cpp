@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

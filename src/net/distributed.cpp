@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/net/network.h"
 
 namespace wh {

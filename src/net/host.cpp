@@ -2,7 +2,7 @@
 // windows, the receiver's ACK/NACK generation and the sender's go-back-N (docs/network-model.md §8–§9).
 #include <algorithm>
 
-#include "wormhole/io/results_writer.h"
+#include "wormhole/net/topology.h"
 #include "wormhole/net/hash.h"
 #include "wormhole/net/network.h"
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "wormhole/io/flows.h"
+#include "wormhole/net/flow_spec.h"
 #include "wormhole/net/flow.h"
 #include "wormhole/net/port.h"
 #include "wormhole/net/results.h"

@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "wormhole/io/input_error.h"
-#include "wormhole/io/results_writer.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 

@@ -3,7 +3,6 @@
 // them and holding its own packets that arrive while it is frozen. Decisions are src/ffwd's.
 #include <algorithm>
 
-#include "wormhole/io/results_writer.h"
 #include "wormhole/net/network.h"
 
 namespace wh {

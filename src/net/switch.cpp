@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "wormhole/io/results_writer.h"
+#include "wormhole/net/topology.h"
 #include "wormhole/net/hash.h"
 #include "wormhole/net/network.h"
 

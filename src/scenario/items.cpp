@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "wormhole/io/input_error.h"
-#include "wormhole/io/input_text.h"
+#include "wormhole/core/input_error.h"
+#include "wormhole/core/input_text.h"
 
 namespace wh::scenario_detail {
 namespace {

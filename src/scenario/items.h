@@ -9,7 +9,7 @@
 #include <toml++/toml.h>
 
 #include "wormhole/core/time.h"
-#include "wormhole/io/input_text.h"
+#include "wormhole/core/input_text.h"
 
 namespace wh::scenario_detail {
 

@@ -7,7 +7,7 @@
 
 #include "items.h"
 #include "topology_spec.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/scenario/scenario.h"
 
 namespace wh {

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <stdexcept>
 
-#include "wormhole/io/input_error.h"
-#include "wormhole/io/input_text.h"
+#include "wormhole/core/input_error.h"
+#include "wormhole/core/input_text.h"
 
 namespace wh {
 namespace {

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "et_def.pb.h"  // generated from chakra/et_def.proto at build time
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/workload/driver.h"
 
 namespace wh {

@@ -6,8 +6,8 @@
 #include <limits>
 #include <set>
 
-#include "wormhole/io/input_error.h"
-#include "wormhole/io/input_text.h"
+#include "wormhole/core/input_error.h"
+#include "wormhole/core/input_text.h"
 
 namespace wh {
 namespace {

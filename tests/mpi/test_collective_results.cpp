@@ -22,7 +22,7 @@
 #include "wormhole/ffwd/skip_stats.h"
 #include "wormhole/io/hdf5_collective.h"
 #include "wormhole/io/workload_results.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 
 using namespace wh;

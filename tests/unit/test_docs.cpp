@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/scenario/scenario.h"
 
 namespace wh {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "wormhole/io/flows.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 using namespace wh;
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 using namespace wh;
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/memo/memo_file.h"
 

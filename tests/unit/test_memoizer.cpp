@@ -4,6 +4,7 @@
 
 #include "net_fixtures.h"
 #include "wormhole/cc/factory.h"
+#include "wormhole/io/hpcc_config.h"
 #include "wormhole/memo/memoizer.h"
 
 using namespace wh;

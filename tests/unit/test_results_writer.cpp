@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 
 // wh_io links HDF5 privately, so hdf5.h is only visible here once wh_tests links wh::hdf5 too.

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/scenario/scenario.h"
 
 using namespace wh;

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "wormhole/io/input_error.h"
-#include "wormhole/io/input_text.h"
+#include "wormhole/core/input_error.h"
+#include "wormhole/core/input_text.h"
 #include "wormhole/topo/simai_topology.h"
 
 using namespace wh;

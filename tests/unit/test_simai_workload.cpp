@@ -7,7 +7,7 @@
 #include <fstream>
 #include <map>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/workload/simai_workload.h"
 
 using namespace wh;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 #include "wormhole/io/topology.h"
 
 using namespace wh;

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "wormhole/io/hpcc_config.h"
+#include "wormhole/config/sim_config.h"
 #include "wormhole/net/cc.h"
 
 namespace wh {

@@ -11,7 +11,7 @@
 #include "wormhole/ffwd/partitions.h"
 #include "wormhole/ffwd/period_observer.h"
 #include "wormhole/ffwd/rate_window.h"
-#include "wormhole/ffwd/settings.h"
+#include "wormhole/config/wormhole_settings.h"
 #include "wormhole/ffwd/skip_stats.h"
 #include "wormhole/ffwd/verify.h"
 #include "wormhole/net/network.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "wormhole/core/time.h"
-#include "wormhole/ffwd/settings.h"
+#include "wormhole/config/wormhole_settings.h"
 #include "wormhole/ffwd/verify.h"
 #include "wormhole/net/island.h"
 

@@ -7,6 +7,7 @@
 
 #include "wormhole/core/time.h"
 #include "wormhole/net/results.h"
+#include "wormhole/net/topology.h"
 
 namespace wh {
 
@@ -43,9 +44,6 @@ class TextOutputs {
 std::string fct_line(const FlowRecord& f);
 /// One pfc.txt line including '\n' (docs/network-model.md §5.2).
 std::string pfc_line(const PfcRecord& p);
-
-/// The reference's IPv4 address of a node: 0x0b000001 + (id/256)·0x10000 + (id%256)·0x100.
-inline uint32_t node_ip(uint32_t node) { return 0x0b000001u + (node / 256) * 0x10000u + (node % 256) * 0x100u; }
 
 /// One node of the fabric as the run record (/topology/nodes) gives it.
 struct FabricNode {

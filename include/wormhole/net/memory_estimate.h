@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "wormhole/io/topology.h"
+#include "wormhole/net/topology.h"
 
 namespace wh {
 

@@ -11,14 +11,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "wormhole/config/sim_config.h"
 #include "wormhole/core/interrupt.h"
 #include "wormhole/core/kernel.h"
-#include "wormhole/io/flows.h"
-#include "wormhole/io/hpcc_config.h"
-#include "wormhole/io/topology.h"
 #include "wormhole/net/cc.h"
 #include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
+#include "wormhole/net/flow_spec.h"
 #include "wormhole/net/flow_table.h"
 #include "wormhole/net/island.h"
 #include "wormhole/net/port.h"
@@ -26,6 +25,7 @@
 #include "wormhole/net/results.h"
 #include "wormhole/net/routing.h"
 #include "wormhole/net/skip_hooks.h"
+#include "wormhole/net/topology.h"
 
 namespace wh {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "wormhole/io/workload_results.h"
+#include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
 #include "wormhole/workload/collectives.h"
 

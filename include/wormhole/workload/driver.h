@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "wormhole/io/workload_results.h"
+#include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
 #include "wormhole/workload/collective_memo.h"
 #include "wormhole/workload/collectives.h"

@@ -1,5 +1,5 @@
 // The lexer shared by the input readers and the ns-3 DataRate / Time string parsers.
-#include "wormhole/io/input_text.h"
+#include "wormhole/core/input_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "wormhole/io/input_error.h"
+#include "wormhole/core/input_error.h"
 
 namespace wh {
 namespace {
