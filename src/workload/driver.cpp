@@ -2,7 +2,6 @@
 #include "wormhole/workload/driver.h"
 
 #include <algorithm>
-#include <set>
 #include <fmt/core.h>
 
 namespace wh {
@@ -95,7 +94,7 @@ struct WorkloadDriver::Plan {
   CollectivePlan cp;  // cp.members: sorted GPU ids
   // The collective memo's key of its flows (member-relative), made on the first offer to the memo
   // that finds an island: most collectives (DP rings across the fabric) never need it, and it is
-  // 24 B a flow.
+  // 20 B a flow.
   mutable std::string memo_key;
   mutable bool keyed = false;
   const std::vector<uint32_t>& members() const { return cp.members; }
