@@ -128,7 +128,7 @@ int run_jobs_scenario(const RunOptions& o) {
     m.flows = background.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
     for (const JobRun& run : runs) {
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
-      m.plans += c.plan_flows * bytes_per_plan_flow();
+      m.plans += c.plan_bytes;
       m.run_flows += c.flows * bytes_per_flow();
       m.run_flow_count += c.flows;
     }

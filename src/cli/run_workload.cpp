@@ -83,7 +83,7 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
   m.network = estimate_network_bytes(r.topo.topo);
   if (r.chakra.ranks.empty()) {
     const WorkloadFlowCount c = count_workload_flows(r.workload, r.layout, r.options);
-    m.plans = c.plan_flows * bytes_per_plan_flow();
+    m.plans = c.plan_bytes;
     m.run_flows = c.flows * bytes_per_flow();
     m.run_flow_count = c.flows;
   }

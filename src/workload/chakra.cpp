@@ -224,7 +224,6 @@ struct ChakraDriver::Rank {
 struct ChakraDriver::Coll {
   CollectivePlan cp;
   std::vector<uint32_t> members;                  // sorted
-  std::vector<uint32_t> child;                    // per flow
   std::vector<uint8_t> flow_state;                // 0 waiting, 1 released, 2 finished
   std::vector<int32_t> node;                      // per member: its node, -1 until it issues
   std::vector<uint32_t> remaining;                // per member: involved flows not finished
@@ -346,19 +345,12 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
       const uint32_t id = it->second;
       if (fresh) {
         Coll c;
-        c.members = members;
         const uint32_t rings = n.op == Collective::AllToAll ? 1 : ring_count(layout_, members);
         c.cp = plan_collective(n.op, n.bytes, members, rings, zero_chunk_);
-        c.child.assign(c.cp.flows.size(), kNoParent);
-        c.flow_state.assign(c.cp.flows.size(), 0);
+        c.members = c.cp.members;  // sorted
+        c.flow_state.assign(c.cp.size(), 0);
         c.node.assign(members.size(), -1);
-        c.remaining.assign(members.size(), 0);
-        for (uint32_t f = 0; f < c.cp.flows.size(); ++f) {
-          const FlowStep& s = c.cp.flows[f];
-          if (s.parent != kNoParent) c.child[s.parent] = f;
-          ++c.remaining[c.index_of(s.src)];
-          ++c.remaining[c.index_of(s.dst)];
-        }
+        c.remaining.assign(members.size(), 2 * c.cp.sends_per_member());  // each sends and receives as many
         CollectiveRecord rec;
         rec.layer_name = n.name;
         rec.op = to_string(n.op);
@@ -366,7 +358,7 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
         rec.group_first = members.front();
         rec.ranks = static_cast<uint32_t>(members.size());
         rec.bytes = n.bytes;
-        rec.flows = static_cast<uint32_t>(c.cp.flows.size());
+        rec.flows = c.cp.size();
         rec.flow_bytes = c.cp.chunk * rec.flows;
         rec.start = rec.end = now;
         c.record = report_.collectives.size();
@@ -376,9 +368,9 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
       Coll& c = colls_[id];
       const uint32_t mi = c.index_of(r);
       c.node[mi] = static_cast<int32_t>(i);
-      for (uint32_t f = 0; f < c.cp.flows.size(); ++f) {
-        const FlowStep& s = c.cp.flows[f];
-        if (s.src == r && (s.parent == kNoParent || c.flow_state[s.parent] == 2)) release(id, f);
+      for (uint32_t k = 0, n = c.cp.sends_per_member(); k < n; ++k) {
+        const uint32_t f = c.cp.sent_flow(mi, k), parent = c.cp.parent(f);
+        if (parent == kNoParent || c.flow_state[parent] == 2) release(id, f);
       }
       if (colls_[id].remaining[mi] == 0) finished(r, i);
       return;
@@ -441,7 +433,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
         const P2p& p = p2p_[owner & ~kP2pBit];
         spec.src = p.src, spec.dst = p.dst, spec.size_bytes = p.bytes;
       } else {
-        const FlowStep& s = colls_[owner].cp.flows[f];
+        const FlowStep s = colls_[owner].cp.flow(f);
         spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
       }
       const uint32_t id = net_.inject_flow(spec);
@@ -469,10 +461,9 @@ void ChakraDriver::flow_finished(const FlowRecord& rec) {
   {
     Coll& c = colls_[owner];
     c.flow_state[f] = 2;
-    const FlowStep& s = c.cp.flows[f];
-    const uint32_t ch = c.child[f];
-    if (ch != kNoParent && c.node[c.index_of(c.cp.flows[ch].src)] >= 0) release(owner, ch);
-    for (uint32_t m : {c.index_of(s.src), c.index_of(s.dst)})
+    const uint32_t ch = c.cp.child(f);
+    if (ch != kNoParent && c.node[c.cp.src_index(ch)] >= 0) release(owner, ch);
+    for (uint32_t m : {c.cp.src_index(f), c.cp.dst_index(f)})
       if (--c.remaining[m] == 0 && c.node[m] >= 0) done[n++] = m;
     report_.collectives[c.record].end = net_.client_now();
     count_link_bytes(net_, report_.collectives[c.record], rec);

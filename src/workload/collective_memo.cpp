@@ -24,7 +24,8 @@ bool CollectiveMemo::verify_this_hit() {
   return std::ceil(double(h + 1) * verify_) > std::ceil(double(h) * verify_);
 }
 
-int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const std::string& plan_key,
+int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                              const std::function<const std::string&()>& plan_key,
                               const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
                               const std::vector<uint32_t>& issue_order, uint32_t flows) {
   ++stats_.considered;
@@ -47,7 +48,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     return -1;
   }
   const Time t0 = *std::min_element(issued.begin(), issued.end());
-  std::string key = plan_key;
+  std::string key = plan_key();
   for (uint32_t h : member_hosts)
     append_key(key, static_cast<uint32_t>(std::find(is.hosts.begin(), is.hosts.end(), h) - is.hosts.begin()));
   for (Time t : issued) append_key(key, t - t0);

@@ -103,76 +103,107 @@ uint32_t ring_count(const GroupLayout& L, const std::vector<uint32_t>& members) 
 CollectivePlan plan_collective(Collective op, uint64_t S, const std::vector<uint32_t>& members,
                                uint32_t C, ZeroChunk zero_chunk) {
   CollectivePlan p;
+  p.op = op;
+  p.members = members;
+  std::sort(p.members.begin(), p.members.end());
   const auto R = static_cast<uint32_t>(members.size());
   if (R <= 1 || op == Collective::None || S == 0) return p;
-  std::vector<uint32_t> sorted = members;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+  if (std::adjacent_find(p.members.begin(), p.members.end()) != p.members.end())
     fail("a collective's group lists a GPU twice", "pass each group member once");
 
-  if (op == Collective::AllToAll) {  // §5.7
-    uint64_t chunk = S / R;
-    if (chunk == 0) {
-      if (zero_chunk == ZeroChunk::NoFlows) return p;
-      chunk = 1;
-    }
-    p.steps = 1;
-    p.rings = 1;
-    p.chunk = chunk;
-    p.flows.reserve(static_cast<size_t>(R) * (R - 1));
-    for (uint32_t i = 0; i < R; ++i)
-      for (uint32_t j = 0; j < R; ++j)
-        if (i != j) p.flows.push_back(FlowStep{sorted[i], sorted[j], chunk, 0, 0, kNoParent});
-    return p;
+  uint64_t chunk, count;
+  uint32_t steps, rings;
+  if (op == Collective::AllToAll) {  // §5.7: `rings` is ignored
+    chunk = S / R;
+    steps = rings = 1;
+    count = uint64_t(R) * (R - 1);
+  } else {  // ring ops, §5.3 / §5.4
+    if (C == 0 || R % C != 0)
+      fail("ring count " + s(C) + " does not divide the group size " + s(R),
+           "use ring_count() (the group's ranks per server)");
+    chunk = S / R / C;
+    steps = op == Collective::AllReduce ? 2 * (R - 1) : R - 1;
+    rings = C;
+    count = uint64_t(C) * steps * R;
   }
-
-  // Ring ops, §5.3 / §5.4.
-  if (C == 0 || R % C != 0)
-    fail("ring count " + s(C) + " does not divide the group size " + s(R),
-         "use ring_count() (the group's ranks per server)");
-  uint64_t chunk = S / R / C;
   if (chunk == 0) {
     if (zero_chunk == ZeroChunk::NoFlows) return p;
     chunk = 1;
   }
-  const uint32_t steps = op == Collective::AllReduce ? 2 * (R - 1) : R - 1;
-  const uint32_t blocks = R / C;  // servers of the group
+  // Flow indices are uint32_t (kNoParent = 2^32 - 1 is taken): a ring AllReduce reaches this at
+  // about 46,000 ranks on one ring, an AllToAll at 65,536.
+  if (count >= kMaxPlanFlows)
+    fail("a " + std::string(to_string(op)) + " on " + s(R) + " GPUs (" + s(rings) + " rings) would have " +
+             s(count) + " flows, more than the 4294967294 a collective can have",
+         "use smaller groups (a larger TP or EP, fewer GPUs)");
   p.steps = steps;
-  p.rings = C;
+  p.rings = rings;
   p.chunk = chunk;
-  p.ring_order.resize(C);
-  for (uint32_t c = 0; c < C; ++c) {
-    auto& ring = p.ring_order[c];
-    ring.reserve(R);
-    for (uint32_t b = 0; b < blocks; ++b)
-      for (uint32_t j = 0; j < C; ++j) ring.push_back(sorted[b * C + (c + j) % C]);
-  }
-  // pos_of[c][i] = position in ring c of sorted[i].
-  std::vector<std::vector<uint32_t>> pos_of(C, std::vector<uint32_t>(R));
-  for (uint32_t c = 0; c < C; ++c)
-    for (uint32_t b = 0; b < blocks; ++b)
-      for (uint32_t j = 0; j < C; ++j) pos_of[c][b * C + (c + j) % C] = b * C + j;
-
-  p.flows.reserve(static_cast<size_t>(C) * steps * R);
-  for (uint32_t c = 0; c < C; ++c) {
-    const auto& ring = p.ring_order[c];
-    const size_t ring_base = p.flows.size();  // flows of ring c: base + s*R + i (i = sorted index)
-    for (uint32_t st = 0; st < steps; ++st) {
-      for (uint32_t i = 0; i < R; ++i) {  // ranks ascending, as SimAI
-        const uint32_t pos = pos_of[c][i];
-        FlowStep f{sorted[i], ring[(pos + 1) % R], chunk, st, c, kNoParent};
-        if (st > 0) {
-          const uint32_t prev = ring[(pos + R - 1) % R];
-          const auto prev_i = static_cast<uint32_t>(
-              std::lower_bound(sorted.begin(), sorted.end(), prev) - sorted.begin());
-          f.parent = static_cast<uint32_t>(ring_base + static_cast<size_t>(st - 1) * R + prev_i);
-        }
-        p.flows.push_back(f);
-      }
-    }
-  }
+  p.flows = static_cast<uint32_t>(count);
   return p;
 }
+
+uint32_t CollectivePlan::src_index(uint32_t f) const {
+  const uint32_t R = ranks();
+  return op == Collective::AllToAll ? f / (R - 1) : f % R;
+}
+
+uint32_t CollectivePlan::dst_index(uint32_t f) const {
+  const uint32_t R = ranks();
+  if (op == Collective::AllToAll) {
+    const uint32_t i = f / (R - 1), k = f % (R - 1);
+    return k < i ? k : k + 1;  // receivers ascending, the sender skipped
+  }
+  const uint32_t c = f / R / steps;
+  return at_position(c, (position(c, f % R) + 1) % R);
+}
+
+uint32_t CollectivePlan::parent(uint32_t f) const {
+  if (op == Collective::AllToAll) return kNoParent;
+  const uint32_t R = ranks(), t = f / R;  // t = c·steps + s
+  if (t % steps == 0) return kNoParent;
+  const uint32_t c = t / steps;
+  const uint32_t prev = at_position(c, (position(c, f % R) + R - 1) % R);  // who sends to f's sender
+  return (t - 1) * R + prev;
+}
+
+uint32_t CollectivePlan::child(uint32_t f) const {
+  if (op == Collective::AllToAll) return kNoParent;
+  const uint32_t R = ranks(), t = f / R;
+  if (t % steps + 1 == steps) return kNoParent;
+  return (t + 1) * R + dst_index(f);  // f's receiver sends the next step of the ring
+}
+
+FlowStep CollectivePlan::flow(uint32_t f) const {
+  FlowStep s;
+  s.src = members[src_index(f)];
+  s.dst = members[dst_index(f)];
+  s.bytes = chunk;
+  if (op != Collective::AllToAll) {
+    const uint32_t t = f / ranks();
+    s.step = t % steps;
+    s.ring = t / steps;
+  }
+  s.parent = parent(f);
+  return s;
+}
+
+std::vector<uint32_t> CollectivePlan::ring_order(uint32_t c) const {
+  std::vector<uint32_t> ring;
+  if (op == Collective::AllToAll || c >= rings) return ring;
+  ring.reserve(members.size());
+  for (uint32_t pos = 0; pos < ranks(); ++pos) ring.push_back(members[at_position(c, pos)]);
+  return ring;
+}
+
+std::vector<FlowStep> explicit_flows(const CollectivePlan& p) {
+  std::vector<FlowStep> out;
+  out.reserve(p.size());
+  for (uint32_t f = 0; f < p.size(); ++f) out.push_back(p.flow(f));
+  return out;
+}
+
+uint64_t plan_bytes(uint32_t ranks) { return sizeof(CollectivePlan) + uint64_t(ranks) * sizeof(uint32_t); }
 
 uint64_t collective_flow_count(Collective op, uint64_t S, uint32_t R, uint32_t C, ZeroChunk zero_chunk) {
   if (R <= 1 || op == Collective::None || S == 0) return 0;

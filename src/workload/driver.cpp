@@ -2,7 +2,6 @@
 #include "wormhole/workload/driver.h"
 
 #include <algorithm>
-#include <set>
 #include <fmt/core.h>
 
 namespace wh {
@@ -89,26 +88,20 @@ std::vector<ProgramStep> stage_program(const Workload& w, const GroupLayout& lay
   return p;
 }
 
-/// A collective's flows with what the driver needs per rank, shared by identical collectives.
+/// A collective's plan, shared by identical collectives. Its flows, their ends, parents and
+/// children are computed from the CollectivePlan's shape; nothing is kept per flow.
 struct WorkloadDriver::Plan {
-  CollectivePlan cp;
-  std::vector<uint32_t> members;                 // sorted GPU ids
-  std::vector<uint32_t> src_idx, dst_idx;        // per flow: member index of its ends
-  std::vector<uint32_t> child;                   // per flow: the flow that depends on it, or kNoParent
-  std::vector<std::vector<uint32_t>> sends;      // per member: flows it sends
-  std::vector<uint32_t> involved;                // per member: flows it sends or receives
-  std::string memo_key;                          // the collective memo's key of its flows (member-relative)
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // distinct (src, dst) member indices of its flows
+  CollectivePlan cp;  // cp.members: sorted GPU ids
+  // The collective memo's key of its flows (member-relative), made on the first offer to the memo
+  // that finds an island: most collectives (DP rings across the fabric) never need it, and it is
+  // 20 B a flow.
+  mutable std::string memo_key;
+  mutable bool keyed = false;
+  const std::vector<uint32_t>& members() const { return cp.members; }
   uint32_t index_of(uint32_t gpu) const {
-    return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), gpu) - members.begin());
+    return static_cast<uint32_t>(std::lower_bound(cp.members.begin(), cp.members.end(), gpu) - cp.members.begin());
   }
 };
-
-uint64_t bytes_per_plan_flow() {
-  using P = WorkloadDriver::Plan;
-  return sizeof(FlowStep) + sizeof(P::src_idx[0]) + sizeof(P::dst_idx[0]) + sizeof(P::child[0]) +
-         sizeof(uint32_t) /* sends */ + sizeof(uint8_t) /* Instance::flow_state */;
-}
 
 /// One pipeline send: the activation (forward) or gradient (backward) of one micro-batch, from
 /// `src` to `dst` (adjacent stages), as one flow of pp_comm bytes.
@@ -128,13 +121,24 @@ struct WorkloadDriver::Instance {
   std::shared_ptr<const Plan> plan;
   std::vector<uint8_t> issued;       // per member
   std::vector<uint32_t> remaining;   // per member: involved flows not finished
-  std::vector<uint8_t> flow_state;   // per flow: 0 waiting, 1 released, 2 finished
+  // Per flow: finished. Whether a flow was released needs no state: it is released exactly once,
+  // when both its sender has issued and its parent (if any) has finished, whichever comes last.
+  std::vector<bool> finished;
   uint32_t members_done = 0;
   size_t record = 0;                 // index in report_.collectives
   std::vector<Time> issue_time;      // per member (collective memo)
   std::vector<uint32_t> issue_order; // members as they issued
   int32_t memo = -1;                 // collective memo handle
 };
+
+uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows) {
+  using I = WorkloadDriver::Instance;
+  const uint64_t plan = sizeof(WorkloadDriver::Plan) - sizeof(CollectivePlan) + plan_bytes(ranks) +
+                        uint64_t(ranks) * sizeof(uint32_t);  // + the plans_ key's member list
+  const uint64_t instance = sizeof(I) + uint64_t(ranks) * (sizeof(I::issued[0]) + sizeof(I::remaining[0])) +
+                            (flows + 63) / 64 * 8;  // std::vector<bool>: whole 64-bit words
+  return plan + instance;
+}
 
 enum WorkloadDriver::Stage : uint8_t {
   kStepBegin,  // the next step of the stage's program
@@ -242,38 +246,24 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
   if (it != plans_.end()) return it->second;
   auto p = std::make_shared<Plan>();
   p->cp = plan_collective(op.op, op.bytes, members, rings, o_.zero_chunk);
-  p->members = members;
-  std::sort(p->members.begin(), p->members.end());
-  const size_t n = p->cp.flows.size();
-  p->src_idx.resize(n);
-  p->dst_idx.resize(n);
-  p->child.assign(n, kNoParent);
-  p->sends.assign(p->members.size(), {});
-  p->involved.assign(p->members.size(), 0);
-  for (uint32_t f = 0; f < n; ++f) {
-    const FlowStep& s = p->cp.flows[f];
-    p->src_idx[f] = p->index_of(s.src);
-    p->dst_idx[f] = p->index_of(s.dst);
-    p->sends[p->src_idx[f]].push_back(f);
-    ++p->involved[p->src_idx[f]];
-    ++p->involved[p->dst_idx[f]];
-    if (s.parent != kNoParent) p->child[s.parent] = f;
-  }
-  if (o_.memo) {
-    // Member-relative, so every group's instance of one collective has the same key; the driver's
-    // timing settings are part of it.
-    auto put = [&](auto v) { append_key(p->memo_key, v); };
-    put(uint32_t(0x57434d31)), put(uint32_t(n)), put(uint32_t(p->members.size())), put(o_.send_latency);
-    put(o_.priority_group);
-    std::set<std::pair<uint32_t, uint32_t>> pairs;
-    for (uint32_t f = 0; f < n; ++f) {
-      put(p->src_idx[f]), put(p->dst_idx[f]), put(p->cp.flows[f].bytes), put(p->cp.flows[f].parent);
-      pairs.emplace(p->src_idx[f], p->dst_idx[f]);
-    }
-    p->pairs.assign(pairs.begin(), pairs.end());
-  }
   plans_.emplace(std::move(key), p);
   return p;
+}
+
+// Member-relative, so every group's instance of one collective has the same key; the driver's timing
+// settings are part of it. Byte for byte the key of the explicit plans (memo files stay valid).
+const std::string& WorkloadDriver::memo_key(const Plan& p) const {
+  if (p.keyed) return p.memo_key;
+  const CollectivePlan& cp = p.cp;
+  std::string& key = p.memo_key;
+  auto put = [&](auto v) { append_key(key, v); };
+  key.reserve(20 + sizeof(Time) + uint64_t(cp.size()) * 20);
+  put(uint32_t(0x57434d31)), put(cp.size()), put(cp.ranks()), put(o_.send_latency);
+  put(o_.priority_group);
+  for (uint32_t f = 0; f < cp.size(); ++f)
+    put(cp.src_index(f)), put(cp.dst_index(f)), put(cp.chunk), put(cp.parent(f));
+  p.keyed = true;
+  return key;
 }
 
 bool WorkloadDriver::owns_flow(uint32_t id) const {
@@ -479,10 +469,11 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     in.row = row;
     in.phase = phase;
     in.plan = plan_for(op, members);
-    const size_t m = in.plan->members.size();
+    const CollectivePlan& cp = in.plan->cp;
+    const size_t m = cp.members.size();
     in.issued.assign(m, 0);
-    in.remaining = in.plan->involved;
-    in.flow_state.assign(in.plan->cp.flows.size(), 0);
+    in.remaining.assign(m, 2 * cp.sends_per_member());  // every member sends and receives as many
+    in.finished.assign(cp.size(), false);
     CollectiveRecord rec;
     rec.iteration = G.iter;
     rec.layer = row;
@@ -493,8 +484,8 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     rec.group_first = members.front();
     rec.ranks = static_cast<uint32_t>(m);
     rec.bytes = op.bytes;
-    rec.flows = static_cast<uint32_t>(in.plan->cp.flows.size());
-    rec.flow_bytes = in.plan->cp.chunk * rec.flows;
+    rec.flows = cp.size();
+    rec.flow_bytes = cp.chunk * rec.flows;
     rec.start = rec.end = now;
     in.record = report_.collectives.size();
     report_.collectives.push_back(std::move(rec));
@@ -506,14 +497,16 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   const uint32_t mi = in.plan->index_of(g);
   in.issued[mi] = 1;
   if (o_.memo) {
-    if (in.issue_time.empty()) in.issue_time.assign(in.plan->members.size(), -1);
+    if (in.issue_time.empty()) in.issue_time.assign(in.plan->members().size(), -1);
     in.issue_time[mi] = now;
     in.issue_order.push_back(mi);
-    if (in.issue_order.size() == in.plan->members.size()) offer_to_memo(id);
+    if (in.issue_order.size() == in.plan->members().size()) offer_to_memo(id);
   }
-  for (uint32_t f : in.plan->sends[mi]) {
-    const uint32_t parent = in.plan->cp.flows[f].parent;
-    if (parent == kNoParent || in.flow_state[parent] == 2) release(id, f);
+  const CollectivePlan& cp = in.plan->cp;
+  for (uint32_t k = 0, n = cp.sends_per_member(); k < n; ++k) {
+    const uint32_t f = cp.sent_flow(mi, k);
+    const uint32_t parent = cp.parent(f);
+    if (parent == kNoParent || inst_[id].finished[parent]) release(id, f);
   }
   if (in.remaining[mi] == 0) rank_done(id, g);
 }
@@ -527,14 +520,30 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
     o_.memo->count_late_issue();
     return;
   }
+  const CollectivePlan& cp = p.cp;
+  // The distinct (sender, receiver) member pairs of its flows, in (sender, receiver) order: C per
+  // member of a ring op (its next on every ring), all R − 1 others for AllToAll.
+  std::vector<std::pair<uint32_t, uint32_t>> idx;
+  if (!cp.empty()) {
+    if (cp.op == Collective::AllToAll) {
+      for (uint32_t i = 0; i < cp.ranks(); ++i)
+        for (uint32_t j = 0; j < cp.ranks(); ++j)
+          if (i != j) idx.emplace_back(i, j);
+    } else {
+      for (uint32_t c = 0; c < cp.rings; ++c)
+        for (uint32_t i = 0; i < cp.ranks(); ++i) idx.emplace_back(i, cp.dst_index(c * cp.steps * cp.ranks() + i));
+      std::sort(idx.begin(), idx.end());
+      idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    }
+  }
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
-  pairs.reserve(p.pairs.size());
-  for (auto [a, b] : p.pairs) pairs.emplace_back(host_of(p.members[a]), host_of(p.members[b]));
+  pairs.reserve(idx.size());
+  for (auto [a, b] : idx) pairs.emplace_back(host_of(cp.members[a]), host_of(cp.members[b]));
   std::vector<uint32_t> hosts;
-  hosts.reserve(p.members.size());
-  for (uint32_t g : p.members) hosts.push_back(host_of(g));
-  in.memo = o_.memo->begin(pairs, p.memo_key, hosts, in.issue_time, in.issue_order,
-                           static_cast<uint32_t>(p.cp.flows.size()));
+  hosts.reserve(cp.members.size());
+  for (uint32_t g : cp.members) hosts.push_back(host_of(g));
+  in.memo = o_.memo->begin(pairs, [&]() -> const std::string& { return memo_key(p); }, hosts, in.issue_time,
+                           in.issue_order, cp.size());
 }
 
 uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t receiver) {
@@ -621,9 +630,7 @@ void WorkloadDriver::transfer_done(uint32_t t) {
 }
 
 void WorkloadDriver::release(uint32_t inst, uint32_t f) {
-  Instance& in = inst_[inst];
-  if (in.flow_state[f] != 0) return;
-  in.flow_state[f] = 1;
+  // Called once per flow (see Instance::finished): no state to check or set.
   const uint32_t slot = static_cast<uint32_t>(releases_.size());
   releases_.emplace_back(inst, f);
   // On time: it injects a flow, so a distributed run must see it in the network's time; it is
@@ -647,7 +654,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
         ft = {0, static_cast<uint32_t>(t.record), 0, 0, t.src, t.dst};
         spec.size_bytes = w_.header.pp_comm_bytes;
       } else {
-        const FlowStep& s = inst_[inst].plan->cp.flows[f];
+        const FlowStep s = inst_[inst].plan->cp.flow(f);
         ft = {0, static_cast<uint32_t>(inst_[inst].record), s.ring, s.step, s.src, s.dst};
         spec.size_bytes = s.bytes;
       }
@@ -686,11 +693,12 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
     // rank_done may run a GPU's program, which creates instances: no reference into inst_ may
     // live across it.
     Instance& in = inst_[id];
-    in.flow_state[f] = 2;
-    const uint32_t c = plan->child[f];
-    if (c != kNoParent && in.issued[plan->src_idx[c]]) release(id, c);
-    for (uint32_t mi : {plan->src_idx[f], plan->dst_idx[f]})
-      if (--in.remaining[mi] == 0 && in.issued[mi]) done[n++] = plan->members[mi];
+    const CollectivePlan& cp = plan->cp;
+    in.finished[f] = true;
+    const uint32_t c = cp.child(f);
+    if (c != kNoParent && in.issued[cp.src_index(c)]) release(id, c);
+    for (uint32_t mi : {cp.src_index(f), cp.dst_index(f)})
+      if (--in.remaining[mi] == 0 && in.issued[mi]) done[n++] = cp.members[mi];
   }
   for (uint32_t i = 0; i < n; ++i) rank_done(id, done[i]);
 }
@@ -700,12 +708,12 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
   Instance& in = inst_[id];
   CollectiveRecord& rec = report_.collectives[in.record];
   rec.end = std::max(rec.end, net_.client_now());
-  if (++in.members_done == in.plan->members.size()) {
+  if (++in.members_done == in.plan->members().size()) {
     --pending_;
     // Free the per-flow state of a finished collective; the plan stays cached for its repeats.
     in.issued = {};
     in.remaining = {};
-    in.flow_state = {};
+    in.finished = {};
     in.issue_time = {};
     in.issue_order = {};
   }
@@ -802,24 +810,31 @@ std::string WorkloadDriver::describe_pending() const {
   int shown = 0;
   for (uint32_t id = 0; id < inst_.size() && shown < 5; ++id) {
     const Instance& in = inst_[id];
-    if (in.members_done == in.plan->members.size()) continue;
+    if (in.members_done == in.plan->members().size()) continue;
     ++shown;
     const CollectiveRecord& rec = report_.collectives[in.record];
+    const CollectivePlan& cp = in.plan->cp;
+    // A flow not finished is in flight once released: its sender issued and its parent finished.
+    auto released = [&](uint32_t f) {
+      const uint32_t parent = cp.parent(f);
+      return in.issued[cp.src_index(f)] && (parent == kNoParent || in.finished[parent]);
+    };
     uint32_t issued = 0, waiting = 0, running = 0;
     for (uint8_t i : in.issued) issued += i;
-    for (uint8_t st : in.flow_state) waiting += st == 0, running += st == 1;
+    for (uint32_t f = 0; f < cp.size(); ++f)
+      if (!in.finished[f]) (released(f) ? running : waiting) += 1;
     s += fmt::format("\n  iteration {} row {} ({}) {} {} on {} group of GPU {} ({} ranks): {} of {} ranks issued it, "
                      "{} flows not yet released, {} in flight",
                      rec.iteration, rec.layer, rec.layer_name, kPhaseName[int(rec.phase)], rec.op, rec.group,
                      rec.group_first, rec.ranks, issued, rec.ranks, waiting, running);
     // The first pending flows, so a user can see where the chain is stuck.
     int listed = 0;
-    for (uint32_t f = 0; f < in.flow_state.size() && listed < 3; ++f) {
-      if (in.flow_state[f] == 2) continue;
-      const FlowStep& st = in.plan->cp.flows[f];
-      const bool src_issued = in.issued[in.plan->src_idx[f]];
+    for (uint32_t f = 0; f < cp.size() && listed < 3; ++f) {
+      if (in.finished[f]) continue;
+      const FlowStep st = cp.flow(f);
+      const bool src_issued = in.issued[cp.src_index(f)];
       s += fmt::format("\n    flow GPU {} -> GPU {}, {} B, ring {} step {}: {}", st.src, st.dst, st.bytes, st.ring, st.step,
-                       in.flow_state[f] == 1 ? "in flight (no path, or not finished)"
+                       released(f) ? "in flight (no path, or not finished)"
                        : !src_issued         ? "its sender has not issued the collective"
                                              : "waiting for its parent flow");
       ++listed;
@@ -931,8 +946,9 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
       for (uint32_t m : members) seen[m] = 1;
       if (members.size() <= 1) continue;
       const uint32_t rings = op.op == Collective::AllToAll ? 1 : ring_count(layout, members);
-      for (const FlowStep& f : plan_collective(op.op, op.bytes, members, rings, o.zero_chunk).flows)
-        bytes[{f.src, f.dst}] += f.bytes;
+      const CollectivePlan p = plan_collective(op.op, op.bytes, members, rings, o.zero_chunk);
+      for (uint32_t f = 0; f < p.size(); ++f)
+        bytes[{p.members[p.src_index(f)], p.members[p.dst_index(f)]}] += p.chunk;
     }
   });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {

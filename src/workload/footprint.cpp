@@ -37,14 +37,16 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
   for_each_sending_op(w, o, [&](const CommOp& op) {
     auto it = groups.find(op.group);
     if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
-    uint64_t flows = 0;
+    uint64_t flows = 0, bytes = 0;
     for (const auto& [shape, count] : it->second) {
       const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
-      flows += count * collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
+      const uint64_t per_group = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
+      flows += count * per_group;
+      bytes += count * driver_plan_bytes(shape.first, per_group);
       collectives += count;
     }
     per_iteration += flows;
-    if (planned.emplace(static_cast<int>(op.op), op.bytes, op.group).second) c.plan_flows += flows;
+    if (planned.emplace(static_cast<int>(op.op), op.bytes, op.group).second) c.plan_flows += flows, c.plan_bytes += bytes;
   });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
     // Each micro-batch's activation forward and gradient back between adjacent stages: one transfer

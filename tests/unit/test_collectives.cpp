@@ -61,17 +61,17 @@ void check_ring_plan(const CollectivePlan& p, uint32_t R, uint32_t C, uint32_t s
   ASSERT_EQ(p.steps, steps);
   ASSERT_EQ(p.rings, C);
   ASSERT_EQ(p.chunk, chunk);
-  ASSERT_EQ(p.flows.size(), static_cast<size_t>(C) * steps * R);
+  ASSERT_EQ(p.size(), static_cast<size_t>(C) * steps * R);
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, int> per_src;  // (ring, step, src) -> count
-  for (const auto& f : p.flows) {
+  for (const auto& f : explicit_flows(p)) {
     EXPECT_EQ(f.bytes, chunk);
     EXPECT_NE(f.src, f.dst);
     ++per_src[{f.ring, f.step, f.src}];
     if (f.step == 0) {
       EXPECT_EQ(f.parent, kNoParent);
     } else {
-      ASSERT_LT(f.parent, p.flows.size());
-      const auto& par = p.flows[f.parent];
+      ASSERT_LT(f.parent, p.size());
+      const auto par = p.flow(f.parent);
       EXPECT_EQ(par.dst, f.src);
       EXPECT_EQ(par.step + 1, f.step);
       EXPECT_EQ(par.ring, f.ring);
@@ -234,22 +234,22 @@ TEST(Collectives, Tp8AllReduce16MiBOn8Gpus) {
   ASSERT_EQ(C, 8u);
   const auto p = plan_collective(Collective::AllReduce, 16 * MiB, m, C);
   check_ring_plan(p, 8, 8, 14, 262144);
-  EXPECT_EQ(p.flows.size(), 896u);
+  EXPECT_EQ(p.size(), 896u);
   // All 8 rings are rotations of one cycle: every flow goes r -> r+1 (mod 8).
   std::map<uint32_t, uint64_t> sent;
-  for (const auto& f : p.flows) {
+  for (const auto& f : explicit_flows(p)) {
     EXPECT_EQ(f.dst, (f.src + 1) % 8);
     sent[f.src] += f.bytes;
   }
   // Per rank: 8 rings x 14 steps x 262,144 = 29,360,128 B = 2(R-1) S / R = 14 x 2 MiB.
   for (uint32_t g = 0; g < 8; ++g) EXPECT_EQ(sent[g], 29360128u);
-  EXPECT_EQ(p.ring_order[3], (std::vector<uint32_t>{3, 4, 5, 6, 7, 0, 1, 2}));
+  EXPECT_EQ(p.ring_order(3), (std::vector<uint32_t>{3, 4, 5, 6, 7, 0, 1, 2}));
   // SimAI's order: ring-major, then step, then rank ascending.
-  EXPECT_EQ(p.flows[0].src, 0u);
-  EXPECT_EQ(p.flows[9].step, 1u);
-  EXPECT_EQ(p.flows[9].src, 1u);
-  EXPECT_EQ(p.flows[9].parent, 0u);  // step-0 flow of ring 0 from rank 0 delivered to rank 1
-  EXPECT_EQ(p.flows[112].ring, 1u);  // 14 x 8 flows per ring
+  EXPECT_EQ(p.flow(0).src, 0u);
+  EXPECT_EQ(p.flow(9).step, 1u);
+  EXPECT_EQ(p.flow(9).src, 1u);
+  EXPECT_EQ(p.flow(9).parent, 0u);  // step-0 flow of ring 0 from rank 0 delivered to rank 1
+  EXPECT_EQ(p.flow(112).ring, 1u);  // 14 x 8 flows per ring
 }
 
 TEST(Collectives, Tp8AllReduce16MiBOn16Gpus) {
@@ -261,12 +261,12 @@ TEST(Collectives, Tp8AllReduce16MiBOn16Gpus) {
     const auto m = group_members(L, CommGroup::TP, first);
     const auto p = plan_collective(Collective::AllReduce, 16 * MiB, m, ring_count(L, m));
     check_ring_plan(p, 8, 8, 14, 262144);
-    for (const auto& f : p.flows) {
+    for (const auto& f : explicit_flows(p)) {
       EXPECT_EQ(f.src / 8, first / 8);
       EXPECT_EQ(f.dst / 8, first / 8);
       EXPECT_EQ(f.dst, first + (f.src - first + 1) % 8);
     }
-    total += p.flows.size();
+    total += p.size();
   }
   EXPECT_EQ(total, 1792u);
 }
@@ -278,10 +278,10 @@ TEST(Collectives, DpAllReduceOneRankPerServer) {
   const auto m = group_members(L, CommGroup::DP, 3);
   const auto p = plan_collective(Collective::AllReduce, 16 * MiB, m, ring_count(L, m));
   check_ring_plan(p, 2, 1, 2, 8 * MiB);
-  EXPECT_EQ(p.flows[0].src, 3u);
-  EXPECT_EQ(p.flows[0].dst, 11u);
-  EXPECT_EQ(p.flows[1].src, 11u);
-  EXPECT_EQ(p.flows[1].dst, 3u);
+  EXPECT_EQ(p.flow(0).src, 3u);
+  EXPECT_EQ(p.flow(0).dst, 11u);
+  EXPECT_EQ(p.flow(1).src, 11u);
+  EXPECT_EQ(p.flow(1).dst, 3u);
 }
 
 TEST(Collectives, ReduceScatterAndAllGatherSteps) {
@@ -290,7 +290,7 @@ TEST(Collectives, ReduceScatterAndAllGatherSteps) {
   for (Collective op : {Collective::ReduceScatter, Collective::AllGather}) {
     const auto p = plan_collective(op, 16 * MiB, m, 8);
     check_ring_plan(p, 8, 8, 7, 262144);
-    EXPECT_EQ(p.flows.size(), 448u);
+    EXPECT_EQ(p.size(), 448u);
   }
   // DP group of 8 ranks with TP 4 on 8-GPU servers: 2 ranks per server -> 2 rings, 4 servers.
   // RS of 12 MiB: chunk 12 MiB / 8 / 2 = 786,432 B, steps 7, flows 2 x 7 x 8 = 112.
@@ -298,8 +298,8 @@ TEST(Collectives, ReduceScatterAndAllGatherSteps) {
   const auto dp = group_members(L, CommGroup::DP, 0);  // {0,4,8,...,28}
   const auto rs = plan_collective(Collective::ReduceScatter, 12 * MiB, dp, ring_count(L, dp));
   check_ring_plan(rs, 8, 2, 7, 786432);
-  EXPECT_EQ(rs.ring_order[0], (std::vector<uint32_t>{0, 4, 8, 12, 16, 20, 24, 28}));
-  EXPECT_EQ(rs.ring_order[1], (std::vector<uint32_t>{4, 0, 12, 8, 20, 16, 28, 24}));
+  EXPECT_EQ(rs.ring_order(0), (std::vector<uint32_t>{0, 4, 8, 12, 16, 20, 24, 28}));
+  EXPECT_EQ(rs.ring_order(1), (std::vector<uint32_t>{4, 0, 12, 8, 20, 16, 28, 24}));
 }
 
 TEST(Collectives, Tp16RingCrossesRails) {
@@ -314,10 +314,10 @@ TEST(Collectives, Tp16RingCrossesRails) {
   const auto p = plan_collective(Collective::AllReduce, 32 * MiB, m0, C);
   // chunk 32 MiB / 16 / 8 = 262,144; steps 30; flows 8 x 30 x 16 = 3,840.
   check_ring_plan(p, 16, 8, 30, 262144);
-  EXPECT_EQ(p.ring_order[3],
+  EXPECT_EQ(p.ring_order(3),
             (std::vector<uint32_t>{3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10}));
   std::set<std::pair<uint32_t, uint32_t>> cross;
-  for (const auto& f : p.flows)
+  for (const auto& f : explicit_flows(p))
     if (f.ring == 3 && f.src / 8 != f.dst / 8) cross.insert({f.src, f.dst});
   EXPECT_EQ(cross, (std::set<std::pair<uint32_t, uint32_t>>{{2, 11}, {10, 3}}));
 }
@@ -330,12 +330,12 @@ TEST(Collectives, AllToAllDirectFlows) {
   const auto L = make_layout(header(4, 4), 32, 8);
   const auto m = group_members(L, CommGroup::EP, 0);
   const auto p = plan_collective(Collective::AllToAll, 4 * MiB, m, ring_count(L, m));
-  EXPECT_EQ(p.flows.size(), 12u);
+  EXPECT_EQ(p.size(), 12u);
   EXPECT_EQ(p.steps, 1u);
   EXPECT_EQ(p.rings, 1u);
   EXPECT_EQ(p.chunk, 1 * MiB);
   std::set<std::pair<uint32_t, uint32_t>> pairs;
-  for (const auto& f : p.flows) {
+  for (const auto& f : explicit_flows(p)) {
     EXPECT_EQ(f.bytes, 1 * MiB);
     EXPECT_EQ(f.parent, kNoParent);
     EXPECT_EQ(f.step, 0u);
@@ -346,7 +346,7 @@ TEST(Collectives, AllToAllDirectFlows) {
   EXPECT_EQ(pairs.size(), 12u);
   // TP 8 AllToAll of 1000 B: 56 flows of floor(1000 / 8) = 125 B.
   const auto q = plan_collective(Collective::AllToAll, 1000, range(0, 8), 8);
-  EXPECT_EQ(q.flows.size(), 56u);
+  EXPECT_EQ(q.size(), 56u);
   EXPECT_EQ(q.chunk, 125u);
 }
 
@@ -355,12 +355,12 @@ TEST(Collectives, ZeroSizeAndTinyChunks) {
   for (Collective op : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
                         Collective::AllToAll}) {
     const auto p = plan_collective(op, 0, m, 8);  // zero-size: completes immediately
-    EXPECT_TRUE(p.flows.empty());
+    EXPECT_TRUE(p.empty());
     EXPECT_EQ(p.steps, 0u);
   }
-  EXPECT_TRUE(plan_collective(Collective::None, 16 * MiB, m, 8).flows.empty());
+  EXPECT_TRUE(plan_collective(Collective::None, 16 * MiB, m, 8).empty());
   // ALLREDUCE 4 (an ig/wg size, not raised to 4096) on TP 8: 4 / 8 / 8 = 0 -> no flows (SimAI)...
-  EXPECT_TRUE(plan_collective(Collective::AllReduce, 4, m, 8).flows.empty());
+  EXPECT_TRUE(plan_collective(Collective::AllReduce, 4, m, 8).empty());
   // ... or 896 flows of 1 B when clamped.
   const auto c = plan_collective(Collective::AllReduce, 4, m, 8, ZeroChunk::ClampToOneByte);
   check_ring_plan(c, 8, 8, 14, 1);
@@ -368,16 +368,16 @@ TEST(Collectives, ZeroSizeAndTinyChunks) {
   check_ring_plan(plan_collective(Collective::AllReduce, 4096, m, 8), 8, 8, 14, 64);
   check_ring_plan(plan_collective(Collective::AllGather, 100, m, 8), 8, 8, 7, 1);
   // AllToAll of 7 B on 8 ranks: floor(7 / 8) = 0.
-  EXPECT_TRUE(plan_collective(Collective::AllToAll, 7, m, 8).flows.empty());
-  EXPECT_EQ(plan_collective(Collective::AllToAll, 7, m, 8, ZeroChunk::ClampToOneByte).flows.size(), 56u);
+  EXPECT_TRUE(plan_collective(Collective::AllToAll, 7, m, 8).empty());
+  EXPECT_EQ(plan_collective(Collective::AllToAll, 7, m, 8, ZeroChunk::ClampToOneByte).size(), 56u);
 }
 
 TEST(Collectives, SingleRankAndBadRings) {
   // n = 1 (e.g. DP_EP with EP = DP, or DP with TP = all GPUs): no flows.
   for (Collective op : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather,
                         Collective::AllToAll})
-    EXPECT_TRUE(plan_collective(op, 16 * MiB, {5}, 1).flows.empty());
-  EXPECT_TRUE(plan_collective(Collective::AllReduce, 16 * MiB, {}, 0).flows.empty());
+    EXPECT_TRUE(plan_collective(op, 16 * MiB, {5}, 1).empty());
+  EXPECT_TRUE(plan_collective(Collective::AllReduce, 16 * MiB, {}, 0).empty());
   const auto L = make_layout(header(0), 8, 8);  // TP = all 8 GPUs -> DP 1
   EXPECT_EQ(group_members(L, CommGroup::DP, 4), (std::vector<uint32_t>{4}));
   // Ring count must divide the group size; a duplicated member is rejected.
@@ -387,9 +387,9 @@ TEST(Collectives, SingleRankAndBadRings) {
   // Member order does not matter.
   const auto a = plan_collective(Collective::AllReduce, 1 * MiB, {3, 1, 2, 0}, 4);
   const auto b = plan_collective(Collective::AllReduce, 1 * MiB, {0, 1, 2, 3}, 4);
-  ASSERT_EQ(a.flows.size(), b.flows.size());
-  for (size_t i = 0; i < a.flows.size(); ++i) {
-    EXPECT_EQ(a.flows[i].src, b.flows[i].src);
-    EXPECT_EQ(a.flows[i].dst, b.flows[i].dst);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a.flow(i).src, b.flow(i).src);
+    EXPECT_EQ(a.flow(i).dst, b.flow(i).dst);
   }
 }

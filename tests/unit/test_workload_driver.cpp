@@ -291,7 +291,7 @@ TEST(WorkloadDriver, FlowCountAheadMatchesTheRunAndProgressEndsAtOne) {
   EXPECT_EQ(c.flows, 7296u);
   EXPECT_EQ(c.collectives, 40u);
   EXPECT_EQ(collective_flow_count(Collective::AllReduce, 1048576, 8, 8),
-            plan_collective(Collective::AllReduce, 1048576, {0, 1, 2, 3, 4, 5, 6, 7}, 8).flows.size());
+            plan_collective(Collective::AllReduce, 1048576, {0, 1, 2, 3, 4, 5, 6, 7}, 8).size());
   // AllToAll of 12 B over 4 ranks: 3-B chunks, 4·3 flows; of 3 B: 0-B chunks, none (SimAI) or 1-B flows.
   EXPECT_EQ(collective_flow_count(Collective::AllToAll, 12, 4, 1), 12u);
   EXPECT_EQ(collective_flow_count(Collective::AllToAll, 3, 4, 1), 0u);

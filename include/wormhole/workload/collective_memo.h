@@ -16,6 +16,7 @@
 // mode simulates a fraction of the hits instead and compares every completion (must be identical).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,12 +38,14 @@ class CollectiveMemo final : public IslandHooks {
   ~CollectiveMemo() override;
 
   /// A collective whose members have all issued it, none of its flows released yet. `pairs`: its
-  /// flows' (source host, destination host) in plan order; `plan_key`: bytes that identify its flows
-  /// (ends as member positions, sizes, dependencies) and the driver's settings that time them;
+  /// flows' distinct (source host, destination host); `plan_key`: gives the bytes that identify its
+  /// flows (ends as member positions, sizes, dependencies) and the driver's settings that time them,
+  /// called only when the collective has an island (about 20 B a flow: not made for the others);
   /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) and `issue_order`:
   /// members in the order they issued; `flows`: its plan's flow count (plan flows are 0..flows-1).
   /// Returns a handle >= 0 when the memo replays or records it, -1 when it is left to the network.
-  int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const std::string& plan_key,
+  int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                const std::function<const std::string&()>& plan_key,
                 const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
                 const std::vector<uint32_t>& issue_order, uint32_t flows);
   /// A collective whose last member issued it after its first flow was released: not offered.

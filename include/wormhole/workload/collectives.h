@@ -1,6 +1,7 @@
 // Collectives -> point-to-point flows (docs/workloads.md §1.1, §5): SimAI's ns-3 backend group
 // formation and its MockNccl ring / AllToAll decomposition. Pure computation: no network, no
-// simulation, no time. The workload driver turns a CollectivePlan into flows and releases each flow
+// simulation, no time. The workload driver turns a CollectivePlan (implicit: flows are computed from its
+// shape, never stored) into flows and releases each flow
 // when its parent has been fully received.
 #pragma once
 #include <cstdint>
@@ -76,6 +77,8 @@ std::vector<uint32_t> group_members(const GroupLayout& layout, CommGroup group, 
 uint32_t ring_count(const GroupLayout& layout, const std::vector<uint32_t>& members);
 
 inline constexpr uint32_t kNoParent = std::numeric_limits<uint32_t>::max();
+/// Plans of this many flows or more are refused: flow indices are uint32_t and kNoParent is taken.
+inline constexpr uint64_t kMaxPlanFlows = std::numeric_limits<uint32_t>::max();
 
 /// One point-to-point flow of a collective.
 struct FlowStep {
@@ -83,7 +86,7 @@ struct FlowStep {
   uint64_t bytes = 0;
   uint32_t step = 0;  ///< 0 .. plan.steps-1
   uint32_t ring = 0;  ///< channel, 0 .. plan.rings-1 (0 for AllToAll)
-  /// Index in plan.flows of the one flow that must be fully received at `src` before this flow is
+  /// Index in the plan of the one flow that must be fully received at `src` before this flow is
   /// issued (the step-1 flow of the same ring from prev(src)); kNoParent for step 0 and AllToAll.
   uint32_t parent = kNoParent;
 };
@@ -94,18 +97,67 @@ enum class ZeroChunk {
   ClampToOneByte  ///< send 1-byte chunks so the collective still costs its latency
 };
 
-/// The flows of one collective on one group. Dependencies: a flow of step s on ring r from gpu g
-/// depends on the flow of step s-1 on ring r from prev_r(g), i.e. the one arriving at g (`parent`).
-/// Rings are independent. Empty `flows` = the collective completes immediately.
+/// The flows of one collective on one group, implicit: the plan keeps only its shape (op, sorted
+/// members, rings, steps, chunk) and computes flow f on demand, so its memory is 4 B a member
+/// whatever its flow count (a 2048-rank ring AllReduce has 8.4 M flows). Dependencies: a flow of
+/// step s on ring r from gpu g depends on the flow of step s-1 on ring r from prev_r(g), i.e. the one
+/// arriving at g (its parent). Rings are independent. size() 0 = completes immediately.
+///
+/// Flow order (as SimAI, and as the explicit planner this replaces):
+///  * ring ops: f = (c·steps + s)·R + i for ring c, step s, sender members[i] (ring-major, then
+///    step, then ascending GPU id);
+///  * AllToAll: f = i·(R−1) + (j < i ? j : j−1) for sender members[i], receiver members[j], j ≠ i.
+/// Member index i means members[i]; "position" is a place in a ring's cycle.
 struct CollectivePlan {
-  std::vector<FlowStep> flows;  ///< order: ring-major, then step, then ring position (as SimAI)
-  uint32_t steps = 0;           ///< 2(R-1) AllReduce, R-1 RS/AG, 1 AllToAll, 0 when no flows
-  uint32_t rings = 0;           ///< channels used; 1 for AllToAll, 0 when no flows
-  uint64_t chunk = 0;           ///< bytes of every flow (after rounding / clamping)
-  /// ring_order[r] = the ring's cycle of GPU ids (next of ring_order[r][i] is [i+1], wrapping).
-  /// Empty for AllToAll and when no flows.
-  std::vector<std::vector<uint32_t>> ring_order;
+  Collective op = Collective::None;
+  std::vector<uint32_t> members;  ///< the group, ascending GPU ids (also when it sends nothing)
+  uint32_t steps = 0;             ///< 2(R-1) AllReduce, R-1 RS/AG, 1 AllToAll, 0 when no flows
+  uint32_t rings = 0;             ///< channels used; 1 for AllToAll, 0 when no flows
+  uint64_t chunk = 0;             ///< bytes of every flow (after rounding / clamping)
+  uint32_t flows = 0;             ///< flow count, < kMaxPlanFlows
+
+  uint32_t size() const { return flows; }
+  bool empty() const { return flows == 0; }
+  uint32_t ranks() const { return static_cast<uint32_t>(members.size()); }
+  /// Flows each member sends (and, every flow having one sender and one receiver, receives).
+  uint32_t sends_per_member() const { return flows == 0 ? 0 : flows / ranks(); }
+  /// The k-th flow (k < sends_per_member(), ascending flow order) member index i sends.
+  uint32_t sent_flow(uint32_t i, uint32_t k) const {
+    const uint32_t R = ranks();
+    return op == Collective::AllToAll ? i * (R - 1) + k : k * R + i;
+  }
+  /// Member index of flow f's sender / receiver (f < size()).
+  uint32_t src_index(uint32_t f) const;
+  uint32_t dst_index(uint32_t f) const;
+  /// The flow f depends on (see FlowStep::parent) / the one flow that depends on f; kNoParent if none.
+  uint32_t parent(uint32_t f) const;
+  uint32_t child(uint32_t f) const;
+  /// Flow f in full (f < size()).
+  FlowStep flow(uint32_t f) const;
+  /// Ring c's cycle of GPU ids (next of element k is element k+1, wrapping); ring ops only.
+  std::vector<uint32_t> ring_order(uint32_t c) const;
+
+  // Ring arithmetic (ring ops, c < rings): members are R/C blocks of C consecutive indices; ring c
+  // visits each block rotated to start at its c-th member, blocks in order.
+  /// Position in ring c of member index i.
+  uint32_t position(uint32_t c, uint32_t i) const {
+    const uint32_t C = rings;
+    return i / C * C + (i % C + C - c) % C;
+  }
+  /// Member index at position pos of ring c (inverse of position()).
+  uint32_t at_position(uint32_t c, uint32_t pos) const {
+    const uint32_t C = rings;
+    return pos / C * C + (c + pos % C) % C;
+  }
 };
+
+/// Every flow of `p` as a vector, in flow order (p.flow(0) .. p.flow(size-1)): for tests and small
+/// plans only — this is the 32 B a flow the implicit plan avoids.
+std::vector<FlowStep> explicit_flows(const CollectivePlan& p);
+
+/// Bytes a CollectivePlan of `ranks` members holds (its record and member list), in O(1). Its flow
+/// count does not enter: flows are computed, not stored.
+uint64_t plan_bytes(uint32_t ranks);
 
 /// Decomposes one collective of `bytes_per_rank` (the row's size S: the full gathered output for
 /// AllGather, the full input for ReduceScatter) on the group `members` (any order; sorted here) into
@@ -122,11 +174,13 @@ struct CollectivePlan {
 ///  * AllToAll: R(R-1) direct flows members[i] -> members[j], i != j, of floor(S / R) bytes each,
 ///    step 0, ring 0, no parents; `rings` is ignored.
 ///  * A chunk that floors to 0 (S > 0): `zero_chunk` decides (SimAI: no flows).
+/// Throws std::invalid_argument also for a plan of kMaxPlanFlows (2^32 − 1) flows or more (the
+/// message names the group size and says how to fix it). O(R): nothing per flow is built.
 CollectivePlan plan_collective(Collective op, uint64_t bytes_per_rank,
                                const std::vector<uint32_t>& members, uint32_t rings,
                                ZeroChunk zero_chunk = ZeroChunk::NoFlows);
 
-/// plan_collective(op, bytes_per_rank, members, rings, zero_chunk).flows.size() for a group of `ranks`
+/// plan_collective(op, bytes_per_rank, members, rings, zero_chunk).size() for a group of `ranks`
 /// members, in O(1) without planning: 0 for ranks <= 1, op None, 0 bytes or a 0-byte chunk with
 /// ZeroChunk::NoFlows; AllToAll ranks·(ranks−1); ring ops rings·steps·ranks. For sizing a run before it
 /// starts (its memory estimate); does not check that `rings` divides `ranks` (plan_collective does).
