@@ -58,18 +58,12 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
     entries += comp_off_[k + 1] - comp_off_[k];
   }
   table_.assign(entries, Entry{0, 0, 0, 0});
-  for (uint32_t c = 0; c < cls_comp_.size(); ++c) {
-    class_bfs(c, true);
-    for (uint32_t i = 0; i < queue_.size(); ++i) {
-      const uint32_t v = queue_[i];
-      if (dist_[v] > UINT16_MAX) throw std::runtime_error("routing: a path of more than 65535 switches");
-      const uint32_t l = dist_[v] == 1 ? kDirect : intern(scratch_[local_[v]]);
-      table_[cls_base_[c] + local_[v]] = Entry{l, i, static_cast<uint16_t>(dist_[v]), oseed_[v]};
-    }
-  }
   // maxRtt/maxBdp are fixed at the first build, as the reference computes them once at set-up
-  // (a LINK_DOWN rebuild changes routes and pair metrics, not the QPs' global T and W).
+  // (a LINK_DOWN rebuild changes routes and pair metrics, not the QPs' global T and W). The first build
+  // takes them in the same BFS per class that fills the table.
   if (!built_) compute_maxima();
+  else
+    for (uint32_t c = 0; c < cls_comp_.size(); ++c) class_bfs(c, true);
   pairs_.clear();
   built_ = true;
   precompute_pairs(pairs);
@@ -241,9 +235,14 @@ void Routing::class_bfs(uint32_t cls, bool lists) {
     const uint32_t now = queue_[i];
     const int32_t d = dist_[now];
     const bool nvs_now = nodes[now].is_nvswitch;
-    for (uint32_t e = adj_off_[now]; e < adj_off_[now + 1]; ++e) {
+    // Hosts never forward (their lists come from their neighbours): only the switch entries, which
+    // follow the host entries.
+    const uint32_t first_sw = static_cast<uint32_t>(
+        std::partition_point(adj_nb_.begin() + adj_off_[now], adj_nb_.begin() + adj_off_[now + 1],
+                             [&](uint32_t nb) { return !nodes[nb].is_switch; }) -
+        adj_nb_.begin());
+    for (uint32_t e = first_sw; e < adj_off_[now + 1]; ++e) {
       const uint32_t next = adj_nb_[e];
-      if (!nodes[next].is_switch) continue;  // hosts never forward; their lists come from neighbours
       // With parallel links the reference's neighbour table keeps the last line's link.
       const Port& link = ports[pt_[pt_off_[e + 1] - 1]];
       if (dist_[next] < 0) {
@@ -273,6 +272,25 @@ void Routing::class_bfs(uint32_t cls, bool lists) {
         scratch_[local_[next]].insert(scratch_[local_[next]].end(), peer_.begin() + pt_off_[e],
                                       peer_.begin() + pt_off_[e + 1]);
     }
+  }
+  if (!lists) return;
+  // The class's table entries. A switch's list towards most classes is the one it has towards the
+  // previous class of its component (a leaf's uplinks towards every remote leaf): compared first, it
+  // spares hashing.
+  const bool has_prev = cls > comp_cls_off_[cls_comp_[cls]];
+  for (uint32_t i = 0; i < queue_.size(); ++i) {
+    const uint32_t v = queue_[i];
+    if (dist_[v] > UINT16_MAX) throw std::runtime_error("routing: a path of more than 65535 switches");
+    uint32_t l = kDirect;
+    if (dist_[v] != 1) {
+      const std::vector<uint32_t>& now = scratch_[local_[v]];
+      const uint32_t prev = has_prev ? table_[cls_base_[cls - 1] + local_[v]].list : kDirect;
+      l = prev != kDirect && std::equal(now.begin(), now.end(), list_data_.begin() + list_off_[prev],
+                                        list_data_.begin() + list_off_[prev + 1])
+              ? prev
+              : intern(now);
+    }
+    table_[cls_base_[cls] + local_[v]] = Entry{l, i, static_cast<uint16_t>(dist_[v]), oseed_[v]};
   }
 }
 

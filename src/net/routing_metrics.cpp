@@ -151,10 +151,9 @@ void Routing::compute_maxima() {
       if (host_cls_[i] == k) return slot_group[i / 2];
     return UINT32_MAX;
   };
-  // Special pairs (several shared components, or a direct link) are counted out of their groups'
-  // pairs in each shared component; those linked directly are measured here, the rest below.
+  // Special pairs (several shared components, or a direct link) are counted out of their groups' pairs in
+  // each shared component: enumerated from the classes alone, before the table exists.
   std::unordered_map<uint64_t, uint64_t> special;  // (dst group, src group) -> pairs
-  std::vector<Cand> cands;
   for (uint32_t r = 0; r < n; ++r) {
     if ((*nodes_)[r].is_switch) continue;
     special_pairs(r, comp_hosts, [&](uint32_t s) {
@@ -162,13 +161,14 @@ void Routing::compute_maxima() {
         const uint32_t gs = group_in(s, host_cls_[i]);
         if (gs != UINT32_MAX) ++special[pair_key(slot_group[i / 2], gs)];
       }
-      candidates(s, r, cands);
-      if (!cands.empty() && cands[0].cls == UINT32_MAX) note_max(metrics(s, r, cands[0]));
     });
   }
+  // One BFS per class fills its table entries (class_bfs with lists) and gives the K-only metric of
+  // every (destination group of the class, source group of K) that has a pair other than special ones.
+  std::vector<Cand> cands;
   for (uint32_t k = 0; k < ncomp; ++k)
     for (uint32_t c = comp_cls_off_[k]; c < comp_cls_off_[k + 1]; ++c) {
-      class_bfs(c, false);
+      class_bfs(c, true);
       for (uint32_t a = cls_g_off[c]; a < cls_g_off[c + 1]; ++a) {
         const uint32_t gr = by_cls[a];
         for (uint32_t b = comp_g_off[k]; b < comp_g_off[k + 1]; ++b) {
@@ -180,14 +180,34 @@ void Routing::compute_maxima() {
           note_max(metrics(g_rep[gs], g_rep[gr], cands[0]));
         }
       }
-      for (uint32_t i = cls_host_off_[c]; i < cls_host_off_[c + 1]; ++i) {
-        const uint32_t r = cls_hosts_[i];
-        special_pairs(r, comp_hosts, [&](uint32_t s) {
-          candidates(s, r, cands);
-          if (!cands.empty() && cands[0].cls == c) note_max(metrics(s, r, cands[0]));
-        });
-      }
     }
+  // The special pairs, now that the whole table exists: a direct link needs no BFS; the others need the
+  // BFS of the destination's class where the path leaves the source (an NVSwitch's, for GPUs of one
+  // server), run again only for classes that have such pairs.
+  for (uint32_t c = 0; c < ncls; ++c) {
+    bool live = false;
+    for (uint32_t i = cls_host_off_[c]; i < cls_host_off_[c + 1]; ++i) {
+      const uint32_t r = cls_hosts_[i];
+      special_pairs(r, comp_hosts, [&](uint32_t s) {
+        candidates(s, r, cands);
+        if (cands.empty()) return;
+        if (cands[0].cls == UINT32_MAX) {
+          if (host_cls_[host_cls_off_[r] + 1] == c) note_max(metrics(s, r, cands[0]));  // once, at r's first class
+        } else if (cands[0].cls == c) {
+          if (!live) class_bfs(c, false), live = true;
+          note_max(metrics(s, r, cands[0]));
+        }
+      });
+    }
+  }
+  // Hosts with no switch at all may still be linked directly.
+  for (uint32_t r = 0; r < n; ++r) {
+    if ((*nodes_)[r].is_switch || host_cls_off_[r] != host_cls_off_[r + 1]) continue;
+    special_pairs(r, comp_hosts, [&](uint32_t s) {
+      candidates(s, r, cands);
+      if (!cands.empty()) note_max(metrics(s, r, cands[0]));
+    });
+  }
 }
 
 }  // namespace wh
