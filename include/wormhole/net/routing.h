@@ -98,7 +98,8 @@ class Routing {
   uint32_t class_of(uint32_t dst, uint32_t comp) const;
   const Entry& entry(uint32_t cls, uint32_t sw) const { return table_[cls_base_[cls] + local_[sw]]; }
   uint32_t find_entry(uint32_t v, uint32_t nb) const;
-  /// BFS of class `cls` over its component; lists = also gather the next-hop lists into scratch_.
+  /// BFS of class `cls` over its component, leaving distances, seeds and metric offsets (from the seed)
+  /// in the scratch arrays; lists = also gather the next-hop lists and write the class's table entries.
   void class_bfs(uint32_t cls, bool lists);
   uint32_t intern(const std::vector<uint32_t>& l);
   /// Neighbours of host `h` on shortest paths to `dst` in the reference's order (NVSwitch rule
@@ -110,6 +111,8 @@ class Routing {
   // routing_metrics.cpp: path metrics and maxima.
   /// Metrics of src from dst given its chosen neighbour; the BFS of c.cls must be the live one.
   PathMetrics metrics(uint32_t src, uint32_t dst, const Cand& c) const;
+  /// First build only: fills the table (one class_bfs per class) and takes maxRtt/maxBdp in the same
+  /// pass, by (destination group, source group) per component, then the special pairs one by one.
   void compute_maxima();
   /// Calls f(S) for every host S whose path from `r` is not that of its classes alone: S shares two or
   /// more components with r, or is linked to r directly.
