@@ -2,7 +2,7 @@
 """Speed benchmark of wormhole against the HPCC ns-3 reference (a report, not a test: exit status 0).
 
 Usage: bench.py [-r R] [--wormhole PATH] [--data DIR] [--no-pin]
-                [--scale] [--scale-only] [--hosts N]
+                [--scale] [--scale-only] [--hosts N] [--setup GPUS [--setup-only] [--tp-only]]
 
 Shipped scenarios: every inputs/<scenario>/config_dcqcn.txt and config_hpcc.txt is run R times (default
 3) on a temporary copy. For each it prints the events and the simulation loop's events/s (from the
@@ -15,6 +15,12 @@ ref / ours.
 (default 4000) at 100Gbps / 1us, flows host i -> host (i+1) % N of 100 KB at 2.0 s, DCQCN settings from
 inputs/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt. It runs under `/usr/bin/time -v` and prints the peak
 RSS, the RSS per node (peak RSS / nodes) and events/s.
+
+--setup GPUS adds (with --setup-only runs only) a set-up run: a Spectrum-X cluster of GPUS GPUs (TP 8)
+with one DP AllReduce of 1 MiB (--tp-only: one TP AllReduce of 1 MiB instead, all of whose flows stay in
+a server), cut at 1 us of simulated time, so that the process is almost all set-up (topology, routing,
+plans). It runs once under `/usr/bin/time -v` and prints the wall time, the peak RSS and the memory
+estimate's line.
 
 Targets (printed as PASS / FAIL, never an exit status): >= 10 M events/s on one core, >= 20x faster than
 the reference on the 64-host incast (DCQCN), < 64 KB of RSS per node. Runs are pinned to one CPU
@@ -167,6 +173,39 @@ def scale_run(binary, tmp, n_hosts, reps, preexec):
     return r
 
 
+SETUP_HEADER = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}"
+SETUP_DP = "ar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1"
+SETUP_TP = "ar -1 1 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 1"
+
+
+def setup_run(binary, tmp, gpus, tp_only):
+    """One run of a Spectrum-X cluster cut at 1 us: (wall s, peak RSS KB, estimate line)."""
+    d = Path(tmp) / f"setup{gpus}"
+    d.mkdir()
+    (d / "workload.txt").write_text(SETUP_HEADER.format(gpus=gpus) + "\n1\n" + (SETUP_TP if tp_only else SETUP_DP) + "\n")
+    (d / "sx.toml").write_text(f"""name = "sx{gpus}"
+[topology]
+generator = "spectrum-x"
+gpus = {gpus}
+[workload]
+file = "workload.txt"
+max_time = "1us"
+[network]
+config = "{REPO / 'inputs' / 'llm' / 'SimAI.conf'}"
+[output]
+dir = "{d / 'out'}"
+""")
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", str(binary), "run", str(d / "sx.toml"), "--memory-limit", "none"],
+                       cwd=d, capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - t0
+    if p.returncode not in (0, 3):  # 3: cut at max_time
+        raise RuntimeError(f"exit {p.returncode}: {p.stderr[-2000:]}")
+    rss = time_v_field(p.stderr, "Maximum resident set size (kbytes)")
+    est = next((line for line in p.stdout.splitlines() if line.startswith("memory estimate:")), "")
+    return wall, int(rss), est
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,7 +216,12 @@ def main():
     ap.add_argument("--scale", action="store_true", help="also run the generated N-host star")
     ap.add_argument("--scale-only", action="store_true", help="run only the generated N-host star")
     ap.add_argument("--hosts", type=int, default=4000, help="hosts of the --scale star (default 4000)")
+    ap.add_argument("--setup", type=int, metavar="GPUS", help="also time the set-up of a Spectrum-X cluster")
+    ap.add_argument("--setup-only", action="store_true", help="run only the --setup cluster")
+    ap.add_argument("--tp-only", action="store_true", help="--setup with a TP AllReduce instead of a DP one")
     args = ap.parse_args()
+    if args.setup_only and not args.setup:
+        ap.error("--setup-only needs --setup GPUS")
 
     wormhole = Path(args.wormhole).resolve()
     if not wormhole.is_file() or not os.access(wormhole, os.X_OK):
@@ -195,6 +239,19 @@ def main():
         # A private copy, so a concurrent relink of the build folder cannot break a run.
         binary = Path(tmp) / "wormhole"
         shutil.copy2(wormhole, binary)
+
+        if args.setup:
+            kind = "TP" if args.tp_only else "DP"
+            try:
+                wall, rss, est = setup_run(binary, tmp, args.setup, args.tp_only)
+            except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+                print(f"setup run FAILED: {e}", file=sys.stderr)
+            else:
+                print(f"setup: Spectrum-X {args.setup} GPUs, one {kind} AllReduce of 1 MiB, cut at 1 us: "
+                      f"wall {wall:.2f} s, peak RSS {rss / 1024:.1f} MiB")
+                print(f"  {est}")
+            if args.setup_only:
+                return 0
 
         if not args.scale_only:
             rows, loop_rates, incast_ratio = [], [], None

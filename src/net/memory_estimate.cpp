@@ -14,39 +14,41 @@ namespace wh {
 
 namespace {
 
-// glibc's smallest heap chunk: a vector holding one to six uint32_t still costs this much.
-constexpr uint64_t kMinChunk = 32;
-// One adjacency entry of routing (a neighbour id and the vector of ports to it) and its heap chunk.
-constexpr uint64_t kAdjBytes = sizeof(uint32_t) + sizeof(std::vector<uint32_t>) + kMinChunk;
-// Per node: the Node, the topology's switch flags, and routing's per-node vectors (adjacency list,
-// table row and host index, BFS distance, delay, transmission time, bandwidth, the next-hop scratch
-// with its heap chunk, the NVSwitch flag, the BFS queue and visited list).
-constexpr uint64_t kNodeBytes = sizeof(Node) + 2 + sizeof(std::vector<uint32_t>) + 3 * sizeof(uint32_t) +
-                                3 * sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + kMinChunk + 1 +
-                                2 * sizeof(uint32_t);
+// Per node: the Node, the topology's switch flags, and routing's per-node arrays (adjacency offset,
+// component, index in it, class-slot offset; BFS distance, delay, transmission time, bandwidth, two
+// seed indices and the NVSwitch flag).
+constexpr uint64_t kNodeBytes = sizeof(Node) + 2 + 4 * sizeof(uint32_t) + sizeof(int32_t) + 3 * sizeof(uint64_t) +
+                                2 * sizeof(uint16_t) + 1;
+// Per port: routing's CSR adjacency keeps the port and its peer, and at most one adjacency entry
+// (neighbour, port offset, reverse entry).
+constexpr uint64_t kAdjBytes = 2 * sizeof(uint32_t) + 3 * sizeof(uint32_t);
+// Per host-switch link at most one class slot of its host (component, class) and its place in the
+// class's host list.
+constexpr uint64_t kSlotBytes = 3 * sizeof(uint32_t);
 
 }  // namespace
 
 NetworkFootprint estimate_network_bytes(const Topology& topo) {
   const uint32_t n = topo.num_nodes;
-  std::vector<uint32_t> degree(n, 0);
   uint64_t ports = 0;
+  for (const TopoLink& l : topo.links)
+    if (l.a < n && l.b < n) ports += 2;
+  // Routing keeps, per switch-only component, one 12-byte entry per (switch, attachment class of the
+  // hosts next to the component): Routing::count_entries groups the links as Routing::build does.
+  std::vector<bool> sw(n, false);
+  std::vector<std::pair<uint32_t, uint32_t>> links;
+  links.reserve(topo.links.size());
+  uint64_t host_links = 0;
+  for (uint32_t v = 0; v < n && v < topo.is_switch.size(); ++v) sw[v] = topo.is_switch[v];
   for (const TopoLink& l : topo.links) {
     if (l.a >= n || l.b >= n) continue;
-    ++degree[l.a], ++degree[l.b];
-    ports += 2;
-  }
-  // Routing keeps a table row for every switch and every host with several ports, and a column per host.
-  uint64_t rows = 0, hosts = 0;
-  for (uint32_t v = 0; v < n; ++v) {
-    const bool sw = v < topo.is_switch.size() && topo.is_switch[v];
-    hosts += !sw;
-    rows += sw || degree[v] > 1;
+    links.emplace_back(l.a, l.b);
+    host_links += sw[l.a] != sw[l.b];
   }
   NetworkFootprint f;
   f.nodes = uint64_t(n) * kNodeBytes;
   f.ports = ports * (sizeof(Port) + kAdjBytes + sizeof(TopoLink) / 2);
-  f.routing = rows * hosts * sizeof(uint32_t);
+  f.routing = Routing::count_entries(n, sw, links) * Routing::kEntryBytes + host_links * kSlotBytes;
   return f;
 }
 

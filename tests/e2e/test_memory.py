@@ -59,29 +59,32 @@ dir = "{self.dir / 'scenario-out'}"
         self.assertEqual(sorted(p.name for p in self.dir.iterdir() if p.suffix not in (".toml", ".txt")), [])
 
     def test_workload_refused_at_setup_writes_nothing(self):
-        # 1024 GPUs: 128 NVSwitches, 16 leaves, 64 spines; every GPU has an NVLink and a NIC, so routing has
-        # 1024 + 208 = 1232 rows of 1024 hosts at 4 B: 5,046,272 B = 5.05 MB.
+        # 1024 GPUs: 128 NVSwitches, 16 leaves, 64 spines. Routing keeps 12 B per (switch, attachment class):
+        # the 80 fabric switches see 16 classes (one per leaf), each NVSwitch one; and 12 B per host link
+        # (2048): (1280 + 128) x 12 + 2048 x 12 = 41,472 B = 41.5 KB.
         p, out = self.run_wh(self.scenario(1024), "--memory-limit", "1MB", expect=2)
         self.assertIn("memory estimate: ", p.stdout)
-        self.assertIn("routing 5.05 MB", p.stdout)
+        self.assertIn("routing 41.5 KB", p.stdout)
         self.assertIn("limit 1.00 MB (--memory-limit)", p.stdout)
         self.assertIn("sx1024.toml:2: the run would need about ", p.stderr)
-        self.assertIn("routing table 5.05 MB", p.stderr)
+        self.assertIn("routing table 41.5 KB", p.stderr)
         self.assertIn("more than the 1.00 MB limit (--memory-limit); nothing was run or written", p.stderr)
         self.assertIn("(fix: simulate fewer GPUs or flows", p.stderr)
         self.assert_nothing_written(out)
         # The same scenario without the limit runs, and says so on the line.
         p, out = self.run_wh(self.scenario(1024), "--memory-limit", "none", expect=3)  # 3: cut at 1 us
-        self.assertIn("routing 5.05 MB", p.stdout)
+        self.assertIn("routing 41.5 KB", p.stdout)
         self.assertIn("; no limit: --memory-limit none", p.stdout)
         self.assertTrue((out / "results.h5").exists())
 
     def test_131072_gpus_refused_not_bad_alloc(self):
-        # 131,072 GPUs (256 segments: leaves_per_spine derived as 2048): 131,072 + 16,384 + 2048 + 64 = 149,568
-        # rows of 131,072 hosts at 4 B = 78.4 GB of routing table alone. Refused at once, above a 64 GB limit.
-        p, out = self.run_wh(self.scenario(131072), "--memory-limit", "64GB", expect=2)
-        self.assertIn("routing table 78.4 GB", p.stderr)
-        self.assertIn("more than the 64.0 GB limit (--memory-limit)", p.stderr)
+        # 131,072 GPUs (256 segments: leaves_per_spine derived as 2048): 16,384 NVSwitches, 2048 leaves, 64
+        # spines. Routing: (2112 x 2048 + 16,384) x 12 B + 262,144 host links x 12 B = 55.2 MB (a column per
+        # host made it 78.4 GB). With ports (654 MB) and the implicit collective plans the set-up needs about
+        # 1 GB: above a 512 MB limit, refused at once, with nothing allocated or written.
+        p, out = self.run_wh(self.scenario(131072), "--memory-limit", "512MB", expect=2)
+        self.assertIn("routing table 55.2 MB", p.stderr)
+        self.assertIn("more than the 512 MB limit (--memory-limit)", p.stderr)
         self.assert_nothing_written(out)
 
     def test_explicit_leaves_per_spine_still_checked(self):
@@ -89,16 +92,17 @@ dir = "{self.dir / 'scenario-out'}"
         p, out = self.run_wh(self.scenario(8192, "leaves_per_spine = 64"), "--memory-limit", "1MB", expect=2)
         self.assertIn("8192 GPUs need 16 segments of 512 GPUs, more than the 8 that leaves_per_spine allows", p.stderr)
         self.assertNotIn("memory estimate", p.stdout)
-        # Unset, it is derived (128) and the cluster builds: 8192 + 1024 + 128 + 64 = 9408 rows of 8192 hosts
-        # at 4 B = 308,281,344 B.
+        # Unset, it is derived (128) and the cluster builds: 192 fabric switches x 128 classes + 1024
+        # NVSwitches, at 12 B, and 16,384 host links at 12 B = 503,808 B.
         p, out = self.run_wh(self.scenario(8192), "--memory-limit", "1MB", expect=2)
-        self.assertIn("routing table 308 MB", p.stderr)
+        self.assertIn("routing table 504 KB", p.stderr)
         self.assert_nothing_written(out)
 
     def test_flow_file_refused_at_setup_writes_nothing(self):
-        # The ring: a k = 4 fat tree of 16 single-NIC hosts and 20 switches: routing 20 rows x 16 hosts x 4 B.
+        # The ring: a k = 4 fat tree of 16 single-NIC hosts and 20 switches, 8 edges of 2 hosts: routing
+        # 20 switches x 8 classes x 12 B + 16 host links x 12 B = 2112 B.
         p, out = self.run_wh(RING_CONFIG, "--memory-limit", "1KB", expect=2)
-        self.assertIn("routing 1.28 KB", p.stdout)
+        self.assertIn("routing 2.11 KB", p.stdout)
         self.assertIn("config_dcqcn.txt:6: the run would need about ", p.stderr)  # line 6: TOPOLOGY_FILE
         self.assertIn("more than the 1.00 KB limit (--memory-limit)", p.stderr)
         self.assertFalse(out.exists())

@@ -11,14 +11,15 @@ namespace wh {
 struct NetworkFootprint {
   uint64_t nodes = 0;    ///< Node records and the per-node vectors of the model and of routing
   uint64_t ports = 0;    ///< sizeof(Port) per port (two per link), routing's adjacency, the link list
-  uint64_t routing = 0;  ///< the next-hop table: 4 B per (row, host), rows = switches + multi-port hosts
+  uint64_t routing = 0;  ///< the next-hop table: 12 B per (switch, attachment class of its component), class slots
   uint64_t total() const { return nodes + ports + routing; }
 };
 
 /// The footprint of `topo`'s network, counted from its nodes and links in O(nodes + links) without
-/// building anything. The routing table is the part that grows as N²: one 4-byte list id for every
-/// host and every node that forwards or picks among several NICs (a GPU with an NVLink and a NIC
-/// link is one). Packets, queues and event-queue entries grow with the traffic and are not counted.
+/// building anything. The routing table has a 12-byte entry per switch and attachment class of its
+/// switch-only component (hosts attached to the same switches form a class: about one per leaf in the
+/// fabric, one per server at its NVSwitch), and 12 B per host-switch link. Packets, queues and
+/// event-queue entries grow with the traffic and are not counted.
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 NetworkFootprint estimate_network_bytes(const Topology& topo);
 
