@@ -183,6 +183,36 @@ TEST(WorkloadDriver, WgCollectiveOverlapsWithBackward) {
   EXPECT_EQ(r.report.end_to_end.exposed_dp, b.exposed[2]);
 }
 
+// A member that issues after its parent flow finished: server 1's NVLink is 100x slower, so its GPUs
+// reach the wg DP AllReduce (2 ranks {i, i+8}: 1 ring x 2 steps, 512 KiB flows) long after GPU i's
+// step-0 flow to them has arrived. At GPU i+8's issue both its flows are due at once — its step-0 flow
+// (no parent) and its step-1 flow (parent finished earlier) — so they start at the same instant,
+// send_latency after the issue, and the collective completes.
+TEST(WorkloadDriver, FlowWhoseParentFinishedBeforeItsSenderIssuedIsReleasedAtTheIssue) {
+  GeneratedFabric f = fabric16();
+  for (TopoLink& l : f.topo.links)
+    if ((f.topo.nvswitch(l.a) && l.b >= 8 && l.b < 16) || (f.topo.nvswitch(l.b) && l.a >= 8 && l.a < 16))
+      l.rate_bps /= 100;
+  const Workload w = workload(kTp8, {"a -1 1 ALLREDUCE 16777216 1 NONE 0 1 ALLREDUCE 1048576 1"});
+  DriverOptions o;
+  o.send_latency = 2 * kUs;
+  const DriverRun r = run(w, f, o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  for (uint32_t g = 0; g < 8; ++g) {
+    std::vector<FlowRecord> out, back;  // g -> g+8 and g+8 -> g, in flow order
+    for (uint32_t id = 0; id < r.net->flow_count(); ++id) {
+      const FlowRecord fr = r.net->record(id);
+      if (fr.src == g && fr.dst == g + 8) out.push_back(fr);
+      if (fr.src == g + 8 && fr.dst == g) back.push_back(fr);
+    }
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[0].start, back[1].start) << "GPU " << g + 8;
+    EXPECT_LT(out[0].finish + 2 * kUs, back[1].start) << "GPU " << g + 8;  // its parent ended before its issue
+    EXPECT_TRUE(back[1].finished());
+  }
+}
+
 // A collective whose group cannot reach itself (two servers without a fabric) never completes:
 // the run ends when no events are left and says which collective is pending.
 TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {

@@ -126,6 +126,15 @@ struct CollectivePlan {
     const uint32_t R = ranks();
     return op == Collective::AllToAll ? i * (R - 1) + k : k * R + i;
   }
+  /// Flows each member sends that depend on no other flow: one per ring (step 0), every flow of an
+  /// AllToAll.
+  uint32_t roots_per_member() const {
+    return flows == 0 ? 0 : op == Collective::AllToAll ? sends_per_member() : rings;
+  }
+  /// The r-th such flow (r < roots_per_member(), ascending flow order) member index i sends.
+  uint32_t root_flow(uint32_t i, uint32_t r) const {
+    return op == Collective::AllToAll ? sent_flow(i, r) : sent_flow(i, r * steps);
+  }
   /// Member index of flow f's sender / receiver (f < size()).
   uint32_t src_index(uint32_t f) const;
   uint32_t dst_index(uint32_t f) const;
