@@ -93,14 +93,24 @@ template <class F>
 void Routing::special_pairs(uint32_t r, const std::vector<uint32_t>& comp_hosts, F&& f) const {
   const auto& nodes = *nodes_;
   if (host_cls_off_[r + 1] - host_cls_off_[r] >= 4) {
-    // Hosts sharing two components with r are among the hosts of r's smallest component (a server's
-    // NVSwitch: its GPUs). Dual-plane hosts share two large ones: then this is O(N) per host.
-    uint32_t kmin = host_cls_[host_cls_off_[r]];
+    // A host sharing two or more components with r shares one that is not r's largest: look among the
+    // hosts of r's other components. With one fabric those are the server's NVSwitch and its GPUs; a
+    // host on two planes also has one plane's hosts to look at, O(N) per host. Found hosts are taken
+    // once each (they may sit in several of these components) and in id order.
+    uint32_t kmax = host_cls_[host_cls_off_[r]];
     for (uint32_t i = host_cls_off_[r]; i < host_cls_off_[r + 1]; i += 2)
-      if (comp_hosts[host_cls_[i]] < comp_hosts[kmin]) kmin = host_cls_[i];
-    for (uint32_t c = comp_cls_off_[kmin]; c < comp_cls_off_[kmin + 1]; ++c)
-      for (uint32_t i = cls_host_off_[c]; i < cls_host_off_[c + 1]; ++i)
-        if (cls_hosts_[i] != r && shared_components(r, cls_hosts_[i]) >= 2) f(cls_hosts_[i]);
+      if (comp_hosts[host_cls_[i]] > comp_hosts[kmax]) kmax = host_cls_[i];
+    std::vector<uint32_t> found;
+    for (uint32_t i = host_cls_off_[r]; i < host_cls_off_[r + 1]; i += 2) {
+      const uint32_t k = host_cls_[i];
+      if (k == kmax) continue;
+      for (uint32_t c = comp_cls_off_[k]; c < comp_cls_off_[k + 1]; ++c)
+        for (uint32_t j = cls_host_off_[c]; j < cls_host_off_[c + 1]; ++j)
+          if (cls_hosts_[j] != r && shared_components(r, cls_hosts_[j]) >= 2) found.push_back(cls_hosts_[j]);
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    for (uint32_t h : found) f(h);
   }
   for (uint32_t e = adj_off_[r]; e < adj_off_[r + 1]; ++e) {
     const uint32_t s = adj_nb_[e];

@@ -122,8 +122,9 @@ struct WorkloadDriver::Instance {
   std::shared_ptr<const Plan> plan;
   std::vector<uint8_t> issued;       // per member
   std::vector<uint32_t> remaining;   // per member: involved flows not finished
-  // Per flow: finished. Whether a flow was released needs no state: it is released exactly once,
-  // when both its sender has issued and its parent (if any) has finished, whichever comes last.
+  // Per flow: finished. A flow is released exactly once, when both its sender has issued and its
+  // parent (if any) has finished, whichever comes last (ready_before_issue holds those waiting for the
+  // issue).
   std::vector<bool> finished;
   // Per member that has not issued yet: its flows whose parent has finished (released at its issue).
   // Kept apart so that an issue looks at its own roots and these, not at every flow it sends (a
@@ -730,6 +731,7 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
     // Free the per-flow state of a finished collective; the plan stays cached for its repeats.
     in.issued = {};
     in.remaining = {};
+    in.ready_before_issue = {};
     in.finished = {};
     in.issue_time = {};
     in.issue_order = {};

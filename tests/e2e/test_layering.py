@@ -47,8 +47,12 @@ class Layering(unittest.TestCase):
     def test_graph_is_read(self):
         folders, links = link_graph((SOURCE_DIR / "CMakeLists.txt").read_text())
         self.assertEqual(folders["wh_net"], "src/net")
-        self.assertEqual(links["wh_workload"], {"wh_net"})  # the workload model does not read files
+        self.assertEqual(links["wh_workload"], {"wh_net"})  # its readers use only core's lexer and errors
         self.assertIn("wh_core", closure(links, "wh_scenario"))
+        # The model (and core) reach no reader, writer, generator, scenario, memo file or rank map.
+        for model in ("wh_core", "wh_net", "wh_cc", "wh_ffwd", "wh_workload"):
+            self.assertEqual(closure(links, model) & {"wh_io", "wh_topo", "wh_scenario", "wh_memo", "wh_partition"},
+                             set(), model)
 
     def test_includes_follow_the_link_graph(self):
         folders, links = link_graph((SOURCE_DIR / "CMakeLists.txt").read_text())

@@ -311,6 +311,23 @@ TEST(RoutingClasses, SameAsPerHostBfsWithDirectLinksAndOddNvSwitches) {
   for (uint32_t seed = 4; seed <= 6; ++seed) check_generated(o, seed);
 }
 
+// Regression: two one-GPU servers (GPUs 0, 1; NVSwitches 2, 3) on two planes, each a single leaf: leaf
+// 4's plane is slow (10 Gb/s, 5 µs), leaf 5's fast. The pair (0, 1) shares both planes and neither
+// NVSwitch; equal hops tie towards the higher leaf, so the slow plane is never a path and must not set
+// maxRtt / maxBdp. The hosts sharing two components with GPU 1 were looked for only at its NVSwitch.
+TEST(RoutingClasses, PairsSharingTwoPlanesBesideTheirNvSwitchesAreFound) {
+  const Time us = kUs;
+  std::vector<Link> l{{0, 2, 4 * k100G, us},      {1, 3, 4 * k100G, us},      {0, 4, k100G / 10, 5 * us},
+                      {1, 4, k100G / 10, 5 * us}, {0, 5, k100G, us},          {1, 5, k100G, us}};
+  Fabric f(6, {0, 0, 1, 1, 1, 1}, {0, 0, 1, 1, 0, 0}, l);
+  Routing r;
+  r.build(f.nodes, f.ports, kPayload, {});
+  const BruteForce bf(f);
+  expect_same(r, f, bf);
+  // By hand: GPU 1 -> leaf 5 -> GPU 0, 2 hops of 1 µs at 100 Gb/s: RTT 2 x 2 µs + 2 x 80 ns = 4160 ns.
+  EXPECT_EQ(r.max_rtt_ns(), 4160u);
+}
+
 TEST(RoutingClasses, ClassCounting) {
   // Rails: every GPU of one leaf is one fabric class; each server's NVSwitch is a component of one class.
   GenOptions o;
