@@ -318,7 +318,7 @@ struct GpuRow {
       update_ps, finish_ps;
 };
 
-void write_iterations(hid_t group, const std::vector<IterationRecord>& its) {
+void write_iterations(hid_t group, const std::vector<IterationRecord>& its, const std::string& where) {
   const auto types = compound(sizeof(IterationRow), {
       Field{"index", HOFFSET(IterationRow, index), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"start_ps", HOFFSET(IterationRow, start_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
@@ -333,10 +333,10 @@ void write_iterations(hid_t group, const std::vector<IterationRecord>& its) {
               "one row per iteration: from the run's start (iteration 0) or the previous iteration's end "
               "to when every GPU completed all of the iteration's compute and collectives; "
               "time_ps = end_ps - start_ps",
-              "/workload");
+              where);
 }
 
-void write_layers(hid_t group, const std::vector<LayerRecord>& layers) {
+void write_layers(hid_t group, const std::vector<LayerRecord>& layers, const std::string& where) {
   const Handle str = string_type();
   // Field names must outlive compound(); reserve() keeps the c_str() pointers stable.
   std::vector<std::string> names;
@@ -383,10 +383,10 @@ void write_layers(hid_t group, const std::vector<LayerRecord>& layers) {
               "report): compute from the workload file, comm from issue to completion at that GPU, "
               "exposed the time it was blocked on the collective; <phase>_op is \"\" and the comm "
               "fields 0 when the phase has no collective",
-              "/workload");
+              where);
 }
 
-void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs) {
+void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs, const std::string& where) {
   const Handle str = string_type();
   const auto types = compound(sizeof(CollectiveRow), {
       Field{"iteration", HOFFSET(CollectiveRow, iteration), H5T_NATIVE_UINT32, H5T_STD_U32LE},
@@ -426,10 +426,10 @@ void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs) {
               "rank issued it, end = last rank saw it complete; flows = 0 means it completed at once; "
               "nvlink_bytes / nic_bytes: bytes of its finished flows that went GPU-NVSwitch-GPU / out of "
               "the GPU's NIC, fabric_hop_bytes: their bytes times the switch-to-switch links they crossed",
-              "/workload");
+              where);
 }
 
-void write_flow_tags(hid_t group, const WorkloadReport& w) {
+void write_flow_tags(hid_t group, const WorkloadReport& w, const std::string& where) {
   // phase and group as fixed-length strings as wide as the longest value: a row is then plain bytes
   // (variable-length strings took two heap objects per row: 75 B a flow more, a third of GPT-7B's file).
   size_t phase_w = 1, group_w = 1;
@@ -467,15 +467,15 @@ void write_flow_tags(hid_t group, const WorkloadReport& w) {
     }
   };
   write_table_slabs(group, "flows", types, w.flows.size(),
-              "flow: /flows row; collective: /workload/collectives row; iteration, layer: 0-based; src_gpu, "
+              "flow: /flows row; collective: row of the collectives table beside this one; iteration, layer: 0-based; src_gpu, "
               "dst_gpu: GPU ids",
               "one row per flow the collectives became, in flow id order: its collective, that collective's "
               "iteration, workload row, phase and group, and its ring and step in the collective's plan "
               "(ring and step 0 for AllToAll)",
-              "/workload", fill);
+              where, fill);
 }
 
-void write_gpus(hid_t group, const WorkloadReport& w) {
+void write_gpus(hid_t group, const WorkloadReport& w, const std::string& where) {
   const auto types = compound(sizeof(GpuRow), {
       Field{"gpu", HOFFSET(GpuRow, gpu), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"compute_ps", HOFFSET(GpuRow, compute_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
@@ -500,17 +500,16 @@ void write_gpus(hid_t group, const WorkloadReport& w) {
               "one row per GPU over the whole run: its compute, the time it was blocked on collectives "
               "(exposed, by group and PP; exposed_ps is their sum), its pipeline bubble (waiting for a peer "
               "stage, not exposure), the update delays it waited for, and when its program ended (-1: it "
-              "did not); the slowest GPU (attribute slowest_gpu of /workload) is exposed longest",
-              "/workload");
+              "did not); the slowest GPU (attribute slowest_gpu of this group) is exposed longest",
+              where);
 }
 
 }  // namespace
 
 namespace results_layout {
 
-void write_workload(hid_t file, const WorkloadReport& w) {
-  Handle group(check(H5Gcreate2(file, "workload", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                     "creating group /workload"),
+Handle write_workload(hid_t loc, const std::string& name, const std::string& where, const WorkloadReport& w) {
+  Handle group(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group " + where),
                H5Gclose);
   const EndToEnd& e = w.end_to_end;
   attr_string(group, "workload_file", w.workload_file);
@@ -538,18 +537,42 @@ void write_workload(hid_t file, const WorkloadReport& w) {
               "iterations at the reporting GPU (SimAI's EndToEnd); complete, exposure_measured: 1 or 0 (0: "
               "a Chakra trace, whose exposed_* and slowest_gpu are not computed); incomplete: \"\" or what "
               "was still pending when the run ended");
-  write_iterations(group, w.iterations);
-  write_layers(group, w.layers);
-  write_collectives(group, w.collectives);
-  write_flow_tags(group, w);
-  write_gpus(group, w);
+  write_iterations(group, w.iterations, where);
+  write_layers(group, w.layers, where);
+  write_collectives(group, w.collectives, where);
+  write_flow_tags(group, w, where);
+  write_gpus(group, w, where);
+  return group;
+}
+
+void write_workload(hid_t file, const WorkloadReport& w) { write_workload(file, "workload", "/workload", w); }
+
+void write_jobs(hid_t file, const std::vector<JobReport>& jobs) {
+  Handle top(check(H5Gcreate2(file, "jobs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating group /jobs"), H5Gclose);
+  attr_u64(top, "jobs", jobs.size());
+  // HDF5 lists a group's members by name: the scenario's order is kept as each job's `index`.
+  attr_string(top, "units", "jobs: count; per job (group /jobs/<name>, the tables of /workload): index: 0-based "
+                            "[[job]] order; start_ps: ps; first_gpu, last_gpu: topology GPU ids; gpus: count");
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const JobReport& j = jobs[k];
+    Handle g = write_workload(top, j.name, "/jobs/" + j.name, *j.report);
+    attr_u64(g, "index", k);
+    attr_i64(g, "start_ps", j.start);
+    // The job's own GPU g (the tables' GPU ids) runs on topology GPU hosts[g].
+    std::vector<uint32_t> hosts = j.hosts;
+    const auto types = compound(sizeof(uint32_t), {Field{"topology_gpu", 0, H5T_NATIVE_UINT32, H5T_STD_U32LE}});
+    write_table(g, "hosts", types, hosts.data(), hosts.size(), "topology_gpu: GPU id of the topology",
+                "one row per GPU of the job, in the job's GPU order (the GPU ids of this group's tables): the "
+                "topology GPU it runs on",
+                "/jobs/" + j.name);
+  }
 }
 
 }  // namespace results_layout
 
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload, const SkipReport* skip) {
+                        const WorkloadReport* workload, const SkipReport* skip, const std::vector<JobReport>* jobs) {
   QuietErrors quiet;
   // Written under a temporary name and renamed into place when complete: a reader never finds a
   // half-written file, and a failed write leaves the previous one as it was.
@@ -578,6 +601,7 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
       write_run_record(file, run, meta);
     }
     if (workload) write_workload(file, *workload);
+    if (jobs) write_jobs(file, *jobs);
     if (skip) write_wormhole(file, *skip);
     // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
     check(file.close(), "closing " + path);
