@@ -198,6 +198,11 @@ class DistributedTraining(unittest.TestCase):
                     self.assertGreater(it["time_ps"], 0)
                 self.assertEqual(len(g["gpus"]), int(row["gpus"]))
                 self.assertEqual(f"{g.attrs['total_exposed_ps'] // 1000 / 1000:.3f}", row["exposed_comm_us"])
+        # wh_analyze summary reads the groups
+        p = subprocess.run(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "summary",
+                            str(out / "results.h5")], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"job b: 16 GPUs from 20.000 us, complete; {int(jobs['b']['flows']):,} flows; iterations ", p.stdout)
 
     def test_partition_weighs_every_job(self):
         p = wh("partition", self.dir / "jobs.toml", "-n", "2")
