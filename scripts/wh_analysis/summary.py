@@ -93,6 +93,15 @@ def summarize(path):
                     "exposed_dp_ep_ps", "exposed_pp_ps", "complete", "incomplete")
             out["workload"] = {k: a[k] for k in keys if k in a}
             out["workload"]["iteration_time_us"] = [int(t) / 1e6 for t in its["time_ps"]]
+        if "jobs" in f:  # a run of several jobs: one group per job, listed in the scenario's order
+            out["jobs"] = []
+            for name in sorted(f["jobs"], key=lambda n: int(f["jobs"][n].attrs["index"])):
+                g = f["jobs"][name]
+                a = g.attrs
+                out["jobs"].append({"name": name, "gpus": int(a["gpus"]), "start_us": int(a["start_ps"]) / 1e6,
+                                    "complete": int(a["complete"]), "flows": len(g["flows"]),
+                                    "total_exposed_us": int(a["total_exposed_ps"]) / 1e6,
+                                    "iteration_time_us": [int(t) / 1e6 for t in g["iterations"]["time_ps"]]})
         if "wormhole" in f:
             out["wormhole"] = dict(attrs(f, "wormhole"))
             out["wormhole"].pop("units", None)
@@ -161,6 +170,11 @@ def text(s):
                      f"EP {us('exposed_ep_ps'):.3f}, DP_EP {us('exposed_dp_ep_ps'):.3f}, "
                      f"PP {us('exposed_pp_ps'):.3f}); "
                      f"total {us('total_time_ps'):.3f} us")
+    for j in s.get("jobs", []):
+        its = ", ".join(f"{t:.3f}" for t in j["iteration_time_us"])
+        lines.append(f"job {j['name']}: {j['gpus']} GPUs from {j['start_us']:.3f} us, "
+                     + ("complete" if j["complete"] else "INCOMPLETE")
+                     + f"; {j['flows']:,} flows; iterations {its} us; exposed communication {j['total_exposed_us']:.3f} us")
     h = s.get("wormhole")
     if h:
         lines.append(f"wormhole  theta {h.get('theta')}, window {h.get('window')}, sample interval "

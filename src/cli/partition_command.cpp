@@ -153,10 +153,23 @@ void print_rank_summary(const Topology& topo, const Network* net, const RankMap&
                nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
 }
 
+std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r) {
+  if (!r.chakra.ranks.empty()) return expected_traffic(r.chakra, r.layout, r.options.zero_chunk);
+  if (r.jobs.empty()) return expected_traffic(r.workload, r.layout, r.options);
+  // Every job's iteration on its own GPUs (DriverOptions::hosts), and the background flows.
+  std::vector<FlowSpec> flows;
+  for (const JobRun& j : r.jobs) {
+    const std::vector<FlowSpec> f = expected_traffic(*j.workload, j.layout, j.options);
+    flows.insert(flows.end(), f.begin(), f.end());
+  }
+  flows.insert(flows.end(), r.background.begin(), r.background.end());
+  return flows;
+}
+
 std::unique_ptr<Network> traffic_network(const WorkloadRun& r) {
   auto net = std::make_unique<Network>(r.cfg, r.topo.topo, make_cc(r.cfg, nullptr));
-  const std::vector<FlowSpec> flows = expected_traffic(r.workload, r.layout, r.options);
-  if (!flows.empty()) net->add_flows(flows, r.sc.workload.file);
+  const std::vector<FlowSpec> flows = scenario_traffic(r);
+  if (!flows.empty()) net->add_flows(flows, r.sc.path);
   return net;
 }
 
@@ -173,10 +186,12 @@ int partition_command(const PartitionOptions& o) {
     const WorkloadRun r = load_workload_run(ro, true);
     topo = r.topo.topo;
     net = traffic_network(r);
+    const std::string source = !r.jobs.empty()         ? fmt::format("one iteration of each of the {} jobs' collectives{}",
+                                                                        r.jobs.size(), r.background.empty() ? "" : " and the background flows")
+                               : !r.chakra.ranks.empty() ? fmt::format("the collectives and sends of the Chakra trace {}", r.sc.workload.chakra)
+                                                         : fmt::format("one iteration of {}'s collectives", r.sc.workload.file);
     what = net->flow_count() == 0 ? "link weights: rates (the workload has no traffic)"
-                                : fmt::format("link weights: bytes of one iteration of {}'s collectives ({} GPU pairs) routed "
-                                              "over them",
-                                              r.sc.workload.file, net->flow_count());
+                                : fmt::format("link weights: bytes of {} ({} flows) routed over them", source, net->flow_count());
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);

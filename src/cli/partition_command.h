@@ -44,8 +44,12 @@ RankMap cut_network(const std::string& scenario, const Topology& topo, const Net
 /// a bad line, a node missing or twice, a rank >= `ranks`, a split server or an empty rank.
 RankMap read_rank_map(const std::string& path, const Topology& topo, const Network* net, uint32_t ranks);
 struct WorkloadRun;
-/// A scratch network of a workload scenario carrying expected_traffic() as flows (never run): what
-/// network_graph weighs a training workload's cut by.
+/// What a training scenario is expected to send, as flows: one iteration of the workload
+/// (expected_traffic), the Chakra trace's collectives and sends, or one iteration of every job on
+/// its own GPUs plus the background flows.
+std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r);
+/// A scratch network of a training scenario carrying scenario_traffic() as flows (never run): what
+/// network_graph weighs its cut by.
 std::unique_ptr<Network> traffic_network(const WorkloadRun& r);
 /// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
 /// ports, cut links and, with `net`, the flows it sends. `how`: where the map came from ("METIS k-way").

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include <fstream>
 #include <memory>
 
 #include "monitor_session.h"
@@ -17,6 +18,7 @@
 #include "wormhole/topo/simai_topology.h"
 #include "wormhole/workload/chakra.h"
 #include "wormhole/workload/driver.h"
+#include "wormhole/workload/jobs.h"
 #include "wormhole/workload/simai_workload.h"
 
 namespace wh {
@@ -47,9 +49,6 @@ int run_workload_scenario(const RunOptions& o);
 /// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
 /// micro-batches find_micro_batches can find — before any output is made.
 void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule);
-/// Runs a .toml scenario with [[job]] entries: several jobs (and background flows) on one fabric
-/// (run_jobs.cpp, docs/workloads.md §11). One process only.
-int run_jobs_scenario(const RunOptions& o);
 
 /// An HPCC config.txt scenario read and checked, its network built with its flows: where the
 /// single-process and the distributed run (run_distributed.cpp) both start.
@@ -80,13 +79,23 @@ void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s
 /// peak switch queue ..." of a run's statistics (both summaries end with it).
 std::string network_counts(const RunStats& s, size_t pfc_frames);
 
-/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp).
+/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp): one
+/// SimAI workload, Chakra traces, or several jobs with background flows.
 struct WorkloadRun {
   Scenario sc;
   SimaiTopology topo;
   Workload workload;
   ChakraTrace chakra;  ///< with workload.chakra: the traces (then `workload` is empty)
   GroupLayout layout;
+  /// A [[job]] scenario (sc.jobs not empty; `workload` and `layout` unused): each job's workload,
+  /// its run (layout, options with its hosts and start; JobRun::workload points into
+  /// job_workloads, whose elements stay put when the WorkloadRun is moved), its topology GPUs, and
+  /// the background flows already added to the network.
+  std::vector<Workload> job_workloads;
+  std::vector<JobRun> jobs;
+  std::vector<std::vector<uint32_t>> hosts;
+  std::vector<FlowSpec> background;
+  std::vector<std::string> job_dirs;  ///< each job's output folder (make_workload_outputs)
   SimConfig cfg;  ///< the scenario's network settings, output paths set by make_workload_outputs
   std::unique_ptr<Network> net;
   Time until = 0;  ///< ps: the stop time or the workload's max_time
@@ -95,17 +104,68 @@ struct WorkloadRun {
   std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the scenario, in order
   MonitorSession::Plan monitors;  ///< set by make_workload_outputs
 };
-/// Reads the scenario, its topology and workload, estimates the memory (memory_check.h) and builds
-/// the network. `speak`: print the set-up warnings and the estimate. Throws InputError on bad input
-/// and for a run whose set-up cannot fit the memory limit, before any output is made.
+/// Reads the scenario, its topology and workload (or traces, or jobs and background flows),
+/// estimates the memory (memory_check.h) and builds the network (with the background flows).
+/// `speak`: print the set-up warnings and the estimate. Throws InputError on bad input and for a
+/// run whose set-up cannot fit the memory limit, before any output is made.
 WorkloadRun load_workload_run(const RunOptions& o, bool speak);
-/// Sets the output paths (fct.txt, pfc.txt, results) from -o or the scenario's [output] dir; with
-/// `write`, creates the folder and checks the results file's folder (InputError if it cannot).
+/// A [[job]] scenario's part of load_workload_run (run_jobs.cpp): reads each job's workload, places
+/// the jobs (place_jobs), sets up each job's layout and options and reads the background flows.
+/// Throws InputError naming the [[job]] (placement, a workload that does not fit its GPUs).
+void load_jobs(WorkloadRun& r, bool speak);
+/// Sets the output paths (fct.txt, pfc.txt, results; each job's folder) from -o or the scenario's
+/// [output] dir; with `write`, creates the folders and checks the results file's folder
+/// (InputError if it cannot).
 void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write);
 /// Writes the generated topology if the scenario asks for it (topology.write).
 void write_topology_copy(const WorkloadRun& r);
 /// The line naming the scenario, its GPUs, parallelism, rows and network size.
 void print_workload_header(const WorkloadRun& r);
+/// The start-up lines of any training run: print_workload_header, the traces' line, or the jobs'
+/// lines (one per job: its GPUs and start).
+void print_training_header(const WorkloadRun& r);
+
+/// The scenario's training work installed on its network as the network's client: a
+/// WorkloadDriver, a ChakraDriver or a JobSet. One process runs it with client->run(); a
+/// distributed run keeps one on every rank (TrainingClient).
+struct TrainingWork {
+  std::unique_ptr<TrainingClient> client;
+  const WorkloadReport* report = nullptr;  ///< one workload's or trace's report; null for jobs
+  JobSet* jobs = nullptr;                  ///< the jobs (owned by `client`); null otherwise
+};
+/// Builds it for `r` on r.net; `forward` receives every observer callback (the text outputs).
+/// Throws std::invalid_argument as the drivers' constructors do.
+TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward);
+
+/// Each job's fct.txt (its flows, in finish order as the fabric's fct.txt), between a JobSet and the
+/// observer it forwards to: every callback goes on to `next`.
+class JobFctFiles final : public NetObserver {
+ public:
+  /// Opens one file per path (none: only forwards). Throws InputError if one cannot be created.
+  JobFctFiles(NetObserver& next, const std::vector<std::string>& paths);
+  /// The set whose flows are written (set once it exists: it needs this observer first).
+  void set_jobs(const JobSet* jobs) { jobs_ = jobs; }
+  void flow_finished(const FlowRecord& f) override;
+  void pfc(const PfcRecord& p) override { next_.pfc(p); }
+  void tick(Time now, uint64_t events, uint64_t done) override { next_.tick(now, events, done); }
+
+ private:
+  NetObserver& next_;
+  const JobSet* jobs_ = nullptr;
+  std::vector<std::ofstream> files_;
+};
+/// Each job's report as results.h5's /jobs group holds it.
+std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs);
+/// jobs.csv (one row per job) in r.out and each job's workload CSVs in its folder. `records`: every
+/// flow's record in id order. Throws InputError if a file cannot be written.
+void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records);
+/// Says on stderr which jobs are incomplete; unless `quiet`, one line per job (iteration times,
+/// exposed communication, flows), the background flows finished, and the run summary.
+void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
+                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet);
+/// One process: runs a loaded [[job]] scenario (run_jobs.cpp, docs/workloads.md §11). Exit status
+/// 0 when every job completed, 3 when one did not.
+int run_jobs_scenario(const RunOptions& o, WorkloadRun& r);
 /// Iterations, the report GPU's and the slowest GPU's compute/exposed communication, and the run's counts.
 void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames,
                             const std::string& cc);

@@ -1,7 +1,8 @@
 // `wormhole run` started as several MPI ranks: the distributed engine on an HPCC config.txt
-// scenario or a training workload, with Wormhole if it is on. Every rank reads the inputs and builds the whole network, cuts it with the same
-// deterministic map, runs its own nodes (partition/engine.h); rank 0 writes the outputs in the
-// order one process would have written them.
+// scenario or a training scenario (a SimAI workload, Chakra traces, or several jobs), with Wormhole
+// if it is on. Every rank reads the inputs and builds the whole network, cuts it with the same
+// deterministic map, runs its own nodes (partition/engine.h) and keeps a replica of the training
+// work (TrainingClient); rank 0 writes the outputs in the order one process would have written them.
 #include <fmt/core.h>
 #include <mpi.h>
 #include <sched.h>
@@ -223,9 +224,6 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         const SimConfig* cfg = nullptr;
         if (workload) {
           wr = load_workload_run(portable, lead);
-          if (!wr.chakra.ranks.empty())
-            throw InputError(wr.sc.path, wr.sc.workload.line, "Chakra traces run in one process only",
-                             "run the scenario without mpirun");
           make_workload_outputs(o, wr, false);  // the paths; the folder once every input is checked
           s.net = wr.net.get(), s.topo = &wr.topo.topo, cfg = &wr.cfg;
           s.results = wr.results, s.origin = wr.sc.path;
@@ -238,7 +236,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         if (!cfg->portable_order)  // e.g. a quoted "reference" on the command line
           throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
                            "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
-        // A workload's cut is weighed by its expected traffic (its flows exist only as it runs).
+        // A training scenario's cut is weighed by its expected traffic (its flows exist only as it
+        // runs): the workload's, the trace's, or every job's and the background flows.
         if (workload) traffic = traffic_network(wr);
         const Network* weights = workload ? traffic.get() : s.net;
         s.map = cut(o, o.scenario, *s.topo, weights->flow_count() == 0 ? nullptr : weights, ranks);
@@ -274,7 +273,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
       }))
     return *failed;
   if (speak) {
-    if (workload) print_workload_header(wr);
+    if (workload) print_training_header(wr);
     print_start(s);
     if (engine->lookahead() < s.map.lookahead_ps)
       std::printf("windows of %.3f ns: the workload's send latency, shorter than the cut's lookahead%s\n",
@@ -300,19 +299,38 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                            "threads share it; mpirun --bind-to none (or srun --cpus-per-task=N) lets them spread\n");
   }
   RankObserver obs(net, text.get(), speak);
-  std::unique_ptr<WorkloadDriver> driver;
-  if (workload) driver = std::make_unique<WorkloadDriver>(net, wr.workload, wr.layout, wr.options, &obs);
-  else net.set_observer(&obs);
+  // The training work on every rank, alike (TrainingClient): it hears every completion at the window
+  // edges, in the run's order. Rank 0 also writes each job's fct.txt as its flows finish.
+  TrainingWork work;
+  std::unique_ptr<JobFctFiles> job_files;
+  if (auto failed = agree(rank, [&] {
+        if (!workload) return;
+        NetObserver* forward = &obs;
+        if (!wr.jobs.empty()) {
+          std::vector<std::string> paths;
+          if (lead)
+            for (const std::string& d : wr.job_dirs) paths.push_back((std::filesystem::path(d) / "fct.txt").string());
+          job_files = std::make_unique<JobFctFiles>(obs, paths);
+          forward = job_files.get();
+        }
+        work = make_training_work(wr, forward);
+        if (job_files) job_files->set_jobs(work.jobs);
+      }))
+    return *failed;
+  TrainingClient* const client = work.client.get();
+  if (!client) net.set_observer(&obs);
   // Every rank holds every flow and hears every completion, so rank 0 can tell the share done.
-  if (driver) obs.progress().set_fraction([&driver] { return driver->progress(); }, "collectives");
+  if (client)
+    obs.progress().set_fraction([client] { return client->progress(); },
+                                wr.chakra.ranks.empty() ? "collectives" : "trace nodes");
   else
     obs.progress().set_fraction(
         [&obs, &net] { return net.flow_count() == 0 ? -1.0 : double(obs.finished()) / double(net.flow_count()); }, "flows");
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
-  if (driver) driver->start();
+  if (client) client->start();
   engine->run(workload ? wr.until : cfg.stop_time());
-  const bool complete = driver ? driver->finish(wr.until) : true;
+  const bool complete = client ? client->finish(wr.until) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Gathered g = gather_results(s, *engine, obs, wall);
   if (wormhole->controller()) {
@@ -329,11 +347,12 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   fill_run_record(meta, net, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
   if (workload) meta.scenario_keys = scenario_values(wr.sc);
   // One results file, each rank writing its own rows through MPI-IO.
+  const std::vector<JobReport> jobs = work.jobs ? job_reports(wr, *work.jobs) : std::vector<JobReport>{};
   if (auto failed = agree(rank, [&] {
         try {
           write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flow_count(), g.my_pfc,
-                                        g.my_pfc_rows, g.pfc.size(), meta, driver ? &driver->report() : nullptr,
-                                        wormhole->report());
+                                        g.my_pfc_rows, g.pfc.size(), meta, work.report, wormhole->report(),
+                                        work.jobs ? &jobs : nullptr);
         } catch (const InputError&) {
           throw;  // agreed by every rank (the file cannot be created or written): said once
         } catch (const std::invalid_argument&) {
@@ -349,22 +368,27 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     if (!lead) return;
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
-    if (driver) write_workload_csvs(wr.out, driver->report());
+    if (work.report) write_workload_csvs(wr.out, *work.report);
+    if (work.jobs) write_jobs_reports(wr, *work.jobs, g.records);
     wormhole->write_memo();
     warn_late_acks(g);
     if (!workload) print_unfinished(cr, g.records, g.stats, 0);
-    if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", driver->report().incomplete.c_str());
+    if (!complete && work.report)
+      std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
+    if (work.jobs)  // says which jobs are incomplete, quiet or not
+      print_jobs_summary(wr, *work.jobs, g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc, o.quiet);
     if (o.quiet) {
       wormhole->print_warnings();
       return;
     }
-    if (workload)
-      print_workload_summary(driver->report(), g.stats, g.stats.wall_s, g.records.size(), g.pfc.size(), meta.cc);
-    else print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
+    if (work.report)
+      print_workload_summary(*work.report, g.stats, g.stats.wall_s, g.records.size(), g.pfc.size(), meta.cc);
+    else if (!workload) print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
     wormhole->print_summary();
     print_rank_times(g);
     const std::string& memo = wormhole->memo_path();  // as one process says it
-    if (workload) fmt::print("outputs: {}{}\n", wr.out, memo.empty() ? "" : " (memo file " + memo + ")");
+    if (work.jobs) fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}\n", wr.out, wr.out, memo.empty() ? "" : " (memo file " + memo + ")");
+    else if (workload) fmt::print("outputs: {}{}\n", wr.out, memo.empty() ? "" : " (memo file " + memo + ")");
     else fmt::print("outputs: {} {} {}{}\n", s.fct, s.pfc, s.results, memo.empty() ? "" : " " + memo);
   });
   if (failed) return *failed;

@@ -1,6 +1,7 @@
 // `wormhole run SCENARIO.toml` with [[job]] entries: several training jobs (and optional background
 // flows) on one fabric (docs/workloads.md §11). Outputs: the fabric's fct.txt, pfc.txt, results.h5
-// and jobs.csv in the output folder; each job's fct.txt and workload CSVs in a folder of its name.
+// (with /jobs) and jobs.csv in the output folder; each job's fct.txt and workload CSVs in a folder of
+// its name. The set-up and the reports here serve one process and a distributed run alike.
 #include <fmt/core.h>
 
 #include <chrono>
@@ -9,10 +10,9 @@
 #include <fstream>
 #include <numeric>
 
-#include "memory_check.h"
 #include "progress.h"
 #include "run_command.h"
-#include "wormhole/cc/factory.h"
+#include "run_record.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/core/input_error.h"
 #include "wormhole/io/workload_results.h"
@@ -26,202 +26,185 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The fabric's text outputs and progress, plus each job's own fct.txt (finish order, as the fabric's).
-class JobOutputs final : public NetObserver {
- public:
-  JobOutputs(RunObserver& fabric, std::vector<std::string> job_fct) : fabric_(fabric) {
-    for (const std::string& p : job_fct) {
-      files_.emplace_back(p, std::ios::binary);
-      if (!files_.back()) throw InputError(p, 0, "cannot write the job's fct.txt", "choose a writable output folder");
-    }
-  }
-  void set_jobs(const JobSet* jobs) { jobs_ = jobs; }
-  void flow_finished(const FlowRecord& f) override {
-    fabric_.flow_finished(f);
-    const size_t j = jobs_->job_of_flow(f.id);
-    if (j < files_.size()) files_[j] << fct_line(f);
-  }
-  void pfc(const PfcRecord& p) override { fabric_.pfc(p); }
-  void tick(Time now, uint64_t events, uint64_t done) override { fabric_.tick(now, events, done); }
-
- private:
-  RunObserver& fabric_;
-  const JobSet* jobs_ = nullptr;
-  std::vector<std::ofstream> files_;
-};
-
 std::string us(Time t) { return fmt::format("{:.3f}", double(t) / kUs); }
 
 }  // namespace
 
-int run_jobs_scenario(const RunOptions& o) {
-  const auto overrides = run_overrides(o, "wormhole.memo", "true");
-  Scenario sc = read_scenario(o.scenario, overrides);
-  for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  warn_unused_wormhole(sc.net, sc.wormhole_table);
+JobFctFiles::JobFctFiles(NetObserver& next, const std::vector<std::string>& paths) : next_(next) {
+  for (const std::string& p : paths) {
+    files_.emplace_back(p, std::ios::binary);
+    if (!files_.back()) throw InputError(p, 0, "cannot write the job's fct.txt", "choose a writable output folder");
+  }
+}
 
-  // Inputs first, all of them: nothing is written until every input has been checked.
-  const SimaiTopology topo = build_topology(sc);
-  std::vector<Workload> workloads;
+void JobFctFiles::flow_finished(const FlowRecord& f) {
+  next_.flow_finished(f);
+  if (files_.empty()) return;
+  const size_t j = jobs_->job_of_flow(f.id);
+  if (j < files_.size()) files_[j] << fct_line(f);
+}
+
+void load_jobs(WorkloadRun& r, bool speak) {
+  const Scenario& sc = r.sc;
+  const SimaiTopology& topo = r.topo;
   std::vector<PlacementRequest> requests;
+  r.job_workloads.reserve(sc.jobs.size());  // JobRun::workload points into it
   for (const JobSpec& j : sc.jobs) {
-    workloads.push_back(read_simai_workload(j.workload));
-    for (const std::string& m : workloads.back().header.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
+    r.job_workloads.push_back(read_simai_workload(j.workload));
+    if (speak)
+      for (const std::string& m : r.job_workloads.back().header.warnings)
+        std::fprintf(stderr, "wormhole: warning: %s\n", m.c_str());
     requests.push_back({j.gpus, j.count, j.policy});
   }
-  std::vector<std::vector<uint32_t>> hosts;
   try {
-    hosts = place_jobs(requests, topo.gpus, topo.gpus_per_server);
+    r.hosts = place_jobs(requests, topo.gpus, topo.gpus_per_server);
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();  // "job K: ..."
     const size_t k = std::stoul(what.substr(4));
     throw InputError(sc.path, sc.jobs[k].line, "[[job]] " + sc.jobs[k].name + ": " + what.substr(what.find(": ") + 2),
                      "give each job GPUs of its own, within the topology's " + std::to_string(topo.gpus));
   }
-  std::vector<JobRun> runs;
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
     const JobSpec& j = sc.jobs[k];
+    const Workload& w = r.job_workloads[k];
     JobRun run;
-    run.workload = &workloads[k];
+    run.workload = &w;
     const PipelineSchedule pipeline = j.pipeline_set ? j.pipeline : sc.workload.pipeline;
-    const auto n = static_cast<uint32_t>(hosts[k].size());
+    const auto n = static_cast<uint32_t>(r.hosts[k].size());
     std::vector<std::string> notes;
     try {
       // The job's own numbering counts servers of gcd(GPUs, GPUs per server): a 4-GPU job on 8-GPU servers
       // is one server of 4 (rings and groups follow the job's numbering, docs/workloads.md §11).
-      run.layout = make_layout(workloads[k].header, n, std::gcd(n, topo.gpus_per_server),
-                               pipeline != PipelineSchedule::None, &notes);
+      run.layout = make_layout(w.header, n, std::gcd(n, topo.gpus_per_server), pipeline != PipelineSchedule::None, &notes);
     } catch (const std::invalid_argument& e) {
-      throw InputError(workloads[k].file, 1, fmt::format("workload does not fit job {} ({} GPUs): {}", j.name, n, e.what()),
+      throw InputError(w.file, 1, fmt::format("workload does not fit job {} ({} GPUs): {}", j.name, n, e.what()),
                        "give the job a GPU count the workload's TP, PP and EP divide");
     }
-    for (const std::string& m : notes)
-      std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", workloads[k].file.c_str(), m.c_str());
-    check_micro_batches(workloads[k], run.layout, pipeline);
+    if (speak)
+      for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", w.file.c_str(), m.c_str());
+    check_micro_batches(w, run.layout, pipeline);
     DriverOptions& d = run.options;
     d.iterations = j.iterations ? j.iterations : sc.workload.iterations;
     d.send_latency = sc.workload.send_latency;
     d.zero_chunk = sc.workload.zero_chunk;
     d.pipeline = pipeline;
     d.start = j.start;
-    d.hosts = hosts[k];
+    d.hosts = r.hosts[k];
     for (const std::string& g : sc.workload.ignore_groups)
       for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
         if (g == to_string(c)) d.ignore_group[static_cast<size_t>(c)] = true;
-    runs.push_back(std::move(run));
+    r.jobs.push_back(std::move(run));
   }
-  std::vector<FlowSpec> background;
   if (!sc.background.file.empty()) {
     std::vector<std::string> notes;
-    background = read_flows(sc.background.file, topo.topo, &notes);
-    for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
-    if (!background.empty()) {
-      const Time shift = sc.background.begin - background.front().start;  // starts are sorted
-      for (FlowSpec& f : background) f.start += shift;
+    r.background = read_flows(sc.background.file, topo.topo, &notes);
+    if (speak)
+      for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
+    if (!r.background.empty()) {
+      const Time shift = sc.background.begin - r.background.front().start;  // starts are sorted
+      for (FlowSpec& f : r.background) f.start += shift;
     }
   }
+}
 
-  if (o.check_memory) {  // before the network is built: the fabric, the background flows, each job's plans
-    MemoryEstimate m;
-    m.network = estimate_network_bytes(topo.topo);
-    m.flows = background.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
-    for (const JobRun& run : runs) {
-      const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
-      m.plans += c.plan_bytes;
-      m.run_flows += c.flows * bytes_per_flow();
-      m.run_flow_count += c.flows;
-    }
-    std::string source;
-    const uint64_t limit = memory_limit(o.memory_limit, &source);
-    check_memory(m, limit, source, sc.path, sc.topology.line, !o.quiet);
-  }
-  SimConfig cfg = sc.net;
-  std::string cc_warning;
-  auto cc = make_cc(cfg, &cc_warning);
-  if (!cc_warning.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", cc_warning.c_str());
-  Network net(cfg, topo.topo, std::move(cc));
-  warn_ns_truncation(cfg, topo.topo);
-  if (const std::string h = net.headroom_warning(); !h.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
-  if (!background.empty()) net.add_flows(background, sc.background.file);
-  Time until = cfg.stop_time();
-  if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
-  WormholeSession wormhole(net, cfg, until, o.memo_in);
-  WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
+std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs) {
+  std::vector<JobReport> out;
+  for (size_t k = 0; k < r.sc.jobs.size(); ++k)
+    out.push_back({r.sc.jobs[k].name, &jobs.report(k), r.sc.jobs[k].start, r.hosts[k]});
+  return out;
+}
 
-  // Outputs.
-  const std::string dir = o.output_dir.empty() ? sc.output_dir : o.output_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
-  const std::string out = fs::absolute(dir).string();
-  cfg.fct_output_file = (fs::path(out) / "fct.txt").string();
-  cfg.pfc_output_file = (fs::path(out) / "pfc.txt").string();
-  const std::string results = o.results.empty() ? (fs::path(out) / "results.h5").string() : o.results;
-  check_output_dir(results, {"command line", 0}, "results file");
-  if (!o.memo_out.empty()) check_memo_out(o.memo_out, {results, cfg.fct_output_file, cfg.pfc_output_file});
-  wormhole.set_memo_path(o.memo_out.empty() ? (fs::path(results).parent_path() / "memo.h5").string() : o.memo_out);
-  std::vector<std::string> job_fct;
-  for (const JobSpec& j : sc.jobs) {
-    fs::create_directories(fs::path(out) / j.name, ec);
-    if (ec) throw InputError(sc.path, j.line, "output folder for job " + j.name + ": " + ec.message(), "choose a writable folder");
-    job_fct.push_back((fs::path(out) / j.name / "fct.txt").string());
-  }
-  TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, sc.path);
-  RunObserver fabric(text, o.quiet);
-  JobOutputs outputs(fabric, job_fct);
-  JobSet jobs(net, std::move(runs), &outputs);
-  outputs.set_jobs(&jobs);
-  if (!o.quiet) {
-    fmt::print("{}: {} jobs on {} GPUs ({} per server), {} nodes, {} links{}\n", sc.name, sc.jobs.size(), topo.gpus,
-               topo.gpus_per_server, topo.topo.num_nodes, topo.topo.links.size(),
-               background.empty() ? "" : fmt::format(", {} background flows", background.size()));
-    for (size_t k = 0; k < sc.jobs.size(); ++k)
-      fmt::print("  job {}: GPUs {}-{} ({} GPUs), start {} us\n", sc.jobs[k].name, hosts[k].front(), hosts[k].back(),
-                 hosts[k].size(), us(sc.jobs[k].start));
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const bool complete = jobs.run(until);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  text.flush();
+namespace {
 
-  auto [records, meta] = collect_results(net, cfg, sc.path, wall);
-  write_hdf5_results(results, records, fabric.pfc_, meta, nullptr, wormhole.report());
-  wormhole.write_memo();
-  // jobs.csv: one row per job.
-  std::vector<size_t> flows(sc.jobs.size() + 1, 0);
-  for (uint32_t id = 0; id < net.flow_count(); ++id) ++flows[jobs.job_of_flow(id)];
-  std::ofstream csv(fs::path(out) / "jobs.csv");
+/// Flows per job (the last entry: background flows), from every flow's record.
+std::vector<size_t> flows_per_job(const JobSet& jobs, const std::vector<FlowRecord>& records) {
+  std::vector<size_t> flows(jobs.size() + 1, 0);
+  for (const FlowRecord& f : records) ++flows[jobs.job_of_flow(f.id)];
+  return flows;
+}
+
+}  // namespace
+
+void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records) {
+  const Scenario& sc = r.sc;
+  const std::vector<size_t> flows = flows_per_job(jobs, records);
+  const fs::path path = fs::path(r.out) / "jobs.csv";
+  std::ofstream csv(path);
+  if (!csv) throw InputError(path.string(), 0, "cannot write jobs.csv", "choose a writable output folder");
   csv << "job,gpus,first_gpu,last_gpu,start_us,iterations,end_us,mean_iteration_us,flows,exposed_comm_us,bubble_us,complete\n";
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
     const WorkloadReport& rep = jobs.report(k);
-    write_workload_csvs((fs::path(out) / sc.jobs[k].name).string(), rep);
+    write_workload_csvs(r.job_dirs[k], rep);
+    const std::vector<uint32_t>& hosts = r.hosts[k];
     const Time end = rep.iterations.empty() ? 0 : rep.iterations.back().end;
     const Time mean = rep.iterations.empty() ? 0 : (end - sc.jobs[k].start) / Time(rep.iterations.size());
-    csv << sc.jobs[k].name << ',' << hosts[k].size() << ',' << hosts[k].front() << ',' << hosts[k].back() << ','
+    csv << sc.jobs[k].name << ',' << hosts.size() << ',' << hosts.front() << ',' << hosts.back() << ','
         << us(sc.jobs[k].start) << ',' << rep.iterations.size() << ',' << us(end) << ',' << us(mean) << ','
         << flows[k] << ',' << us(rep.end_to_end.total_exposed) << ',' << us(rep.end_to_end.bubble) << ','
         << (rep.complete() ? 1 : 0) << '\n';
   }
+  csv.close();
+  if (!csv) throw InputError(path.string(), 0, "cannot write jobs.csv", "check the disk has room");
+}
+
+void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
+                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet) {
+  const Scenario& sc = r.sc;
+  const std::vector<size_t> flows = flows_per_job(jobs, records);
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
     const WorkloadReport& rep = jobs.report(k);
     if (!rep.complete())
       std::fprintf(stderr, "wormhole: error: job %s incomplete: %s\n", sc.jobs[k].name.c_str(), rep.incomplete.c_str());
-    if (o.quiet) continue;
+    if (quiet) continue;
     fmt::print("job {}:", sc.jobs[k].name);
     for (const IterationRecord& it : rep.iterations)
       fmt::print(" iteration {} {} us{};", it.index, us(it.end - it.start), it.complete ? "" : " (INCOMPLETE)");
     fmt::print(" exposed communication {} us{}; {} flows\n", us(rep.end_to_end.total_exposed),
                rep.pp > 1 ? fmt::format(", bubble {} us", us(rep.end_to_end.bubble)) : "", flows[k]);
   }
+  if (quiet) return;
+  size_t bg_done = 0;
+  for (const FlowRecord& f : records) bg_done += jobs.job_of_flow(f.id) == jobs.size() && f.finished();
+  if (!r.background.empty()) fmt::print("background: {} of {} flows finished\n", bg_done, r.background.size());
+  print_run_summary(records, s, pfc_frames, wall_s, cc);
+}
+
+int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
+  Network& net = *r.net;
+  const SimConfig& cfg = r.cfg;
+  WormholeSession wormhole(net, cfg, r.until, o.memo_in);
+  WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
+
+  // Outputs, once every input has been checked.
+  make_workload_outputs(o, r, true);
+  if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
+  wormhole.set_memo_path(o.memo_out.empty() ? (fs::path(r.results).parent_path() / "memo.h5").string() : o.memo_out);
+  write_topology_copy(r);
+  std::vector<std::string> job_fct;
+  for (const std::string& d : r.job_dirs) job_fct.push_back((fs::path(d) / "fct.txt").string());
+  TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
+  RunObserver fabric(text, o.quiet);
+  JobFctFiles files(fabric, job_fct);
+  TrainingWork work = make_training_work(r, &files);
+  files.set_jobs(work.jobs);
+  fabric.progress().set_fraction([&work] { return work.client->progress(); }, "collectives");
+  if (!o.quiet) print_training_header(r);
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool complete = work.client->run(r.until);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  text.flush();
+
+  auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
+  fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
+  meta.scenario_keys = scenario_values(r.sc);
+  const std::vector<JobReport> reports = job_reports(r, *work.jobs);
+  write_hdf5_results(r.results, records, fabric.pfc_, meta, nullptr, wormhole.report(), &reports);
+  wormhole.write_memo();
+  write_jobs_reports(r, *work.jobs, records);
+  print_jobs_summary(r, *work.jobs, records, meta.stats, fabric.pfc_.size(), wall, meta.cc, o.quiet);
   if (!o.quiet) {
-    size_t bg_done = 0;
-    for (uint32_t id = 0; id < net.flow_count(); ++id)
-      bg_done += jobs.job_of_flow(id) == sc.jobs.size() && net.flow_info(id).finished();
-    if (!background.empty()) fmt::print("background: {} of {} flows finished\n", bg_done, background.size());
-    print_run_summary(records, meta.stats, fabric.pfc_.size(), wall, cc_display_name(cfg.cc_mode));
     wormhole.print_summary();
-    fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", out, out);
+    fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", r.out, r.out);
   } else {
     wormhole.print_warnings();
   }

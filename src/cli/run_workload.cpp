@@ -76,12 +76,20 @@ void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineS
 
 namespace {
 
-/// The network, the workload's collective plans (a Chakra trace's are not counted ahead) and, for the
-/// warning, its flows: check_memory before the network is built.
+/// The network, the workload's (or every job's) collective plans (a Chakra trace's are not counted
+/// ahead), background flows and, for the warning, the flows: check_memory before the network is built.
 void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak) {
   MemoryEstimate m;
   m.network = estimate_network_bytes(r.topo.topo);
-  if (r.chakra.ranks.empty()) {
+  if (!r.jobs.empty()) {
+    m.flows = r.background.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
+    for (const JobRun& run : r.jobs) {
+      const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
+      m.plans += c.plan_bytes;
+      m.run_flows += c.flows * bytes_per_flow();
+      m.run_flow_count += c.flows;
+    }
+  } else if (r.chakra.ranks.empty()) {
     const WorkloadFlowCount c = count_workload_flows(r.workload, r.layout, r.options);
     m.plans = c.plan_bytes;
     m.run_flows = c.flows * bytes_per_flow();
@@ -101,9 +109,6 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   if (!o.output_dir.empty()) r.overrides.emplace_back("output.dir", o.output_dir);
   r.sc = read_scenario(o.scenario, overrides);
   const Scenario& sc = r.sc;
-  if (!sc.jobs.empty())
-    throw InputError(sc.path, sc.jobs.front().line, "a scenario with [[job]] entries runs in one process only",
-                     "run it without mpirun (and not through wormhole partition)");
   if (speak) {
     for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
@@ -113,7 +118,9 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
 
   // Inputs first, all of them: nothing is written until every input has been checked.
   r.topo = build_topology(sc);
-  if (!sc.workload.chakra.empty()) {
+  if (!sc.jobs.empty()) {
+    load_jobs(r, speak);
+  } else if (!sc.workload.chakra.empty()) {
     r.chakra = read_chakra_trace(sc.workload.chakra, sc.workload.comm_groups);
     if (r.chakra.ranks.size() > r.topo.gpus)
       throw InputError(sc.path, sc.workload.line,
@@ -148,7 +155,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
                        fix);
     }
   }
-  check_micro_batches(r.workload, r.layout, sc.workload.pipeline);
+  if (sc.jobs.empty()) check_micro_batches(r.workload, r.layout, sc.workload.pipeline);
   if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),
@@ -173,6 +180,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
   if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
     std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
+  if (!r.background.empty()) r.net->add_flows(r.background, sc.background.file);
   r.until = r.cfg.stop_time();
   if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
   return r;
@@ -192,6 +200,13 @@ void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write) {
   r.cfg.pfc_output_file = (std::filesystem::path(r.out) / "pfc.txt").string();
   r.results = o.results.empty() ? (std::filesystem::path(r.out) / "results.h5").string() : o.results;
   if (write) check_output_dir(r.results, {"command line", 0}, "results file");
+  r.job_dirs.clear();
+  for (const JobSpec& j : sc.jobs) {
+    r.job_dirs.push_back((std::filesystem::path(r.out) / j.name).string());
+    std::error_code ec;
+    if (write) std::filesystem::create_directories(r.job_dirs.back(), ec);
+    if (ec) throw InputError(sc.path, j.line, "output folder for job " + j.name + ": " + ec.message(), "choose a writable folder");
+  }
   // The scenario's own monitor and trace keys: a base config's (SimAI.conf's) are SimAI's monitors.
   r.monitors = MonitorSession::plan(r.cfg, r.results, r.topo.topo.num_nodes, sc.path, r.out);
 }
@@ -217,12 +232,45 @@ void print_workload_header(const WorkloadRun& r) {
              r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
 }
 
-int run_workload_scenario(const RunOptions& o) {
-  {
-    const Scenario peek = read_scenario(o.scenario, run_overrides(o, "wormhole.memo", "true"));
-    if (!peek.jobs.empty()) return run_jobs_scenario(o);
+void print_training_header(const WorkloadRun& r) {
+  if (!r.jobs.empty()) {
+    fmt::print("{}: {} jobs on {} GPUs ({} per server), {} nodes, {} links{}\n", r.sc.name, r.jobs.size(), r.topo.gpus,
+               r.topo.gpus_per_server, r.topo.topo.num_nodes, r.topo.topo.links.size(),
+               r.background.empty() ? "" : fmt::format(", {} background flows", r.background.size()));
+    for (size_t k = 0; k < r.jobs.size(); ++k)
+      fmt::print("  job {}: GPUs {}-{} ({} GPUs), start {:.3f} us\n", r.sc.jobs[k].name, r.hosts[k].front(),
+                 r.hosts[k].back(), r.hosts[k].size(), double(r.sc.jobs[k].start) / kUs);
+  } else if (!r.chakra.ranks.empty()) {
+    fmt::print("{}: Chakra trace {} ({} ranks) on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name,
+               r.sc.workload.chakra, r.chakra.ranks.size(), r.topo.gpus, r.topo.gpus_per_server, r.topo.topo.num_nodes,
+               r.topo.topo.links.size());
+  } else {
+    print_workload_header(r);
   }
+}
+
+TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward) {
+  TrainingWork w;
+  Network& net = *r.net;
+  if (!r.jobs.empty()) {
+    auto jobs = std::make_unique<JobSet>(net, r.jobs, forward);
+    w.jobs = jobs.get();
+    w.client = std::move(jobs);
+  } else if (!r.chakra.ranks.empty()) {
+    auto chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, forward);
+    w.report = &chakra->report();
+    w.client = std::move(chakra);
+  } else {
+    auto driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, forward);
+    w.report = &driver->report();
+    w.client = std::move(driver);
+  }
+  return w;
+}
+
+int run_workload_scenario(const RunOptions& o) {
   WorkloadRun r = load_workload_run(o, true);
+  if (!r.jobs.empty()) return run_jobs_scenario(o, r);
   Network& net = *r.net;
   const SimConfig& cfg = r.cfg;
   // Before any output is made: a bad memo file must not cost the previous run's outputs.
@@ -236,28 +284,21 @@ int run_workload_scenario(const RunOptions& o) {
   MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
-  if (r.chakra.ranks.empty()) r.options.memo = wormhole.collective_memo(net, cfg);
+  const bool chakra = !r.chakra.ranks.empty();
+  if (!chakra) r.options.memo = wormhole.collective_memo(net, cfg);
   else WormholeSession::collective_unused(cfg, "a Chakra trace's collectives are not offered to it");
-  std::unique_ptr<WorkloadDriver> driver;
-  std::unique_ptr<ChakraDriver> chakra;
-  if (r.chakra.ranks.empty()) driver = std::make_unique<WorkloadDriver>(net, r.workload, r.layout, r.options, &obs);
-  else chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, &obs);
-  if (driver) obs.progress().set_fraction([&driver] { return driver->progress(); }, "collectives");
+  TrainingWork work = make_training_work(r, &obs);
+  obs.progress().set_fraction([&work] { return work.client->progress(); }, chakra ? "trace nodes" : "collectives");
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (CollectiveMemo* memo = r.options.memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
   if (!o.quiet) {
-    if (chakra)
-      fmt::print("{}: Chakra trace {} ({} ranks) on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name,
-                 r.sc.workload.chakra, r.chakra.ranks.size(), r.topo.gpus, r.topo.gpus_per_server, r.topo.topo.num_nodes,
-                 r.topo.topo.links.size());
-    else
-      print_workload_header(r);
-    if (monitors.any() && driver)
+    print_training_header(r);
+    if (monitors.any() && !chakra)
       monitors.print_estimate(expected_traffic(r.workload, r.layout, r.options), r.options.iterations);
     std::fflush(stdout);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const bool complete = driver ? driver->run(r.until) : chakra->run(r.until);
+  const bool complete = work.client->run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
   monitors.finish(net.client_now(), net.client_now());
@@ -266,7 +307,7 @@ int run_workload_scenario(const RunOptions& o) {
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
-  const WorkloadReport& rep = driver ? driver->report() : chakra->report();
+  const WorkloadReport& rep = *work.report;
   write_hdf5_results(r.results, records, obs.pfc_, meta, &rep, wormhole.report());
   wormhole.write_memo();
   write_workload_csvs(r.out, rep);

@@ -243,7 +243,8 @@ void check_creatable(MPI_Comm comm, const std::string& path) {
 void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const std::vector<FlowRecord>& my_flows,
                                    uint64_t total_flows, const std::vector<PfcRecord>& my_pfc,
                                    const std::vector<uint64_t>& my_pfc_rows, uint64_t total_pfc,
-                                   const RunMetadata& meta, const WorkloadReport* workload, const SkipReport* skip) {
+                                   const RunMetadata& meta, const WorkloadReport* workload, const SkipReport* skip,
+                                   const std::vector<JobReport>* jobs) {
   QuietErrors quiet;
   const int rank = comm_rank(comm);
 
@@ -299,7 +300,7 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   if (skip) write_wormhole(file, *skip, rank == 0);
   check(file.close(), "closing " + path);
 
-  // 4. The run record (/run/settings, /topology, ...) and /workload by rank 0 through the serial
+  // 4. The run record (/run/settings, /topology, ...), /workload and /jobs by rank 0 through the serial
   // driver; the others wait for it.
   problem.clear();
   if (rank == 0) {
@@ -310,6 +311,7 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
       run.close();
       // Replicated on every rank; VL strings (layer names) cannot go through MPI-IO here either.
       if (workload) write_workload(f, *workload);
+      if (jobs) write_jobs(f, *jobs);
       check(f.close(), "closing " + path);
     } catch (const std::exception& e) {
       problem = e.what();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "wormhole/io/hdf5_util.h"
 #include "wormhole/core/input_error.h"
@@ -22,8 +23,9 @@ namespace results_layout {
 // Bump when a dataset or field changes meaning. 2: the /workload group. 3: /wormhole and the
 // skipped_* columns of /flows. 4: /flows' slowdown over the true ideal FCT (min_fct_ns; the
 // reference's ratio moved to slowdown_ref), the run record (/run attributes, /run/overrides,
-// /run/scenario, /topology), /workload/flows and /workload/gpus.
-constexpr unsigned kLayoutVersion = 4;
+// /run/scenario, /topology), /workload/flows and /workload/gpus. 5: /jobs (a run of several jobs:
+// each job's report as /workload holds it, plus its index, start and hosts).
+constexpr unsigned kLayoutVersion = 5;
 
 /// One row of /flows in memory (C struct with padding; flows_table().types.first describes it).
 struct FlowRow {
@@ -77,8 +79,12 @@ void write_run_attributes(hid_t run, const RunMetadata& meta, const SlowdownStat
 /// Variable-length data cannot be written through MPI-IO by HDF5 1.10, so the collective writer
 /// calls this from one rank on the file reopened with the default (serial) driver.
 void write_run_record(hid_t file, hid_t run, const RunMetadata& meta);
-/// The /workload group: iterations, layers and collectives tables (hdf5_results.cpp).
+/// The /workload group: its attributes and the tables iterations, layers, collectives, flows and
+/// gpus (hdf5_results.cpp).
 void write_workload(hid_t file, const WorkloadReport& w);
+/// The /jobs group: one group per job, /jobs/<name>, with what write_workload writes plus the
+/// attributes index and start_ps and the table hosts.
+void write_jobs(hid_t file, const std::vector<JobReport>& jobs);
 
 /// The InputError for a results file that cannot be created: names `path`, quotes the HDF5
 /// `detail` (h5::error_detail()) and suggests creating the parent directory.

@@ -246,8 +246,13 @@ class Reader {
       j.line = job_lines_[k];
       bool have_workload = false, have_gpus = false, have_policy = false;
       for (const Item& it : job_items_[k]) {
-        if (it.key == "name") j.name = get_string(it);
-        else if (it.key == "workload") j.workload = get_existing_path(it, dir_, "workload file"), have_workload = true;
+        if (it.key == "name") {
+          // The name is a folder of the outputs and an HDF5 group (/jobs/<name>).
+          j.name = get_string(it);
+          if (j.name.empty() || j.name == "." || j.name == ".." || j.name.find_first_of("/\\") != std::string::npos)
+            fail(it, "\"" + j.name + "\" cannot name a job (it names the job's output folder)",
+                 "give a name without / or \\, not empty, . or .., e.g. name = \"a\"");
+        } else if (it.key == "workload") j.workload = get_existing_path(it, dir_, "workload file"), have_workload = true;
         else if (it.key == "start") j.start = get_time(it);
         else if (it.key == "iterations") j.iterations = static_cast<uint32_t>(get_count(it, 1));
         else if (it.key == "pipeline") j.pipeline = pipeline_of(it), j.pipeline_set = true;

@@ -273,6 +273,7 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
       if (n.kind == ChakraNode::Comp && !n.cpu) report_.per_gpu[r].compute += n.duration;
   left_of_.assign(R, 0);
   for (uint32_t r = 0; r < R; ++r) left_of_[r] = trace_.ranks[r].size();
+  total_ = left_;
   net_.set_observer(this);
   net_.set_client(this);
 }
@@ -283,10 +284,20 @@ ChakraDriver::~ChakraDriver() {
 }
 
 bool ChakraDriver::run(Time until) {
+  start();
+  if (left_ > 0) net_.run(until);
+  return finish(until);
+}
+
+void ChakraDriver::start() {
   for (uint32_t r = 0; r < ranks_.size(); ++r)
     for (uint32_t i = 0; i < ranks_[r].waiting.size(); ++i)
       if (ranks_[r].waiting[i] == 0) ready(r, i);
-  if (left_ > 0) net_.run(until);
+}
+
+double ChakraDriver::progress() const { return total_ == 0 ? -1.0 : double(total_ - left_) / double(total_); }
+
+bool ChakraDriver::finish(Time) {
   report_.iterations.push_back({0, 0, last_, left_ == 0});
   report_.end_to_end.total = last_;
   if (left_ > 0)

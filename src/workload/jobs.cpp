@@ -73,16 +73,32 @@ JobSet::~JobSet() {
 }
 
 bool JobSet::run(Time until) {
+  start();
+  stop_if_done();
+  if (!stopped_) net_.run(until);
+  return finish(until);
+}
+
+void JobSet::start() {
   for (size_t j = 0; j < drivers_.size(); ++j) {
     const Time at = jobs_[j].options.start;
     if (at <= 0) drivers_[j]->start();
     else net_.schedule_client(at, 0, static_cast<uint16_t>(kStart | (j << 2)));
   }
-  stop_if_done();
-  if (!stopped_) net_.run(until);
+}
+
+bool JobSet::finish(Time until) {
   bool complete = true;
   for (auto& d : drivers_) complete = d->finish(until) && complete;
   return complete;
+}
+
+double JobSet::progress() const {
+  double sum = 0;
+  int counted = 0;
+  for (const auto& d : drivers_)
+    if (const double p = d->progress(); p >= 0) sum += p, ++counted;
+  return counted ? sum / counted : -1.0;
 }
 
 size_t JobSet::job_of_flow(uint32_t id) const {

@@ -16,7 +16,8 @@ namespace wh {
 /// order, meta, workload, skip) writes — the same datasets, types, attributes and values — but each rank writes only its own rows of /flows and /pfc, through MPI-IO
 /// (H5Pset_fapl_mpio, collective transfers).
 ///
-/// `workload` (a distributed run's driver report, the same on every rank) is written by rank 0.
+/// `workload` and `jobs` (a distributed run's driver reports, the same on every rank) are written by
+/// rank 0.
 /// Collective: every rank of `comm` (MPI initialised) calls it with the same `path`, `total_flows`,
 /// `total_pfc`, `meta` and `skip` (null on all ranks or on none); RunStats such as wall_s must be
 /// reduced by the caller first.
@@ -40,6 +41,7 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path,
                                    const std::vector<FlowRecord>& my_flows, uint64_t total_flows,
                                    const std::vector<PfcRecord>& my_pfc, const std::vector<uint64_t>& my_pfc_rows,
                                    uint64_t total_pfc, const RunMetadata& meta,
-                                   const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr);
+                                   const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
+                                   const std::vector<JobReport>* jobs = nullptr);
 
 }  // namespace wh

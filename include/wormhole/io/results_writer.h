@@ -84,15 +84,26 @@ struct RunMetadata {
 struct WorkloadReport;  // wormhole/io/workload_results.h
 struct SkipReport;      // wormhole/ffwd/skip_stats.h
 
+/// One job of a run of several jobs (docs/workloads.md §11), as results.h5 holds it: /jobs/<name>.
+struct JobReport {
+  std::string name;                       ///< the [[job]] name (an HDF5 group name: no '/')
+  const WorkloadReport* report = nullptr;  ///< its driver's report (not owned)
+  Time start = 0;                         ///< ps: when the job started
+  std::vector<uint32_t> hosts;            ///< topology GPU of each of the job's GPUs
+};
+
 /// Writes the HDF5 results file (layout in docs/results.md): /flows (one row per flow),
 /// /pfc (one row per PFC frame received), and attributes of /run; with `workload`, also the group
-/// /workload (tables iterations, layers and collectives, times in ps, and the EndToEnd figures as
-/// attributes); with `skip` (Wormhole on), the group /wormhole (counters as attributes, table
-/// partitions over time). The file is replaced if it exists. Throws InputError if the file cannot
-/// be created, std::runtime_error on an HDF5 failure.
+/// /workload (tables iterations, layers, collectives, flows and gpus, times in ps, and the EndToEnd
+/// figures as attributes); with `skip` (Wormhole on), the group /wormhole (counters as attributes,
+/// table partitions over time); with `jobs` (a run of several jobs), the group /jobs holding one
+/// group per job with the tables and attributes of /workload. The file is replaced if it exists.
+/// Throws InputError if the file cannot be created, OutputError (naming the file) on an HDF5
+/// failure while writing (e.g. a full disk, or two jobs whose names HDF5 cannot tell apart).
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr);
+                        const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
+                        const std::vector<JobReport>* jobs = nullptr);
 
 /// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json): mean ... max
 /// of FlowRecord::slowdown() (over the true ideal FCT), ref_* of slowdown_ref() (the reference's

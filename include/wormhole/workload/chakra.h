@@ -11,6 +11,7 @@
 
 #include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
+#include "wormhole/workload/client.h"
 #include "wormhole/workload/collectives.h"
 
 namespace wh {
@@ -50,6 +51,12 @@ struct ChakraTrace {
 /// rank, and a malformed groups file.
 ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm_groups = "");
 
+/// The traffic of a trace: every collective's flows as the driver plans them (rings from `layout`)
+/// and every send, summed per (source GPU, destination GPU) pair into one FlowSpec each (size_bytes
+/// the pair's bytes, capped at 2^32 - 1), in (src, dst) order. What a cut of the network over MPI
+/// ranks weighs (chakra_traffic.cpp; the SimAI twin is expected_traffic in driver.h).
+std::vector<FlowSpec> expected_traffic(const ChakraTrace& trace, const GroupLayout& layout, ZeroChunk zero_chunk);
+
 /// Runs a ChakraTrace: on every rank a node starts when all its dependencies have finished. A compute
 /// node lasts its duration; GPU compute nodes of a rank run one at a time in the order they become
 /// ready, CPU nodes (is_cpu_op) alongside. A collective is one instance per (group, k-th collective
@@ -57,7 +64,7 @@ ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm
 /// and released as WorkloadDriver releases them; it finishes at a rank when that rank's flows have.
 /// A send and the k-th receive with the same (source, destination, tag) are one flow of comm_size
 /// bytes; both finish when it does. Flows start `send_latency` after release.
-class ChakraDriver final : public NetObserver, public EventClient {
+class ChakraDriver final : public TrainingClient {
  public:
   /// `layout.gpus` >= the trace's ranks. `forward` receives every NetObserver callback too.
   ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
@@ -67,7 +74,14 @@ class ChakraDriver final : public NetObserver, public EventClient {
   /// Returns true when all finished; report() has one iteration (start 0, end = the last finish),
   /// the collectives (with their link-class bytes), the compute total of rank 0, and per rank its
   /// GPU compute and finish time; exposed communication is not measured (exposure_measured false).
-  bool run(Time until);
+  bool run(Time until) override;
+  /// run() in two halves, for a distributed run (the engine runs the network in between): start()
+  /// readies every node without dependencies; finish(until) writes the report (`until` unused: a
+  /// trace's report names when it stopped) and returns whether every node finished.
+  void start() override;
+  bool finish(Time until) override;
+  /// The share of the trace's nodes finished, [0, 1]; -1 for a trace without nodes.
+  double progress() const override;
   const WorkloadReport& report() const { return report_; }
 
   void flow_finished(const FlowRecord& f) override;
@@ -99,6 +113,7 @@ class ChakraDriver final : public NetObserver, public EventClient {
   std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
   std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;
   uint64_t left_ = 0;  // nodes not finished
+  uint64_t total_ = 0;  // nodes of the trace
   std::vector<uint64_t> left_of_;  // per rank: its nodes not finished
   Time last_ = 0;
   WorkloadReport report_;

@@ -14,6 +14,7 @@
 
 #include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
+#include "wormhole/workload/client.h"
 #include "wormhole/workload/collective_memo.h"
 #include "wormhole/workload/collectives.h"
 #include "wormhole/workload/simai_workload.h"
@@ -146,7 +147,7 @@ uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows);
 /// path (Network::data_path); a flow without one adds nothing.
 void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord& f);
 
-class WorkloadDriver final : public NetObserver, public EventClient {
+class WorkloadDriver final : public TrainingClient {
  public:
   /// `layout` from make_layout(). The driver installs itself as the network's observer and client
   /// unless `install` is false (a JobSet does it and dispatches); `forward` (optional) receives
@@ -161,17 +162,17 @@ class WorkloadDriver final : public NetObserver, public EventClient {
   /// empty, or `until` (ps). Returns true if the workload completed. When the event queue runs dry
   /// with collectives pending (the watchdog), report().incomplete says "no runnable events while N
   /// collectives pending" and lists the first of them with their pending flows.
-  bool run(Time until);
+  bool run(Time until) override;
   /// run() in two halves, for a distributed run (the engine runs the network in between): start()
   /// starts every GPU at time 0; finish(until) writes the report (`until`, ps: the time limit the run
   /// was given) and returns whether the workload completed.
-  void start();
-  bool finish(Time until);
+  void start() override;
+  bool finish(Time until) override;
 
   const WorkloadReport& report() const { return report_; }
   /// The share of the run's collectives (and pipeline transfers) complete at every member, [0, 1]
   /// (count_workload_flows gives the total); -1 when the workload has none.
-  double progress() const;
+  double progress() const override;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
   /// Whether network flow `id` is one of this driver's.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wormhole/net/network.h"
+#include "wormhole/workload/client.h"
 #include "wormhole/workload/driver.h"
 
 namespace wh {
@@ -41,8 +42,9 @@ struct JobRun {
 /// the set is the network's observer and client: a client event goes to the driver whose index its
 /// aux carries (DriverOptions::job), a finished flow to the driver that owns it (background flows
 /// to none), every record to `forward` as well. A job with a start time > 0 starts then. The network
-/// stops when every job is done; background flows still running then stay unfinished.
-class JobSet final : public NetObserver, public EventClient {
+/// stops when every job is done; background flows still running then stay unfinished. A distributed
+/// run keeps an identical set on every rank (TrainingClient).
+class JobSet final : public TrainingClient {
  public:
   /// Throws std::invalid_argument as WorkloadDriver's constructor does, naming the job's index.
   JobSet(Network& net, std::vector<JobRun> jobs, NetObserver* forward = nullptr);
@@ -50,7 +52,15 @@ class JobSet final : public NetObserver, public EventClient {
 
   /// Starts the jobs and runs the network until every job is done, the queue is empty, or `until`
   /// (ps). Returns true if every job completed.
-  bool run(Time until);
+  bool run(Time until) override;
+  /// run() in two halves, for a distributed run (the engine runs the network in between): start()
+  /// starts the jobs of start time 0 and schedules the others' starts; finish(until) writes every
+  /// job's report and returns whether every job completed.
+  void start() override;
+  bool finish(Time until) override;
+  /// The mean over the jobs of the share of their collectives done (jobs without any left out),
+  /// [0, 1]; -1 if no job has collectives.
+  double progress() const override;
   size_t size() const { return drivers_.size(); }
   const WorkloadReport& report(size_t job) const { return drivers_[job]->report(); }
   /// The job that owns network flow `id`, or size() for a flow of no job (background traffic).
