@@ -13,6 +13,7 @@
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
+#include "wormhole/scenario/background.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/topo/simai_topology.h"
 #include "wormhole/workload/chakra.h"
@@ -94,6 +95,7 @@ struct WorkloadRun {
   std::string out, results;  ///< the output folder and the HDF5 results path
   std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the scenario, in order
   MonitorSession::Plan monitors;  ///< set by make_workload_outputs
+  Background background;          ///< [background] flows, added to `net` before the workload's (ids from 0)
 };
 /// Reads the scenario, its topology and workload, estimates the memory (memory_check.h) and builds
 /// the network. `speak`: print the set-up warnings and the estimate. Throws InputError on bad input

@@ -16,6 +16,7 @@
 #include "wormhole/io/flows.h"
 #include "wormhole/core/input_error.h"
 #include "wormhole/io/workload_results.h"
+#include "wormhole/scenario/background.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/workload/jobs.h"
 #include "wormhole_session.h"
@@ -111,16 +112,12 @@ int run_jobs_scenario(const RunOptions& o) {
         if (g == to_string(c)) d.ignore_group[static_cast<size_t>(c)] = true;
     runs.push_back(std::move(run));
   }
-  std::vector<FlowSpec> background;
-  if (!sc.background.file.empty()) {
-    std::vector<std::string> notes;
-    background = read_flows(sc.background.file, topo.topo, &notes);
-    for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
-    if (!background.empty()) {
-      const Time shift = sc.background.begin - background.front().start;  // starts are sorted
-      for (FlowSpec& f : background) f.start += shift;
-    }
-  }
+  std::vector<std::string> notes;
+  std::vector<uint32_t> busy;
+  for (const auto& h : hosts) busy.insert(busy.end(), h.begin(), h.end());
+  const Background bg = make_background(sc, topo, busy, &notes);
+  for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
+  const std::vector<FlowSpec>& background = bg.flows;
 
   if (o.check_memory) {  // before the network is built: the fabric, the background flows, each job's plans
     MemoryEstimate m;
@@ -143,7 +140,7 @@ int run_jobs_scenario(const RunOptions& o) {
   Network net(cfg, topo.topo, std::move(cc));
   warn_ns_truncation(cfg, topo.topo);
   if (const std::string h = net.headroom_warning(); !h.empty()) std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
-  if (!background.empty()) net.add_flows(background, sc.background.file);
+  const uint32_t bg_first = background.empty() ? 0 : net.add_flows(background, bg.source);
   Time until = cfg.stop_time();
   if (sc.workload.max_time > 0) until = std::min(until, sc.workload.max_time);
   WormholeSession wormhole(net, cfg, until, o.memo_in);
@@ -176,6 +173,7 @@ int run_jobs_scenario(const RunOptions& o) {
     fmt::print("{}: {} jobs on {} GPUs ({} per server), {} nodes, {} links{}\n", sc.name, sc.jobs.size(), topo.gpus,
                topo.gpus_per_server, topo.topo.num_nodes, topo.topo.links.size(),
                background.empty() ? "" : fmt::format(", {} background flows", background.size()));
+    if (bg.generated) fmt::print("{}\n", bg.describe());
     for (size_t k = 0; k < sc.jobs.size(); ++k)
       fmt::print("  job {}: GPUs {}-{} ({} GPUs), start {} us\n", sc.jobs[k].name, hosts[k].front(), hosts[k].back(),
                  hosts[k].size(), us(sc.jobs[k].start));
@@ -215,10 +213,8 @@ int run_jobs_scenario(const RunOptions& o) {
                rep.pp > 1 ? fmt::format(", bubble {} us", us(rep.end_to_end.bubble)) : "", flows[k]);
   }
   if (!o.quiet) {
-    size_t bg_done = 0;
-    for (uint32_t id = 0; id < net.flow_count(); ++id)
-      bg_done += jobs.job_of_flow(id) == sc.jobs.size() && net.flow_info(id).finished();
-    if (!background.empty()) fmt::print("background: {} of {} flows finished\n", bg_done, background.size());
+    if (!background.empty())
+      fmt::print("{}\n", format_background_outcome(bg, background_outcome(bg, net, bg_first, net.client_now())));
     print_run_summary(records, meta.stats, fabric.pfc_.size(), wall, cc_display_name(cfg.cc_mode));
     wormhole.print_summary();
     fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", out, out);
