@@ -72,8 +72,9 @@ double poisson_mean_interarrival_ps(double mean_bytes, uint64_t host_bps, double
 double poisson_expected_flows(const PoissonLoad& p);
 
 /// Generates the flows, sorted by start time (ties by sender, then by the sender's order). Each host
-/// draws from its own std::mt19937_64 seeded from (seed, host id) — so one host's flows do not change
-/// when other hosts are added or removed, and a longer window only appends flows — taking per flow an
+/// draws from its own std::mt19937_64 seeded from (seed, host id) — so a host's arrival times and sizes
+/// do not change when other hosts are added or removed (its destinations, drawn among them, do), and a
+/// longer window only appends flows — taking per flow an
 /// inter-arrival time −ln(1 − u) · mean (u uniform in [0, 1) from the top 53 bits of a draw), a
 /// destination index ⌊v · n / 2^64⌋ for n candidate destinations, and a size ⌊quantile(u)⌋, at least
 /// 1 byte (traffic_gen truncates to whole bytes the same way). The first flow of a host starts one
