@@ -568,6 +568,23 @@ std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario&
   std::string groups;
   for (const std::string& g : w.ignore_groups) groups += (groups.empty() ? "" : " ") + g;
   out.emplace_back("workload.ignore_groups", groups);
+  const BackgroundSpec& b = s.background;
+  if (!b.file.empty() || !b.cdf.empty()) {
+    if (!b.file.empty()) out.emplace_back("background.file", b.file);
+    out.emplace_back("background.begin", std::to_string(b.begin) + "ps");
+    if (!b.cdf.empty()) {
+      out.emplace_back("background.cdf", b.cdf);
+      out.emplace_back("background.load", fmt::format("{}", b.load));
+      out.emplace_back("background.end", std::to_string(b.end) + "ps");
+      std::string hosts = b.hosts;
+      if (b.hosts == "list") {
+        hosts.clear();
+        for (uint32_t h : b.host_ids) hosts += (hosts.empty() ? "" : " ") + std::to_string(h);
+      }
+      out.emplace_back("background.hosts", hosts);
+      out.emplace_back("background.seed", std::to_string(b.seed_set ? b.seed : s.net.seed));
+    }
+  }
   out.emplace_back("network.config", s.net.path == s.path ? "" : s.net.path);
   out.emplace_back("output.dir", s.output_dir);
   return out;

@@ -183,7 +183,8 @@ std::vector<std::string> scenario_keys();
 
 /// Every scenario key with its effective value, as ("section.key", text) pairs: name, the topology
 /// (file, or generator and all its parameters, defaults included; rates as "400Gbps", times in ps as
-/// "500000ps"), the workload keys, network.config (the base config, "" if none) and output.dir.
+/// "500000ps"), the workload keys, the [background] keys if it is given (end in ps whether `end` or
+/// `duration` was written; seed the effective one), network.config (the base config, "" if none) and output.dir.
 /// [wormhole] and [network] values are the network settings (effective_settings). For the run record.
 std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario& s);
 
