@@ -162,7 +162,7 @@ std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r) {
     const std::vector<FlowSpec> f = expected_traffic(*j.workload, j.layout, j.options);
     flows.insert(flows.end(), f.begin(), f.end());
   }
-  flows.insert(flows.end(), r.background.begin(), r.background.end());
+  flows.insert(flows.end(), r.background.flows.begin(), r.background.flows.end());
   return flows;
 }
 

@@ -14,6 +14,7 @@
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/topology.h"
 #include "wormhole/net/network.h"
+#include "wormhole/scenario/background.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/topo/simai_topology.h"
 #include "wormhole/workload/chakra.h"
@@ -89,12 +90,10 @@ struct WorkloadRun {
   GroupLayout layout;
   /// A [[job]] scenario (sc.jobs not empty; `workload` and `layout` unused): each job's workload,
   /// its run (layout, options with its hosts and start; JobRun::workload points into
-  /// job_workloads, whose elements stay put when the WorkloadRun is moved), its topology GPUs, and
-  /// the background flows already added to the network.
+  /// job_workloads, whose elements stay put when the WorkloadRun is moved) and its topology GPUs.
   std::vector<Workload> job_workloads;
   std::vector<JobRun> jobs;
   std::vector<std::vector<uint32_t>> hosts;
-  std::vector<FlowSpec> background;
   std::vector<std::string> job_dirs;  ///< each job's output folder (make_workload_outputs)
   SimConfig cfg;  ///< the scenario's network settings, output paths set by make_workload_outputs
   std::unique_ptr<Network> net;
@@ -103,6 +102,7 @@ struct WorkloadRun {
   std::string out, results;  ///< the output folder and the HDF5 results path
   std::vector<std::pair<std::string, std::string>> overrides;  ///< applied to the scenario, in order
   MonitorSession::Plan monitors;  ///< set by make_workload_outputs
+  Background background;          ///< [background] flows, added to `net` before any workload's or job's (ids from 0)
 };
 /// Reads the scenario, its topology and workload (or traces, or jobs and background flows),
 /// estimates the memory (memory_check.h) and builds the network (with the background flows).
@@ -160,9 +160,12 @@ std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs);
 /// flow's record in id order. Throws InputError if a file cannot be written.
 void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records);
 /// Says on stderr which jobs are incomplete; unless `quiet`, one line per job (iteration times,
-/// exposed communication, flows), the background flows finished, and the run summary.
+/// exposed communication, flows), the background flows finished and, given the run's `net` (one
+/// process; nullptr over ranks, where running flows' progress is on other ranks), their slowdown and
+/// offered / achieved load, then the run summary.
 void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
-                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet);
+                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
+                        const Network* net);
 /// One process: runs a loaded [[job]] scenario (run_jobs.cpp, docs/workloads.md §11). Exit status
 /// 0 when every job completed, 3 when one did not.
 int run_jobs_scenario(const RunOptions& o, WorkloadRun& r);

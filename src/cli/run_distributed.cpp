@@ -376,7 +376,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     if (!complete && work.report)
       std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
     if (work.jobs)  // says which jobs are incomplete, quiet or not
-      print_jobs_summary(wr, *work.jobs, g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc, o.quiet);
+      print_jobs_summary(wr, *work.jobs, g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc, o.quiet, nullptr);
     if (o.quiet) {
       wormhole->print_warnings();
       return;

@@ -16,6 +16,7 @@
 #include "wormhole/io/flows.h"
 #include "wormhole/core/input_error.h"
 #include "wormhole/io/workload_results.h"
+#include "wormhole/scenario/background.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/workload/jobs.h"
 #include "wormhole_session.h"
@@ -95,16 +96,12 @@ void load_jobs(WorkloadRun& r, bool speak) {
         if (g == to_string(c)) d.ignore_group[static_cast<size_t>(c)] = true;
     r.jobs.push_back(std::move(run));
   }
-  if (!sc.background.file.empty()) {
-    std::vector<std::string> notes;
-    r.background = read_flows(sc.background.file, topo.topo, &notes);
-    if (speak)
-      for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
-    if (!r.background.empty()) {
-      const Time shift = sc.background.begin - r.background.front().start;  // starts are sorted
-      for (FlowSpec& f : r.background) f.start += shift;
-    }
-  }
+  std::vector<uint32_t> busy;  // the jobs' GPUs: "free" background hosts are the others
+  for (const auto& h : r.hosts) busy.insert(busy.end(), h.begin(), h.end());
+  std::vector<std::string> notes;
+  r.background = make_background(sc, topo, busy, &notes);
+  if (speak)
+    for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
 }
 
 std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs) {
@@ -148,7 +145,8 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
 }
 
 void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
-                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet) {
+                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
+                        const Network* net) {
   const Scenario& sc = r.sc;
   const std::vector<size_t> flows = flows_per_job(jobs, records);
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
@@ -163,9 +161,15 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vec
                rep.pp > 1 ? fmt::format(", bubble {} us", us(rep.end_to_end.bubble)) : "", flows[k]);
   }
   if (quiet) return;
-  size_t bg_done = 0;
-  for (const FlowRecord& f : records) bg_done += jobs.job_of_flow(f.id) == jobs.size() && f.finished();
-  if (!r.background.empty()) fmt::print("background: {} of {} flows finished\n", bg_done, r.background.size());
+  if (!r.background.empty()) {
+    if (net) {  // the background's ids are 0 .. n - 1: added before any job's flow
+      fmt::print("{}\n", format_background_outcome(r.background, background_outcome(r.background, *net, 0, net->client_now())));
+    } else {  // over ranks: running flows' progress is on other ranks; what finished is known
+      size_t done = 0;
+      for (const FlowRecord& f : records) done += jobs.job_of_flow(f.id) == jobs.size() && f.finished();
+      fmt::print("background: {} of {} flows finished\n", done, r.background.flows.size());
+    }
+  }
   print_run_summary(records, s, pfc_frames, wall_s, cc);
 }
 
@@ -201,7 +205,7 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   write_hdf5_results(r.results, records, fabric.pfc_, meta, nullptr, wormhole.report(), &reports);
   wormhole.write_memo();
   write_jobs_reports(r, *work.jobs, records);
-  print_jobs_summary(r, *work.jobs, records, meta.stats, fabric.pfc_.size(), wall, meta.cc, o.quiet);
+  print_jobs_summary(r, *work.jobs, records, meta.stats, fabric.pfc_.size(), wall, meta.cc, o.quiet, &net);
   if (!o.quiet) {
     wormhole.print_summary();
     fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", r.out, r.out);

@@ -82,7 +82,6 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
   MemoryEstimate m;
   m.network = estimate_network_bytes(r.topo.topo);
   if (!r.jobs.empty()) {
-    m.flows = r.background.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
     for (const JobRun& run : r.jobs) {
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
       m.plans += c.plan_bytes;
@@ -95,6 +94,7 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
     m.run_flows = c.flows * bytes_per_flow();
     m.run_flow_count = c.flows;
   }
+  m.flows = r.background.flows.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
   std::string source;
   const uint64_t limit = memory_limit(o.memory_limit, &source);
   check_memory(m, limit, source, r.sc.path, r.sc.topology.line, speak && !o.quiet);
@@ -161,6 +161,15 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),
                      fmt::format("give a GPU id below {}", r.topo.gpus));
 
+  if (sc.jobs.empty()) {
+    std::vector<uint32_t> busy(r.layout.gpus);  // the workload's GPUs: 0 .. gpus - 1
+    for (uint32_t g = 0; g < r.layout.gpus; ++g) busy[g] = g;
+    std::vector<std::string> notes;
+    r.background = make_background(sc, r.topo, busy, &notes);
+    if (speak)
+      for (const std::string& m : notes) std::fprintf(stderr, "wormhole: note: %s\n", m.c_str());
+  }
+
   // The network checks the config against the links (e.g. ECN maps) before any folder is made.
   r.cfg = sc.net;
   std::string cc_warning;
@@ -176,11 +185,11 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
       if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
   if (o.check_memory) check_workload_memory(o, r, speak);
   r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
+  if (!r.background.empty()) r.net->add_flows(r.background.flows, r.background.source);  // ids 0 .. n - 1
   if (r.cfg.port_mon) select_ports(*r.net, r.cfg);  // its node ids, checked before any output
   if (speak) warn_ns_truncation(r.cfg, r.topo.topo);
   if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
     std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());
-  if (!r.background.empty()) r.net->add_flows(r.background, sc.background.file);
   r.until = r.cfg.stop_time();
   if (sc.workload.max_time > 0) r.until = std::min(r.until, sc.workload.max_time);
   return r;
@@ -234,9 +243,8 @@ void print_workload_header(const WorkloadRun& r) {
 
 void print_training_header(const WorkloadRun& r) {
   if (!r.jobs.empty()) {
-    fmt::print("{}: {} jobs on {} GPUs ({} per server), {} nodes, {} links{}\n", r.sc.name, r.jobs.size(), r.topo.gpus,
-               r.topo.gpus_per_server, r.topo.topo.num_nodes, r.topo.topo.links.size(),
-               r.background.empty() ? "" : fmt::format(", {} background flows", r.background.size()));
+    fmt::print("{}: {} jobs on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name, r.jobs.size(), r.topo.gpus,
+               r.topo.gpus_per_server, r.topo.topo.num_nodes, r.topo.topo.links.size());
     for (size_t k = 0; k < r.jobs.size(); ++k)
       fmt::print("  job {}: GPUs {}-{} ({} GPUs), start {:.3f} us\n", r.sc.jobs[k].name, r.hosts[k].front(),
                  r.hosts[k].back(), r.hosts[k].size(), double(r.sc.jobs[k].start) / kUs);
@@ -247,6 +255,7 @@ void print_training_header(const WorkloadRun& r) {
   } else {
     print_workload_header(r);
   }
+  if (!r.background.empty()) fmt::print("{}\n", r.background.describe());
 }
 
 TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward) {
@@ -285,7 +294,8 @@ int run_workload_scenario(const RunOptions& o) {
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
   const bool chakra = !r.chakra.ranks.empty();
-  if (!chakra) r.options.memo = wormhole.collective_memo(net, cfg);
+  if (!r.background.empty()) WormholeSession::collective_unused(cfg, "background flows share the fabric");
+  else if (!chakra) r.options.memo = wormhole.collective_memo(net, cfg);
   else WormholeSession::collective_unused(cfg, "a Chakra trace's collectives are not offered to it");
   TrainingWork work = make_training_work(r, &obs);
   obs.progress().set_fraction([&work] { return work.client->progress(); }, chakra ? "trace nodes" : "collectives");
@@ -319,6 +329,8 @@ int run_workload_scenario(const RunOptions& o) {
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
     print_workload_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size(), meta.cc);
+    if (!r.background.empty())
+      fmt::print("{}\n", format_background_outcome(r.background, background_outcome(r.background, net, 0, net.client_now())));
     wormhole.print_summary();
     fmt::print("outputs: {}{}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")",
                monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");

@@ -10,11 +10,13 @@
 #include <map>
 #include <sstream>
 
+#include <fmt/core.h>
 #include <toml++/toml.h>
 
 #include "items.h"
 #include "topology_spec.h"
 #include "wormhole/core/input_error.h"
+#include "wormhole/io/poisson_flows.h"
 
 namespace wh {
 namespace {
@@ -24,7 +26,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kSections = {"topology", "workload", "network", "wormhole", "output", "job", "background"};
 const std::vector<std::string> kJobKeys = {"name", "workload", "gpus", "placement", "start", "iterations", "pipeline"};
-const std::vector<std::string> kBackgroundKeys = {"file", "begin"};
+const std::vector<std::string> kBackgroundKeys = {"file", "begin", "cdf", "load", "duration", "end", "hosts", "seed"};
 const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "send_latency", "zero_chunk",
                                                 "report_gpu", "max_time",   "ignore_groups", "pipeline",
                                                 "chakra",     "comm_groups"};
@@ -284,8 +286,9 @@ class Reader {
   }
 
   /// gpus = N (a count), "a-b" (a range of topology GPU ids) or [ids...].
-  std::vector<uint32_t> gpu_list(const Item& it, uint32_t& count) {
-    const std::string fix = "write gpus = 16 (a count placed by placement), gpus = \"0-15\" or gpus = [0, 1, 2, 3]";
+  std::vector<uint32_t> gpu_list(const Item& it, uint32_t& count,
+                                 const std::string& fix = "write gpus = 16 (a count placed by placement), gpus = "
+                                                          "\"0-15\" or gpus = [0, 1, 2, 3]") {
     std::vector<uint32_t> ids;
     if (it.node->is_integer()) {
       count = static_cast<uint32_t>(get_count(it, 1));
@@ -314,7 +317,7 @@ class Reader {
       if (b < a) fail(it, "range \"" + r + "\" ends before it starts", fix);
       for (uint32_t g = a; g <= b; ++g) ids.push_back(g);
     }
-    if (ids.empty()) fail(it, "the job has no GPUs", fix);
+    if (ids.empty()) fail(it, "no GPUs are listed", fix);
     std::vector<uint32_t> sorted = ids;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) fail(it, "a GPU is listed twice", fix);
@@ -330,14 +333,98 @@ class Reader {
          "write pipeline = \"1f1b\" (default), \"gpipe\", or \"none\" (PP taken as 1, as SimAI's ns-3 backend)");
   }
 
+  /// [background]: a flow file, or a generated Poisson load (docs/workloads.md §11).
   void read_background(BackgroundSpec& b) {
     b.line = section_line("background");
+    const Item* generated_only = nullptr;  // the first key that only a generated load takes
+    const Item *duration = nullptr, *end = nullptr, *load = nullptr;
     for (const Item& it : items_["background"]) {
       if (it.key == "file") b.file = get_existing_path(it, dir_, "background flow file");
       else if (it.key == "begin") b.begin = get_time(it);
+      else if (it.key == "cdf") read_cdf(it, b);
+      else {
+        if (!generated_only) generated_only = &it;
+        if (it.key == "load") {
+          b.load = get_number(it);
+          if (!(b.load > 0 && b.load <= 1))
+            fail(it, fmt::format("load {} is not in (0, 1]", b.load),
+                 "give the fraction of each sending host's link bandwidth, e.g. load = 0.3");
+          load = &it;
+        } else if (it.key == "duration") duration = &it;
+        else if (it.key == "end") end = &it;
+        else if (it.key == "seed") b.seed = get_count(it, 0, INT64_MAX), b.seed_set = true;
+        else if (it.key == "hosts") read_hosts(it, b);
+      }
     }
-    if (has_section("background") && b.file.empty())
-      throw InputError(path_, b.line, "[background] has no file", "add file = \"flow.txt\" (an HPCC flow file)");
+    if (!has_section("background")) return;
+    const std::string where = "[background]";
+    if (!b.file.empty() && !b.cdf.empty())
+      throw InputError(path_, b.line, where + " gives both file and cdf",
+                       "give file (an HPCC flow file) or cdf (a generated Poisson load), not both");
+    if (b.file.empty() && b.cdf.empty())
+      throw InputError(path_, b.line, where + " has no file or cdf",
+                       "add file = \"flow.txt\" (an HPCC flow file) or cdf = \"websearch\" with load and duration");
+    if (!b.file.empty()) {
+      if (generated_only)
+        fail(*generated_only, generated_only->key + " applies to a generated load (cdf), not to a flow file",
+             "drop it, or replace file by cdf = \"websearch\"");
+      return;
+    }
+    if (!load) throw InputError(path_, b.line, where + ": a generated load needs load", "add load = 0.3 (30 % of each host's link)");
+    if (duration && end)
+      fail(*end, "both duration and end are given", "give one: duration = \"1ms\" or end = \"1.05ms\"");
+    if (!duration && !end)
+      throw InputError(path_, b.line, where + ": a generated load needs duration or end",
+                       "add duration = \"1ms\" (arrivals from begin to begin + duration)");
+    b.end = end ? get_time(*end) : b.begin + get_time(*duration);
+    if (b.end <= b.begin)
+      fail(end ? *end : *duration, end ? "end is not after begin" : "duration is 0",
+           "give the window a length, e.g. duration = \"1ms\"");
+  }
+
+  /// cdf = a shipped name (any case) or the path of a CDF file.
+  void read_cdf(const Item& it, BackgroundSpec& b) {
+    const std::string v = get_string(it);
+    b.cdf_line = it.line;
+    const std::vector<std::string> names = shipped_flow_size_cdf_names();
+    std::string low = v;
+    for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (contains(names, low)) {
+      b.cdf = low;
+      b.cdf_shipped = true;
+      return;
+    }
+    const fs::path p = it.from_command_line() || fs::path(v).is_absolute() ? fs::path(v) : fs::path(dir_) / v;
+    if (!fs::is_regular_file(p))
+      fail(it, "\"" + v + "\" is neither a shipped CDF nor a file (looked for " + p.string() + ")",
+           "name a shipped CDF (" + join(names) + "; closest: " + closest(v, names) +
+               ") or give the path of a CDF file (SIZE_BYTES PERCENT per line)");
+    b.cdf = p.string();
+    b.cdf_shipped = false;
+  }
+
+  static std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  }
+
+  /// hosts = "all", "free", "a-b" or [ids].
+  void read_hosts(const Item& it, BackgroundSpec& b) {
+    b.hosts_line = it.line;
+    if (it.node->is_string() || it.from_command_line()) {
+      const std::string v = get_string(it);
+      if (v == "all" || v == "free") {
+        b.hosts = v;
+        return;
+      }
+    }
+    if (it.node->is_integer())
+      fail(it, "hosts takes which hosts send, not a count",
+           "write hosts = \"all\", \"free\" (the GPUs no job uses), a range \"0-15\" or an array [0, 1, 2]");
+    uint32_t count = 0;
+    b.host_ids = gpu_list(it, count, "write hosts = \"all\", \"free\", a range \"0-15\" or an array [0, 1, 2]");
+    b.hosts = "list";
   }
 
   void read_workload(WorkloadSpec& w, bool jobs) {
@@ -486,6 +573,23 @@ std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario&
   std::string groups;
   for (const std::string& g : w.ignore_groups) groups += (groups.empty() ? "" : " ") + g;
   out.emplace_back("workload.ignore_groups", groups);
+  const BackgroundSpec& b = s.background;
+  if (!b.file.empty() || !b.cdf.empty()) {
+    if (!b.file.empty()) out.emplace_back("background.file", b.file);
+    out.emplace_back("background.begin", std::to_string(b.begin) + "ps");
+    if (!b.cdf.empty()) {
+      out.emplace_back("background.cdf", b.cdf);
+      out.emplace_back("background.load", fmt::format("{}", b.load));
+      out.emplace_back("background.end", std::to_string(b.end) + "ps");
+      std::string hosts = b.hosts;
+      if (b.hosts == "list") {
+        hosts.clear();
+        for (uint32_t h : b.host_ids) hosts += (hosts.empty() ? "" : " ") + std::to_string(h);
+      }
+      out.emplace_back("background.hosts", hosts);
+      out.emplace_back("background.seed", std::to_string(b.seed_set ? b.seed : s.net.seed));
+    }
+  }
   out.emplace_back("network.config", s.net.path == s.path ? "" : s.net.path);
   out.emplace_back("output.dir", s.output_dir);
   return out;

@@ -6,6 +6,7 @@ Environment as test_refruns.py (WORMHOLE, WH_SOURCE_DIR)."""
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -118,6 +119,43 @@ class Jobs(unittest.TestCase):
         rows = [line.split() for line in (out / "fct.txt").read_text().splitlines()]
         starts = sorted(int(r[5]) for r in rows if int(r[4]) in (1000000, 2000000))
         self.assertEqual(starts, [50_000, 60_000])  # ns: begin, and the second 10 us later
+
+    def test_generated_background_slows_a_job_on_a_shared_spine(self):
+        # Job a on servers 0 and 2, one spine; a Poisson WebSearch load at 0.5 from the free GPUs (servers 1
+        # and 3) crosses the same spine: a's iterations are slower than alone, the same scenario gives the same
+        # flows, and the report gives the background's flows, slowdown and load.
+        topo = topology(1, per_segment=2)
+        bg = '[background]\ncdf = "websearch"\nload = 0.5\nduration = "1ms"\nhosts = "free"\n'
+        p, out = self.run_wh("bg", scenario(topo, [("a", A, "")]) + bg)
+        _, again = self.run_wh("bg2", scenario(topo, [("a", A, "")]) + bg)
+        _, alone = self.run_wh("alone", scenario(topo, [("a", A, "")]))
+        self.assertGreater(float(read_jobs(out)["a"]["mean_iteration_us"]),
+                           1.05 * float(read_jobs(alone)["a"]["mean_iteration_us"]))
+        self.assertEqual((out / "fct.txt").read_bytes(), (again / "fct.txt").read_bytes())
+        self.assertRegex(p.stdout, r"background: Poisson load 0.5 of 16 hosts' links .* websearch CDF .* flows \(\d+ expected\)")
+        self.assertRegex(p.stdout, r"background: \d+ of \d+ flows finished; slowdown mean [\d.]+ p50 [\d.]+ p99")
+        m = re.search(r"background load: offered ([\d.]+), achieved ([\d.]+)", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertLessEqual(float(m.group(2)), float(m.group(1)))
+        # Background flows start only on the free GPUs and go to another server's.
+        a = set(A)
+        for row in (out / "fct.txt").read_text().splitlines():
+            src, dst = (int(x, 16) >> 8 & 0xFFFF for x in row.split()[:2])  # 0b00XXYY01: node = XX·256 + YY
+            if src not in a:
+                self.assertNotIn(dst, a)
+                self.assertNotEqual(src // 8, dst // 8)
+
+    def test_generated_background_beside_a_single_workload(self):
+        text = f'{topology(2)}\n[workload]\nfile = "w.txt"\nsend_latency = "2us"\n[network]\n' \
+               f'config = "{SOURCE_DIR / "inputs" / "llm" / "SimAI.conf"}"\n' \
+               '[background]\ncdf = "fb_hadoop"\nload = 0.2\nduration = "500us"\nhosts = "0-31"\nseed = 9\n'
+        p, _ = self.run_wh("single", text.replace("gpus = 32", "gpus = 16").replace('"0-31"', '"0-15"'))
+        self.assertIn("seed 9", p.stdout)
+        self.assertRegex(p.stdout, r"background: \d+ of \d+ flows finished")
+        self.assertIn("background load: offered", p.stdout)
+        p, out = self.run_wh("single_bad", text.replace("gpus = 32", "gpus = 16"), expect=2)
+        self.assertIn("node 16 is not a host", p.stderr)
+        self.assertFalse(out.exists(), "nothing is written for bad input")
 
     def test_bad_jobs(self):
         topo = topology(2)

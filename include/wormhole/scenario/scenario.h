@@ -46,7 +46,8 @@
 //     comm_groups (path)
 //   [[job]] (several jobs on the fabric; then [workload] has no file) name, workload (path), gpus (count |
 //     "a-b" | [ids]), placement ("packed" | "spread"), start (time), iterations, pipeline
-//   [background] file (an HPCC flow file), begin (time)
+//   [background] file (an HPCC flow file) or cdf (a shipped name or a CDF file) with load (in (0, 1]), duration
+//     or end (times), hosts ("all" | "free" | "a-b" | [ids]), seed; begin (time) for both
 //   [network] config (a base config file; optional) and any HPCC key (hpcc_config.h) as an integer,
 //     float, boolean (1 / 0), string (its text, e.g. KMAX_MAP = "1 400000000000 3200") or array of
 //     these (joined by spaces).
@@ -117,11 +118,27 @@ struct JobSpec {
   int line = 0;                  ///< line of its [[job]] header
 };
 
-/// Background traffic beside the jobs ([background]): an HPCC flow file on the same topology.
+/// Background traffic beside the workload or jobs ([background], docs/workloads.md §11): an HPCC flow
+/// file on the same topology, or a generated Poisson load (io/poisson_flows.h); not both.
 struct BackgroundSpec {
   std::string file;   ///< flow.txt ("" = none)
-  Time begin = 0;     ///< the file's earliest start is moved to this time; the others keep their offsets
-  int line = 0;
+  /// With `file`: the file's earliest start is moved to this time, the others keep their offsets. With
+  /// `cdf`: the generated arrivals start then. ps.
+  Time begin = 0;
+  /// A generated load: a shipped CDF's name in lower case (shipped_flow_size_cdf_names()) or the path of
+  /// a CDF file ("" = no generated load).
+  std::string cdf;
+  bool cdf_shipped = false;  ///< `cdf` is a shipped name, not a path
+  double load = 0;    ///< offered load per sending host, a fraction of its link bandwidth in (0, 1]
+  Time end = 0;       ///< ps: arrivals in [begin, end) (from `end`, or begin + `duration`)
+  /// Which hosts send: "all" (every host of the topology), "free" (the GPUs no [[job]] runs on) or
+  /// "list" (`host_ids`).
+  std::string hosts = "all";
+  std::vector<uint32_t> host_ids;  ///< with hosts = "list", as given
+  bool seed_set = false;
+  uint64_t seed = 0;  ///< with seed_set; else the network's SEED
+  int line = 0;       ///< line of [background]
+  int hosts_line = 0, cdf_line = 0;  ///< lines of `hosts` and `cdf` (0 if not given)
 };
 
 /// A parsed scenario. Network settings are already merged into `net` (a SimConfig), outputs
@@ -166,7 +183,8 @@ std::vector<std::string> scenario_keys();
 
 /// Every scenario key with its effective value, as ("section.key", text) pairs: name, the topology
 /// (file, or generator and all its parameters, defaults included; rates as "400Gbps", times in ps as
-/// "500000ps"), the workload keys, network.config (the base config, "" if none) and output.dir.
+/// "500000ps"), the workload keys, the [background] keys if it is given (end in ps whether `end` or
+/// `duration` was written; seed the effective one), network.config (the base config, "" if none) and output.dir.
 /// [wormhole] and [network] values are the network settings (effective_settings). For the run record.
 std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario& s);
 
