@@ -36,10 +36,20 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     else
       fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
-  if (!r.exposure_measured) {
-    fmt::print("GPU {}: compute {:.3f} us; exposed communication not computed for Chakra traces (per GPU compute and "
-               "finish: gpus.csv); total {:.3f} us\n",
-               r.report_gpu, us(e.total_compute), us(e.total));
+  const auto finished = [&](const GpuRecord& g) {
+    return g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish");
+  };
+  if (!r.exposure_by_group) {
+    // A Chakra trace: one total per GPU, ASTRA-sim's "exposed communication" (finish - GPU compute).
+    fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (finish - GPU compute, as ASTRA-sim; not "
+               "split by group); total {:.3f} us\n",
+               r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.total));
+    if (!r.per_gpu.empty()) {
+      const GpuRecord& g = r.per_gpu[r.slowest_gpu];
+      fmt::print("slowest GPU {}{}: compute {:.3f} us; exposed communication {:.3f} us; {} (per GPU: gpus.csv)\n",
+                 r.slowest_gpu, r.slowest_gpu == r.report_gpu ? " (the GPU above)" : "", us(g.compute),
+                 us(g.exposed()), finished(g));
+    }
   } else {
     fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}{}); "
                "{}total {:.3f} us\n",
@@ -47,7 +57,7 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
                us(e.exposed_ep), us(e.exposed_dp_ep), r.pp > 1 ? fmt::format(", PP {:.3f}", us(e.exposed_pp)) : "",
                r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(e.bubble)) : "", us(e.total));
   }
-  if (!r.per_gpu.empty() && r.exposure_measured) {
+  if (!r.per_gpu.empty() && r.exposure_by_group) {
     // The report GPU need not be where the time goes: name the GPU exposed longest.
     const GpuRecord& g = r.per_gpu[r.slowest_gpu];
     fmt::print("slowest GPU {}{}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, "

@@ -236,7 +236,7 @@ class Hdf5Results(WormholeTestCase):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
         self.assertTrue(self.h5.is_file(), f"{self.h5} not written")
         with h5py.File(self.h5, "r") as f:
-            self.assertEqual(int(f.attrs["layout_version"]), 4)
+            self.assertEqual(int(f.attrs["layout_version"]), 5)
             flows = f["flows"][:]
             self.assertEqual(flows.shape, (16,))
             self.assertEqual(set(flows.dtype.names), set(self.FLOW_FIELDS))

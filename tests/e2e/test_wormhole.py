@@ -74,7 +74,7 @@ class BundledExampleFastForwarded(WormholeTestCase):
         skips, backs, checks, found, pkts, events = map(int, (skips, backs, checks, found, pkts, events))
         self.assertEqual((skips, backs), (1, 0))
         with h5py.File(work / "out" / "hpcc" / "results.h5") as f:
-            self.assertEqual(int(f.attrs["layout_version"]), 4)
+            self.assertEqual(int(f.attrs["layout_version"]), 5)
             g = f["wormhole"]
             self.assertEqual(int(g.attrs["skips"]), skips)
             self.assertEqual(int(g.attrs["steady_checks"]), checks)

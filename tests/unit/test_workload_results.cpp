@@ -448,7 +448,7 @@ TEST(WorkloadResults, Hdf5RoundTrip) {
 
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
-  EXPECT_EQ(read_attr<uint64_t>(file, "layout_version", H5T_NATIVE_UINT64), 4u);
+  EXPECT_EQ(read_attr<uint64_t>(file, "layout_version", H5T_NATIVE_UINT64), 5u);
   const hid_t str = vlen_string();
 #define FIELD(T, S, f, t) H5Tinsert(T, #f, HOFFSET(S, f), t)
 
