@@ -45,8 +45,14 @@ int run_command(const RunOptions& o);
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
 /// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
-/// micro-batches find_micro_batches can find — before any output is made.
-void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule);
+/// micro-batches find_micro_batches can find or, interleaved, when ga is not a multiple of PP or the
+/// micro-batches cannot be cut into the model chunks — before any output is made. Returns the model
+/// chunks per stage the driver runs (DriverOptions::virtual_stages): with "interleaved" `virtual_stages`,
+/// or the header's vpp when it is 0 (as SimAI's analytical model reads vpp); otherwise 1.
+uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule,
+                        uint32_t virtual_stages);
+/// "1F1B", "GPipe" or "interleaved 1F1B, v chunks per stage": the schedule the driver runs.
+std::string pipeline_name(const DriverOptions& o);
 /// Runs a .toml scenario with [[job]] entries: several jobs (and background flows) on one fabric
 /// (run_jobs.cpp, docs/workloads.md §11). One process only.
 int run_jobs_scenario(const RunOptions& o);

@@ -98,12 +98,13 @@ int run_jobs_scenario(const RunOptions& o) {
     }
     for (const std::string& m : notes)
       std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", workloads[k].file.c_str(), m.c_str());
-    check_micro_batches(workloads[k], run.layout, pipeline);
+    const uint32_t chunks = check_pipeline(workloads[k], run.layout, pipeline, sc.workload.virtual_stages);
     DriverOptions& d = run.options;
     d.iterations = j.iterations ? j.iterations : sc.workload.iterations;
     d.send_latency = sc.workload.send_latency;
     d.zero_chunk = sc.workload.zero_chunk;
     d.pipeline = pipeline;
+    d.virtual_stages = chunks;
     d.start = j.start;
     d.hosts = hosts[k];
     for (const std::string& g : sc.workload.ignore_groups)
