@@ -135,9 +135,10 @@ void print_interrupted(const RunMetadata& meta, size_t finished, size_t flows, c
 /// scenario's [wormhole] table) but Wormhole is off, so they do nothing.
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given);
 
-/// Notes on stderr (unless quiet) that SimAI's monitor keys (BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE)
-/// are read but not written, and what gives the same figures.
-void note_simai_monitors(const SimConfig& cfg, bool quiet);
+/// Notes on stderr (unless quiet) which of SimAI's monitor files (BW_MON_FILE, RATE_MON_FILE,
+/// CNP_MON_FILE) a base config such as SimAI.conf names but the scenario `scenario` does not ask for:
+/// they are not written (their paths are SimAI's), and how to ask for them.
+void note_simai_monitors(const SimConfig& cfg, const std::string& scenario, bool quiet);
 
 /// Warns on stderr when NS_TRUNCATION 1 makes the fastest link's packets > 2 % fast.
 void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);

@@ -129,7 +129,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
     for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     warn_unused_wormhole(sc.net, sc.wormhole_table);
-    note_simai_monitors(sc.net, o.quiet);
+    note_simai_monitors(sc.net, sc.path, o.quiet);
   }
 
   // Inputs first, all of them: nothing is written until every input has been checked.
