@@ -10,6 +10,8 @@ from .load import load_flows, open_results, table
 from .plots import pyplot, save
 
 GROUPS = ("tp", "dp", "ep", "dp_ep", "pp")  # pp: exposed pipeline communication (0 without a pipeline)
+# A Chakra trace's exposure is one total per GPU (ASTRA-sim's finish - GPU compute), drawn as this segment.
+UNGROUPED = "ungrouped"
 
 
 def run_labels(paths, given=None):
@@ -81,8 +83,10 @@ def plot_fct_overlay(paths, labels, outdir, fmt="png"):
 
 def workload_figures(path):
     """{iterations: [time_ps], at the report GPU and at the slowest GPU: exposed communication by group
-    {tp, dp, ep, dp_ep, pp: ps} and the pipeline bubble (report_bubble_ps, slowest_bubble_ps), ...} of a
-    training-workload results file. A file written before /workload/gpus had PP columns reads 0 for them."""
+    {tp, dp, ep, dp_ep, pp, ungrouped: ps} and the pipeline bubble (report_bubble_ps, slowest_bubble_ps), ...}
+    of a training-workload results file. A Chakra trace's exposure is all "ungrouped" (exposure_by_group 0);
+    a file written before /workload/gpus had PP columns reads 0 for them, and a Chakra file from before
+    layout 5 (exposure_measured 0) has no exposed figures ("report" absent)."""
     with open_results(path) as f:
         if "workload" not in f:
             raise AnalysisError(f"{path}: no /workload group (not a training-workload run)")
@@ -93,10 +97,14 @@ def workload_figures(path):
                "report": {g: int(w.attrs.get(f"exposed_{g}_ps", 0)) for g in GROUPS},
                "report_bubble_ps": int(w.attrs.get("bubble_ps", 0)),
                "compute_ps": int(w.attrs.get("total_compute_ps", 0)), "complete": int(w.attrs.get("complete", 1)),
-               "exposure_measured": int(w.attrs.get("exposure_measured", 1))}
-        if not out["exposure_measured"]:  # a Chakra trace: no exposed figures to show
+               "exposure_by_group": int(w.attrs.get("exposure_by_group", 1))}
+        out["report"][UNGROUPED] = 0
+        if not int(w.attrs.get("exposure_measured", 1)):  # a Chakra file before layout 5: nothing to show
             del out["report"]
             return out
+        if not out["exposure_by_group"]:  # a Chakra trace: one total per GPU
+            out["report"] = {g: 0 for g in GROUPS}
+            out["report"][UNGROUPED] = int(w.attrs.get("total_exposed_ps", 0))
         if "gpus" in w:
             gpus = w["gpus"][:]
             names = gpus.dtype.names
@@ -104,6 +112,7 @@ def workload_figures(path):
             out["slowest_gpu"] = slow
             out["slowest"] = {g: int(gpus[f"exposed_{g}_ps"][slow]) if f"exposed_{g}_ps" in names else 0
                               for g in GROUPS}
+            out["slowest"][UNGROUPED] = 0 if out["exposure_by_group"] else int(gpus["exposed_ps"][slow])
             out["slowest_bubble_ps"] = int(gpus["bubble_ps"][slow]) if "bubble_ps" in names else 0
         return out
 
@@ -131,16 +140,22 @@ def plot_runs(paths, labels, out):
     ax1.grid(axis="y", alpha=0.3)
     ticks, names = [], []
     any_bubble = False
+    any_trace = any(not x.get("exposure_by_group", 1) for x in figs)
+    labelled = set()
     for i, (x, label) in enumerate(zip(figs, labels)):
         for j, (who, gpu) in enumerate((("report", x["report_gpu"]), ("slowest", x.get("slowest_gpu")))):
             if who not in x:  # no slowest GPU, or (a Chakra trace) no exposed figures at all
                 continue
             pos = 3 * i + j
             bottom = 0.0
-            for k, g in enumerate(GROUPS):
+            for k, g in enumerate(GROUPS + (UNGROUPED,)):
+                if g == UNGROUPED and not any_trace:
+                    continue  # no trace among the runs: no segment and no legend entry for it
+                name = "not split (trace)" if g == UNGROUPED else g.upper()
                 v = x[who][g] / 1e9
-                ax2.bar(pos, v, bottom=bottom, color=f"C{k + 4}", width=0.8, label=g.upper() if i == j == 0 else None,
+                ax2.bar(pos, v, bottom=bottom, color=f"C{k + 4}", width=0.8, label=None if name in labelled else name,
                         edgecolor="white" if who == "report" else "black", lw=0.5)
+                labelled.add(name)
                 bottom += v
             bubble = x[f"{who}_bubble_ps"] / 1e9
             if bubble > 0:

@@ -28,9 +28,14 @@ MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::strin
   };
   if (scenario.empty()) {
     if (!cfg.qlen_mon_file.empty()) p.qlen = cfg.qlen_mon_file;
+    p.bw = cfg.bw_mon_file, p.rate = cfg.rate_mon_file, p.cnp = cfg.cnp_mon_file;
     if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty()) p.trace = cfg.trace_output_file;
   } else {
     if (asked({"QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END"})) p.qlen = where(cfg.qlen_mon_file, "qlen.txt");
+    // SimAI's monitors: each file its scenario or command line names (their settings alone turn none on).
+    if (!cfg.bw_mon_file.empty() && asked({"BW_MON_FILE"})) p.bw = where(cfg.bw_mon_file, "bw.txt");
+    if (!cfg.rate_mon_file.empty() && asked({"RATE_MON_FILE"})) p.rate = where(cfg.rate_mon_file, "rate.txt");
+    if (!cfg.cnp_mon_file.empty() && asked({"CNP_MON_FILE"})) p.cnp = where(cfg.cnp_mon_file, "cnp.txt");
     if (cfg.enable_trace && asked({"ENABLE_TRACE", "TRACE_FILE", "TRACE_OUTPUT_FILE"})) {
       if (cfg.trace_file.empty()) {
         const auto [file, line] = cfg.origin_of("ENABLE_TRACE");
@@ -68,7 +73,11 @@ MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : 
                                            cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection);
     mux_.add(ports_.get(), ports_->first());
   }
-  if (qlen_ || ports_) net.set_sampler(&mux_, mux_.first());
+  if (!plan_.bw.empty() || !plan_.rate.empty() || !plan_.cnp.empty()) {
+    simai_ = std::make_unique<SimaiMonitors>(net, cfg, plan_.bw, plan_.rate, plan_.cnp, origin);
+    mux_.add(simai_.get(), simai_->first());
+  }
+  if (qlen_ || ports_ || simai_) net.set_sampler(&mux_, mux_.first());
   if (!plan_.trace.empty()) {
     trace_ = std::make_unique<TraceWriter>(net, plan_.trace, plan_.trace_nodes, origin);
     net.set_packet_trace(trace_.get());
@@ -96,11 +105,12 @@ void MonitorSession::finish(Time qlen_end, Time ports_end) {
   if (qlen_) qlen_->finish(qlen_end);
   if (ports_) ports_->finish(ports_end);
   if (trace_) trace_->finish();
+  if (simai_) simai_->finish(ports_end);
 }
 
 std::string MonitorSession::outputs() const {
   std::string s;
-  for (const std::string* p : {&plan_.qlen, &plan_.ports, &plan_.trace})
+  for (const std::string* p : {&plan_.qlen, &plan_.ports, &plan_.trace, &plan_.bw, &plan_.rate, &plan_.cnp})
     if (!p->empty()) s += " " + *p;
   return s;
 }

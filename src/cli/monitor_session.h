@@ -9,6 +9,7 @@
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/monitors.h"
+#include "wormhole/io/simai_monitors.h"
 #include "wormhole/net/network.h"
 
 namespace wh {
@@ -19,9 +20,11 @@ class MonitorSession {
   /// `out_dir`, by the file name the keys give (else qlen.txt, mix.tr), and qlen.txt and the trace are
   /// written only if the scenario itself or the command line sets one of their keys — not a base network
   /// config such as SimAI.conf, whose keys of the same names mean SimAI's own monitors (InputError for a
-  /// trace without TRACE_FILE). `results`: monitor.h5 goes beside it.
+  /// trace without TRACE_FILE); SimAI's monitor files likewise (their paths in SimAI.conf are SimAI's
+  /// container's). `results`: monitor.h5 goes beside it.
   struct Plan {
     std::string qlen, trace, ports;      ///< paths ("" = off)
+    std::string bw, rate, cnp;           ///< SimAI's monitor files (BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE; "" = off)
     std::vector<uint32_t> trace_nodes;   ///< TRACE_FILE's nodes
   };
   /// Reads TRACE_FILE (InputError if it is bad). Prints nothing.
@@ -37,7 +40,7 @@ class MonitorSession {
   void finish(Time qlen_end, Time ports_end);
   /// The files written, for the summary ("" if none).
   std::string outputs() const;
-  bool any() const { return qlen_ || ports_ || trace_; }
+  bool any() const { return qlen_ || ports_ || trace_ || simai_; }
 
  private:
   Network& net_;
@@ -46,6 +49,7 @@ class MonitorSession {
   std::unique_ptr<QlenMonitor> qlen_;
   std::unique_ptr<PortMonitor> ports_;
   std::unique_ptr<TraceWriter> trace_;
+  std::unique_ptr<SimaiMonitors> simai_;
   SampleMux mux_;
 };
 

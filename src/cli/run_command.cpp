@@ -118,14 +118,17 @@ std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions&
   return overrides;
 }
 
-void note_simai_monitors(const SimConfig& cfg, bool quiet) {
+void note_simai_monitors(const SimConfig& cfg, const std::string& scenario, bool quiet) {
   if (quiet) return;
   std::string keys;
-  for (const char* k : {"BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE"})
-    if (cfg.key_origin.count(k)) keys += std::string(keys.empty() ? "" : ", ") + k;
+  for (const char* k : {"BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE"}) {
+    const auto it = cfg.key_origin.find(k);
+    if (it != cfg.key_origin.end() && it->second.first != scenario && it->second.first != "command line")
+      keys += std::string(keys.empty() ? "" : ", ") + k;
+  }
   if (!keys.empty())
-    std::fprintf(stderr, "wormhole: note: %s (SimAI's monitors) are not written; --set PORT_MON=1 writes per-port "
-                         "utilisation, queues and PFC-paused time (monitor.h5)\n",
+    std::fprintf(stderr, "wormhole: note: %s of the base config (SimAI's monitors, at its paths) are not written; set "
+                         "them in the scenario's [network] table or with --set to write them into the output folder\n",
                  keys.c_str());
 }
 
@@ -176,7 +179,9 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   if (!o.output_dir.empty()) {
     // -o DIR puts every output there: the monitor and trace files keep their names.
     const std::filesystem::path d = std::filesystem::absolute(o.output_dir);
-    for (auto [key, path] : {std::pair{"QLEN_MON_FILE", &r.cfg.qlen_mon_file}, {"TRACE_OUTPUT_FILE", &r.cfg.trace_output_file}})
+    for (auto [key, path] : {std::pair{"QLEN_MON_FILE", &r.cfg.qlen_mon_file}, {"TRACE_OUTPUT_FILE", &r.cfg.trace_output_file},
+                             {"BW_MON_FILE", &r.cfg.bw_mon_file}, {"RATE_MON_FILE", &r.cfg.rate_mon_file},
+                             {"CNP_MON_FILE", &r.cfg.cnp_mon_file}})
       if (!path->empty()) {
         *path = (d / std::filesystem::path(*path).filename()).string();
         r.overrides.emplace_back(key, *path);
@@ -186,7 +191,7 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   if (speak)
     for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (speak) warn_unused_wormhole(cfg, false);
-  if (speak) note_simai_monitors(cfg, o.quiet);
+  // A flow-file run writes the SimAI monitors its config names (MonitorSession::plan).
   check_input_files(cfg);
   r.topo = read_topology(cfg.topology_file);
   std::vector<std::string> notes;
@@ -237,6 +242,9 @@ void check_config_outputs(const ConfigRun& r) {
     check_output_dir(r.cfg.qlen_mon_file, r.cfg.origin_of("QLEN_MON_FILE"), "QLEN_MON_FILE");
   if (r.cfg.enable_trace && !r.cfg.trace_file.empty() && !r.cfg.trace_output_file.empty())
     check_output_dir(r.cfg.trace_output_file, r.cfg.origin_of("TRACE_OUTPUT_FILE"), "TRACE_OUTPUT_FILE");
+  for (auto [key, path] : {std::pair{"BW_MON_FILE", &r.cfg.bw_mon_file}, {"RATE_MON_FILE", &r.cfg.rate_mon_file},
+                           {"CNP_MON_FILE", &r.cfg.cnp_mon_file}})
+    if (!path->empty()) check_output_dir(*path, r.cfg.origin_of(key), key);
 }
 
 void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path) {

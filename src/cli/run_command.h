@@ -48,8 +48,14 @@ int run_command(const RunOptions& o);
 /// the workload completed, 3 when collectives were left pending (watchdog or stop time).
 int run_workload_scenario(const RunOptions& o);
 /// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
-/// micro-batches find_micro_batches can find — before any output is made.
-void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule);
+/// micro-batches find_micro_batches can find or, interleaved, when ga is not a multiple of PP or the
+/// micro-batches cannot be cut into the model chunks — before any output is made. Returns the model
+/// chunks per stage the driver runs (DriverOptions::virtual_stages): with "interleaved" `virtual_stages`,
+/// or the header's vpp when it is 0 (as SimAI's analytical model reads vpp); otherwise 1.
+uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule,
+                        uint32_t virtual_stages);
+/// "1F1B", "GPipe" or "interleaved 1F1B, v chunks per stage": the schedule the driver runs.
+std::string pipeline_name(const DriverOptions& o);
 
 /// An HPCC config.txt scenario read and checked, its network built with its flows: where the
 /// single-process and the distributed run (run_distributed.cpp) both start.
@@ -192,9 +198,10 @@ void print_interrupted(const RunMetadata& meta, size_t finished, size_t flows, c
 /// scenario's [wormhole] table) but Wormhole is off, so they do nothing.
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given);
 
-/// Notes on stderr (unless quiet) that SimAI's monitor keys (BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE)
-/// are read but not written, and what gives the same figures.
-void note_simai_monitors(const SimConfig& cfg, bool quiet);
+/// Notes on stderr (unless quiet) which of SimAI's monitor files (BW_MON_FILE, RATE_MON_FILE,
+/// CNP_MON_FILE) a base config such as SimAI.conf names but the scenario `scenario` does not ask for:
+/// they are not written (their paths are SimAI's), and how to ask for them.
+void note_simai_monitors(const SimConfig& cfg, const std::string& scenario, bool quiet);
 
 /// Warns on stderr when NS_TRUNCATION 1 makes the fastest link's packets > 2 % fast.
 void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);

@@ -83,12 +83,13 @@ void load_jobs(WorkloadRun& r, bool speak) {
     }
     if (speak)
       for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", w.file.c_str(), m.c_str());
-    check_micro_batches(w, run.layout, pipeline);
+    const uint32_t chunks = check_pipeline(w, run.layout, pipeline, sc.workload.virtual_stages);
     DriverOptions& d = run.options;
     d.iterations = j.iterations ? j.iterations : sc.workload.iterations;
     d.send_latency = sc.workload.send_latency;
     d.zero_chunk = sc.workload.zero_chunk;
     d.pipeline = pipeline;
+    d.virtual_stages = chunks;
     d.start = j.start;
     d.hosts = r.hosts[k];
     for (const std::string& g : sc.workload.ignore_groups)

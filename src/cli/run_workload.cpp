@@ -36,10 +36,20 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     else
       fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
-  if (!r.exposure_measured) {
-    fmt::print("GPU {}: compute {:.3f} us; exposed communication not computed for Chakra traces (per GPU compute and "
-               "finish: gpus.csv); total {:.3f} us\n",
-               r.report_gpu, us(e.total_compute), us(e.total));
+  const auto finished = [&](const GpuRecord& g) {
+    return g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish");
+  };
+  if (!r.exposure_by_group) {
+    // A Chakra trace: one total per GPU, ASTRA-sim's "exposed communication" (finish - GPU compute).
+    fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (finish - GPU compute, as ASTRA-sim; not "
+               "split by group); total {:.3f} us\n",
+               r.report_gpu, us(e.total_compute), us(e.total_exposed), us(e.total));
+    if (!r.per_gpu.empty()) {
+      const GpuRecord& g = r.per_gpu[r.slowest_gpu];
+      fmt::print("slowest GPU {}{}: compute {:.3f} us; exposed communication {:.3f} us; {} (per GPU: gpus.csv)\n",
+                 r.slowest_gpu, r.slowest_gpu == r.report_gpu ? " (the GPU above)" : "", us(g.compute),
+                 us(g.exposed()), finished(g));
+    }
   } else {
     fmt::print("GPU {}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, DP_EP {:.3f}{}); "
                "{}total {:.3f} us\n",
@@ -47,7 +57,7 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
                us(e.exposed_ep), us(e.exposed_dp_ep), r.pp > 1 ? fmt::format(", PP {:.3f}", us(e.exposed_pp)) : "",
                r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(e.bubble)) : "", us(e.total));
   }
-  if (!r.per_gpu.empty() && r.exposure_measured) {
+  if (!r.per_gpu.empty() && r.exposure_by_group) {
     // The report GPU need not be where the time goes: name the GPU exposed longest.
     const GpuRecord& g = r.per_gpu[r.slowest_gpu];
     fmt::print("slowest GPU {}{}: compute {:.3f} us; exposed communication {:.3f} us (TP {:.3f}, DP {:.3f}, EP {:.3f}, "
@@ -55,8 +65,7 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
                r.slowest_gpu, r.slowest_gpu == r.report_gpu ? " (the GPU above)" : "", us(g.compute), us(g.exposed()),
                us(g.exposed_tp), us(g.exposed_dp), us(g.exposed_ep), us(g.exposed_dp_ep),
                r.pp > 1 ? fmt::format(", PP {:.3f}", us(g.exposed_pp)) : "",
-               r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(g.bubble)) : "", us(g.update),
-               g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish"));
+               r.pp > 1 ? fmt::format("pipeline bubble {:.3f} us; ", us(g.bubble)) : "", us(g.update), finished(g));
   }
   // total = compute + exposed communication + the rows' update delays (+ waits for other GPUs)
   fmt::print("collectives {}; flows {}; events {} in {:.3f} s wall ({:.2f} M events/s); CC {}; {}\n",
@@ -64,14 +73,26 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
              network_counts(s, pfc_frames));
 }
 
-void check_micro_batches(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule) {
-  if (layout.pp <= 1 || schedule == PipelineSchedule::None || w.header.micro) return;
+uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule,
+                        uint32_t virtual_stages) {
+  if (layout.pp <= 1 || schedule == PipelineSchedule::None || w.header.micro) return 1;
+  const uint32_t v = schedule != PipelineSchedule::Interleaved ? 1 : virtual_stages ? virtual_stages : w.header.vpp;
   try {
-    find_micro_batches(w, w.header.ga);
+    MicroBatches mb = find_micro_batches(w, w.header.ga);
+    if (v > 1) {
+      if (mb.rows.size() % layout.pp != 0)
+        throw std::invalid_argument(fmt::format("the interleaved schedule needs ga ({}) to be a multiple of PP ({})",
+                                                mb.rows.size(), layout.pp));
+      split_into_chunks(w, mb, v);
+    }
   } catch (const std::invalid_argument& e) {
     throw InputError(w.file, 1, e.what(),
-                     "give the ga the file was generated with, or run without the pipeline (workload.pipeline = \"none\")");
+                     v > 1 ? "set workload.virtual_stages to a count that divides the stage's layers, or run "
+                             "workload.pipeline = \"1f1b\""
+                           : "give the ga the file was generated with, or run without the pipeline "
+                             "(workload.pipeline = \"none\")");
   }
+  return v;
 }
 
 namespace {
@@ -113,7 +134,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
     for (const std::string& w : sc.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     warn_unused_wormhole(sc.net, sc.wormhole_table);
-    note_simai_monitors(sc.net, o.quiet);
+    note_simai_monitors(sc.net, sc.path, o.quiet);
   }
 
   // Inputs first, all of them: nothing is written until every input has been checked.
@@ -155,7 +176,8 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
                        fix);
     }
   }
-  if (sc.jobs.empty()) check_micro_batches(r.workload, r.layout, sc.workload.pipeline);
+  const uint32_t chunks =
+      sc.jobs.empty() ? check_pipeline(r.workload, r.layout, sc.workload.pipeline, sc.workload.virtual_stages) : 1;
   if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),
@@ -180,6 +202,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   r.options.zero_chunk = sc.workload.zero_chunk;
   r.options.report_gpu = sc.workload.report_gpu;
   r.options.pipeline = sc.workload.pipeline;
+  r.options.virtual_stages = chunks;
   for (const std::string& g : sc.workload.ignore_groups)
     for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
       if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
@@ -232,12 +255,17 @@ void write_topology_copy(const WorkloadRun& r) {
     write_simai_topology(r.topo, f);
 }
 
+std::string pipeline_name(const DriverOptions& o) {
+  if (o.pipeline == PipelineSchedule::GPipe) return "GPipe";
+  if (o.pipeline == PipelineSchedule::Interleaved && o.virtual_stages > 1)
+    return fmt::format("interleaved 1F1B, {} chunks per stage", o.virtual_stages);
+  return "1F1B";
+}
+
 void print_workload_header(const WorkloadRun& r) {
   fmt::print("{}: {} GPUs ({} per server, TP {} DP {} EP {}{}), {} rows x {} iteration(s), {} nodes, {} links\n",
              r.sc.name, r.layout.gpus, r.layout.gpus_per_server, r.layout.tp, r.layout.dp, r.layout.ep,
-             r.layout.pp > 1 ? fmt::format(" PP {} {}", r.layout.pp,
-                                           r.options.pipeline == PipelineSchedule::GPipe ? "GPipe" : "1F1B")
-                             : std::string(),
+             r.layout.pp > 1 ? fmt::format(" PP {} {}", r.layout.pp, pipeline_name(r.options)) : std::string(),
              r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
 }
 

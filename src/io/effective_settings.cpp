@@ -75,6 +75,13 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
     for (uint32_t n : c.port_mon_node_ids) nodes += fmt::format(" {}", n);
   }
   add("PORT_MON_NODES", nodes);
+  add("BW_MON_FILE", c.bw_mon_file);
+  add("RATE_MON_FILE", c.rate_mon_file);
+  add("CNP_MON_FILE", c.cnp_mon_file);
+  add("MON_START", u(c.mon_start_us));
+  add("MON_END", u(c.mon_end_us));
+  add("BW_MON_INTERVAL", u(c.bw_mon_interval_us));
+  add("QP_MON_INTERVAL", u(c.qp_mon_interval_us));
   add("RTO_US", num(c.rto_us));
   add("NS_TRUNCATION", u(c.ns_truncation));
   add("PFC_LOSSLESS_HEADROOM", u(c.pfc_lossless_headroom));

@@ -24,7 +24,9 @@ namespace results_layout {
 // skipped_* columns of /flows. 4: /flows' slowdown over the true ideal FCT (min_fct_ns; the
 // reference's ratio moved to slowdown_ref), the run record (/run attributes, /run/overrides,
 // /run/scenario, /topology), /workload/flows and /workload/gpus. 5: /jobs (a run of several jobs:
-// each job's report as /workload holds it, plus its index, start and hosts).
+// each job's report as /workload holds it, plus its index, start and hosts); /workload's
+// exposure_by_group replaces exposure_measured (a Chakra trace's exposed_ps per GPU is ASTRA-sim's
+// total, not absent); the exposed_pp_ps and bubble_ps columns of /workload/gpus.
 constexpr unsigned kLayoutVersion = 5;
 
 /// One row of /flows in memory (C struct with padding; flows_table().types.first describes it).

@@ -267,7 +267,7 @@ Handle write_workload(hid_t loc, const std::string& name, const std::string& whe
   attr_u64(group, "dp_ep", w.dp_ep);
   attr_u64(group, "report_gpu", w.report_gpu);
   attr_u64(group, "slowest_gpu", w.slowest_gpu);
-  attr_u8(group, "exposure_measured", w.exposure_measured ? 1 : 0);
+  attr_u8(group, "exposure_by_group", w.exposure_by_group ? 1 : 0);
   attr_i64(group, "total_time_ps", e.total);
   attr_i64(group, "total_compute_ps", e.total_compute);
   attr_i64(group, "total_exposed_ps", e.total_exposed);
@@ -281,9 +281,10 @@ Handle write_workload(hid_t loc, const std::string& name, const std::string& whe
   attr_string(group, "incomplete", w.incomplete);
   attr_string(group, "units",
               "gpus, tp, dp, ep, dp_ep: counts; report_gpu, slowest_gpu: GPU id; *_ps: ps, summed over "
-              "iterations at the reporting GPU (SimAI's EndToEnd); complete, exposure_measured: 1 or 0 (0: "
-              "a Chakra trace, whose exposed_* and slowest_gpu are not computed); incomplete: \"\" or what "
-              "was still pending when the run ended");
+              "iterations at the reporting GPU (SimAI's EndToEnd); complete, exposure_by_group: 1 or 0 (0: "
+              "a Chakra trace, whose exposure is one total per GPU, ASTRA-sim's finish - GPU compute: "
+              "total_exposed_ps and /workload/gpus exposed_ps hold it, the other exposed_*, bubble and update "
+              "figures are 0); incomplete: \"\" or what was still pending when the run ended");
   write_iterations(group, w.iterations, where);
   write_layers(group, w.layers, where);
   write_collectives(group, w.collectives, where);

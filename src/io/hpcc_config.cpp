@@ -282,10 +282,15 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "QLEN_MON_FILE") c.qlen_mon_file = str();
   else if (k == "QLEN_MON_START") c.qlen_mon_start_ns = uint();
   else if (k == "QLEN_MON_END") c.qlen_mon_end_ns = uint();
-  // SimAI's monitors: accepted so SimAI.conf loads; nothing is monitored (see the header).
-  else if (k == "BW_MON_FILE" || k == "RATE_MON_FILE" || k == "CNP_MON_FILE") str();
-  else if (k == "MON_START" || k == "MON_END" || k == "QP_MON_INTERVAL" || k == "QLEN_MON_INTERVAL" ||
-           k == "BW_MON_INTERVAL") uint();
+  // SimAI's monitors (sim_config.h); its QLEN_MON_INTERVAL belongs to its own qlen format, not written.
+  else if (k == "BW_MON_FILE") c.bw_mon_file = str();
+  else if (k == "RATE_MON_FILE") c.rate_mon_file = str();
+  else if (k == "CNP_MON_FILE") c.cnp_mon_file = str();
+  else if (k == "MON_START") c.mon_start_us = uint(UINT64_MAX / 2'000'000);
+  else if (k == "MON_END") c.mon_end_us = uint(UINT64_MAX / 2'000'000);
+  else if (k == "BW_MON_INTERVAL") c.bw_mon_interval_us = uint(UINT64_MAX / 2'000'000, 1);
+  else if (k == "QP_MON_INTERVAL") c.qp_mon_interval_us = uint(UINT64_MAX / 2'000'000, 1);
+  else if (k == "QLEN_MON_INTERVAL") uint();
   else if (k == "PORT_MON") c.port_mon = flag();
   else if (k == "PORT_MON_INTERVAL") c.port_mon_interval_ns = uint(UINT64_MAX / 2000, 1);
   else if (k == "PORT_MON_START") c.port_mon_start_ns = uint(UINT64_MAX / 2000);

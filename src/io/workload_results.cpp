@@ -66,8 +66,8 @@ std::string end_to_end_csv(const WorkloadReport& r) {
                         e.total_compute, e.total_exposed};
   for (size_t i = 0; i < std::size(cells); ++i) {
     s += ',';
-    // Not measured (a Chakra trace): an empty cell, not a 0 that reads as "nothing exposed".
-    if (r.exposure_measured || i == 6) s += us_pct(cells[i], e.total);
+    // Not split by group (a Chakra trace): empty cells, not 0s that read as "nothing exposed" there.
+    if (r.exposure_by_group || i >= 6) s += us_pct(cells[i], e.total);
   }
   s += ',';
   s += us(e.total);
@@ -131,8 +131,8 @@ std::string gpus_csv(const WorkloadReport& r) {
   for (size_t g = 0; g < r.per_gpu.size(); ++g) {
     const GpuRecord& x = r.per_gpu[g];
     const std::string finish = x.finish >= 0 ? us(x.finish) : "";
-    if (!r.exposure_measured) {  // a Chakra trace: compute and finish only
-      s += fmt::format("{},{},,,,,,,,,{}\n", g, us(x.compute), finish);
+    if (!r.exposure_by_group) {  // a Chakra trace: compute, the total exposure (ASTRA-sim's), finish
+      s += fmt::format("{},{},{},,,,,,,,{}\n", g, us(x.compute), x.finish >= 0 ? us(x.exposed()) : "", finish);
       continue;
     }
     s += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", g, us(x.compute), us(x.exposed()), us(x.exposed_tp),

@@ -257,6 +257,7 @@ void Network::receive_ack(uint32_t pkt) {
     flow_done(id);  // may release f
   } else {
     if (pk.type == PktType::Nack) f.snd_nxt = f.snd_una;  // go-back-N
+    f.cnps += pk.cnp;
     cc_->on_ack(id, f, pk, *this);
   }
   pool_.release(pkt);  // before nic_send: a new data packet may grow the pool

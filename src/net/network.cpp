@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/core.h>
+
 #include "wormhole/core/input_error.h"
 
 namespace wh {
@@ -140,9 +142,8 @@ std::string Network::headroom_warning() const {
       ++j;
     if (runs++ < 16) {
       const uint32_t first = ports_[a.port].if_index, last = ports_[short_headroom_[j - 1].port].if_index;
-      list += (list.empty() ? "" : "; ") + std::string("switch ") + std::to_string(ports_[a.port].node) + " if " +
-              std::to_string(first) + (last > first ? "-" + std::to_string(last) : "") + " (" +
-              std::to_string(a.headroom) + " < " + std::to_string(a.need) + " B)";
+      list += fmt::format("{}switch {} if {}{} ({} < {} B)", list.empty() ? "" : "; ", ports_[a.port].node, first,
+                          last > first ? fmt::format("-{}", last) : "", a.headroom, a.need);
       listed += j - i;
     }
     i = j;

@@ -29,7 +29,7 @@ const std::vector<std::string> kJobKeys = {"name", "workload", "gpus", "placemen
 const std::vector<std::string> kBackgroundKeys = {"file", "begin", "cdf", "load", "duration", "end", "hosts", "seed"};
 const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "send_latency", "zero_chunk",
                                                 "report_gpu", "max_time",   "ignore_groups", "pipeline",
-                                                "chakra",     "comm_groups"};
+                                                "chakra",     "comm_groups", "virtual_stages"};
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads", "memo", "memo_rate_quantum", "verify",
@@ -328,9 +328,11 @@ class Reader {
     const std::string v = get_string(it);
     if (v == "1f1b") return PipelineSchedule::OneFOneB;
     if (v == "gpipe") return PipelineSchedule::GPipe;
+    if (v == "interleaved") return PipelineSchedule::Interleaved;
     if (v == "none") return PipelineSchedule::None;
     fail(it, "\"" + v + "\" is not a pipeline schedule",
-         "write pipeline = \"1f1b\" (default), \"gpipe\", or \"none\" (PP taken as 1, as SimAI's ns-3 backend)");
+         "write pipeline = \"1f1b\" (default), \"interleaved\", \"gpipe\", or \"none\" (PP taken as 1, as SimAI's "
+         "ns-3 backend)");
   }
 
   /// [background]: a flow file, or a generated Poisson load (docs/workloads.md §11).
@@ -457,6 +459,7 @@ class Reader {
         }
       }
       else if (it.key == "pipeline") w.pipeline = pipeline_of(it);
+      else if (it.key == "virtual_stages") w.virtual_stages = static_cast<uint32_t>(get_count(it, 1));
       else if (it.key == "zero_chunk") {
         const std::string z = get_string(it);
         if (z == "no-flows") w.zero_chunk = ZeroChunk::NoFlows;
@@ -573,6 +576,9 @@ std::vector<std::pair<std::string, std::string>> scenario_values(const Scenario&
   std::string groups;
   for (const std::string& g : w.ignore_groups) groups += (groups.empty() ? "" : " ") + g;
   out.emplace_back("workload.ignore_groups", groups);
+  const char* schedules[] = {"none", "1f1b", "gpipe", "interleaved"};
+  out.emplace_back("workload.pipeline", schedules[static_cast<int>(w.pipeline)]);
+  out.emplace_back("workload.virtual_stages", std::to_string(w.virtual_stages));
   const BackgroundSpec& b = s.background;
   if (!b.file.empty() || !b.cdf.empty()) {
     if (!b.file.empty()) out.emplace_back("background.file", b.file);

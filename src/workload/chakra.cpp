@@ -264,9 +264,9 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
   }
   report_.workload_file = trace_.prefix;
   report_.gpus = R;
-  // A trace's graph says when a node may run, not that a GPU is blocked on a collective: exposed
-  // communication is not measured; per rank, its GPU compute and when its last node finished are.
-  report_.exposure_measured = false;
+  // A trace's graph says when a node may run, not which collective a GPU is blocked on: exposure is
+  // one total per rank, ASTRA-sim's (finished()), not split by group.
+  report_.exposure_by_group = false;
   report_.per_gpu.assign(R, GpuRecord{});
   for (uint32_t r = 0; r < R; ++r)
     for (const ChakraNode& n : trace_.ranks[r])
@@ -300,6 +300,10 @@ double ChakraDriver::progress() const { return total_ == 0 ? -1.0 : double(total
 bool ChakraDriver::finish(Time) {
   report_.iterations.push_back({0, 0, last_, left_ == 0});
   report_.end_to_end.total = last_;
+  report_.end_to_end.total_exposed = report_.per_gpu[report_.report_gpu].exposed();
+  report_.slowest_gpu = 0;
+  for (uint32_t g = 1; g < report_.per_gpu.size(); ++g)
+    if (report_.per_gpu[g].exposed() > report_.per_gpu[report_.slowest_gpu].exposed()) report_.slowest_gpu = g;
   if (left_ > 0)
     report_.incomplete = fmt::format("{} at {:.6f} s with {} trace nodes not finished",
                                      net_.pending_events() == 0 ? "no runnable events" : "stopped by the time limit",
@@ -415,7 +419,12 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
   --left_;
   last_ = std::max(last_, net_.client_now());
-  if (--left_of_[r] == 0) report_.per_gpu[r].finish = net_.client_now();
+  if (--left_of_[r] == 0) {
+    // ASTRA-sim's exposed communication (Workload::report): the rank's finish minus its GPU compute.
+    GpuRecord& g = report_.per_gpu[r];
+    g.finish = net_.client_now();
+    g.exposed_ungrouped = g.finish - g.compute;
+  }
   // Children in file order; a child's ready() may finish more nodes (recursion is bounded by the graph).
   const std::vector<uint32_t> children = ranks_[r].children[i];
   for (uint32_t c : children)

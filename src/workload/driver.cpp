@@ -16,79 +16,6 @@ constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collec
 constexpr uint32_t kPpBit = 0x80000000u;
 }  // namespace
 
-MicroBatches find_micro_batches(const Workload& w, uint32_t ga) {
-  const auto L = static_cast<uint32_t>(w.layers.size());
-  MicroBatches mb;
-  if (ga <= 1) {
-    mb.rows.push_back({0, L});
-    mb.epilogue_begin = L;
-    return mb;
-  }
-  std::map<std::string, std::vector<uint32_t>> at;
-  for (uint32_t r = 0; r < L; ++r) at[w.layers[r].name].push_back(r);
-  for (uint32_t r = 0; r < L; ++r) {
-    const std::vector<uint32_t>& o = at[w.layers[r].name];
-    if (o.size() != ga || o[0] != r) continue;
-    const uint32_t period = o[1] - o[0];
-    bool even = true;
-    for (size_t k = 1; k < o.size(); ++k) even = even && o[k] - o[k - 1] == period;
-    if (!even || o.back() + period > L) continue;
-    mb.prologue_end = r;
-    for (uint32_t k = 0; k < ga; ++k) mb.rows.push_back({r + k * period, r + (k + 1) * period});
-    mb.epilogue_begin = r + ga * period;
-    return mb;
-  }
-  throw std::invalid_argument(fmt::format(
-      "cannot find the workload's {} micro-batches (ga: {}): no row name occurs exactly {} times at equal spacing",
-      ga, ga, ga));
-}
-
-std::vector<ProgramStep> stage_program(const Workload& w, const GroupLayout& layout, const MicroBatches& mb,
-                                       PipelineSchedule schedule, uint32_t stage) {
-  using K = ProgramStep::Kind;
-  std::vector<ProgramStep> p;
-  const auto L = static_cast<uint32_t>(w.layers.size());
-  if (layout.pp <= 1) {
-    for (uint32_t r = 0; r < L; ++r) p.push_back({K::Fwd, r});
-    for (uint32_t r = L; r-- > 0;) p.push_back({K::Bwd, r});
-    return p;
-  }
-  const bool first = stage == 0, last = stage + 1 == layout.pp;
-  const auto m = static_cast<uint32_t>(mb.rows.size());
-  auto fwd = [&](uint32_t k) {
-    if (!first) p.push_back({K::RecvAct, k});
-    for (uint32_t r = mb.rows[k].first; r < mb.rows[k].second; ++r) p.push_back({K::Fwd, r});
-    if (!last) p.push_back({K::SendAct, k});
-  };
-  auto bwd = [&](uint32_t k) {
-    if (!last) p.push_back({K::RecvGrad, k});
-    for (uint32_t r = mb.rows[k].second; r-- > mb.rows[k].first;) p.push_back({K::Bwd, r});
-    if (!first) p.push_back({K::SendGrad, k});
-  };
-  auto epilogue = [&] {
-    for (uint32_t r = mb.epilogue_begin; r < L; ++r) p.push_back({K::Fwd, r});
-    for (uint32_t r = L; r-- > mb.epilogue_begin;) p.push_back({K::Bwd, r});
-  };
-  for (uint32_t r = 0; r < mb.prologue_end; ++r) p.push_back({K::Fwd, r});
-  if (schedule == PipelineSchedule::GPipe) {
-    for (uint32_t k = 0; k < m; ++k) fwd(k);
-    epilogue();
-    for (uint32_t k = m; k-- > 0;) bwd(k);
-  } else {
-    // Megatron-LM's non-interleaved 1F1B (forward_backward_pipelining_without_interleaving).
-    const uint32_t warmup = std::min(layout.pp - stage - 1, m);
-    for (uint32_t k = 0; k < warmup; ++k) fwd(k);
-    for (uint32_t i = 0; i + warmup < m; ++i) {
-      fwd(warmup + i);
-      bwd(i);
-    }
-    for (uint32_t k = m - warmup; k < m; ++k) bwd(k);
-    epilogue();
-  }
-  for (uint32_t r = mb.prologue_end; r-- > 0;) p.push_back({K::Bwd, r});
-  return p;
-}
-
 /// A collective's plan, shared by identical collectives. Its flows, their ends, parents and
 /// children are computed from the CollectivePlan's shape; nothing is kept per flow.
 struct WorkloadDriver::Plan {
@@ -193,7 +120,10 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   total_collectives_ = count_workload_flows(w_, layout_, o_).collectives;
   const size_t rows = w_.layers.size();
   if (!w_.header.micro) {
-    if (layout_.pp > 1) mb_ = find_micro_batches(w_, w_.header.ga);
+    if (layout_.pp > 1) {
+      mb_ = find_micro_batches(w_, w_.header.ga);
+      if (o_.pipeline == PipelineSchedule::Interleaved) split_into_chunks(w_, mb_, o_.virtual_stages);
+    }
     for (uint32_t s = 0; s < layout_.pp; ++s) programs_.push_back(stage_program(w_, layout_, mb_, o_.pipeline, s));
   }
   gpus_.resize(layout_.gpus);
@@ -559,21 +489,23 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
                            in.issue_order, cp.size());
 }
 
-uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t receiver) {
-  auto [it, fresh] = transfer_of_.emplace(std::make_tuple(iter, grad, mb, receiver), static_cast<uint32_t>(transfers_.size()));
+uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t chunk, uint32_t receiver) {
+  auto [it, fresh] = transfer_of_.emplace(std::make_tuple(iter, grad, mb, chunk, receiver),
+                                          static_cast<uint32_t>(transfers_.size()));
   if (fresh) {
     Transfer t;
     t.iter = iter;
     t.grad = grad;
     t.mb = mb;
     t.dst = receiver;
-    const uint32_t stage = receiver / layout_.stage_gpus;
-    t.src = pipeline_peer(layout_, receiver, grad ? stage + 1 : stage - 1);
+    const uint32_t from = pipeline_prev(layout_.pp, receiver / layout_.stage_gpus, chunk, grad).first;
+    t.src = pipeline_peer(layout_, receiver, from);
     const uint64_t bytes = w_.header.pp_comm_bytes;
     CollectiveRecord rec;
     rec.iteration = iter;
-    rec.layer = mb < mb_.rows.size() ? mb_.rows[mb].first : 0;  // the micro-batch's first row
-    rec.layer_name = fmt::format("{} micro-batch {}", grad ? "pipeline gradient" : "pipeline activation", mb);
+    rec.layer = mb < mb_.rows.size() ? mb_.chunk_rows(mb, chunk).first : 0;  // the receiving chunk's first row
+    rec.layer_name = fmt::format("{} micro-batch {}{}", grad ? "pipeline gradient" : "pipeline activation", mb,
+                                 mb_.chunks() > 1 ? fmt::format(" chunk {}", chunk) : "");
     rec.phase = grad ? Phase::Ig : Phase::Fwd;
     rec.op = "SendRecv";
     rec.group = "PP";
@@ -595,9 +527,8 @@ uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint
 // the program goes on at once, as Megatron's isend.
 void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
   const bool grad = s.kind == ProgramStep::SendGrad;
-  const uint32_t stage = gpus_[g].pp_stage;
-  const uint32_t to = pipeline_peer(layout_, g, grad ? stage - 1 : stage + 1);
-  const uint32_t t = transfer_of(gpus_[g].iter, grad, s.arg, to);
+  const auto [stage, chunk] = pipeline_next(layout_.pp, gpus_[g].pp_stage, s.chunk, grad);
+  const uint32_t t = transfer_of(gpus_[g].iter, grad, s.arg, chunk, pipeline_peer(layout_, g, stage));
   const Time now = net_.client_now();
   transfers_[t].sent = now;
   report_.collectives[transfers_[t].record].start = now;
@@ -613,7 +544,7 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
 
 // GPU g needs the activation or gradient of a micro-batch; false: it blocks until transfer_done.
 bool WorkloadDriver::pp_recv(uint32_t g, const ProgramStep& s) {
-  const uint32_t t = transfer_of(gpus_[g].iter, s.kind == ProgramStep::RecvGrad, s.arg, g);
+  const uint32_t t = transfer_of(gpus_[g].iter, s.kind == ProgramStep::RecvGrad, s.arg, s.chunk, g);
   if (transfers_[t].done >= 0) return true;
   transfers_[t].waiting_since = net_.client_now();
   return false;
@@ -970,12 +901,20 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
     }
   });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
-    // Each micro-batch's activation forward and gradient back between adjacent stages.
+    // Each micro-batch's activation forward and gradient back between adjacent stages, once per model
+    // chunk, and (interleaved) from the last stage round to the first once per chunk boundary.
+    const uint64_t v = o.pipeline == PipelineSchedule::Interleaved ? std::max<uint32_t>(1, o.virtual_stages) : 1;
     const uint64_t per = w.header.pp_comm_bytes * std::max<uint32_t>(1, w.header.ga);
     for (uint32_t g = 0; g + layout.stage_gpus < layout.gpus; ++g) {
-      bytes[{g, g + layout.stage_gpus}] += per;
-      bytes[{g + layout.stage_gpus, g}] += per;
+      bytes[{g, g + layout.stage_gpus}] += per * v;
+      bytes[{g + layout.stage_gpus, g}] += per * v;
     }
+    if (v > 1)
+      for (uint32_t g = 0; g < layout.stage_gpus; ++g) {
+        const uint32_t last = g + layout.gpus - layout.stage_gpus;
+        bytes[{last, g}] += per * (v - 1);
+        bytes[{g, last}] += per * (v - 1);
+      }
   }
   std::vector<FlowSpec> flows;
   for (const auto& [pair, b] : bytes) {

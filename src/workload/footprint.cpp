@@ -49,9 +49,11 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
     if (planned.emplace(static_cast<int>(op.op), op.bytes, op.group).second) c.plan_flows += flows, c.plan_bytes += bytes;
   });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {
-    // Each micro-batch's activation forward and gradient back between adjacent stages: one transfer
-    // each, of one flow unless pp_comm is 0.
-    const uint64_t transfers = 2 * uint64_t(layout.gpus - layout.stage_gpus) * std::max<uint32_t>(1, w.header.ga);
+    // Each micro-batch's activation forward and gradient back across every boundary between the
+    // P·v virtual stages: one transfer per GPU of a stage, of one flow unless pp_comm is 0.
+    const uint64_t v = o.pipeline == PipelineSchedule::Interleaved ? std::max<uint32_t>(1, o.virtual_stages) : 1;
+    const uint64_t boundaries = uint64_t(layout.pp) * v - 1;
+    const uint64_t transfers = 2 * boundaries * layout.stage_gpus * std::max<uint32_t>(1, w.header.ga);
     collectives += transfers;
     if (w.header.pp_comm_bytes > 0) per_iteration += transfers;
   }

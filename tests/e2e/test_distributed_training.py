@@ -160,7 +160,7 @@ class DistributedTraining(unittest.TestCase):
         ref = self.assert_same_run("chakra", (2, 3), ["fct.txt", "pfc.txt", "iterations.csv", "collectives.csv",
                                                       "gpus.csv"])
         with h5py.File(ref / "results.h5") as f:
-            self.assertEqual(f["workload"].attrs["exposure_measured"], 0)  # a trace's report
+            self.assertEqual(f["workload"].attrs["exposure_by_group"], 0)  # a trace's report: one total per GPU
             self.assertEqual(f["workload/iterations"].shape, (1,))
 
     def test_job_groups_in_results(self):

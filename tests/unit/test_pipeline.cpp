@@ -3,6 +3,7 @@
 // time. Known answers computed by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -223,4 +224,118 @@ TEST(Pipeline, NoneKeepsSimaiBehaviour) {
   EXPECT_TRUE(net.flow_count() == 0);
   EXPECT_EQ(d.report().iterations[0].end, 4 * f + 4 * b);
   EXPECT_EQ(d.report().end_to_end.bubble, 0);
+}
+
+namespace {
+
+// Two stages, m = 4 micro-batches of an embedding row (no compute) and two layers of forward 50 µs and
+// backward 100 µs; pp_comm 0, so a transfer is there as soon as its sender reaches the send (D = 0).
+const char* kChunkHeader =
+    "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 2 vpp: 2 ga: 4 all_gpus: 2 pp_comm: 0";
+std::vector<std::string> chunk_rows() {
+  std::vector<std::string> rows;
+  for (int k = 0; k < 4; ++k) {
+    rows.push_back("embed -1 0 NONE 0 0 NONE 0 0 NONE 0 0");
+    rows.push_back("layer -1 50000 NONE 0 100000 NONE 0 0 NONE 0 0");
+    rows.push_back("layer -1 50000 NONE 0 100000 NONE 0 0 NONE 0 0");
+  }
+  return rows;
+}
+
+std::string program_text(const std::vector<ProgramStep>& steps) {
+  static const char* kName[] = {"F", "B", "sa", "ra", "sg", "rg"};
+  std::string out;
+  for (const ProgramStep& st : steps) {
+    out += kName[st.kind] + std::to_string(st.arg);
+    if (st.kind >= ProgramStep::SendAct) out += "." + std::to_string(st.chunk);
+    out += ' ';
+  }
+  return out;
+}
+
+}  // namespace
+
+// GPT-13B's micro-batch (embedding_layer, 20 layers of 4 rows from attention_column, 2 final rows) cut
+// into model chunks: v = 2 → layers 0-9 with the embedding, layers 10-19 with the final rows; v = 20 →
+// one layer a chunk (the header's vpp, as AICB writes it); 3 divides no layer count.
+TEST(Pipeline, ModelChunksOfGpt13b) {
+  const Workload w = read_simai_workload(WH_TEST_DATA "/simai/SimAI@pr288/example/workload_gpt13b_128g.txt");
+  MicroBatches mb = find_micro_batches(w, w.header.ga);
+  split_into_chunks(w, mb, 2);
+  EXPECT_EQ(mb.chunk_offset, (std::vector<uint32_t>{0, 41, 83}));
+  EXPECT_EQ(mb.chunk_rows(1, 1), std::make_pair(86u + 41u, 169u));
+  split_into_chunks(w, mb, 20);
+  ASSERT_EQ(mb.chunks(), 20u);
+  EXPECT_EQ(mb.chunk_offset[1], 5u);   // embedding_layer + layer 0
+  EXPECT_EQ(mb.chunk_offset[19], 77u);  // layer 19 + the 2 final rows
+  EXPECT_THROW(split_into_chunks(w, mb, 3), std::invalid_argument);
+}
+
+// Megatron's interleaved 1F1B, P = 2, v = 2, m = 4 (8 forward steps a stage): the k-th forward runs chunk
+// (k mod 4) div 2 of micro-batch (k div 4)·2 + k mod 2; stage 0 warms up with (2-0-1)·2 + (2-1)·2 = 4
+// forwards, stage 1 with 2. Chunk 0 of stage 0 is virtual stage 0 (no activation in, no gradient out);
+// chunk 1 of stage 1 is the last (no activation out, no gradient in); the others pass activations 0→1→0→1.
+TEST(Pipeline, InterleavedPrograms) {
+  const Workload w = workload(kChunkHeader, chunk_rows());
+  const GroupLayout L = make_layout(w.header, 2, 1, true);
+  MicroBatches mb = find_micro_batches(w, 4);
+  split_into_chunks(w, mb, 2);
+  EXPECT_EQ(mb.chunk_offset, (std::vector<uint32_t>{0, 2, 3}));  // {embed, layer 0}, {layer 1}
+  EXPECT_EQ(program_text(stage_program(w, L, mb, PipelineSchedule::Interleaved, 0)),
+            "F0 F1 sa0.0 F3 F4 sa1.0 ra0.1 F2 sa0.1 ra1.1 F5 sa1.1 "     // warm-up: (0,0) (1,0) (0,1) (1,1)
+            "F6 F7 sa2.0 rg0.1 B2 sg0.1 F9 F10 sa3.0 rg1.1 B5 sg1.1 "     // F(2,0) B(0,1) F(3,0) B(1,1)
+            "ra2.1 F8 sa2.1 rg0.0 B1 B0 ra3.1 F11 sa3.1 rg1.0 B4 B3 "     // F(2,1) B(0,0) F(3,1) B(1,0)
+            "rg2.1 B8 sg2.1 rg3.1 B11 sg3.1 rg2.0 B7 B6 rg3.0 B10 B9 ");  // B(2,1) B(3,1) B(2,0) B(3,0)
+  EXPECT_EQ(program_text(stage_program(w, L, mb, PipelineSchedule::Interleaved, 1)),
+            "ra0.0 F0 F1 sa0.0 ra1.0 F3 F4 sa1.0 "                      // warm-up: (0,0) (1,0)
+            "ra0.1 F2 B2 sg0.1 ra1.1 F5 B5 sg1.1 "                      // F(0,1) B(0,1) F(1,1) B(1,1)
+            "ra2.0 F6 F7 sa2.0 rg0.0 B1 B0 sg0.0 ra3.0 F9 F10 sa3.0 rg1.0 B4 B3 sg1.0 "
+            "ra2.1 F8 B8 sg2.1 ra3.1 F11 B11 sg3.1 "
+            "rg2.0 B7 B6 sg2.0 rg3.0 B10 B9 sg3.0 ");
+  MicroBatches three = find_micro_batches(w, 4);
+  EXPECT_THROW(split_into_chunks(w, three, 3), std::invalid_argument);  // 2 layers: no 3 chunks
+}
+
+// The interleaved timeline (chunk forward f = 50 µs, backward b = 100 µs, D = 0), by hand:
+//   stage 0: F(0,0) 0-50, F(1,0) 50-100, F(0,1) 100-150, F(1,1) 150-200, F(2,0) 200-250; waits for
+//            the gradient of (0,1) until 300 (stage 1 ran F(0,0) 50-100, F(1,0) 100-150, F(0,1) 150-200,
+//            B(0,1) 200-300); B(0,1) 300-400, F(3,0) 400-450, B(1,1) 450-550, F(2,1) 550-600, B(0,0)
+//            600-700, F(3,1) 700-750, B(1,0) 750-850; waits until 900, B(2,1) 900-1000; waits until
+//            1050, B(3,1) 1050-1150, B(2,0) 1150-1250, B(3,0) 1250-1350.
+//   stage 1 waits only for its first activation (50 µs) and ends at 1250.
+// Iteration 1350 µs = m·v·(f + b) + the bubble (P-1)/(v·m) of it: 1200 + 150; non-interleaved 1F1B of
+// the same rows takes (m + P - 1)(2f + 2b) = 1500 µs.
+TEST(Pipeline, TwoStageInterleavedKnownAnswer) {
+  const Workload w = workload(kChunkHeader, chunk_rows());
+  const SimConfig cfg = config();
+  const GroupLayout layout = make_layout(w.header, 2, 1, true);
+  auto run_with = [&](PipelineSchedule s, uint32_t v) {
+    Network net(cfg, two_gpus(), make_cc(cfg, nullptr));
+    DriverOptions o;
+    o.pipeline = s;
+    o.virtual_stages = v;
+    WorkloadDriver d(net, w, layout, o);
+    EXPECT_TRUE(d.run(cfg.stop_time()));
+    EXPECT_EQ(net.flow_count(), 0u);  // pp_comm 0: no flows
+    return d.report();
+  };
+  const Time fc = 50 * kUs, bc = 100 * kUs;
+  const WorkloadReport r = run_with(PipelineSchedule::Interleaved, 2);
+  EXPECT_EQ(r.iterations[0].end, 1350 * kUs);
+  EXPECT_EQ(r.end_to_end.total_compute, 4 * 2 * (fc + bc));
+  EXPECT_EQ(r.per_gpu[0].bubble, 150 * kUs);
+  EXPECT_EQ(r.per_gpu[0].exposed_pp, 0);
+  EXPECT_EQ(r.per_gpu[0].finish, 1350 * kUs);
+  EXPECT_EQ(r.per_gpu[1].bubble, 50 * kUs);
+  EXPECT_EQ(r.per_gpu[1].finish, 1250 * kUs);
+  // 2 boundaries forward (0→1, 1→0 into chunk 1, 0→1 into chunk 1 = 3) and 3 back, per micro-batch.
+  EXPECT_EQ(r.collectives.size(), 4u * 6u);
+  const auto named = [&](const std::string& n) {
+    return std::count_if(r.collectives.begin(), r.collectives.end(),
+                         [&](const CollectiveRecord& c) { return c.layer_name == n; });
+  };
+  EXPECT_EQ(named("pipeline activation micro-batch 0 chunk 1"), 2);  // 1 → 0 and 0 → 1, both into chunk 1
+  EXPECT_EQ(named("pipeline gradient micro-batch 3 chunk 0"), 2);
+  EXPECT_EQ(run_with(PipelineSchedule::OneFOneB, 1).iterations[0].end, 1500 * kUs);
+  EXPECT_EQ(run_with(PipelineSchedule::Interleaved, 1).iterations[0].end, 1500 * kUs);  // v = 1: plain 1F1B
 }

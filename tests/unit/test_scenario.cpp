@@ -636,10 +636,16 @@ TEST(HpccConfig, SimaiConfLoads) {
     // Absolute paths are kept; TOPOLOGY_FILE / FLOW_FILE are not required to exist here.
     EXPECT_EQ(c.fct_output_file, "/etc/astra-sim/simulation/llama_hpn7_fct.txt");
     EXPECT_EQ(c.topology_file, "");
-    // The monitor keys are read and ignored.
+    // SimAI's monitor keys: MON_START 0, MON_END 20000, QP_MON_INTERVAL 100, BW_MON_INTERVAL 10000 (µs).
     EXPECT_EQ(c.raw.back(), (std::pair<std::string, std::string>{"BW_MON_INTERVAL", "10000"}));
+    EXPECT_EQ(c.bw_mon_file, "/etc/astra-sim/simulation/llama_hpn7_bw.txt");
+    EXPECT_EQ(c.cnp_mon_file, "/etc/astra-sim/simulation/llama_hpn7_cnp.txt");
+    EXPECT_EQ(std::make_tuple(c.mon_start_us, c.mon_end_us, c.qp_mon_interval_us, c.bw_mon_interval_us),
+              std::make_tuple(0ull, 20'000ull, 100ull, 10'000ull));
     const auto eff = effective_settings(c);
-    EXPECT_TRUE(std::none_of(eff.begin(), eff.end(), [](const auto& kv) { return kv.first == "BW_MON_FILE"; }));
+    EXPECT_TRUE(std::any_of(eff.begin(), eff.end(), [](const auto& kv) {
+      return kv.first == "RATE_MON_FILE" && kv.second == "/etc/astra-sim/simulation/llama_hpn7_rate.txt";
+    }));
   }
 }
 

@@ -71,10 +71,14 @@ struct SimConfig {
   double buffer_size_mb = 16;              ///< BUFFER_SIZE, MiB per switch
   std::string qlen_mon_file;               ///< QLEN_MON_FILE: the reference's qlen.txt (docs/network-model.md §5.3)
   uint64_t qlen_mon_start_ns = 2'000'000'000, qlen_mon_end_ns = 2'100'000'000;  ///< QLEN_MON_START / _END, ns
-  // SimAI.conf's monitor keys BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE (a path each) and MON_START,
-  // MON_END, QP_MON_INTERVAL, QLEN_MON_INTERVAL, BW_MON_INTERVAL (whole numbers) are checked and then
-  // ignored: those monitors are not written. They appear in `raw` but have no member here and so are
-  // not in effective_settings.
+  /// SimAI's monitors (its ns-3 frontend's common.h, docs/network-model.md §5.7): BW_MON_FILE (per-port
+  /// transmit bandwidth), RATE_MON_FILE (per-QP sending rate), CNP_MON_FILE (per-QP CNPs received); ""
+  /// = not written. Samples at MON_START + k × interval (µs), the bandwidth every BW_MON_INTERVAL µs,
+  /// QP rates and CNPs every QP_MON_INTERVAL µs, up to MON_END µs (0 = the run's end). SimAI's own
+  /// QLEN_MON_INTERVAL is checked and ignored (QLEN_MON_FILE means the reference's qlen.txt here).
+  std::string bw_mon_file, rate_mon_file, cnp_mon_file;
+  uint64_t mon_start_us = 0, mon_end_us = 0;
+  uint64_t bw_mon_interval_us = 10'000, qp_mon_interval_us = 100;
 
   // --- ours ---
   /// RTO_US: retransmission timeout in µs; a QP whose snd_una has not moved for this long

@@ -40,6 +40,7 @@ struct Flow {
   Time base_rtt = 0;              ///< T (ps): maxRtt (GLOBAL_T) or the pair's RTT
   Time last_progress = 0;         ///< last time snd_una advanced (RTO)
   bool rto_recovery = false;      ///< an RTO went back and snd_una has not moved since
+  uint32_t cnps = 0;              ///< ACKs/NACKs received with the CNP (ECN echo) flag: SimAI's qp_cnp (CNP_MON_FILE)
   /// Timers (slots 0-2: CC, 3: RTO). timer_at = deadline (ps, -1 = not armed); timer_ev = time of
   /// the one pending kernel event for the slot (-1 = none). Re-arming later only moves the
   /// deadline; the pending event then re-schedules itself, so stale events do not pile up.

@@ -97,8 +97,10 @@ struct WorkloadSpec {
   /// Communication groups whose collectives are not simulated: they complete at issue, with no
   /// traffic (e.g. {"TP"}: what the Wormhole paper's evaluation does with intra-node TP/SP).
   std::vector<std::string> ignore_groups;
-  /// "1f1b" (default), "gpipe" or "none" (PP taken as 1, as SimAI's ns-3 backend).
+  /// "1f1b" (default), "interleaved", "gpipe" or "none" (PP taken as 1, as SimAI's ns-3 backend).
   PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  /// With "interleaved": model chunks per stage (Megatron's virtual pipeline size); 0 = the header's vpp.
+  uint32_t virtual_stages = 0;
   int line = 0;
 };
 

@@ -73,7 +73,9 @@ class ChakraDriver final : public TrainingClient {
   /// Runs until every node of every rank has finished (or the queue is empty, or `until`, ps).
   /// Returns true when all finished; report() has one iteration (start 0, end = the last finish),
   /// the collectives (with their link-class bytes), the compute total of rank 0, and per rank its
-  /// GPU compute and finish time; exposed communication is not measured (exposure_measured false).
+  /// GPU compute, finish time and exposed communication as ASTRA-sim computes it (finish − GPU compute,
+  /// in GpuRecord::exposed_ungrouped; exposure_by_group false; 0 for a rank that did not finish), the
+  /// report GPU's (rank 0) in end_to_end.total_exposed and the GPU exposed longest in slowest_gpu.
   bool run(Time until) override;
   /// run() in two halves, for a distributed run (the engine runs the network in between): start()
   /// readies every node without dependencies; finish(until) writes the report (`until` unused: a

@@ -33,7 +33,8 @@ struct GroupLayout {
 enum class PipelineSchedule {
   None,      ///< PP taken as 1, no stage-to-stage flows: SimAI's ns-3 backend
   OneFOneB,  ///< Megatron's non-interleaved one-forward-one-backward schedule (default)
-  GPipe      ///< every micro-batch's forward, then every backward (last micro-batch first)
+  GPipe,     ///< every micro-batch's forward, then every backward (last micro-batch first)
+  Interleaved  ///< Megatron's interleaved 1F1B: each stage runs several model chunks (virtual stages)
 };
 
 /// Builds the layout from a workload header and the topology's (or the job's) GPU count and GPUs

@@ -17,6 +17,7 @@
 #include "wormhole/workload/client.h"
 #include "wormhole/workload/collective_memo.h"
 #include "wormhole/workload/collectives.h"
+#include "wormhole/workload/pipeline.h"
 #include "wormhole/workload/simai_workload.h"
 
 namespace wh {
@@ -32,6 +33,9 @@ struct DriverOptions {
   std::array<bool, 5> ignore_group{};
   /// The pipeline schedule when the layout has PP > 1 (ignored with PP 1).
   PipelineSchedule pipeline = PipelineSchedule::OneFOneB;
+  /// Model chunks per stage with PipelineSchedule::Interleaved (Megatron's virtual pipeline size);
+  /// 1 runs the non-interleaved 1F1B.
+  uint32_t virtual_stages = 1;
   /// Network host of each of the job's GPUs (job GPU g runs on host hosts[g]); empty = GPU g on
   /// host g. Lets several jobs share one network (docs/workloads.md §11).
   std::vector<uint32_t> hosts;
@@ -45,39 +49,6 @@ struct DriverOptions {
   /// Replays collectives that run alone on an island (nullptr: none; not owned; shared by the jobs).
   class CollectiveMemo* memo = nullptr;
 };
-
-/// The rows of each micro-batch of a pipelined workload (docs/workloads.md §6): SimAI / AICB files
-/// list one stage's rows for all `ga` micro-batches in turn, between a prologue and an epilogue
-/// that run once per iteration.
-struct MicroBatches {
-  uint32_t prologue_end = 0;                          ///< rows [0, prologue_end) come first
-  std::vector<std::pair<uint32_t, uint32_t>> rows;    ///< per micro-batch: rows [first, end)
-  uint32_t epilogue_begin = 0;                        ///< rows [epilogue_begin, L) come last
-};
-
-/// Finds the micro-batches: with ga = 1 every row is the one micro-batch; otherwise the earliest
-/// row name that occurs exactly ga times, at equal spacing P, starts each micro-batch, and micro-
-/// batch k is the P rows from its k-th occurrence (GPT-13B: embedding_layer, 83 rows, rows 3..1330;
-/// prologue grad_norm, moe_grad_norm1/2; epilogue cross_entropy1..3, optimizer1..4).
-/// Throws std::invalid_argument when no row name repeats so (the message says how to fix it).
-MicroBatches find_micro_batches(const Workload& w, uint32_t ga);
-
-/// One step of a GPU's program for one iteration.
-struct ProgramStep {
-  enum Kind : uint8_t { Fwd, Bwd, SendAct, RecvAct, SendGrad, RecvGrad } kind = Fwd;
-  uint32_t arg = 0;  ///< Fwd / Bwd: the row; the others: the micro-batch
-};
-
-/// The program of pipeline stage `stage` (docs/workloads.md §6): PP 1 → forward rows 0..L-1 then
-/// backward rows L-1..0 (SimAI). PP > 1 → the prologue's forward rows; then per micro-batch k a
-/// forward F(k) = [RecvAct(k) unless the first stage] fwd rows of k [SendAct(k) unless the last
-/// stage] and a backward B(k) = [RecvGrad(k) unless the last stage] bwd rows of k reversed
-/// [SendGrad(k) unless the first stage], ordered as 1F1B (warm-up min(PP-stage-1, m) forwards, then
-/// F/B pairs, then the remaining backwards) or GPipe (all F in order, then B from the last micro-
-/// batch down); the epilogue's forward and backward rows after the forwards (GPipe) or after the
-/// schedule (1F1B); the prologue's backward rows last.
-std::vector<ProgramStep> stage_program(const Workload& w, const GroupLayout& layout, const MicroBatches& mb,
-                                       PipelineSchedule schedule, uint32_t stage);
 
 /// The traffic of one iteration of `w`: every collective's flows as the driver would plan them
 /// (same groups, rings and chunking; groups in `o.ignore_group` and flow-less collectives left
@@ -200,7 +171,8 @@ class WorkloadDriver final : public TrainingClient {
   void rank_done(uint32_t inst, uint32_t gpu);
   void collective_done_at(uint32_t gpu, uint32_t inst);
   void wg_done_at(uint32_t gpu, uint32_t row, uint32_t iter, Time completed);
-  uint32_t transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t receiver);
+  // The transfer of an activation / gradient of micro-batch mb to model chunk `chunk` of `receiver`.
+  uint32_t transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t chunk, uint32_t receiver);
   void pp_send(uint32_t gpu, const ProgramStep& s);
   bool pp_recv(uint32_t gpu, const ProgramStep& s);  // true: the data is there
   void transfer_done(uint32_t t);
@@ -231,7 +203,8 @@ class WorkloadDriver final : public TrainingClient {
   std::vector<std::vector<ProgramStep>> programs_;  // per pipeline stage
   std::vector<Instance> inst_;
   std::vector<Transfer> transfers_;
-  std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t>, uint32_t> transfer_of_;  // (iter, grad, mb, receiver)
+  // (iter, grad, mb, receiving chunk, receiver)
+  std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t, uint32_t>, uint32_t> transfer_of_;
   std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;   // network flow id -> (inst, plan flow)

@@ -89,8 +89,11 @@ struct GpuRecord {
   Time bubble = 0;
   Time update = 0;              ///< update delays it waited for (after fwd and ig collectives)
   Time finish = -1;             ///< when its program ended (all its collectives done); -1 if it did not
-  /// Exposed communication, all groups and PP (as EndToEnd::total_exposed is for the report GPU).
-  Time exposed() const { return exposed_tp + exposed_dp + exposed_ep + exposed_dp_ep + exposed_pp; }
+  /// Exposed communication not attributed to a group: a Chakra trace's, which is ASTRA-sim's figure
+  /// (astra-sim workload/Workload.cc, report(): finish − the GPU compute nodes' durations); 0 otherwise.
+  Time exposed_ungrouped = 0;
+  /// Exposed communication, all groups, PP and ungrouped (as EndToEnd::total_exposed is for the report GPU).
+  Time exposed() const { return exposed_tp + exposed_dp + exposed_ep + exposed_dp_ep + exposed_pp + exposed_ungrouped; }
 };
 
 /// SimAI's EndToEnd columns for the reporting GPU, summed over all iterations, ps.
@@ -117,10 +120,11 @@ struct WorkloadReport {
   /// The GPU exposed longest to communication, PP included (GpuRecord::exposed; the lowest id among
   /// equals): where the run's time went.
   uint32_t slowest_gpu = 0;
-  /// False when the run does not measure exposed communication (a Chakra trace: its graph has no
-  /// notion of a GPU blocked on a collective). Then every exposed figure and slowest_gpu are 0 and
-  /// mean nothing: the CSVs leave those cells empty and the summary says so.
-  bool exposure_measured = true;
+  /// False when exposed communication is a total per GPU, not split by group (a Chakra trace: its graph
+  /// does not say which collective a GPU waits for, so each GPU's exposure is ASTRA-sim's finish − GPU
+  /// compute, in GpuRecord::exposed_ungrouped). Then the per-group exposed figures, bubble and update
+  /// are 0 and mean nothing: the CSVs leave those cells empty.
+  bool exposure_by_group = true;
   EndToEnd end_to_end;
   /// Set when the run ended with collectives still pending (watchdog or stop time): a message
   /// naming how many and which.
