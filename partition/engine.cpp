@@ -61,6 +61,11 @@ void DistributedEngine::run(Time until) {
     times_.wait_s += since(t0);
     if (start == kTimeMax || start > until) break;
     const Time barrier = k.barrier();  // the same on every rank
+    if (hook_) {
+      t0 = Clock::now();
+      hook_->window_start(barrier != kTimeMax && start >= barrier ? barrier : start);
+      times_.comm_s += since(t0);
+    }
     if (barrier != kTimeMax && start >= barrier) {
       t0 = Clock::now();
       k.run_barrier(net_);
