@@ -141,7 +141,9 @@ void MonitorExchange::gather_trace() {
   trace_->append(recs.data(), recs.size());
 }
 
-void MonitorExchange::window_start(Time t) {
+uint64_t MonitorExchange::pending() const { return trace_ ? trace_->tagged().size() : 0; }
+
+void MonitorExchange::window_start(Time t, uint64_t most) {
   try {
     if (ports_)
       // A file chunk at a time, once every rank has taken its last row: a long idle stretch between
@@ -155,11 +157,8 @@ void MonitorExchange::window_start(Time t) {
       }
     net_.sample_until(t);
     if (qlen_ && !qlen_->dumps().empty()) gather_dumps();
-    if (trace_) {
-      uint64_t most = trace_->tagged().size();
-      MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UINT64_T, MPI_MAX, comm_);
-      if (most >= kTraceBatch) gather_trace();
-    }
+    // Records come from events only, so `most` (read before this window's samples) is still current.
+    if (trace_ && most >= kTraceBatch) gather_trace();
   } catch (const std::exception& e) {
     // Only rank 0 writes: the other ranks wait in the next collective, so the run cannot go on.
     std::fprintf(stderr, "wormhole: error (rank %d): %s\n", rank_, e.what());

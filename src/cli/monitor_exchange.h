@@ -28,7 +28,9 @@ class MonitorExchange final : public WindowHook {
                   PortMonitor* ports, std::unique_ptr<PortMonitorFile> file, const std::vector<uint32_t>& selected,
                   TraceWriter* trace);
   ~MonitorExchange() override;
-  void window_start(Time t) override;
+  /// Trace records this rank keeps.
+  uint64_t pending() const override;
+  void window_start(Time t, uint64_t most) override;
   /// After the run: takes the samples up to `qlen_end` and `ports_end` (ps; and up to the run's last
   /// event, as one process samples at every event), first dropping what ran after the stop when
   /// `stopped`; gathers and writes the rest, closes the files (rank 0). OutputError on a write error

@@ -144,6 +144,7 @@ class TraceWriter final : public PacketTrace {
   const std::string& path() const { return path_; }
   /// Deferred: this rank's records not yet handed over, in the order its events ran.
   std::vector<TaggedTrace>& tagged() { return tagged_; }
+  const std::vector<TaggedTrace>& tagged() const { return tagged_; }
   /// Writes `n` records (merged from every rank) after those written so far.
   void append(const TraceRecord* r, size_t n);
 

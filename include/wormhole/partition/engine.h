@@ -46,10 +46,14 @@ struct RankTimes {
 class WindowHook {
  public:
   virtual ~WindowHook() = default;
+  /// A count of this rank's that the engine reduces (the largest over the ranks) with the window's
+  /// start time, for no extra collective: the monitors' trace records waiting to be gathered.
+  virtual uint64_t pending() const = 0;
   /// Called on every rank at the same point of the run, so it may use collectives: before the events of
   /// the window starting at `t` (ps), or before the barrier at `t` when one is held next. Every event
-  /// before `t` has run on every rank and none at or after it.
-  virtual void window_start(Time t) = 0;
+  /// before `t` has run on every rank and none at or after it. `most`: the largest pending() over the
+  /// ranks, read just before.
+  virtual void window_start(Time t, uint64_t most) = 0;
 };
 
 /// Runs `net` (this rank's replica of the whole network) together with the other ranks of `comm`.
