@@ -55,12 +55,21 @@ void DistributedEngine::run(Time until) {
   for (;;) {
     auto t0 = Clock::now();
     // Peeked without moving the calendar: packets may still arrive before this rank's next event.
-    const int64_t mine = std::min(k.queue().next_time(), net_.next_client_event());
-    int64_t start = 0;
-    MPI_Allreduce(&mine, &start, 1, MPI_INT64_T, MPI_MIN, comm_);
+    // With a window hook, its count rides along (negated: one MPI_MIN gives both the earliest time
+    // and the largest count), so the monitors add no collective to a window.
+    int64_t mine[2] = {std::min(k.queue().next_time(), net_.next_client_event()),
+                       hook_ ? -static_cast<int64_t>(hook_->pending()) : 0};
+    int64_t got[2] = {0, 0};
+    MPI_Allreduce(mine, got, 2, MPI_INT64_T, MPI_MIN, comm_);
+    const int64_t start = got[0];
     times_.wait_s += since(t0);
     if (start == kTimeMax || start > until) break;
     const Time barrier = k.barrier();  // the same on every rank
+    if (hook_) {
+      t0 = Clock::now();
+      hook_->window_start(barrier != kTimeMax && start >= barrier ? barrier : start, static_cast<uint64_t>(-got[1]));
+      times_.comm_s += since(t0);
+    }
     if (barrier != kTimeMax && start >= barrier) {
       t0 = Clock::now();
       k.run_barrier(net_);

@@ -3,8 +3,10 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
 #include <filesystem>
 
+#include "monitor_exchange.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/core/input_error.h"
 
@@ -57,6 +59,18 @@ MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::strin
   return p;
 }
 
+namespace {
+/// PORT_MON_NODES as monitor.h5's attribute says it.
+std::string selection_text(const SimConfig& cfg) {
+  std::string selection = cfg.port_mon_nodes;
+  if (selection == "list") {
+    selection = std::to_string(cfg.port_mon_node_ids.size());
+    for (uint32_t n : cfg.port_mon_node_ids) selection += fmt::format(" {}", n);
+  }
+  return selection;
+}
+}  // namespace
+
 MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : net_(net), cfg_(cfg), plan_(std::move(plan)) {
   const std::string& origin = cfg.path;
   if (!plan_.qlen.empty()) {
@@ -64,13 +78,11 @@ MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : 
     mux_.add(qlen_.get(), qlen_->first());
   }
   if (!plan_.ports.empty()) {
-    std::string selection = cfg.port_mon_nodes;
-    if (selection == "list") {
-      selection = std::to_string(cfg.port_mon_node_ids.size());
-      for (uint32_t n : cfg.port_mon_node_ids) selection += fmt::format(" {}", n);
-    }
-    ports_ = std::make_unique<PortMonitor>(net, plan_.ports, select_ports(net, cfg), cfg.port_mon_interval_ns,
-                                           cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection);
+    const std::vector<uint32_t> ports = select_ports(net, cfg);
+    auto file = std::make_unique<PortMonitorFile>(net, plan_.ports, ports, cfg.port_mon_interval_ns,
+                                                  cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection_text(cfg));
+    ports_ = std::make_unique<PortMonitor>(net, ports, cfg.port_mon_interval_ns, cfg.port_mon_start_ns,
+                                           cfg.port_mon_end_ns, std::move(file));
     mux_.add(ports_.get(), ports_->first());
   }
   if (!plan_.bw.empty() || !plan_.rate.empty() || !plan_.cnp.empty()) {
@@ -83,6 +95,53 @@ MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : 
     net.set_packet_trace(trace_.get());
   }
 }
+
+MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan, MPI_Comm comm,
+                               const std::vector<uint32_t>& rank_of)
+    : net_(net), cfg_(cfg), plan_(std::move(plan)) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const bool root = rank == 0;
+  const std::string& origin = cfg.path;
+  if (!plan_.bw.empty() || !plan_.rate.empty() || !plan_.cnp.empty()) {
+    // A QP's rate and CNPs live on its sender's rank: SimAI's files are one process's for now.
+    if (root)
+      std::fprintf(stderr, "wormhole: warning: a distributed run writes none of SimAI's monitor files (BW_MON_FILE, "
+                           "RATE_MON_FILE, CNP_MON_FILE); run it in one process for them\n");
+    plan_.bw.clear(), plan_.rate.clear(), plan_.cnp.clear();
+  }
+  if (!plan_.qlen.empty()) {
+    qlen_ = std::make_unique<QlenMonitor>(net, root ? plan_.qlen : "", cfg.qlen_mon_start_ns, cfg.qlen_mon_end_ns,
+                                          origin, true);
+    mux_.add(qlen_.get(), qlen_->first());
+  }
+  std::vector<uint32_t> selected;
+  std::unique_ptr<PortMonitorFile> file;
+  if (!plan_.ports.empty()) {
+    selected = select_ports(net, cfg);
+    std::vector<uint32_t> mine;
+    for (uint32_t p : selected)
+      if (net.owns_node(net.ports()[p].node)) mine.push_back(p);
+    if (root)
+      file = std::make_unique<PortMonitorFile>(net, plan_.ports, selected, cfg.port_mon_interval_ns,
+                                               cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection_text(cfg));
+    ports_ = std::make_unique<PortMonitor>(net, std::move(mine), cfg.port_mon_interval_ns, cfg.port_mon_start_ns,
+                                           cfg.port_mon_end_ns, nullptr);
+    mux_.add(ports_.get(), ports_->first());
+  }
+  if (qlen_ || ports_) net.set_sampler(&mux_, mux_.first());
+  if (!plan_.trace.empty()) {
+    trace_ = std::make_unique<TraceWriter>(net, root ? plan_.trace : "", plan_.trace_nodes, origin, true);
+    net.set_packet_trace(trace_.get());
+  }
+  if (any())
+    exchange_ = std::make_unique<MonitorExchange>(comm, net, rank_of, qlen_.get(), ports_.get(), std::move(file),
+                                                  selected, trace_.get());
+}
+
+MonitorSession::~MonitorSession() = default;
+
+WindowHook* MonitorSession::window_hook() const { return exchange_.get(); }
 
 void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat) const {
   if (!trace_) return;
@@ -99,7 +158,12 @@ void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t
              records, double(records * sizeof(TraceRecord) + 64) / 1e6, plan_.trace);
 }
 
-void MonitorSession::finish(Time qlen_end, Time ports_end) {
+void MonitorSession::finish(Time qlen_end, Time ports_end, bool stopped) {
+  if (exchange_) {
+    net_.set_packet_trace(nullptr);
+    exchange_->finish(qlen_end, ports_end, stopped);
+    return;
+  }
   net_.set_sampler(nullptr, 0);
   net_.set_packet_trace(nullptr);
   if (qlen_) qlen_->finish(qlen_end);

@@ -1,6 +1,8 @@
 // The monitors and the packet trace of one `wormhole run` (docs/network-model.md §5.3, §5.4, §5.6):
 // which are on, where they write, the trace's size estimate, and closing them when the run ends.
 #pragma once
+#include <mpi.h>
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +15,9 @@
 #include "wormhole/net/network.h"
 
 namespace wh {
+
+class MonitorExchange;
+class WindowHook;
 
 class MonitorSession {
  public:
@@ -33,11 +38,19 @@ class MonitorSession {
 
   /// Creates the files (InputError if one cannot be) and attaches what the plan turns on to `net`.
   MonitorSession(Network& net, const SimConfig& cfg, Plan plan);
+  /// A distributed run's share (after the engine cut `net`, `rank_of` each node's rank): this rank
+  /// samples and traces its own nodes; rank 0 creates the files (InputError there if one cannot be)
+  /// and writes them, gathering the others' at every window start (window_hook()) and at finish.
+  MonitorSession(Network& net, const SimConfig& cfg, Plan plan, MPI_Comm comm, const std::vector<uint32_t>& rank_of);
+  ~MonitorSession();
+  /// For DistributedEngine::set_window_hook (nullptr in one process or with nothing to monitor).
+  WindowHook* window_hook() const;
   /// Prints the packet trace's size estimate for flows of (packets, hops, src, dst) (stdout, unless quiet).
   void print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat = 1) const;
   /// Takes the queue monitor's samples due up to `qlen_end` and the port monitor's up to `ports_end`
-  /// (ps), closes the files. OutputError on a write error.
-  void finish(Time qlen_end, Time ports_end);
+  /// (ps), closes the files. OutputError on a write error. Distributed: collective; `stopped`: the
+  /// client stopped the run (Network::stop_event), so what the ranks ran after it is left out.
+  void finish(Time qlen_end, Time ports_end, bool stopped = false);
   /// The files written, for the summary ("" if none).
   std::string outputs() const;
   bool any() const { return qlen_ || ports_ || trace_ || simai_; }
@@ -51,6 +64,7 @@ class MonitorSession {
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<SimaiMonitors> simai_;
   SampleMux mux_;
+  std::unique_ptr<MonitorExchange> exchange_;  // distributed
 };
 
 }  // namespace wh

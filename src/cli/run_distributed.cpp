@@ -257,6 +257,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // (engine.h). Every rank reads a --memo file; rank 0 writes the memo file (the store is the same
   // on every rank: the ranks take the same decisions).
   std::optional<WormholeSession> wormhole;
+  // The monitors: each rank samples and traces its own nodes, rank 0 writes the files (monitor_exchange.h).
+  std::unique_ptr<MonitorSession> monitors;
   if (auto failed = agree(rank, [&] {
         engine.emplace(net, MPI_COMM_WORLD, s.map, workload ? wr.options.send_latency : kTimeMax);
         wormhole.emplace(net, cfg, workload ? wr.until : cfg.stop_time(), o.memo_in, speak);
@@ -270,25 +272,24 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
           if (workload) write_topology_copy(wr);
           text = std::make_unique<TextOutputs>(s.fct, s.pfc, s.origin);
         }
+        // After the cut (the engine gave the network its ranks); files by rank 0, after the others.
+        MonitorSession::Plan plan =
+            workload ? wr.monitors : MonitorSession::plan(cfg, s.results, static_cast<uint32_t>(net.nodes().size()));
+        monitors = std::make_unique<MonitorSession>(net, cfg, std::move(plan), MPI_COMM_WORLD, s.map.rank_of);
+        engine->set_window_hook(monitors->window_hook());
       }))
     return *failed;
   if (speak) {
     if (workload) print_training_header(wr);
+    if (workload && monitors->any() && wr.jobs.empty() && wr.chakra.ranks.empty())
+      monitors->print_estimate(expected_traffic(wr.workload, wr.layout, wr.options), wr.options.iterations);
+    else if (!workload)
+      monitors->print_estimate(cr.specs);
     print_start(s);
     if (engine->lookahead() < s.map.lookahead_ps)
       std::printf("windows of %.3f ns: the workload's send latency, shorter than the cut's lookahead%s\n",
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
-  }
-  if (lead) {
-    // Monitors read every port at their instants: one process only, for now.
-    const MonitorSession::Plan plan =
-        workload ? wr.monitors : MonitorSession::plan(cfg, s.results, static_cast<uint32_t>(net.nodes().size()));
-    const bool qlen = !plan.qlen.empty() && static_cast<Time>(cfg.qlen_mon_start_ns) * kNs <= cfg.stop_time();
-    const bool trace = !plan.trace.empty();
-    if (qlen || trace || cfg.port_mon)
-      std::fprintf(stderr, "wormhole: warning: a distributed run writes no %s; run it in one process for them\n",
-                   cfg.port_mon ? "port monitor (PORT_MON)" : qlen ? "qlen.txt (QLEN_MON_FILE)" : "packet trace (ENABLE_TRACE)");
   }
   if (speak && cfg.wormhole.enabled && cfg.wormhole.threads != 1) {
     // mpirun binds each rank to one core by default (up to 2 ranks): its oneTBB threads then share it.
@@ -333,6 +334,14 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const bool complete = client ? client->finish(wr.until) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Gathered g = gather_results(s, *engine, obs, wall);
+  // The monitors' ends as one process has them: the reference's queue monitor to the stop time, the
+  // port monitor (PORT_MON_END 0) to the last finish; a workload's both to its end.
+  if (auto failed = agree(rank, [&] {
+        const Time now = net.client_now(), last = g.stats.last_finish;
+        const Time ports_end = workload ? now : cfg.port_mon_end_ns ? cfg.stop_time() : last >= 0 ? last : now;
+        monitors->finish(workload ? now : cfg.stop_time(), ports_end, engine->stopped());
+      }))
+    return *failed;
   if (wormhole->controller()) {
     uint64_t c[3] = {net.events_discarded(), net.packets_bypassed(), net.packets_held()};
     MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -387,9 +396,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     wormhole->print_summary();
     print_rank_times(g);
     const std::string& memo = wormhole->memo_path();  // as one process says it
-    if (work.jobs) fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}\n", wr.out, wr.out, memo.empty() ? "" : " (memo file " + memo + ")");
-    else if (workload) fmt::print("outputs: {}{}\n", wr.out, memo.empty() ? "" : " (memo file " + memo + ")");
-    else fmt::print("outputs: {} {} {}{}\n", s.fct, s.pfc, s.results, memo.empty() ? "" : " " + memo);
+    const std::string mon = monitors->any() ? " (monitors:" + monitors->outputs() + ")" : "";
+    if (work.jobs) fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}{}\n", wr.out, wr.out, memo.empty() ? "" : " (memo file " + memo + ")", mon);
+    else if (workload) fmt::print("outputs: {}{}{}\n", wr.out, memo.empty() ? "" : " (memo file " + memo + ")", mon);
+    else fmt::print("outputs: {} {} {}{}{}\n", s.fct, s.pfc, s.results, memo.empty() ? "" : " " + memo, monitors->outputs());
   });
   if (failed) return *failed;
   return complete ? 0 : 3;

@@ -187,6 +187,7 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   write_topology_copy(r);
   std::vector<std::string> job_fct;
   for (const std::string& d : r.job_dirs) job_fct.push_back((fs::path(d) / "fct.txt").string());
+  MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver fabric(text, o.quiet);
   JobFctFiles files(fabric, job_fct);
@@ -198,6 +199,7 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   const bool complete = work.client->run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text.flush();
+  monitors.finish(net.client_now(), net.client_now());
 
   auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
@@ -209,7 +211,8 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   print_jobs_summary(r, *work.jobs, records, meta.stats, fabric.pfc_.size(), wall, meta.cc, o.quiet, &net);
   if (!o.quiet) {
     wormhole.print_summary();
-    fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/)\n", r.out, r.out);
+    fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}\n", r.out, r.out,
+               monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");
   } else {
     wormhole.print_warnings();
   }

@@ -182,6 +182,7 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
 }
 
 void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
+  ++evacuated_;
   Port& p = ports_[port];
   auto member = [&](uint32_t pkt) {
     const Packet& pk = pool_[pkt];

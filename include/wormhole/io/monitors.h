@@ -1,8 +1,11 @@
 // Monitors and the packet trace (docs/network-model.md §5.3, §5.4, §5.6): they read the network's
 // state at sample instants or at packet events and write files; they change no result.
 //  * QlenMonitor: the reference's qlen.txt (QLEN_MON_FILE, QLEN_MON_START, QLEN_MON_END).
-//  * PortMonitor: monitor.h5, per-port time series of utilisation, queue, PFC-paused time and
-//    Wormhole's frozen state (PORT_MON, PORT_MON_INTERVAL, PORT_MON_START, PORT_MON_END, PORT_MON_NODES).
+//  * PortMonitor (wormhole/io/port_monitor.h): monitor.h5, per-port time series of utilisation, queue,
+//    PFC-paused time and Wormhole's frozen state (PORT_MON, PORT_MON_INTERVAL, PORT_MON_START, PORT_MON_END,
+//    PORT_MON_NODES).
+// In a distributed run each rank samples and traces its own nodes (the network's owns_node) and keeps
+// what it found for rank 0 to gather and write in one process's order (src/cli/monitor_exchange.cpp).
 //  * TraceWriter: the packet trace of TRACE_FILE's nodes (ENABLE_TRACE, TRACE_OUTPUT_FILE).
 #pragma once
 #include <cstdint>
@@ -11,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "wormhole/core/event.h"
 #include "wormhole/io/hpcc_config.h"
+#include "wormhole/io/port_monitor.h"
 #include "wormhole/net/network.h"
 #include "wormhole/net/probe.h"
 
@@ -22,12 +27,21 @@ namespace wh {
 /// (classes 1-7; control packets are not counted) fall in a 1000-B bucket; at every sample whose time
 /// is a multiple of 100 ms a block "time: <ns>" is printed, then one line "<switch> <if> c0 c1 ..." per
 /// switch port (switches, then ports ascending) with the cumulative counts up to its highest non-empty
-/// bucket. A sample sees the queues after every event before its instant.
+/// bucket. A sample sees the queues after every event before its instant. Only the switch ports of nodes
+/// the network owns are counted (every one in one process).
 class QlenMonitor final : public SampleHook {
  public:
-  /// Opens `path` (InputError naming `config_file` and the key if it cannot be created).
+  /// One rank's share of a dump: the lines of its ports ("<switch> <if> c0 c1 ...\n"), ascending.
+  struct Dump {
+    uint64_t time_ns;
+    std::vector<uint32_t> ports;  ///< global port ids, one per line
+    std::vector<std::string> lines;
+  };
+  /// Opens `path` (InputError naming `config_file` and the key if it cannot be created; "" = no file,
+  /// a distributed run's other ranks). `deferred`: dumps are kept in dumps() for the caller to merge and
+  /// write (write_dump), and what each sample adds is kept until commit() so drop_after() can take it back.
   QlenMonitor(const Network& net, const std::string& path, uint64_t start_ns, uint64_t end_ns,
-              const std::string& config_file);
+              const std::string& config_file, bool deferred = false);
   ~QlenMonitor() override;
   /// The first sample's instant (ps).
   Time first() const;
@@ -35,7 +49,19 @@ class QlenMonitor final : public SampleHook {
   /// Takes the samples up to `end` (ps: the run's end; its state holds from the last event on) and
   /// closes the file. Throws OutputError if it cannot be written.
   void finish(Time end);
+  /// Closes the file (if any). Throws OutputError if it cannot be written.
+  void close();
   const std::string& path() const { return path_; }
+
+  // --- deferred (a distributed run) ---
+  /// Dumps taken and not yet handed to rank 0.
+  std::vector<Dump>& dumps() { return dumps_; }
+  /// Writes one whole dump: its "time:" line, then `body` (every port's line, in print order).
+  void write_dump(uint64_t time_ns, const std::string& body);
+  /// Drops the dumps after `end` (ps) and takes none after it from then on (a distributed run's ranks
+  /// run past the event that stopped the run before they learn of it). The samples after `end` count
+  /// only toward those dumps.
+  void drop_after(Time end);
 
  private:
   void add(uint64_t samples);
@@ -48,49 +74,8 @@ class QlenMonitor final : public SampleHook {
   uint64_t next_ = 0;          // the next sample's index
   std::vector<uint32_t> ports_;              // switch ports, in print order
   std::vector<std::vector<uint32_t>> hist_;  // per port: samples per 1000-B bucket
-};
-
-/// The ports a selection names: "switches" (NVSwitches included), "hosts", "all", or "list" (the ports of
-/// `ids`), in global port order. Throws InputError naming PORT_MON_NODES's origin for an id out of range.
-std::vector<uint32_t> select_ports(const Network& net, const SimConfig& cfg);
-
-/// monitor.h5 (docs/results.md, "Monitors"): for the chosen ports, one row every interval from START to
-/// END (ns, absolute; START 0 = the interval of the run's first event, END 0 = the run's end) of, per port: utilisation (bytes whose transmission began in
-/// the interval × 8 / (rate × interval)), egress queue bytes at the row's instant and the largest during
-/// the interval (switches; a host's queue holds its ACKs and PFC frames), the fraction of the interval
-/// some class was paused by PFC, and whether Wormhole froze the port during it (its figures are then not
-/// measured). Written in chunks of rows as the run goes; datasets 2-D (rows, ports).
-class PortMonitor final : public SampleHook {
- public:
-  /// Creates `path` (InputError if it cannot be). Interval and times in ns.
-  PortMonitor(const Network& net, const std::string& path, std::vector<uint32_t> ports, uint64_t interval_ns,
-              uint64_t start_ns, uint64_t end_ns, const std::string& selection);
-  ~PortMonitor() override;
-  Time first() const { return start_ + interval_; }
-  Time sample(Time t) override;
-  /// Takes the whole intervals up to `end` (ps), writes what is buffered and closes the file.
-  /// Throws OutputError if it cannot be written.
-  void finish(Time end);
-  const std::string& path() const { return path_; }
-  size_t rows() const { return rows_; }
-  /// Bytes per row (for the size estimate).
-  size_t row_bytes() const { return ports_.size() * 17 + 8; }
-
- private:
-  struct Impl;
-  void take(Time at, bool first);
-  void flush();
-  const Network& net_;
-  std::string path_;
-  std::vector<uint32_t> ports_;
-  Time interval_, start_, end_;
-  uint64_t next_ = 1;  // the next sample's index: at start + next * interval
-  size_t rows_ = 0;
-  std::vector<uint64_t> last_sent_;
-  std::vector<Time> last_paused_;
-  Time last_at_;
-  bool lazy_start_;  // START 0: start at the interval of the first event
-  std::unique_ptr<Impl> h5_;
+  bool deferred_;
+  std::vector<Dump> dumps_;
 };
 
 /// Several hooks behind the network's one sampler.
@@ -128,15 +113,28 @@ struct TraceRecord {
 };
 static_assert(sizeof(TraceRecord) == 48, "the trace record is 48 bytes on disk");
 
+/// A trace record with the event that made it (a distributed run): sorting by the event — a barrier's
+/// records before the events of its instant — merges the ranks' records into one process's order.
+struct TaggedTrace {
+  Event at;           ///< the running event; at a barrier, its time and as key Network::ports_evacuated()
+  uint64_t exec;      ///< the event's execution number on its rank (Network::ran_after_stop)
+  uint32_t barrier;   ///< 1: made by a barrier's work (a Wormhole tick), not by an event
+  uint32_t rank;      ///< the rank that made it (set when gathered)
+  TraceRecord rec;
+};
+static_assert(sizeof(TaggedTrace) == 88);
+
 /// Writes the packet trace: a 64-byte header ("WHTRACE1", u32 version 1, u32 record size 48, u64
 /// nodes, u64 ports, u64 records — written at close, 0 if the run did not end —, 24 bytes 0), then one
 /// TraceRecord per event of a traced node.
 class TraceWriter final : public PacketTrace {
  public:
-  /// Opens `path` (InputError naming `config_file` if it cannot be created). `nodes`: the node ids to
-  /// trace (TRACE_FILE's, those below the node count).
+  /// Opens `path` (InputError naming `config_file` if it cannot be created; "" = no file, a distributed
+  /// run's other ranks). `nodes`: the node ids to trace (TRACE_FILE's, those below the node count).
+  /// `deferred`: the records of this rank's nodes are kept in tagged() for the caller to merge and write
+  /// (append); else they are written as they come.
   TraceWriter(const Network& net, const std::string& path, const std::vector<uint32_t>& nodes,
-              const std::string& config_file);
+              const std::string& config_file, bool deferred = false);
   ~TraceWriter() override;
   bool traces(uint32_t node) const override { return node < traced_.size() && traced_[node]; }
   void event(Time t, TraceEvent ev, uint32_t port, const Packet& p, uint64_t qlen, uint8_t cause) override;
@@ -144,6 +142,11 @@ class TraceWriter final : public PacketTrace {
   void finish();
   uint64_t records() const { return records_; }
   const std::string& path() const { return path_; }
+  /// Deferred: this rank's records not yet handed over, in the order its events ran.
+  std::vector<TaggedTrace>& tagged() { return tagged_; }
+  const std::vector<TaggedTrace>& tagged() const { return tagged_; }
+  /// Writes `n` records (merged from every rank) after those written so far.
+  void append(const TraceRecord* r, size_t n);
 
  private:
   void flush();
@@ -152,6 +155,8 @@ class TraceWriter final : public PacketTrace {
   FILE* f_ = nullptr;
   std::vector<uint8_t> traced_;
   std::vector<TraceRecord> buf_;
+  bool deferred_;
+  std::vector<TaggedTrace> tagged_;
   uint64_t records_ = 0;
   long committed_ = 0;  // bytes of whole records on disk
 };

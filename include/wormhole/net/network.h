@@ -141,10 +141,16 @@ class Network final : public CcHost {
   void stop();
 
   // --- observers that change nothing (monitors and the packet trace, src/io/monitors.cpp) ---
-  /// Attaches `h` (nullptr: none); its first sample is due at `first` (ps). One process only.
+  /// Attaches `h` (nullptr: none); its first sample is due at `first` (ps). In a distributed run each
+  /// rank's hook reads only the ports of its own nodes.
   void set_sampler(SampleHook* h, Time first) {
     sampler_ = h;
     sample_due_ = h ? first : kTimeMax;
+  }
+  /// Takes the samples due up to `t` (ps) now. Only where every event before `t` has run and none at or
+  /// after it: a distributed run's window starts (partition/engine.h, WindowHook).
+  void sample_until(Time t) {
+    if (sampler_ && t >= sample_due_) sample_due_ = sampler_->sample(t);
   }
   /// Attaches `t` (nullptr: none) for the nodes it traces (PacketTrace::traces).
   void set_packet_trace(PacketTrace* t) {
@@ -257,6 +263,10 @@ class Network final : public CcHost {
   /// Control packets that passed a frozen port, and packets held for a frozen flow, so far.
   uint64_t packets_bypassed() const { return bypassed_; }
   uint64_t packets_held() const { return held_count_; }
+  /// Ports a freeze has emptied of other flows' packets so far (shift). Every rank of a distributed run
+  /// empties every port of a partition it freezes, its own or not, so the count numbers the work done
+  /// at a barrier alike on every rank: the packet trace orders a barrier's records by it.
+  uint64_t ports_evacuated() const { return evacuated_; }
   /// Events a fast-forward left behind, found stale and dropped when their time came.
   uint64_t events_discarded() const { return discarded_; }
 
@@ -613,6 +623,7 @@ class Network final : public CcHost {
   static_assert(sizeof(Held) == 56, "a Held field was added or removed: decide whether Held::shift_times() moves it");
   std::vector<Held> held_;
   uint64_t bypassed_ = 0, held_count_ = 0, discarded_ = 0;
+  uint64_t evacuated_ = 0;  // evacuate() calls
   std::vector<uint32_t> free_held_;
 };
 

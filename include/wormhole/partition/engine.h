@@ -42,6 +42,20 @@ struct RankTimes {
   uint64_t events = 0;   ///< events this rank executed (its share of RunStats::events)
 };
 
+/// Told where each window of a distributed run starts (the monitors: src/cli/monitor_exchange.h).
+class WindowHook {
+ public:
+  virtual ~WindowHook() = default;
+  /// A count of this rank's that the engine reduces (the largest over the ranks) with the window's
+  /// start time, for no extra collective: the monitors' trace records waiting to be gathered.
+  virtual uint64_t pending() const = 0;
+  /// Called on every rank at the same point of the run, so it may use collectives: before the events of
+  /// the window starting at `t` (ps), or before the barrier at `t` when one is held next. Every event
+  /// before `t` has run on every rank and none at or after it. `most`: the largest pending() over the
+  /// ranks, read just before.
+  virtual void window_start(Time t, uint64_t most) = 0;
+};
+
 /// Runs `net` (this rank's replica of the whole network) together with the other ranks of `comm`.
 ///
 /// Protocol (partition/README.md §3): every rank starts a window at T = the smallest next-event
@@ -74,6 +88,8 @@ class DistributedEngine final : public TickExchange {
   /// Runs every rank until no event is left anywhere or `until` (ps) is passed. Collective.
   void run(Time until);
 
+  /// Calls `h` (nullptr: none) at every window's start; its time counts as communication.
+  void set_window_hook(WindowHook* h) { hook_ = h; }
   int rank() const { return rank_; }
   int ranks() const { return size_; }
   /// ps: the smallest delay of a cut link; kTimeMax when nothing is cut.
@@ -97,6 +113,7 @@ class DistributedEngine final : public TickExchange {
   Time lookahead_ = kTimeMax;
   RankTimes times_;
   bool stopped_ = false;
+  WindowHook* hook_ = nullptr;
   BytesType<CrossPacket> packet_type_;
   BytesType<Completion> completion_type_;
   std::vector<CrossPacket> send_, recv_;
