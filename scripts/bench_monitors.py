@@ -12,6 +12,7 @@ ratio to the plain run, and the size of what the mode writes:
   port-1us   PORT_MON 1, every port of every node, one row per 1 µs
   qlen       QLEN_MON_FILE over the whole run (a 100-ns sample of every switch port)
   trace      ENABLE_TRACE 1, every node traced
+  simai      SimAI's BW_MON_FILE (10 µs), RATE_MON_FILE and CNP_MON_FILE (1 µs)
 It also checks that fct.txt and pfc.txt are byte-identical in every mode. Runs are pinned to one CPU.
 """
 import argparse
@@ -34,6 +35,8 @@ def modes(nodes_file):
         "port-1us": ["--set", "PORT_MON=1", "--set", "PORT_MON_INTERVAL=1000", "--set", "PORT_MON_NODES=all"],
         "qlen": ["--set", "QLEN_MON_START=2000000000", "--set", "QLEN_MON_END=2100000000"],
         "trace": ["--set", "ENABLE_TRACE=1", "--set", f"TRACE_FILE={nodes_file}"],
+        "simai": ["--set", "BW_MON_FILE=bw.txt", "--set", "RATE_MON_FILE=rate.txt", "--set", "CNP_MON_FILE=cnp.txt",
+                  "--set", "BW_MON_INTERVAL=10", "--set", "QP_MON_INTERVAL=1", "--set", "MON_START=2000000"],
     }
 
 
@@ -70,7 +73,7 @@ def main():
                 ref = outputs
             elif outputs != ref:
                 sys.exit(f"{name}: fct.txt or pfc.txt differs from the plain run")
-            size = sum(f.stat().st_size for f in out.iterdir() if f.name in ("monitor.h5", "qlen.txt", "mix.tr"))
+            size = sum(f.stat().st_size for f in out.iterdir() if f.name in ("monitor.h5", "qlen.txt", "mix.tr", "bw.txt", "rate.txt", "cnp.txt"))
             results[name] = (best, size)
             base = results["plain"][0]
             print(f"  {name:9s} {best:8.3f} s  {best / base:6.3f}x  writes {size / 1e6:9.3f} MB  (fct.txt, pfc.txt identical)")

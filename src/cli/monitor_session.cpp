@@ -86,6 +86,10 @@ MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan) : 
     mux_.add(ports_.get(), ports_->first());
   }
   if (!plan_.bw.empty() || !plan_.rate.empty() || !plan_.cnp.empty()) {
+    if (cfg.wormhole.enabled)  // SimAI's formats have no place to say a port was frozen (monitor.h5 has)
+      std::fprintf(stderr, "wormhole: warning: SimAI's monitor files do not see what Wormhole fast-forwards: a skipped "
+                           "flow's bytes, rate changes and CNPs are missing from them (monitor.h5's frozen column "
+                           "marks those ports: --set PORT_MON=1)\n");
     simai_ = std::make_unique<SimaiMonitors>(net, cfg, plan_.bw, plan_.rate, plan_.cnp, origin);
     mux_.add(simai_.get(), simai_->first());
   }

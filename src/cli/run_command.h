@@ -51,9 +51,10 @@ int run_workload_scenario(const RunOptions& o);
 /// micro-batches find_micro_batches can find or, interleaved, when ga is not a multiple of PP or the
 /// micro-batches cannot be cut into the model chunks — before any output is made. Returns the model
 /// chunks per stage the driver runs (DriverOptions::virtual_stages): with "interleaved" `virtual_stages`,
-/// or the header's vpp when it is 0 (as SimAI's analytical model reads vpp); otherwise 1.
+/// or the header's vpp when it is 0 (as SimAI's analytical model reads vpp); otherwise 1. `speak`: note on
+/// stderr where an interleaved run's count came from (the header's vpp) or that 1 chunk is the plain 1F1B.
 uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule,
-                        uint32_t virtual_stages);
+                        uint32_t virtual_stages, bool speak);
 /// "1F1B", "GPipe" or "interleaved 1F1B, v chunks per stage": the schedule the driver runs.
 std::string pipeline_name(const DriverOptions& o);
 
@@ -85,6 +86,16 @@ void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s
 /// "PFC frames ...; ECN marks ...; drops ... (by cause); retransmitted ...; retransmission timeouts ...;
 /// peak switch queue ..." of a run's statistics (both summaries end with it).
 std::string network_counts(const RunStats& s, size_t pfc_frames);
+struct WorkloadRun;
+/// The background's summary lines: finished flows and their slowdown and FCT; given the run's `net` (one
+/// process) also the offered and achieved load (background_outcome); without it (over ranks, where a
+/// running flow's progress is on its own rank) what `records` (every flow's, in id order; the background's
+/// are ids 0 .. n - 1) say.
+std::string background_summary(const Background& b, const std::vector<FlowRecord>& records, const Network* net);
+/// What a loaded training run sends, per (source, destination) pair, for the packet trace's size estimate:
+/// the workload's every iteration (expected_traffic × iterations), each job's on its GPUs, or a Chakra
+/// trace's, plus the background flows. Sizes in bytes.
+std::vector<FlowSpec> run_traffic(const WorkloadRun& r);
 
 /// A .toml training-workload scenario read and checked, its network built (run_workload.cpp): one
 /// SimAI workload, Chakra traces, or several jobs with background flows.

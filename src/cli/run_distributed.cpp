@@ -281,8 +281,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     return *failed;
   if (speak) {
     if (workload) print_training_header(wr);
-    if (workload && monitors->any() && wr.jobs.empty() && wr.chakra.ranks.empty())
-      monitors->print_estimate(expected_traffic(wr.workload, wr.layout, wr.options), wr.options.iterations);
+    if (workload && monitors->any())
+      monitors->print_estimate(run_traffic(wr));
     else if (!workload)
       monitors->print_estimate(cr.specs);
     print_start(s);
@@ -390,8 +390,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
       wormhole->print_warnings();
       return;
     }
-    if (work.report)
+    if (work.report) {
       print_workload_summary(*work.report, g.stats, g.stats.wall_s, g.records.size(), g.pfc.size(), meta.cc);
+      if (!wr.background.empty()) fmt::print("{}\n", background_summary(wr.background, g.records, nullptr));
+    }
     else if (!workload) print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
     wormhole->print_summary();
     print_rank_times(g);

@@ -27,7 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string us(Time t) { return fmt::format("{:.3f}", double(t) / kUs); }
+// µs with 3 decimals, truncated to whole ns as the workload CSVs print them (t >= 0).
+std::string us(Time t) { return fmt::format("{}.{:03}", t / kUs, t / kNs % 1000); }
 
 }  // namespace
 
@@ -83,7 +84,7 @@ void load_jobs(WorkloadRun& r, bool speak) {
     }
     if (speak)
       for (const std::string& m : notes) std::fprintf(stderr, "wormhole: warning: %s:1: %s\n", w.file.c_str(), m.c_str());
-    const uint32_t chunks = check_pipeline(w, run.layout, pipeline, sc.workload.virtual_stages);
+    const uint32_t chunks = check_pipeline(w, run.layout, pipeline, sc.workload.virtual_stages, speak);
     DriverOptions& d = run.options;
     d.iterations = j.iterations ? j.iterations : sc.workload.iterations;
     d.send_latency = sc.workload.send_latency;
@@ -129,7 +130,8 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
   const fs::path path = fs::path(r.out) / "jobs.csv";
   std::ofstream csv(path);
   if (!csv) throw InputError(path.string(), 0, "cannot write jobs.csv", "choose a writable output folder");
-  csv << "job,gpus,first_gpu,last_gpu,start_us,iterations,end_us,mean_iteration_us,flows,exposed_comm_us,bubble_us,complete\n";
+  csv << "job,gpus,first_gpu,last_gpu,start_us,iterations,end_us,mean_iteration_us,flows,exposed_comm_us,bubble_us,"
+         "slowest_gpu,slowest_exposed_comm_us,complete\n";
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
     const WorkloadReport& rep = jobs.report(k);
     write_workload_csvs(r.job_dirs[k], rep);
@@ -138,8 +140,11 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
     const Time mean = rep.iterations.empty() ? 0 : (end - sc.jobs[k].start) / Time(rep.iterations.size());
     csv << sc.jobs[k].name << ',' << hosts.size() << ',' << hosts.front() << ',' << hosts.back() << ','
         << us(sc.jobs[k].start) << ',' << rep.iterations.size() << ',' << us(end) << ',' << us(mean) << ','
-        << flows[k] << ',' << us(rep.end_to_end.total_exposed) << ',' << us(rep.end_to_end.bubble) << ','
-        << (rep.complete() ? 1 : 0) << '\n';
+        << flows[k] << ',' << us(rep.end_to_end.total_exposed) << ',' << us(rep.end_to_end.bubble) << ',';
+    // The report GPU's figures above; the GPU exposed longest (by its topology id) need not be it.
+    if (rep.per_gpu.empty()) csv << ",,";
+    else csv << hosts[rep.slowest_gpu] << ',' << us(rep.per_gpu[rep.slowest_gpu].exposed()) << ',';
+    csv << (rep.complete() ? 1 : 0) << '\n';
   }
   csv.close();
   if (!csv) throw InputError(path.string(), 0, "cannot write jobs.csv", "check the disk has room");
@@ -162,15 +167,7 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vec
                rep.pp > 1 ? fmt::format(", bubble {} us", us(rep.end_to_end.bubble)) : "", flows[k]);
   }
   if (quiet) return;
-  if (!r.background.empty()) {
-    if (net) {  // the background's ids are 0 .. n - 1: added before any job's flow
-      fmt::print("{}\n", format_background_outcome(r.background, background_outcome(r.background, *net, 0, net->client_now())));
-    } else {  // over ranks: running flows' progress is on other ranks; what finished is known
-      size_t done = 0;
-      for (const FlowRecord& f : records) done += jobs.job_of_flow(f.id) == jobs.size() && f.finished();
-      fmt::print("background: {} of {} flows finished\n", done, r.background.flows.size());
-    }
-  }
+  if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, net));
   print_run_summary(records, s, pfc_frames, wall_s, cc);
 }
 
@@ -181,6 +178,7 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
 
   // Outputs, once every input has been checked.
+  if (const int status = interrupted_in_setup()) return status;
   make_workload_outputs(o, r, true);
   if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
   wormhole.set_memo_path(o.memo_out.empty() ? (fs::path(r.results).parent_path() / "memo.h5").string() : o.memo_out);
@@ -194,7 +192,11 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   TrainingWork work = make_training_work(r, &files);
   files.set_jobs(work.jobs);
   fabric.progress().set_fraction([&work] { return work.client->progress(); }, "collectives");
-  if (!o.quiet) print_training_header(r);
+  if (!o.quiet) {
+    print_training_header(r);
+    if (monitors.any()) monitors.print_estimate(run_traffic(r));
+    std::fflush(stdout);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const bool complete = work.client->run(r.until);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -204,10 +206,15 @@ int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
   auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
+  const int stopped = note_interrupt(meta, net, net.kernel().now());
   const std::vector<JobReport> reports = job_reports(r, *work.jobs);
   write_hdf5_results(r.results, records, fabric.pfc_, meta, nullptr, wormhole.report(), &reports);
   wormhole.write_memo();
   write_jobs_reports(r, *work.jobs, records);
+  if (stopped) {
+    print_interrupted(meta, net.flows_finished(), records.size(), "fct.txt, pfc.txt, jobs.csv and the jobs' CSVs in " + r.out);
+    return stopped;
+  }
   print_jobs_summary(r, *work.jobs, records, meta.stats, fabric.pfc_.size(), wall, meta.cc, o.quiet, &net);
   if (!o.quiet) {
     wormhole.print_summary();

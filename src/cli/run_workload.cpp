@@ -1,6 +1,8 @@
 // `wormhole run SCENARIO.toml`: a training workload on a GPU cluster (docs/workloads.md).
 #include <fmt/core.h>
 
+#include <limits>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -74,23 +76,39 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
 }
 
 uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSchedule schedule,
-                        uint32_t virtual_stages) {
+                        uint32_t virtual_stages, bool speak) {
   if (layout.pp <= 1 || schedule == PipelineSchedule::None || w.header.micro) return 1;
   const uint32_t v = schedule != PipelineSchedule::Interleaved ? 1 : virtual_stages ? virtual_stages : w.header.vpp;
+  const std::string from = virtual_stages ? fmt::format("workload.virtual_stages {}", virtual_stages)
+                                          : fmt::format("the header's vpp {}", w.header.vpp);
   try {
     MicroBatches mb = find_micro_batches(w, w.header.ga);
     if (v > 1) {
       if (mb.rows.size() % layout.pp != 0)
-        throw std::invalid_argument(fmt::format("the interleaved schedule needs ga ({}) to be a multiple of PP ({})",
-                                                mb.rows.size(), layout.pp));
-      split_into_chunks(w, mb, v);
+        throw InputError(w.file, 1,
+                         fmt::format("the interleaved schedule needs ga ({}) to be a multiple of PP ({})",
+                                     mb.rows.size(), layout.pp),
+                         "use a workload whose ga is a multiple of PP, or workload.pipeline = \"1f1b\"");
+      try {
+        split_into_chunks(w, mb, v);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(w.file, 1, std::string(e.what()) + " (the chunks per stage are " + from + ")",
+                         "set workload.virtual_stages to a count that divides the stage's layers, or run "
+                         "workload.pipeline = \"1f1b\"");
+      }
     }
   } catch (const std::invalid_argument& e) {
     throw InputError(w.file, 1, e.what(),
-                     v > 1 ? "set workload.virtual_stages to a count that divides the stage's layers, or run "
-                             "workload.pipeline = \"1f1b\""
-                           : "give the ga the file was generated with, or run without the pipeline "
-                             "(workload.pipeline = \"none\")");
+                     "give the ga the file was generated with, or run without the pipeline (workload.pipeline = \"none\")");
+  }
+  if (speak && schedule == PipelineSchedule::Interleaved) {
+    if (v <= 1)
+      std::fprintf(stderr, "wormhole: note: %s: interleaved with 1 model chunk per stage (%s) is the plain 1F1B\n",
+                   w.file.c_str(), from.c_str());
+    else if (!virtual_stages)
+      std::fprintf(stderr, "wormhole: note: %s: interleaved with %u model chunks per stage, %s (AICB writes a stage's "
+                           "layer count there: one layer a chunk); workload.virtual_stages sets another count\n",
+                   w.file.c_str(), v, from.c_str());
   }
   return v;
 }
@@ -137,6 +155,15 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
     note_simai_monitors(sc.net, sc.path, o.quiet);
   }
 
+  if (speak && sc.workload.virtual_stages) {
+    bool interleaved = sc.workload.pipeline == PipelineSchedule::Interleaved;
+    for (const JobSpec& j : sc.jobs) interleaved = interleaved || (j.pipeline_set && j.pipeline == PipelineSchedule::Interleaved);
+    if (!interleaved)
+      std::fprintf(stderr, "wormhole: warning: %s:%d: workload.virtual_stages %u is used only with pipeline = "
+                           "\"interleaved\"; this run ignores it\n",
+                   sc.path.c_str(), sc.workload.line, sc.workload.virtual_stages);
+  }
+
   // Inputs first, all of them: nothing is written until every input has been checked.
   r.topo = build_topology(sc);
   if (!sc.jobs.empty()) {
@@ -177,15 +204,17 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
     }
   }
   const uint32_t chunks =
-      sc.jobs.empty() ? check_pipeline(r.workload, r.layout, sc.workload.pipeline, sc.workload.virtual_stages) : 1;
+      sc.jobs.empty() ? check_pipeline(r.workload, r.layout, sc.workload.pipeline, sc.workload.virtual_stages, speak) : 1;
   if (sc.workload.report_gpu >= r.topo.gpus)
     throw InputError(sc.path, sc.workload.line,
                      fmt::format("workload.report_gpu {} does not exist ({} GPUs)", sc.workload.report_gpu, r.topo.gpus),
                      fmt::format("give a GPU id below {}", r.topo.gpus));
 
   if (sc.jobs.empty()) {
-    std::vector<uint32_t> busy(r.layout.gpus);  // the workload's GPUs: 0 .. gpus - 1
-    for (uint32_t g = 0; g < r.layout.gpus; ++g) busy[g] = g;
+    // The workload's GPUs 0 .. gpus - 1; a trace's: its ranks (rank r on GPU r), however many GPUs there are.
+    const auto used = static_cast<uint32_t>(r.chakra.ranks.empty() ? r.layout.gpus : r.chakra.ranks.size());
+    std::vector<uint32_t> busy(used);
+    for (uint32_t g = 0; g < used; ++g) busy[g] = g;
     std::vector<std::string> notes;
     r.background = make_background(sc, r.topo, busy, &notes);
     if (speak)
@@ -269,6 +298,32 @@ void print_workload_header(const WorkloadRun& r) {
              r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
 }
 
+std::string background_summary(const Background& b, const std::vector<FlowRecord>& records, const Network* net) {
+  if (net) return format_background_outcome(b, background_outcome(b, *net, 0, net->client_now()));
+  // Over ranks: what finished is in every rank's records (ids 0 .. n - 1); a running flow's progress is not.
+  BackgroundOutcome o;
+  o.total = b.flows.size();
+  const std::vector<FlowRecord> mine(records.begin(), records.begin() + std::min(records.size(), b.flows.size()));
+  for (const FlowRecord& f : mine) o.finished += f.finished();
+  o.slowdown = slowdown_stats(mine);
+  o.offered_load = o.achieved_load = std::numeric_limits<double>::quiet_NaN();
+  return format_background_outcome(b, o);
+}
+
+std::vector<FlowSpec> run_traffic(const WorkloadRun& r) {
+  std::vector<FlowSpec> flows = r.background.flows;
+  const auto add = [&](std::vector<FlowSpec> more, uint64_t times) {
+    for (FlowSpec& f : more) f.size_bytes *= times, flows.push_back(f);
+  };
+  if (!r.jobs.empty())
+    for (const JobRun& run : r.jobs) add(expected_traffic(*run.workload, run.layout, run.options), run.options.iterations);
+  else if (!r.chakra.ranks.empty())
+    add(expected_traffic(r.chakra, r.layout, r.options.zero_chunk), 1);
+  else
+    add(expected_traffic(r.workload, r.layout, r.options), r.options.iterations);
+  return flows;
+}
+
 void print_training_header(const WorkloadRun& r) {
   if (!r.jobs.empty()) {
     fmt::print("{}: {} jobs on {} GPUs ({} per server), {} nodes, {} links\n", r.sc.name, r.jobs.size(), r.topo.gpus,
@@ -331,8 +386,7 @@ int run_workload_scenario(const RunOptions& o) {
   if (CollectiveMemo* memo = r.options.memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
   if (!o.quiet) {
     print_training_header(r);
-    if (monitors.any() && !chakra)
-      monitors.print_estimate(expected_traffic(r.workload, r.layout, r.options), r.options.iterations);
+    if (monitors.any()) monitors.print_estimate(run_traffic(r));
     std::fflush(stdout);
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -357,8 +411,7 @@ int run_workload_scenario(const RunOptions& o) {
   if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
   if (!o.quiet) {
     print_workload_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size(), meta.cc);
-    if (!r.background.empty())
-      fmt::print("{}\n", format_background_outcome(r.background, background_outcome(r.background, net, 0, net.client_now())));
+    if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, &net));
     wormhole.print_summary();
     fmt::print("outputs: {}{}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")",
                monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");

@@ -198,6 +198,11 @@ class DistributedTraining(unittest.TestCase):
                     self.assertGreater(it["time_ps"], 0)
                 self.assertEqual(len(g["gpus"]), int(row["gpus"]))
                 self.assertEqual(f"{g.attrs['total_exposed_ps'] // 1000 / 1000:.3f}", row["exposed_comm_us"])
+                # the slowest GPU: the job's GPU exposed longest (lowest among equals), by its topology id
+                exposed = g["gpus"]["exposed_ps"]
+                slow = int(np.argmax(exposed))
+                self.assertEqual(int(row["slowest_gpu"]), int(hosts[slow]))
+                self.assertEqual(f"{exposed[slow] // 1000 / 1000:.3f}", row["slowest_exposed_comm_us"])
         # wh_analyze summary reads the groups
         p = subprocess.run(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "summary",
                             str(out / "results.h5")], capture_output=True, text=True, timeout=120)

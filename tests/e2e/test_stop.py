@@ -80,6 +80,33 @@ class Stop(unittest.TestCase):
                     self.assertEqual(int(f["flows"]["finished"].sum()), n)  # the file holds every finished flow
                 self.assertIn(f"{n} of 20000 flows had finished", err)
 
+    def test_signal_stops_a_jobs_run_cleanly(self):
+        # two-jobs-32g with 200 iterations runs for minutes; SIGINT once the fabric's fct.txt has lines: exit 130,
+        # whole lines, results.h5 and every job's CSVs written and marked incomplete.
+        scenario = SOURCE_DIR / "inputs" / "llm" / "two-jobs-32g.toml"
+        out = self.dir / "jobs"
+        p = subprocess.Popen([str(WORMHOLE), "run", str(scenario), "-o", str(out), "-q",
+                              "--set", "workload.iterations=200"], cwd=self.dir,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        fct = out / "fct.txt"
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
+            time.sleep(0.05)
+        self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, err)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("interrupted by SIGINT at simulated time", err)
+        n = self.check_whole_lines(fct)
+        self.assertGreater(n, 0)
+        with h5py.File(out / "results.h5") as f:
+            self.assertEqual(int(f["run"].attrs["complete"]), 0)
+            self.assertEqual(int(f["flows"]["finished"].sum()), n)
+            self.assertEqual(set(f["jobs"]), {"a", "b"})
+        self.assertTrue((out / "jobs.csv").exists() and (out / "a" / "iterations.csv").exists())
+
     @staticmethod
     def file_size_limit(limit):
         def apply():

@@ -339,3 +339,36 @@ TEST(Pipeline, TwoStageInterleavedKnownAnswer) {
   EXPECT_EQ(run_with(PipelineSchedule::OneFOneB, 1).iterations[0].end, 1500 * kUs);
   EXPECT_EQ(run_with(PipelineSchedule::Interleaved, 1).iterations[0].end, 1500 * kUs);  // v = 1: plain 1F1B
 }
+
+// With 1-MiB transfers the interleaved schedule's 6 boundaries per micro-batch are flows: 0 -> 1 (chunk 0),
+// 1 -> 0 into chunk 1 (the wrap), 0 -> 1 (chunk 1) forward and the same three back, so 12 flows each way for
+// 4 micro-batches, 24 SendRecv rows (12 activations, 12 gradients), and the iteration is longer than the
+// 1,350 µs of instant transfers by at least one transfer; the waits after a peer sent are exposed PP time.
+TEST(Pipeline, InterleavedTransfersGoRoundTheVirtualStages) {
+  std::string header = kChunkHeader;
+  header.replace(header.find("pp_comm: 0"), 10, "pp_comm: 1048576");
+  const Workload w = workload(header, chunk_rows());
+  const SimConfig cfg = config();
+  Network net(cfg, two_gpus(), make_cc(cfg, nullptr));
+  DriverOptions o;
+  o.pipeline = PipelineSchedule::Interleaved;
+  o.virtual_stages = 2;
+  WorkloadDriver d(net, w, make_layout(w.header, 2, 1, true), o);
+  ASSERT_TRUE(d.run(cfg.stop_time()));
+  ASSERT_EQ(net.flow_count(), 24u);
+  uint32_t forward = 0;
+  for (uint32_t i = 0; i < 24; ++i) {
+    const FlowRecord fr = net.record(i);
+    EXPECT_EQ(fr.size_bytes, 1048576u);
+    forward += fr.src == 0 && fr.dst == 1;
+  }
+  EXPECT_EQ(forward, 12u);
+  const WorkloadReport& r = d.report();
+  size_t activations = 0;
+  for (const CollectiveRecord& c : r.collectives) activations += c.layer_name.rfind("pipeline activation", 0) == 0;
+  EXPECT_EQ(r.collectives.size(), 24u);
+  EXPECT_EQ(activations, 12u);
+  EXPECT_GT(r.iterations[0].end, 1350 * kUs + 6 * kUs + 20 * kUs);  // a transfer: send latency + 21 µs on the wire
+  EXPECT_GT(r.per_gpu[0].exposed_pp, 0);
+  EXPECT_EQ(r.per_gpu[0].finish, r.per_gpu[0].compute + r.per_gpu[0].exposed() + r.per_gpu[0].bubble);
+}
