@@ -44,8 +44,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o);
 /// Runs the scenario (an HPCC config.txt, or a .toml scenario via run_workload_scenario); returns
 /// the process exit status. Throws InputError on bad input.
 int run_command(const RunOptions& o);
-/// Runs a .toml scenario: a training workload on a cluster (run_workload.cpp). Exit status 0 when
-/// the workload completed, 3 when collectives were left pending (watchdog or stop time).
+/// Runs a .toml scenario in one process: a training workload, a Chakra trace or several [[job]]s on a
+/// cluster, with any background flows (run_workload.cpp). Exit status 0 when the workload (every job)
+/// completed, 3 when collectives were left pending (watchdog or stop time), 130/143 when interrupted.
 int run_workload_scenario(const RunOptions& o);
 /// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
 /// micro-batches find_micro_batches can find or, interleaved, when ga is not a multiple of PP or the
@@ -183,9 +184,6 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
 void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
                         const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
                         const Network* net);
-/// One process: runs a loaded [[job]] scenario (run_jobs.cpp, docs/workloads.md §11). Exit status
-/// 0 when every job completed, 3 when one did not.
-int run_jobs_scenario(const RunOptions& o, WorkloadRun& r);
 /// Iterations, the report GPU's and the slowest GPU's compute/exposed communication, and the run's counts.
 void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames,
                             const std::string& cc);

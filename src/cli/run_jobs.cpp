@@ -1,7 +1,7 @@
-// `wormhole run SCENARIO.toml` with [[job]] entries: several training jobs (and optional background
-// flows) on one fabric (docs/workloads.md §11). Outputs: the fabric's fct.txt, pfc.txt, results.h5
-// (with /jobs) and jobs.csv in the output folder; each job's fct.txt and workload CSVs in a folder of
-// its name. The set-up and the reports here serve one process and a distributed run alike.
+// A scenario with [[job]] entries: several training jobs (and optional background flows) on one fabric
+// (docs/workloads.md §11) — their set-up and their reports: the fabric's outputs plus /jobs in results.h5,
+// jobs.csv, and each job's fct.txt and workload CSVs in a folder of its name. run_workload_scenario and
+// the distributed run use them alike.
 #include <fmt/core.h>
 
 #include <chrono>
@@ -169,61 +169,6 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vec
   if (quiet) return;
   if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, net));
   print_run_summary(records, s, pfc_frames, wall_s, cc);
-}
-
-int run_jobs_scenario(const RunOptions& o, WorkloadRun& r) {
-  Network& net = *r.net;
-  const SimConfig& cfg = r.cfg;
-  WormholeSession wormhole(net, cfg, r.until, o.memo_in);
-  WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
-
-  // Outputs, once every input has been checked.
-  if (const int status = interrupted_in_setup()) return status;
-  make_workload_outputs(o, r, true);
-  if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
-  wormhole.set_memo_path(o.memo_out.empty() ? (fs::path(r.results).parent_path() / "memo.h5").string() : o.memo_out);
-  write_topology_copy(r);
-  std::vector<std::string> job_fct;
-  for (const std::string& d : r.job_dirs) job_fct.push_back((fs::path(d) / "fct.txt").string());
-  MonitorSession monitors(net, cfg, r.monitors);
-  TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
-  RunObserver fabric(text, o.quiet);
-  JobFctFiles files(fabric, job_fct);
-  TrainingWork work = make_training_work(r, &files);
-  files.set_jobs(work.jobs);
-  fabric.progress().set_fraction([&work] { return work.client->progress(); }, "collectives");
-  if (!o.quiet) {
-    print_training_header(r);
-    if (monitors.any()) monitors.print_estimate(run_traffic(r));
-    std::fflush(stdout);
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const bool complete = work.client->run(r.until);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  text.flush();
-  monitors.finish(net.client_now(), net.client_now());
-
-  auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
-  fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
-  meta.scenario_keys = scenario_values(r.sc);
-  const int stopped = note_interrupt(meta, net, net.kernel().now());
-  const std::vector<JobReport> reports = job_reports(r, *work.jobs);
-  write_hdf5_results(r.results, records, fabric.pfc_, meta, nullptr, wormhole.report(), &reports);
-  wormhole.write_memo();
-  write_jobs_reports(r, *work.jobs, records);
-  if (stopped) {
-    print_interrupted(meta, net.flows_finished(), records.size(), "fct.txt, pfc.txt, jobs.csv and the jobs' CSVs in " + r.out);
-    return stopped;
-  }
-  print_jobs_summary(r, *work.jobs, records, meta.stats, fabric.pfc_.size(), wall, meta.cc, o.quiet, &net);
-  if (!o.quiet) {
-    wormhole.print_summary();
-    fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}\n", r.out, r.out,
-               monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");
-  } else {
-    wormhole.print_warnings();
-  }
-  return complete ? 0 : 3;
 }
 
 }  // namespace wh

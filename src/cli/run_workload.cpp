@@ -362,9 +362,9 @@ TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward) {
 
 int run_workload_scenario(const RunOptions& o) {
   WorkloadRun r = load_workload_run(o, true);
-  if (!r.jobs.empty()) return run_jobs_scenario(o, r);
   Network& net = *r.net;
   const SimConfig& cfg = r.cfg;
+  const bool jobs = !r.jobs.empty(), chakra = !r.chakra.ranks.empty();
   // Before any output is made: a bad memo file must not cost the previous run's outputs.
   WormholeSession wormhole(net, cfg, r.until, o.memo_in);
   if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
@@ -376,11 +376,15 @@ int run_workload_scenario(const RunOptions& o) {
   MonitorSession monitors(net, cfg, r.monitors);
   TextOutputs text(cfg.fct_output_file, cfg.pfc_output_file, r.sc.path);
   RunObserver obs(text, o.quiet);
-  const bool chakra = !r.chakra.ranks.empty();
-  if (!r.background.empty()) WormholeSession::collective_unused(cfg, "background flows share the fabric");
+  std::vector<std::string> job_fct;  // each job's own fct.txt (none for one workload: files only forwards)
+  for (const std::string& d : r.job_dirs) job_fct.push_back((std::filesystem::path(d) / "fct.txt").string());
+  JobFctFiles files(obs, job_fct);
+  if (jobs) WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
+  else if (!r.background.empty()) WormholeSession::collective_unused(cfg, "background flows share the fabric");
   else if (!chakra) r.options.memo = wormhole.collective_memo(net, cfg);
   else WormholeSession::collective_unused(cfg, "a Chakra trace's collectives are not offered to it");
-  TrainingWork work = make_training_work(r, &obs);
+  TrainingWork work = make_training_work(r, &files);
+  files.set_jobs(work.jobs);
   obs.progress().set_fraction([&work] { return work.client->progress(); }, chakra ? "trace nodes" : "collectives");
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (CollectiveMemo* memo = r.options.memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
@@ -399,22 +403,34 @@ int run_workload_scenario(const RunOptions& o) {
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
-  const WorkloadReport& rep = *work.report;
-  write_hdf5_results(r.results, records, obs.pfc_, meta, &rep, wormhole.report());
+  std::vector<JobReport> reports;
+  if (jobs) reports = job_reports(r, *work.jobs);
+  write_hdf5_results(r.results, records, obs.pfc_, meta, work.report, wormhole.report(), jobs ? &reports : nullptr);
   wormhole.write_memo();
-  write_workload_csvs(r.out, rep);
+  if (jobs) write_jobs_reports(r, *work.jobs, records);
+  else write_workload_csvs(r.out, *work.report);
   if (stopped) {
-    print_interrupted(meta, net.flows_finished(), records.size(), "fct.txt, pfc.txt and the CSVs in " + r.out);
+    print_interrupted(meta, net.flows_finished(), records.size(),
+                      std::string("fct.txt, pfc.txt and the CSVs") + (jobs ? ", jobs.csv and the jobs' CSVs" : "") +
+                          " in " + r.out);
     return stopped;
   }
 
-  if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", rep.incomplete.c_str());
+  if (jobs) {  // says which jobs are incomplete, quiet or not
+    print_jobs_summary(r, *work.jobs, records, meta.stats, obs.pfc_.size(), wall, meta.cc, o.quiet, &net);
+  } else {
+    if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
+    if (!o.quiet) {
+      print_workload_summary(*work.report, meta.stats, wall, records.size(), obs.pfc_.size(), meta.cc);
+      if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, &net));
+    }
+  }
   if (!o.quiet) {
-    print_workload_summary(rep, meta.stats, wall, records.size(), obs.pfc_.size(), meta.cc);
-    if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, &net));
     wormhole.print_summary();
-    fmt::print("outputs: {}{}{}\n", r.out, wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")",
-               monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "");
+    const std::string memo = wormhole.memo_path().empty() ? "" : " (memo file " + wormhole.memo_path() + ")";
+    const std::string mon = monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "";
+    if (jobs) fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}{}\n", r.out, r.out, memo, mon);
+    else fmt::print("outputs: {}{}{}\n", r.out, memo, mon);
   } else {
     wormhole.print_warnings();
   }

@@ -18,7 +18,13 @@ namespace {
 constexpr Time kQlenInterval = 100 * kNs;          // the reference's qlen_mon_interval
 constexpr uint64_t kQlenDumpNs = 100'000'000;      // and its qlen_dump_interval (100 ms)
 
-FILE* create_file(const std::string& path, const std::string& config_file, const char* key, const char* mode) {
+[[noreturn]] void write_failed(const std::string& path, int err, const std::string& kept) {
+  throw OutputError(path, std::string("cannot write: ") + std::strerror(err ? err : EIO) + " (" + kept + ")");
+}
+
+}  // namespace
+
+FILE* create_monitor_file(const std::string& path, const std::string& config_file, const char* key, const char* mode) {
   FILE* f = std::fopen(path.c_str(), mode);
   if (f) return f;
   const int err = errno;
@@ -27,12 +33,6 @@ FILE* create_file(const std::string& path, const std::string& config_file, const
   throw InputError(config_file, 0, std::string("cannot create ") + key + " " + path + ": " + std::strerror(err),
                    "create the directory " + dir + " first or change " + key);
 }
-
-[[noreturn]] void write_failed(const std::string& path, int err, const std::string& kept) {
-  throw OutputError(path, std::string("cannot write: ") + std::strerror(err ? err : EIO) + " (" + kept + ")");
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // qlen.txt
@@ -48,7 +48,7 @@ QlenMonitor::QlenMonitor(const Network& net, const std::string& path, uint64_t s
     for (uint32_t p = n.first_port; p < n.first_port + n.num_ports; ++p) ports_.push_back(p);
   }
   hist_.assign(ports_.size(), {});
-  if (!path.empty()) f_ = create_file(path, config_file, "QLEN_MON_FILE", "w");
+  if (!path.empty()) f_ = create_monitor_file(path, config_file, "QLEN_MON_FILE", "w");
 }
 
 QlenMonitor::~QlenMonitor() {
@@ -177,7 +177,7 @@ TraceWriter::TraceWriter(const Network& net, const std::string& path, const std:
   for (uint32_t n : nodes)
     if (n < traced_.size()) traced_[n] = 1;
   if (path.empty()) return;
-  f_ = create_file(path, config_file, "TRACE_OUTPUT_FILE", "wb");
+  f_ = create_monitor_file(path, config_file, "TRACE_OUTPUT_FILE", "wb");
   TraceHeader h{};
   std::memcpy(h.magic, "WHTRACE1", 8);
   h.version = 1;

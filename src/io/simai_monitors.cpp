@@ -6,25 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "wormhole/core/input_error.h"
+#include "wormhole/io/monitors.h"
 
 namespace wh {
-
-namespace {
-
-FILE* open_monitor(const std::string& path, const std::string& config_file, const char* key) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f) return f;
-  const int err = errno;
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  throw InputError(config_file, 0, std::string("cannot create ") + key + " " + path + ": " + std::strerror(err),
-                   "create the directory " + dir + " first or change " + key);
-}
-
-}  // namespace
 
 SimaiMonitors::SimaiMonitors(const Network& net, const SimConfig& cfg, const std::string& bw, const std::string& rate,
                              const std::string& cnp, const std::string& config_file)
@@ -44,7 +30,7 @@ SimaiMonitors::SimaiMonitors(const Network& net, const SimConfig& cfg, const std
   for (const auto& x : files) {
     if (x.path.empty()) continue;
     x.out.path = x.path;
-    x.out.f = open_monitor(x.path, config_file, x.key);
+    x.out.f = create_monitor_file(x.path, config_file, x.key, "w");
     write(x.out, x.header);
   }
   last_sent_.assign(net.ports().size(), 0);

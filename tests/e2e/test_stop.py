@@ -50,6 +50,15 @@ class Stop(unittest.TestCase):
             self.assertEqual(len(ln.split()), 8, ln)
         return len(lines)
 
+    def interrupt_once_written(self, p, fct, sig):
+        """Sends `sig` to the running process `p` once `fct` holds a line; its stderr."""
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
+            time.sleep(0.05)
+        self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
+        p.send_signal(sig)
+        return p.communicate(timeout=120)[1]
+
     def test_signal_stops_cleanly(self):
         # 20,000 flows of 200 kB take several seconds; the signal comes once the first lines are on disk.
         (self.dir / "flow.txt").write_text(flows(20000, 200000))
@@ -59,12 +68,7 @@ class Stop(unittest.TestCase):
                 p = subprocess.Popen([str(WORMHOLE), "run", "config.txt", "-o", str(out), "-q"], cwd=self.dir,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 fct = out / "fct.txt"
-                deadline = time.time() + 60
-                while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
-                    time.sleep(0.05)
-                self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
-                p.send_signal(sig)
-                _, err = p.communicate(timeout=120)
+                err = self.interrupt_once_written(p, fct, sig)
                 for m in CRASH_MARKERS:
                     self.assertNotIn(m, err)
                 self.assertEqual(p.returncode, status, err)
@@ -89,12 +93,7 @@ class Stop(unittest.TestCase):
                               "--set", "workload.iterations=200"], cwd=self.dir,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         fct = out / "fct.txt"
-        deadline = time.time() + 60
-        while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
-            time.sleep(0.05)
-        self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=120)
+        err = self.interrupt_once_written(p, fct, signal.SIGINT)
         for m in CRASH_MARKERS:
             self.assertNotIn(m, err)
         self.assertEqual(p.returncode, 130, err)

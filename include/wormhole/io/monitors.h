@@ -22,6 +22,10 @@
 
 namespace wh {
 
+/// Opens a monitor's output file `path` with fopen `mode`. Throws InputError naming `config_file`, the
+/// setting `key` and the reason (e.g. a missing folder) if it cannot be created.
+FILE* create_monitor_file(const std::string& path, const std::string& config_file, const char* key, const char* mode);
+
 /// The reference's queue-length histograms (HPCC ns-3 scratch/third.cc, monitor_buffer): every 100 ns
 /// from START to the first sample at or past END (all ns, absolute), each switch port's egress bytes
 /// (classes 1-7; control packets are not counted) fall in a 1000-B bucket; at every sample whose time
