@@ -7,11 +7,14 @@
 
 #include "wormhole/io/flows.h"
 #include "wormhole/core/input_error.h"
+#include "file_fixtures.h"
 
 using namespace wh;
 namespace fs = std::filesystem;
 
 namespace {
+
+using test::input_error;
 
 const std::string kRing = WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB";
 
@@ -31,16 +34,6 @@ const Topology& ring_topology() {
   return t;
 }
 
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return InputError("", -1, "", "");
-}
 
 /// Reads `text` as flow.txt on the ring topology; returns the error, checking it names the file.
 InputError flow_error(const std::string& text) {

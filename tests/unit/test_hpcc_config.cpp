@@ -8,28 +8,21 @@
 
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/core/input_error.h"
+#include "file_fixtures.h"
 
 using namespace wh;
 namespace fs = std::filesystem;
 
 namespace {
 
+fs::path test_dir() { return test::test_dir("wh_config_tests"); }
+using test::input_error;
+using test::write_file;
+
 const std::string kRing = WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB";
 
 /// A fresh folder per test, so tests can run in parallel.
-fs::path test_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path d = fs::path(::testing::TempDir()) / "wh_config_tests" / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
-std::string write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
 
 // Lines 1-6 of every synthetic config; tests append from line 7.
 const std::string kBase =
@@ -40,16 +33,6 @@ const std::string kBase =
     "L2_ACK_INTERVAL 1\n"
     "KMAX_MAP 1 100000000000 1600 KMIN_MAP 1 100000000000 400 PMAX_MAP 1 100000000000 0.2\n";
 
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return InputError("", -1, "", "");
-}
 
 /// Reads `text` as config.txt and returns the error it must raise.
 InputError config_error(const std::string& text, std::string* path_out = nullptr) {

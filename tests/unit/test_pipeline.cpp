@@ -12,23 +12,18 @@
 #include "wormhole/net/network.h"
 #include "wormhole/workload/driver.h"
 #include "wormhole/workload/simai_workload.h"
+#include "file_fixtures.h"
 
 using namespace wh;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path test_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path d = fs::path(::testing::TempDir()) / "wh_pipeline_tests" / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::create_directories(d);
-  return d;
-}
+fs::path test_dir() { return test::test_dir("wh_pipeline_tests"); }
+using test::input_error;
+using test::write_file;
 
-std::string write_file(const fs::path& p, const std::string& text) {
-  std::ofstream(p) << text;
-  return p.string();
-}
+
 
 Workload workload(const std::string& header, const std::vector<std::string>& rows) {
   std::string text = header + "\n" + std::to_string(rows.size()) + "\n";

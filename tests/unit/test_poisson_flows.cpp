@@ -13,36 +13,19 @@
 #include "wormhole/io/poisson_flows.h"
 #include "wormhole/scenario/background.h"
 #include "wormhole/scenario/scenario.h"
+#include "file_fixtures.h"
 
 using namespace wh;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path test_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path d = fs::path(::testing::TempDir()) / "wh_poisson_tests" /
-               (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path test_dir() { return test::test_dir("wh_poisson_tests"); }
+using test::input_error;
+using test::write_file;
 
-std::string write_file(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
 
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("", 0, "", "");
-}
+
 
 /// 16 hosts (node ids 0..15) of 100 Gb/s in 8 domains of two, WebSearch at full load.
 PoissonLoad sixteen_hosts(Time end) {

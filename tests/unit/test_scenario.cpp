@@ -12,11 +12,16 @@
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/core/input_error.h"
 #include "wormhole/scenario/scenario.h"
+#include "file_fixtures.h"
 
 using namespace wh;
 namespace fs = std::filesystem;
 
 namespace {
+
+fs::path test_dir() { return test::test_dir("wh_scenario_tests"); }
+using test::input_error;
+using test::write_file;
 
 const std::string kSimai = WH_TEST_DATA "/simai";
 const std::string kSimaiConf = kSimai + "/SimAI/astra-sim-alibabacloud/inputs/config/SimAI.conf";
@@ -25,20 +30,7 @@ const std::string kWorkload16 = kSimai + "/SimAI@pr288/example/microAllReduce_16
 const std::string kFatTreeK4 = WH_TEST_DATA "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt";
 
 /// A fresh folder per test, so tests can run in parallel.
-fs::path test_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path d = fs::path(::testing::TempDir()) / "wh_scenario_tests" /
-               (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
-std::string write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
 
 /// Writes `text` as <dir>/scenario.toml beside a copy of SimAI.conf and of a 16-GPU workload.
 std::string scenario_file(const fs::path& dir, const std::string& text) {
@@ -54,16 +46,6 @@ const std::string kRest =
     "[network]\n"
     "config = \"SimAI.conf\"\n";
 
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError thrown";
-  return InputError("", -1, "", "");
-}
 
 /// Reads `text` as a scenario (with `overrides`) and returns the error it must raise; `path` gets its path.
 InputError scenario_error(const std::string& text, std::string* path = nullptr,

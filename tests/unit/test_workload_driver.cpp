@@ -14,23 +14,18 @@
 #include "wormhole/topo/generators.h"
 #include "wormhole/workload/driver.h"
 #include "wormhole/workload/simai_workload.h"
+#include "file_fixtures.h"
 
 using namespace wh;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path test_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path d = fs::path(::testing::TempDir()) / "wh_driver_tests" / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::create_directories(d);
-  return d;
-}
+fs::path test_dir() { return test::test_dir("wh_driver_tests"); }
+using test::input_error;
+using test::write_file;
 
-std::string write_file(const fs::path& p, const std::string& text) {
-  std::ofstream(p) << text;
-  return p.string();
-}
+
 
 /// SimAI.conf's network settings (DCQCN, 9000-B packets, 32 MB buffers), with ECN maps for 400 G.
 SimConfig simai_config() {
