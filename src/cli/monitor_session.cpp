@@ -173,7 +173,15 @@ void MonitorSession::finish(Time qlen_end, Time ports_end, bool stopped) {
   if (qlen_) qlen_->finish(qlen_end);
   if (ports_) ports_->finish(ports_end);
   if (trace_) trace_->finish();
-  if (simai_) simai_->finish(ports_end);
+  if (simai_)
+    if (const std::string empty = simai_->finish(ports_end); !empty.empty())
+      std::fprintf(stderr, "wormhole: warning: no sample of SimAI's monitors saw traffic (the run ended at %.3f us; "
+                           "MON_START %llu us, BW_MON_INTERVAL %llu us, QP_MON_INTERVAL %llu us, MON_END %llu us): only "
+                           "the header in%s; shorten the intervals or move MON_START / MON_END\n",
+                   double(ports_end) / kUs, static_cast<unsigned long long>(cfg_.mon_start_us),
+                   static_cast<unsigned long long>(cfg_.bw_mon_interval_us),
+                   static_cast<unsigned long long>(cfg_.qp_mon_interval_us),
+                   static_cast<unsigned long long>(cfg_.mon_end_us), empty.c_str());
 }
 
 std::string MonitorSession::outputs() const {

@@ -137,7 +137,11 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
     write_workload_csvs(r.job_dirs[k], rep);
     const std::vector<uint32_t>& hosts = r.hosts[k];
     const Time end = rep.iterations.empty() ? 0 : rep.iterations.back().end;
-    const Time mean = rep.iterations.empty() ? 0 : (end - sc.jobs[k].start) / Time(rep.iterations.size());
+    // Over the complete iterations only: an interrupted run lists the ones it never finished too.
+    Time sum = 0, done = 0;
+    for (const IterationRecord& it : rep.iterations)
+      if (it.complete) sum += it.end - it.start, ++done;
+    const Time mean = done ? sum / done : 0;
     csv << sc.jobs[k].name << ',' << hosts.size() << ',' << hosts.front() << ',' << hosts.back() << ','
         << us(sc.jobs[k].start) << ',' << rep.iterations.size() << ',' << us(end) << ',' << us(mean) << ','
         << flows[k] << ',' << us(rep.end_to_end.total_exposed) << ',' << us(rep.end_to_end.bubble) << ',';

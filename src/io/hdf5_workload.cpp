@@ -300,7 +300,7 @@ void write_jobs(hid_t file, const std::vector<JobReport>& jobs) {
   attr_u64(top, "jobs", jobs.size());
   // HDF5 lists a group's members by name: the scenario's order is kept as each job's `index`.
   attr_string(top, "units", "jobs: count; per job (group /jobs/<name>, the tables of /workload): index: 0-based "
-                            "[[job]] order; start_ps: ps; first_gpu, last_gpu: topology GPU ids; gpus: count");
+                            "[[job]] order; start_ps: ps; hosts: the topology GPU id of each of the job's GPUs");
   for (size_t k = 0; k < jobs.size(); ++k) {
     const JobReport& j = jobs[k];
     Handle g = write_workload(top, j.name, "/jobs/" + j.name, *j.report);

@@ -58,7 +58,7 @@ void SimaiMonitors::take_bandwidth(Time at) {
                        double(port.sent_bytes - last_sent_[p]) * per_gbit);
       last_sent_[p] = port.sent_bytes;
     }
-  if (!s.empty()) write(bw_, s);
+  if (!s.empty()) write(bw_, s), ++bw_.lines;
 }
 
 void SimaiMonitors::take_qps(Time at) {
@@ -87,7 +87,7 @@ void SimaiMonitors::take_qps(Time at) {
     it = net_.flow_info(it->first).finished() ? last_rate_.erase(it) : ++it;
   for (auto it = last_cnps_.begin(); it != last_cnps_.end();)
     it = net_.flow_info(it->first).finished() ? last_cnps_.erase(it) : ++it;
-  if (!rates.empty()) write(rate_, rates);
+  if (!rates.empty()) write(rate_, rates), ++rate_.lines;
   if (!cnps.empty()) write(cnp_, cnps);
 }
 
@@ -107,8 +107,12 @@ Time SimaiMonitors::sample(Time t) {
   return next_due();
 }
 
-void SimaiMonitors::finish(Time end) {
+std::string SimaiMonitors::finish(Time end) {
   sample(end);
+  // No CNP line is a run without ECN marks; no bandwidth or rate line means no sample saw the traffic.
+  std::string empty;
+  for (const File* x : {&bw_, &rate_})
+    if (x->f && x->lines == 0) empty += " " + x->path;
   for (File* x : {&bw_, &rate_, &cnp_}) {
     if (!x->f) continue;
     FILE* f = x->f;
@@ -117,6 +121,7 @@ void SimaiMonitors::finish(Time end) {
       throw OutputError(x->path, std::string("cannot write: ") + std::strerror(errno ? errno : EIO) +
                                      " (it may end in part of a line)");
   }
+  return empty;
 }
 
 std::string SimaiMonitors::outputs() const {

@@ -325,7 +325,8 @@ class Reader {
   }
 
   PipelineSchedule pipeline_of(const Item& it) {
-    const std::string v = get_string(it);
+    std::string v = get_string(it);
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
     if (v == "1f1b") return PipelineSchedule::OneFOneB;
     if (v == "gpipe") return PipelineSchedule::GPipe;
     if (v == "interleaved") return PipelineSchedule::Interleaved;

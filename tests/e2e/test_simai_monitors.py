@@ -127,6 +127,11 @@ class SimaiMonitors(unittest.TestCase):
         self.assertEqual(header, "time, node_id, port_id, bandwidth")
         self.assertGreater(len(rows), 0)
         self.assertFalse((out / "rate.txt").exists())  # only the file asked for
+        # SimAI.conf's 10-ms bandwidth interval is longer than this run: an empty file, and a warning says why.
+        p, out = self.run_wh(scenario, "m3", "--set", "network.BW_MON_FILE=bw.txt")
+        self.assertEqual(len(read_monitor(out / "bw.txt")[1]), 0)
+        self.assertIn("no sample of SimAI's monitors saw traffic", p.stderr)
+        self.assertIn("BW_MON_INTERVAL 10000 us", p.stderr)
 
 
 if __name__ == "__main__":

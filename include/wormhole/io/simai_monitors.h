@@ -39,8 +39,9 @@ class SimaiMonitors final : public SampleHook {
   Time first() const { return start_; }
   Time sample(Time t) override;
   /// Takes the samples due up to `end` (ps, the run's end) and closes the files. Throws OutputError
-  /// on a write error.
-  void finish(Time end);
+  /// on a write error. Returns the bandwidth and rate files that got no line — no sample saw traffic:
+  /// MON_START past it, an interval longer than the run, MON_END too early —, space-separated ("" if none).
+  std::string finish(Time end);
   /// The files written, space-separated after a leading space ("" if none).
   std::string outputs() const;
 
@@ -48,6 +49,7 @@ class SimaiMonitors final : public SampleHook {
   struct File {
     std::string path;
     FILE* f = nullptr;
+    uint64_t lines = 0;  // samples that wrote something
   };
   void write(File& out, const std::string& s);
   void take_bandwidth(Time at);
