@@ -101,7 +101,7 @@ def cmd_plot_overlay(args):
 def cmd_plot_layers(args):
     by_type = True if args.by_type else False if args.by_row else None
     with load.open_results(args.file) as f:
-        r = plots.plot_layers(f, args.iteration, out_path(args.output, fmt=args.format), by_type)
+        r = plots.plot_layers(f, args.iteration, out_path(args.output, fmt=args.format), by_type, args.job)
     e = r["exposed_us"]
     lines = [f"{r['file']}: iteration {r['iteration']}, {r['rows']} workload rows at GPU {r['report_gpu']}: exposed "
              f"communication {r['exposed_total_us']:.3f} us (fwd {e['fwd']:.3f}, ig {e['ig']:.3f}, wg {e['wg']:.3f}); "
@@ -117,7 +117,7 @@ def cmd_plot_layers(args):
 
 def cmd_plot_runs(args):
     labels = overlay.run_labels(args.file, args.label)
-    r = overlay.plot_runs(args.file, labels, out_path(args.output, fmt=args.format))
+    r = overlay.plot_runs(args.file, labels, out_path(args.output, fmt=args.format), args.job)
     lines = [f"{r['file']}: {len(r['runs'])} runs"]
     for x in r["runs"]:
         its = ", ".join(f"{t / 1e9:.3f}" for t in x["iterations_ps"])
@@ -297,12 +297,14 @@ def parser():
     p.add_argument("file", metavar="RESULTS", help="results .h5 of a training-workload run")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")
     p.add_argument("--iteration", type=int, default=0, help="0-based iteration (default 0)")
+    p.add_argument("--job", metavar="NAME", help="in a run of several jobs: the job to plot (/jobs/NAME)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--by-type", action="store_true", help="one bar per layer type (default above 60 rows)")
     g.add_argument("--by-row", action="store_true", help="one bar per workload row (default up to 60 rows)")
     p = add_plot("plot-runs", cmd_plot_runs, overlay.plot_runs.__doc__,
                  "iteration times and exposed communication of N workload runs")
     p.add_argument("file", metavar="RESULTS", nargs="+", help="results .h5 of training-workload runs")
+    p.add_argument("--job", metavar="NAME", help="in runs of several jobs: the job to plot in each (/jobs/NAME)")
     p.add_argument("-o", "--output", required=True, metavar="IMAGE", help="output image (folder created if missing)")
     add_labels(p, "run names, one per file in order (--label a b, or --label a --label b; default: each run's folder)")
     p = add_plot("plot-links", cmd_plot_links, monplots.plot_links.__doc__, "link-utilisation heatmap (PORT_MON 1)")

@@ -232,6 +232,22 @@ def pfc_from_txt(path):
     return out
 
 
+def workload_group(f, job=None):
+    """The group holding a training run's report: "workload", or "jobs/<job>" for job `job` of a run of
+    several jobs. AnalysisError naming the file and, for a run of several jobs without `job` (or with one it
+    lacks), the jobs it holds."""
+    if job is None and "workload" in f:
+        return "workload"
+    jobs = sorted(f["jobs"]) if "jobs" in f else []
+    if job is not None and job in jobs:
+        return f"jobs/{job}"
+    if jobs:
+        raise AnalysisError(f"{f.filename}: a run of several jobs ({', '.join(jobs)})"
+                            + (f" without a job {job!r}" if job is not None else "") + ": give --job NAME")
+    raise AnalysisError(f"{f.filename}: no /workload group (not a training-workload run)"
+                        + (f" and no job {job!r}" if job is not None else ""))
+
+
 def workload(f):
     """(attributes, /workload/iterations rows) of a results file, or None for a run without a training
     workload."""

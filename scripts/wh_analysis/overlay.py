@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from .common import AnalysisError, nearest_rank, size_bins
-from .load import load_flows, open_results, table
+from .load import load_flows, open_results, table, workload_group
 from .plots import pyplot, save
 
 GROUPS = ("tp", "dp", "ep", "dp_ep", "pp")  # pp: exposed pipeline communication (0 without a pipeline)
@@ -81,17 +81,17 @@ def plot_fct_overlay(paths, labels, outdir, fmt="png"):
     return {"cdf": str(cdf), "by_size": str(by_size), "slowdown_over": over, "runs": runs}
 
 
-def workload_figures(path):
+def workload_figures(path, job=None):
     """{iterations: [time_ps], at the report GPU and at the slowest GPU: exposed communication by group
     {tp, dp, ep, dp_ep, pp, ungrouped: ps} and the pipeline bubble (report_bubble_ps, slowest_bubble_ps), ...}
     of a training-workload results file. A Chakra trace's exposure is all "ungrouped" (exposure_by_group 0);
     a file written before /workload/gpus had PP columns reads 0 for them, and a Chakra file from before
-    layout 5 (exposure_measured 0) has no exposed figures ("report" absent)."""
+    layout 5 (exposure_measured 0) has no exposed figures ("report" absent). `job`: that job's report
+    (/jobs/<job>) in a run of several jobs."""
     with open_results(path) as f:
-        if "workload" not in f:
-            raise AnalysisError(f"{path}: no /workload group (not a training-workload run)")
-        w = f["workload"]
-        its = table(f, "workload/iterations", ("time_ps",))["time_ps"]
+        group = workload_group(f, job)
+        w = f[group]
+        its = table(f, f"{group}/iterations", ("time_ps",))["time_ps"]
         report = int(w.attrs.get("report_gpu", 0))
         out = {"file": str(path), "iterations_ps": [int(x) for x in its], "report_gpu": report,
                "report": {g: int(w.attrs.get(f"exposed_{g}_ps", 0)) for g in GROUPS},
@@ -117,12 +117,13 @@ def workload_figures(path):
         return out
 
 
-def plot_runs(paths, labels, out):
+def plot_runs(paths, labels, out, job=None):
     """Two panels for N training-workload runs: each iteration's time per run (grouped bars, ms), and the
     communication exposed at the report GPU and at the slowest GPU, stacked by group (TP, DP, EP, DP_EP, PP; ms),
-    with the pipeline bubble (waiting for a peer stage; not exposure) as a hatched segment on top."""
+    with the pipeline bubble (waiting for a peer stage; not exposure) as a hatched segment on top. `job`: in runs of
+    several jobs, that job's report in each."""
     plt = pyplot()
-    figs = [workload_figures(p) for p in paths]
+    figs = [workload_figures(p, job) for p in paths]
     n_it = max(len(x["iterations_ps"]) for x in figs)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(9.0, 2.2 + 1.3 * len(figs)), 4.4),
                                    gridspec_kw={"width_ratios": [1, 1.3]})
@@ -170,7 +171,8 @@ def plot_runs(paths, labels, out):
             + (" + PP bubble" if any_bubble else ""))
     ax2.legend(fontsize=8, title="group", title_fontsize=8)
     ax2.grid(axis="y", alpha=0.3)
-    fig.suptitle(f"{len(figs)} training-workload runs", fontsize=11)
+    fig.suptitle(f"{len(figs)} training-workload run{'s' if len(figs) > 1 else ''}" + (f", job {job}" if job else ""),
+                 fontsize=11)
     fig.tight_layout()
     save(fig, out)
     return {"file": str(out), "runs": [dict(x, label=label) for x, label in zip(figs, labels)]}

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .common import AnalysisError, nearest_rank, size_bins
-from .load import table
+from .load import table, workload_group
 from .summary import pfc_pauses, pfc_stats
 
 DPI = 100
@@ -143,20 +143,20 @@ def layer_type(name):
     return re.sub(r"_?\d+$", "", name) or name
 
 
-def plot_layers(f, iteration, out, by_type=None):
-    """Per-layer exposed communication (µs) at the report GPU for one iteration of /workload/layers:
+def plot_layers(f, iteration, out, by_type=None, job=None):
+    """Per-layer exposed communication (µs) at the report GPU for one iteration of /workload/layers (or a job's,
+    /jobs/<job>/layers, in a run of several jobs):
     a bar per workload row (forward order), stacked by phase (fwd, ig, wg); the part of each phase's
     collective hidden behind compute (comm − exposed) stacked above it, hatched. With more than 60 rows
     (or by_type True) the rows are summed by layer type (the name without a trailing number), one bar
     per type, busiest first, labelled with its row count."""
     plt = pyplot()
-    if "workload" not in f:
-        raise AnalysisError(f"{f.filename}: no /workload group (not a training-workload run): nothing to plot")
+    group = workload_group(f, job)
     cols = ["iteration", "layer", "name"] + [f"{p}_{c}" for p in PHASES for c in ("exposed_ps", "comm_ps")]
-    rows = table(f, "workload/layers", cols)
+    rows = table(f, f"{group}/layers", cols)
     its = sorted({int(i) for i in rows["iteration"]})
     if iteration not in its:
-        raise AnalysisError(f"{f.filename}: /workload/layers has no iteration {iteration} (iterations: "
+        raise AnalysisError(f"{f.filename}: /{group}/layers has no iteration {iteration} (iterations: "
                             f"{', '.join(map(str, its)) or 'none'})")
     r = rows[rows["iteration"] == iteration]
     r = r[np.argsort(r["layer"], kind="stable")]
@@ -194,8 +194,8 @@ def plot_layers(f, iteration, out, by_type=None):
                            fontsize=7 if not by_type else 8)
     else:
         ax.set_xlabel("workload row")
-    wl = f["workload"].attrs.get("workload_file", "")
-    gpu = int(f["workload"].attrs.get("report_gpu", 0))
+    wl = f[group].attrs.get("workload_file", "")
+    gpu = int(f[group].attrs.get("report_gpu", 0))
     total = sum(float(v.sum()) for v in exposed.values())
     what = f"\n{rows:,} workload rows summed by layer type (the name without its number)" if by_type else ""
     ax.set(ylabel="communication time (us)",

@@ -6,6 +6,7 @@ attribute of results.h5 (the /jobs groups included), jobs.csv, each job's folder
 results.h5's /jobs/<name> groups hold each job's report: its flows (as many as jobs.csv counts), iteration
 times (those of its iterations.csv), GPUs. Environment as test_refruns.py; needs mpirun (Open MPI)."""
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -208,6 +209,19 @@ class DistributedTraining(unittest.TestCase):
                             str(out / "results.h5")], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(f"job b: 16 GPUs from 20.000 us, complete; {int(jobs['b']['flows']):,} flows; iterations ", p.stdout)
+        # plot-runs and plot-layers take a job's report; without --job they name the jobs there are
+        analyze = ["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py")]
+        p = subprocess.run(analyze + ["plot-runs", str(out / "results.h5"), "-o", str(self.dir / "runs.png"), "--job",
+                                      "b", "--json"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with h5py.File(out / "results.h5") as f:
+            b = f["jobs"]["b"]
+            self.assertEqual(json.loads(p.stdout)["runs"][0]["iterations_ps"], [int(t) for t in b["iterations"]["time_ps"]])
+            self.assertEqual(sum(json.loads(p.stdout)["runs"][0]["report"].values()), int(b.attrs["total_exposed_ps"]))
+        p = subprocess.run(analyze + ["plot-layers", str(out / "results.h5"), "-o", str(self.dir / "layers.png")],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("a run of several jobs (a, b): give --job NAME", p.stderr)
 
     def test_partition_weighs_every_job(self):
         p = wh("partition", self.dir / "jobs.toml", "-n", "2")
