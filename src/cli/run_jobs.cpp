@@ -4,31 +4,24 @@
 // the distributed run use them alike.
 #include <fmt/core.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 
-#include "progress.h"
 #include "run_command.h"
-#include "run_record.h"
-#include "wormhole/io/flows.h"
 #include "wormhole/core/input_error.h"
+#include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/scenario/background.h"
 #include "wormhole/scenario/scenario.h"
 #include "wormhole/workload/jobs.h"
-#include "wormhole_session.h"
 
 namespace wh {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// µs with 3 decimals, truncated to whole ns as the workload CSVs print them (t >= 0).
-std::string us(Time t) { return fmt::format("{}.{:03}", t / kUs, t / kNs % 1000); }
 
 }  // namespace
 
@@ -143,11 +136,12 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
       if (it.complete) sum += it.end - it.start, ++done;
     const Time mean = done ? sum / done : 0;
     csv << sc.jobs[k].name << ',' << hosts.size() << ',' << hosts.front() << ',' << hosts.back() << ','
-        << us(sc.jobs[k].start) << ',' << rep.iterations.size() << ',' << us(end) << ',' << us(mean) << ','
-        << flows[k] << ',' << us(rep.end_to_end.total_exposed) << ',' << us(rep.end_to_end.bubble) << ',';
+        << format_us(sc.jobs[k].start) << ',' << rep.iterations.size() << ',' << format_us(end) << ','
+        << format_us(mean) << ','
+        << flows[k] << ',' << format_us(rep.end_to_end.total_exposed) << ',' << format_us(rep.end_to_end.bubble) << ',';
     // The report GPU's figures above; the GPU exposed longest (by its topology id) need not be it.
     if (rep.per_gpu.empty()) csv << ",,";
-    else csv << hosts[rep.slowest_gpu] << ',' << us(rep.per_gpu[rep.slowest_gpu].exposed()) << ',';
+    else csv << hosts[rep.slowest_gpu] << ',' << format_us(rep.per_gpu[rep.slowest_gpu].exposed()) << ',';
     csv << (rep.complete() ? 1 : 0) << '\n';
   }
   csv.close();
@@ -166,9 +160,9 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vec
     if (quiet) continue;
     fmt::print("job {}:", sc.jobs[k].name);
     for (const IterationRecord& it : rep.iterations)
-      fmt::print(" iteration {} {} us{};", it.index, us(it.end - it.start), it.complete ? "" : " (INCOMPLETE)");
-    fmt::print(" exposed communication {} us{}; {} flows\n", us(rep.end_to_end.total_exposed),
-               rep.pp > 1 ? fmt::format(", bubble {} us", us(rep.end_to_end.bubble)) : "", flows[k]);
+      fmt::print(" iteration {} {} us{};", it.index, format_us(it.end - it.start), it.complete ? "" : " (INCOMPLETE)");
+    fmt::print(" exposed communication {} us{}; {} flows\n", format_us(rep.end_to_end.total_exposed),
+               rep.pp > 1 ? fmt::format(", bubble {} us", format_us(rep.end_to_end.bubble)) : "", flows[k]);
   }
   if (quiet) return;
   if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, net));

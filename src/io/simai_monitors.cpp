@@ -69,15 +69,17 @@ void SimaiMonitors::take_qps(Time at) {
       for (uint32_t id : net_.ports()[p].qps) {
         if (net_.flow_info(id).finished()) continue;  // waiting for its NIC to compact it
         const Flow& f = net_.flow(id);
-        const std::string qp = fmt::format("{}, {}, {}, {}, {}, {}", at / kNs, f.src, f.dst, f.sport, f.dport, f.size);
+        const auto line = [&](uint64_t value) {
+          return fmt::format("{}, {}, {}, {}, {}, {}, {}\n", at / kNs, f.src, f.dst, f.sport, f.dport, f.size, value);
+        };
         if (rate_.f) {
           auto [it, fresh] = last_rate_.try_emplace(id, f.rate_bps);
-          if (fresh || it->second != f.rate_bps) rates += fmt::format("{}, {}\n", qp, f.rate_bps);
+          if (fresh || it->second != f.rate_bps) rates += line(f.rate_bps);
           it->second = f.rate_bps;
         }
         if (cnp_.f) {
           uint32_t& last = last_cnps_[id];
-          if (f.cnps != last) cnps += fmt::format("{}, {}\n", qp, f.cnps);
+          if (f.cnps != last) cnps += line(f.cnps);
           last = f.cnps;
         }
       }
@@ -99,11 +101,16 @@ Time SimaiMonitors::next_due() const {
 }
 
 Time SimaiMonitors::sample(Time t) {
-  // Every sample due up to t sees the same state; the bandwidth ones after the first find nothing sent.
-  for (Time next = next_due(); next <= t && next != kTimeMax; next = next_due()) {
-    if (bw_.f && next == start_ + static_cast<Time>(bw_next_) * bw_interval_) take_bandwidth(next), ++bw_next_;
-    if ((rate_.f || cnp_.f) && next == start_ + static_cast<Time>(qp_next_) * qp_interval_) take_qps(next), ++qp_next_;
-  }
+  // Every sample due up to t sees the same state: the first of each kind prints what changed, the others
+  // would print nothing (no byte sent, no rate or CNP changed since), so they are skipped, not taken.
+  const auto take = [&](uint64_t& next, Time interval, auto&& print) {
+    const Time at = start_ + static_cast<Time>(next) * interval;
+    if (at > t || (at >= end_ && next > 0)) return;
+    print(at);
+    next = static_cast<uint64_t>((t - start_) / interval) + 1;  // at <= t, so t >= start_
+  };
+  if (bw_.f) take(bw_next_, bw_interval_, [&](Time at) { take_bandwidth(at); });
+  if (rate_.f || cnp_.f) take(qp_next_, qp_interval_, [&](Time at) { take_qps(at); });
   return next_due();
 }
 

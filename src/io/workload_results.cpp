@@ -18,6 +18,13 @@
 
 namespace wh {
 
+std::string format_us(Time t) {
+  // In integers, so the digits are the exact ns count, with no floating-point rounding at large times.
+  const Time ns = t / kNs;
+  const uint64_t mag = ns < 0 ? uint64_t(-(ns + 1)) + 1 : uint64_t(ns);
+  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+}
+
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -27,20 +34,12 @@ double algbw(uint64_t bytes, Time duration) {
   return double(bytes) / (double(duration) / double(kSec)) / kGiB;
 }
 
-// µs with 3 decimals, computed in integers so the digits are the exact ns count (truncated like
-// fct.txt), with no floating-point rounding at large times.
-std::string us(Time t) {
-  const Time ns = t / kNs;
-  const uint64_t mag = ns < 0 ? uint64_t(-(ns + 1)) + 1 : uint64_t(ns);
-  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", mag / 1000, mag % 1000);
-}
-
 std::string gibps(double v) { return fmt::format("{:.3f}", v); }
 
 // SimAI appends the share of the total time to each EndToEnd cell: "12.345 (6.78%)".
 std::string us_pct(Time t, Time total) {
   const double pct = total > 0 ? 100.0 * double(t) / double(total) : 0.0;
-  return fmt::format("{} ({:.2f}%)", us(t), pct);
+  return fmt::format("{} ({:.2f}%)", format_us(t), pct);
 }
 
 // RFC 4180 quoting, for names taken from the workload file (a layer name or path may hold a comma).
@@ -70,7 +69,7 @@ std::string end_to_end_csv(const WorkloadReport& r) {
     if (r.exposure_by_group || i >= 6) s += us_pct(cells[i], e.total);
   }
   s += ',';
-  s += us(e.total);
+  s += format_us(e.total);
   s += '\n';
   return s;
 }
@@ -87,13 +86,13 @@ std::string layers_csv(const WorkloadReport& r) {
   for (const LayerRecord& l : r.layers) {
     s += csv_field(l.name);
     s += fmt::format(",{}", l.iteration);
-    for (Phase p : kSimaiOrder) s += ',' + us(l.compute[size_t(p)]);
-    for (Phase p : kSimaiOrder) s += ',' + us(l.exposed[size_t(p)]);
+    for (Phase p : kSimaiOrder) s += ',' + format_us(l.compute[size_t(p)]);
+    for (Phase p : kSimaiOrder) s += ',' + format_us(l.exposed[size_t(p)]);
     for (Phase p : kSimaiOrder) {
       const size_t i = size_t(p);
-      s += fmt::format(",{},{},{}", us(l.comm[i]), gibps(l.algbw_gibps(p)), gibps(l.busbw_gibps(p)));
+      s += fmt::format(",{},{},{}", format_us(l.comm[i]), gibps(l.algbw_gibps(p)), gibps(l.busbw_gibps(p)));
     }
-    s += ',' + us(l.finished) + '\n';
+    s += ',' + format_us(l.finished) + '\n';
     for (size_t i = 0; i < 3; ++i) {
       compute[i] += l.compute[i];
       exposed[i] += l.exposed[i];
@@ -103,10 +102,10 @@ std::string layers_csv(const WorkloadReport& r) {
   // As SimAI's SUM row: column sums of the times; a sum of bandwidths means nothing, so those
   // cells (SimAI's "NONE") and the iteration are left empty, which CSV readers take as missing.
   s += "SUM,";
-  for (Phase p : kSimaiOrder) s += ',' + us(compute[size_t(p)]);
-  for (Phase p : kSimaiOrder) s += ',' + us(exposed[size_t(p)]);
-  for (Phase p : kSimaiOrder) s += ',' + us(comm[size_t(p)]) + ",,";
-  s += ',' + us(r.end_to_end.total) + '\n';
+  for (Phase p : kSimaiOrder) s += ',' + format_us(compute[size_t(p)]);
+  for (Phase p : kSimaiOrder) s += ',' + format_us(exposed[size_t(p)]);
+  for (Phase p : kSimaiOrder) s += ',' + format_us(comm[size_t(p)]) + ",,";
+  s += ',' + format_us(r.end_to_end.total) + '\n';
   return s;
 }
 
@@ -117,8 +116,8 @@ std::string collectives_csv(const WorkloadReport& r) {
   for (const CollectiveRecord& c : r.collectives) {
     s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.iteration, c.layer,
                      csv_field(c.layer_name), kPhaseName[size_t(c.phase)], csv_field(c.op), csv_field(c.group),
-                     c.group_first, c.ranks, c.bytes, c.flows, c.flow_bytes, us(c.start), us(c.end),
-                     us(c.end - c.start), gibps(c.algbw_gibps()), gibps(c.busbw_gibps()), c.nvlink_bytes, c.nic_bytes,
+                     c.group_first, c.ranks, c.bytes, c.flows, c.flow_bytes, format_us(c.start), format_us(c.end),
+                     format_us(c.end - c.start), gibps(c.algbw_gibps()), gibps(c.busbw_gibps()), c.nvlink_bytes, c.nic_bytes,
                      c.fabric_hop_bytes);
   }
   return s;
@@ -130,14 +129,14 @@ std::string gpus_csv(const WorkloadReport& r) {
       "update_us,finish_us\n";
   for (size_t g = 0; g < r.per_gpu.size(); ++g) {
     const GpuRecord& x = r.per_gpu[g];
-    const std::string finish = x.finish >= 0 ? us(x.finish) : "";
+    const std::string finish = x.finish >= 0 ? format_us(x.finish) : "";
     if (!r.exposure_by_group) {  // a Chakra trace: compute, the total exposure (ASTRA-sim's), finish
-      s += fmt::format("{},{},{},,,,,,,,{}\n", g, us(x.compute), x.finish >= 0 ? us(x.exposed()) : "", finish);
+      s += fmt::format("{},{},{},,,,,,,,{}\n", g, format_us(x.compute), x.finish >= 0 ? format_us(x.exposed()) : "", finish);
       continue;
     }
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", g, us(x.compute), us(x.exposed()), us(x.exposed_tp),
-                     us(x.exposed_dp), us(x.exposed_ep), us(x.exposed_dp_ep), us(x.exposed_pp), us(x.bubble),
-                     us(x.update), finish);
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", g, format_us(x.compute), format_us(x.exposed()), format_us(x.exposed_tp),
+                     format_us(x.exposed_dp), format_us(x.exposed_ep), format_us(x.exposed_dp_ep), format_us(x.exposed_pp), format_us(x.bubble),
+                     format_us(x.update), finish);
   }
   return s;
 }
@@ -145,7 +144,7 @@ std::string gpus_csv(const WorkloadReport& r) {
 std::string iterations_csv(const WorkloadReport& r) {
   std::string s = "iteration,start_us,end_us,time_us,complete\n";
   for (const IterationRecord& it : r.iterations)
-    s += fmt::format("{},{},{},{},{}\n", it.index, us(it.start), us(it.end), us(it.end - it.start), it.complete ? 1 : 0);
+    s += fmt::format("{},{},{},{},{}\n", it.index, format_us(it.start), format_us(it.end), format_us(it.end - it.start), it.complete ? 1 : 0);
   return s;
 }
 

@@ -301,9 +301,7 @@ bool ChakraDriver::finish(Time) {
   report_.iterations.push_back({0, 0, last_, left_ == 0});
   report_.end_to_end.total = last_;
   report_.end_to_end.total_exposed = report_.per_gpu[report_.report_gpu].exposed();
-  report_.slowest_gpu = 0;
-  for (uint32_t g = 1; g < report_.per_gpu.size(); ++g)
-    if (report_.per_gpu[g].exposed() > report_.per_gpu[report_.slowest_gpu].exposed()) report_.slowest_gpu = g;
+  report_.find_slowest_gpu();
   if (left_ > 0)
     report_.incomplete = fmt::format("{} at {:.6f} s with {} trace nodes not finished",
                                      net_.pending_events() == 0 ? "no runnable events" : "stopped by the time limit",

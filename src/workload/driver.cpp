@@ -852,9 +852,7 @@ void WorkloadDriver::finish_report(Time until) {
   }
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;
-  report_.slowest_gpu = 0;
-  for (uint32_t g = 1; g < report_.per_gpu.size(); ++g)
-    if (report_.per_gpu[g].exposed() > report_.per_gpu[report_.slowest_gpu].exposed()) report_.slowest_gpu = g;
+  report_.find_slowest_gpu();
 }
 
 void WorkloadDriver::report_layer(uint32_t iter, uint32_t row, Phase phase, uint32_t id, Time comm) {

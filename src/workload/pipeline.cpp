@@ -58,7 +58,7 @@ void split_into_chunks(const Workload& w, MicroBatches& mb, uint32_t v) {
   const Repeat layers = find_repeat(w, begin, end, [&](uint32_t n) { return n % v == 0; });
   if (layers.n == 0)
     throw std::invalid_argument(fmt::format(
-        "cannot cut a micro-batch (rows {}..{}) into {} model chunks: no row name occurs a multiple of {} times at "
+        "cannot cut a micro-batch (lines {}..{}) into {} model chunks: no row name occurs a multiple of {} times at "
         "equal spacing (one per transformer layer)",
         begin + 3, end + 2, v, v));  // file lines: the header and the row count come first
   const uint32_t per_chunk = layers.n / v * layers.spacing;

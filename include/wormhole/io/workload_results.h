@@ -7,6 +7,9 @@
 
 namespace wh {
 
+/// A time (ps) as the CSVs print it: µs with 3 decimals, truncated to whole ns like fct.txt ("1690.266").
+std::string format_us(Time t);
+
 /// Bus-bandwidth factor of a collective on n ranks (NCCL's convention, as SimAI's busbw):
 /// AllReduce 2(n-1)/n; AllGather, ReduceScatter and AllToAll (n-1)/n; 0 for n <= 1 or an unknown op.
 double busbw_factor(const std::string& op, uint32_t ranks);

@@ -120,6 +120,12 @@ struct WorkloadReport {
   /// The GPU exposed longest to communication, PP included (GpuRecord::exposed; the lowest id among
   /// equals): where the run's time went.
   uint32_t slowest_gpu = 0;
+  /// Sets slowest_gpu from per_gpu (0 if empty).
+  void find_slowest_gpu() {
+    slowest_gpu = 0;
+    for (uint32_t g = 1; g < per_gpu.size(); ++g)
+      if (per_gpu[g].exposed() > per_gpu[slowest_gpu].exposed()) slowest_gpu = g;
+  }
   /// False when exposed communication is a total per GPU, not split by group (a Chakra trace: its graph
   /// does not say which collective a GPU waits for, so each GPU's exposure is ASTRA-sim's finish − GPU
   /// compute, in GpuRecord::exposed_ungrouped). Then the per-group exposed figures, bubble and update
