@@ -127,19 +127,15 @@ class RunObserver final : public NetObserver {
   ProgressLine progress_;
 };
 
-/// Every flow's record (in id order) and the run's metadata, as both run paths write them.
-inline std::pair<std::vector<FlowRecord>, RunMetadata> collect_results(const Network& net, const SimConfig& cfg,
-                                                                       const std::string& scenario, double wall_s) {
-  std::vector<FlowRecord> records;
-  records.reserve(net.flow_count());
-  for (uint32_t id = 0; id < net.flow_count(); ++id) records.push_back(net.record(id));
+/// The run's metadata, as both run paths write it.
+inline RunMetadata run_metadata(const Network& net, const SimConfig& cfg, const std::string& scenario, double wall_s) {
   RunMetadata meta;
   meta.scenario = scenario;
   meta.version = WORMHOLE_VERSION;
   meta.settings = effective_settings(cfg);
   meta.stats = net.stats();
   meta.stats.wall_s = wall_s;
-  return {std::move(records), std::move(meta)};
+  return meta;
 }
 
 /// Verify mode's line: per kind, how many decisions were simulated instead, their errors, and how

@@ -247,16 +247,17 @@ void check_config_outputs(const ConfigRun& r) {
     if (!path->empty()) check_output_dir(*path, r.cfg.origin_of(key), key);
 }
 
-void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path) {
+void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunStats& stats, size_t no_path) {
   const SimConfig& cfg = r.cfg;
   size_t unfinished = 0;
-  for (const FlowRecord& rec : records)
+  flows.for_each([&](const FlowRecord& rec) {
     if (!rec.finished()) {
       if (unfinished++ < 10)
         std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %g s\n", rec.id,
                      rec.src, rec.dst, static_cast<unsigned long>(rec.size_bytes), r.specs[rec.id].line,
                      cfg.flow_file.c_str(), cfg.simulator_stop_time_s);
     }
+  });
   if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);
   if (unfinished == 0) return;
   // Say why, where the run knows.
@@ -278,9 +279,8 @@ std::string network_counts(const RunStats& s, size_t pfc_frames) {
                      s.max_queue_if);
 }
 
-void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall,
+void print_run_summary(const SlowdownStats& st, const RunStats& s, size_t pfc_frames, double wall,
                        const std::string& cc) {
-  const SlowdownStats st = slowdown_stats(records);
   if (st.finished == 0)
     fmt::print("flows finished 0/{}\n", st.total);
   else
@@ -338,6 +338,8 @@ int run_command(const RunOptions& o) {
   TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
   RunObserver obs(out, o.quiet);
   net.set_observer(&obs);
+  FlowResults flows(std::filesystem::path(r.results).parent_path().string());  // finished flows' records, on disk
+  net.retire_flows_to(&flows);
   obs.progress().set_fraction([&net] { return net.flow_count() == 0 ? -1.0 : double(net.flows_finished()) / double(net.flow_count()); },
                               "flows");
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
@@ -360,22 +362,24 @@ int run_command(const RunOptions& o) {
     monitors.finish(cut ? now : cfg.stop_time(), cut ? now : ports_end);
   }
 
-  auto [records, meta] = collect_results(net, cfg, cfg.path, wall);
+  add_held_flows(net, flows);
+  RunMetadata meta = run_metadata(net, cfg, cfg.path, wall);
   fill_run_record(meta, net, r.topo, o.command_line, r.overrides);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
-  write_hdf5_results(r.results, records, obs.pfc_, meta, nullptr, wormhole.report());
+  const SlowdownStats slowdown = slowdown_stats(flows);
+  write_hdf5_results(r.results, flows, slowdown, obs.pfc_, meta, nullptr, wormhole.report());
   wormhole.write_memo();
   if (stopped) {
-    print_interrupted(meta, net.flows_finished(), records.size(), cfg.fct_output_file + " and " + cfg.pfc_output_file);
+    print_interrupted(meta, net.flows_finished(), flows.size(), cfg.fct_output_file + " and " + cfg.pfc_output_file);
     return stopped;
   }
 
   size_t no_path = 0;
   for (uint32_t id = 0; id < net.flow_count(); ++id)
-    if (!net.flow_info(id).finished() && net.flow_info(id).started && net.flow(id).nic == UINT32_MAX) ++no_path;
-  print_unfinished(r, records, meta.stats, no_path);
+    if (!net.flow_finished(id) && net.flow_info(id).started && net.flow(id).nic == UINT32_MAX) ++no_path;
+  print_unfinished(r, flows, meta.stats, no_path);
   if (!o.quiet) {
-    print_run_summary(records, meta.stats, obs.pfc_.size(), wall, meta.cc);
+    print_run_summary(slowdown, meta.stats, obs.pfc_.size(), wall, meta.cc);
     wormhole.print_summary();
     fmt::print("outputs: {} {} {}{}{}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results,
                wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path(), monitors.outputs());

@@ -79,10 +79,10 @@ ConfigRun load_config_run(const RunOptions& o, bool speak);
 /// results). Called once every input has been checked: a refused run makes no folder.
 void check_config_outputs(const ConfigRun& r);
 /// Names (stderr) up to 10 unfinished flows with their flow-file lines, and why where known.
-void print_unfinished(const ConfigRun& r, const std::vector<FlowRecord>& records, const RunStats& stats, size_t no_path);
+void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunStats& stats, size_t no_path);
 /// The two summary lines: flows finished with slowdown and FCT statistics; the CC, events, PFC, ECN,
 /// drops by cause, retransmissions, timeouts, peak queue.
-void print_run_summary(const std::vector<FlowRecord>& records, const RunStats& s, size_t pfc_frames, double wall_s,
+void print_run_summary(const SlowdownStats& slowdown, const RunStats& s, size_t pfc_frames, double wall_s,
                        const std::string& cc);
 /// "PFC frames ...; ECN marks ...; drops ... (by cause); retransmitted ...; retransmission timeouts ...;
 /// peak switch queue ..." of a run's statistics (both summaries end with it).
@@ -90,9 +90,9 @@ std::string network_counts(const RunStats& s, size_t pfc_frames);
 struct WorkloadRun;
 /// The background's summary lines: finished flows and their slowdown and FCT; given the run's `net` (one
 /// process) also the offered and achieved load (background_outcome); without it (over ranks, where a
-/// running flow's progress is on its own rank) what `records` (every flow's, in id order; the background's
-/// are ids 0 .. n - 1) say.
-std::string background_summary(const Background& b, const std::vector<FlowRecord>& records, const Network* net);
+/// running flow's progress is on its own rank) what `flows` (every flow's record; the background's are
+/// ids 0 .. n - 1) say.
+std::string background_summary(const Background& b, const FlowResults& flows, const Network* net);
 /// What a loaded training run sends, per (source, destination) pair, for the packet trace's size estimate:
 /// the workload's every iteration (expected_traffic × iterations), each job's on its GPUs, or a Chakra
 /// trace's, plus the background flows. Sizes in bytes.
@@ -174,15 +174,15 @@ class JobFctFiles final : public NetObserver {
 };
 /// Each job's report as results.h5's /jobs group holds it.
 std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs);
-/// jobs.csv (one row per job) in r.out and each job's workload CSVs in its folder. `records`: every
-/// flow's record in id order. Throws InputError if a file cannot be written.
-void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records);
+/// jobs.csv (one row per job) in r.out and each job's workload CSVs in its folder. `flows`: every
+/// flow's record. Throws InputError if a file cannot be written.
+void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const FlowResults& flows);
 /// Says on stderr which jobs are incomplete; unless `quiet`, one line per job (iteration times,
 /// exposed communication, flows), the background flows finished and, given the run's `net` (one
 /// process; nullptr over ranks, where running flows' progress is on other ranks), their slowdown and
-/// offered / achieved load, then the run summary.
-void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
-                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
+/// offered / achieved load, then the run summary (with `slowdown`, over every flow).
+void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const FlowResults& flows,
+                        const SlowdownStats& slowdown, const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
                         const Network* net);
 /// Iterations, the report GPU's and the slowest GPU's compute/exposed communication, and the run's counts.
 void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames,

@@ -378,23 +378,24 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
     if (work.report) write_workload_csvs(wr.out, *work.report);
-    if (work.jobs) write_jobs_reports(wr, *work.jobs, g.records);
     wormhole->write_memo();
     warn_late_acks(g);
-    if (!workload) print_unfinished(cr, g.records, g.stats, 0);
+    const FlowResults flows(std::move(g.records));
+    if (work.jobs) write_jobs_reports(wr, *work.jobs, flows);
+    if (!workload) print_unfinished(cr, flows, g.stats, 0);
     if (!complete && work.report)
       std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
     if (work.jobs)  // says which jobs are incomplete, quiet or not
-      print_jobs_summary(wr, *work.jobs, g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc, o.quiet, nullptr);
+      print_jobs_summary(wr, *work.jobs, flows, slowdown_stats(flows), g.stats, g.pfc.size(), g.stats.wall_s, meta.cc, o.quiet, nullptr);
     if (o.quiet) {
       wormhole->print_warnings();
       return;
     }
     if (work.report) {
-      print_workload_summary(*work.report, g.stats, g.stats.wall_s, g.records.size(), g.pfc.size(), meta.cc);
-      if (!wr.background.empty()) fmt::print("{}\n", background_summary(wr.background, g.records, nullptr));
+      print_workload_summary(*work.report, g.stats, g.stats.wall_s, flows.size(), g.pfc.size(), meta.cc);
+      if (!wr.background.empty()) fmt::print("{}\n", background_summary(wr.background, flows, nullptr));
     }
-    else if (!workload) print_run_summary(g.records, g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
+    else if (!workload) print_run_summary(slowdown_stats(flows), g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
     wormhole->print_summary();
     print_rank_times(g);
     const std::string& memo = wormhole->memo_path();  // as one process says it

@@ -108,16 +108,18 @@ std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs) {
 
 namespace {
 
-/// Flows per job (the last entry: background flows), from every flow's record.
-std::vector<size_t> flows_per_job(const JobSet& jobs, const std::vector<FlowRecord>& records) {
+/// Flows per job (each job's report lists its flows; the last entry: the others, background flows).
+std::vector<size_t> flows_per_job(const JobSet& jobs, const FlowResults& records) {
   std::vector<size_t> flows(jobs.size() + 1, 0);
-  for (const FlowRecord& f : records) ++flows[jobs.job_of_flow(f.id)];
+  size_t jobs_flows = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) jobs_flows += flows[k] = jobs.report(k).flows.size();
+  flows.back() = records.size() - jobs_flows;
   return flows;
 }
 
 }  // namespace
 
-void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records) {
+void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const FlowResults& records) {
   const Scenario& sc = r.sc;
   const std::vector<size_t> flows = flows_per_job(jobs, records);
   const fs::path path = fs::path(r.out) / "jobs.csv";
@@ -148,8 +150,8 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const std::vec
   if (!csv) throw InputError(path.string(), 0, "cannot write jobs.csv", "check the disk has room");
 }
 
-void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vector<FlowRecord>& records,
-                        const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
+void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const FlowResults& records,
+                        const SlowdownStats& slowdown, const RunStats& s, size_t pfc_frames, double wall_s, const std::string& cc, bool quiet,
                         const Network* net) {
   const Scenario& sc = r.sc;
   const std::vector<size_t> flows = flows_per_job(jobs, records);
@@ -166,7 +168,7 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const std::vec
   }
   if (quiet) return;
   if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, net));
-  print_run_summary(records, s, pfc_frames, wall_s, cc);
+  print_run_summary(slowdown, s, pfc_frames, wall_s, cc);
 }
 
 }  // namespace wh

@@ -298,14 +298,13 @@ void print_workload_header(const WorkloadRun& r) {
              r.workload.layers.size(), r.options.iterations, r.topo.topo.num_nodes, r.topo.topo.links.size());
 }
 
-std::string background_summary(const Background& b, const std::vector<FlowRecord>& records, const Network* net) {
-  if (net) return format_background_outcome(b, background_outcome(b, *net, 0, net->client_now()));
+std::string background_summary(const Background& b, const FlowResults& flows, const Network* net) {
+  if (net) return format_background_outcome(b, background_outcome(b, flows, *net, 0, net->client_now()));
   // Over ranks: what finished is in every rank's records (ids 0 .. n - 1); a running flow's progress is not.
   BackgroundOutcome o;
   o.total = b.flows.size();
-  const std::vector<FlowRecord> mine(records.begin(), records.begin() + std::min(records.size(), b.flows.size()));
-  for (const FlowRecord& f : mine) o.finished += f.finished();
-  o.slowdown = slowdown_stats(mine);
+  flows.for_each([&](const FlowRecord& f) { o.finished += f.id < b.flows.size() && f.finished(); });
+  o.slowdown = slowdown_stats(flows, 0, static_cast<uint32_t>(b.flows.size()));
   o.offered_load = o.achieved_load = std::numeric_limits<double>::quiet_NaN();
   return format_background_outcome(b, o);
 }
@@ -379,6 +378,8 @@ int run_workload_scenario(const RunOptions& o) {
   std::vector<std::string> job_fct;  // each job's own fct.txt (none for one workload: files only forwards)
   for (const std::string& d : r.job_dirs) job_fct.push_back((std::filesystem::path(d) / "fct.txt").string());
   JobFctFiles files(obs, job_fct);
+  FlowResults flows(std::filesystem::path(r.results).parent_path().string());  // finished flows' records, on disk
+  net.retire_flows_to(&flows);
   if (jobs) WormholeSession::collective_unused(cfg, "several jobs share the fabric (one workload per run uses it)");
   else if (!r.background.empty()) WormholeSession::collective_unused(cfg, "background flows share the fabric");
   else if (!chakra) r.options.memo = wormhole.collective_memo(net, cfg);
@@ -399,30 +400,32 @@ int run_workload_scenario(const RunOptions& o) {
   text.flush();
   monitors.finish(net.client_now(), net.client_now());
 
-  auto [records, meta] = collect_results(net, cfg, r.sc.path, wall);
+  add_held_flows(net, flows);
+  RunMetadata meta = run_metadata(net, cfg, r.sc.path, wall);
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
   std::vector<JobReport> reports;
   if (jobs) reports = job_reports(r, *work.jobs);
-  write_hdf5_results(r.results, records, obs.pfc_, meta, work.report, wormhole.report(), jobs ? &reports : nullptr);
+  const SlowdownStats slowdown = slowdown_stats(flows);
+  write_hdf5_results(r.results, flows, slowdown, obs.pfc_, meta, work.report, wormhole.report(), jobs ? &reports : nullptr);
   wormhole.write_memo();
-  if (jobs) write_jobs_reports(r, *work.jobs, records);
+  if (jobs) write_jobs_reports(r, *work.jobs, flows);
   else write_workload_csvs(r.out, *work.report);
   if (stopped) {
-    print_interrupted(meta, net.flows_finished(), records.size(),
+    print_interrupted(meta, net.flows_finished(), flows.size(),
                       std::string("fct.txt, pfc.txt and the CSVs") + (jobs ? ", jobs.csv and the jobs' CSVs" : "") +
                           " in " + r.out);
     return stopped;
   }
 
   if (jobs) {  // says which jobs are incomplete, quiet or not
-    print_jobs_summary(r, *work.jobs, records, meta.stats, obs.pfc_.size(), wall, meta.cc, o.quiet, &net);
+    print_jobs_summary(r, *work.jobs, flows, slowdown, meta.stats, obs.pfc_.size(), wall, meta.cc, o.quiet, &net);
   } else {
     if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
     if (!o.quiet) {
-      print_workload_summary(*work.report, meta.stats, wall, records.size(), obs.pfc_.size(), meta.cc);
-      if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, records, &net));
+      print_workload_summary(*work.report, meta.stats, wall, flows.size(), obs.pfc_.size(), meta.cc);
+      if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, flows, &net));
     }
   }
   if (!o.quiet) {

@@ -168,7 +168,7 @@ void FastForward::flow_started(uint32_t id) {
     slot = free_tracks_.back();
     free_tracks_.pop_back();
   }
-  if (id >= track_of_.size()) track_of_.resize(std::max<size_t>(id + 1, track_of_.size() * 2), kNoTrack);
+  while (track_of_.size() <= id) track_of_.push_back(kNoTrack);
   track_of_[id] = slot;
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
@@ -680,7 +680,7 @@ SkipReport FastForward::report() const {
   r.events_discarded = net_.events_discarded();
   r.control_bypassed = net_.packets_bypassed();
   r.packets_held = net_.packets_held();
-  for (uint32_t id = 0; id < net_.flow_count(); ++id) r.flow_bytes += net_.flow_info(id).size;
+  r.flow_bytes = net_.flow_bytes();
   for (const VerifySample& v : verifier_.samples())
     if (v.end >= 0 && v.simulated.size() == v.flows.size()) r.verify.push_back(v);
   return r;

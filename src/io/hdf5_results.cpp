@@ -274,9 +274,40 @@ void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& recor
                     });
 }
 
+// /flows from a run's FlowResults, in id order, a slab of rows at a time.
+void write_flow_rows(hid_t file, const FlowResults& flows) {
+  const Table t = flows_table();
+  constexpr size_t kSlab = 65536;
+  const size_t n = flows.size();
+  Handle ds = create_table(file, t.name, t.types.second, n, t.units, t.description, "");
+  Handle file_space(check(H5Dget_space(ds), "getting the space of /flows"), H5Sclose);
+  std::vector<FlowRow> rows;
+  rows.reserve(std::min(n, kSlab));
+  hsize_t written = 0;
+  const auto write = [&] {
+    const hsize_t start = written, count = rows.size();
+    check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr), "selecting rows of /flows");
+    Handle mem_space = make_space({count}, {count}, "creating a slab space");
+    check(H5Dwrite(ds, t.types.first, mem_space, file_space, H5P_DEFAULT, rows.data()), "writing /flows");
+    written += count;
+    rows.clear();
+  };
+  flows.for_each([&](const FlowRecord& f) {
+    rows.push_back(flow_row(f));
+    if (rows.size() == kSlab) write();
+  });
+  if (!rows.empty()) write();
+}
+
 }  // namespace
 
 void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
+                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                        const WorkloadReport* workload, const SkipReport* skip, const std::vector<JobReport>* jobs) {
+  write_hdf5_results(path, FlowResults(flows), slowdown_stats(flows), pfc, meta, workload, skip, jobs);
+}
+
+void write_hdf5_results(const std::string& path, const FlowResults& flows, const SlowdownStats& slowdown,
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
                         const WorkloadReport* workload, const SkipReport* skip, const std::vector<JobReport>* jobs) {
   QuietErrors quiet;
@@ -299,11 +330,11 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
   try {
     Handle file(fid, H5Fclose);
     write_root_attributes(file);
-    write_all_rows<FlowRow>(file, flows_table(), flows, flow_row);
+    write_flow_rows(file, flows);
     write_all_rows<PfcRow>(file, pfc_table(), pfc, pfc_row);
     {
       Handle run = create_run_group(file);
-      write_run_attributes(run, meta, slowdown_stats(flows));
+      write_run_attributes(run, meta, slowdown);
       write_run_record(file, run, meta);
     }
     if (workload) write_workload(file, *workload);

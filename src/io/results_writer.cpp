@@ -129,39 +129,66 @@ void TextOutputs::flush() {
   pfc_.flush();
 }
 
-SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {
+namespace {
+
+// Slowdown statistics of the records that `each` visits in id order, one figure at a time (a run of
+// millions of flows then holds one value per flow, not three): the means are plain sums in id order
+// (the reference's matches summary.json to the last bit); percentiles are taken independently, as
+// summary.json does.
+template <class Each>
+SlowdownStats stats_of(Each each) {
   SlowdownStats s;
-  s.total = flows.size();
-  std::vector<double> slow, ref;
-  std::vector<uint64_t> fct;
-  double sum = 0, ref_sum = 0;  // plain sums in input order: the reference's matches summary.json to the last bit
-  uint64_t fct_sum = 0;         // exact; divided once at the end
-  for (const FlowRecord& f : flows) {
-    if (!f.finished()) continue;
-    slow.push_back(f.slowdown());
-    ref.push_back(f.slowdown_ref());
-    fct.push_back(f.fct_ns());
-    sum += slow.back();
-    ref_sum += ref.back();
-    fct_sum += fct.back();
-  }
-  s.finished = slow.size();
-  if (slow.empty()) return s;
-  const double n = double(slow.size());
+  std::vector<double> v;
+  double sum = 0;
+  each([&](const FlowRecord& f) {
+    ++s.total;
+    if (!f.finished()) return;
+    v.push_back(f.slowdown());
+    sum += v.back();
+  });
+  s.finished = v.size();
+  if (v.empty()) return s;
+  const double n = double(v.size());
   s.mean = sum / n;
-  s.ref_mean = ref_sum / n;
+  std::sort(v.begin(), v.end());
+  s.p50 = nearest_rank(v, 50);
+  s.p99 = nearest_rank(v, 99);
+  s.max = v.back();
+  v.clear(), sum = 0;
+  each([&](const FlowRecord& f) {
+    if (f.finished()) v.push_back(f.slowdown_ref()), sum += v.back();
+  });
+  s.ref_mean = sum / n;
+  std::sort(v.begin(), v.end());
+  s.ref_p50 = nearest_rank(v, 50);
+  s.ref_p99 = nearest_rank(v, 99);
+  v = {};
+  std::vector<uint64_t> fct;
+  fct.reserve(s.finished);
+  uint64_t fct_sum = 0;  // exact; divided once at the end
+  each([&](const FlowRecord& f) {
+    if (f.finished()) fct.push_back(f.fct_ns()), fct_sum += fct.back();
+  });
   s.fct_mean_us = double(fct_sum) / n / 1000.0;
-  // Slowdown and FCT percentiles are taken independently, as summary.json does.
-  std::sort(slow.begin(), slow.end());
-  std::sort(ref.begin(), ref.end());
   std::sort(fct.begin(), fct.end());
-  s.p50 = nearest_rank(slow, 50);
-  s.p99 = nearest_rank(slow, 99);
-  s.max = slow.back();
-  s.ref_p50 = nearest_rank(ref, 50);
-  s.ref_p99 = nearest_rank(ref, 99);
   s.fct_p99_us = double(nearest_rank(fct, 99)) / 1000.0;
   return s;
+}
+
+}  // namespace
+
+SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {
+  return stats_of([&](const auto& fn) {
+    for (const FlowRecord& f : flows) fn(f);
+  });
+}
+
+SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first, uint32_t end) {
+  return stats_of([&](const auto& fn) {
+    flows.for_each([&](const FlowRecord& f) {
+      if (f.id >= first && f.id < end) fn(f);
+    });
+  });
 }
 
 }  // namespace wh

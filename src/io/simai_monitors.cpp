@@ -67,7 +67,7 @@ void SimaiMonitors::take_qps(Time at) {
     if (n.is_switch) continue;
     for (uint32_t p = n.first_port; p < n.first_port + n.num_ports; ++p)
       for (uint32_t id : net_.ports()[p].qps) {
-        if (net_.flow_info(id).finished()) continue;  // waiting for its NIC to compact it
+        if (net_.flow_finished(id)) continue;  // waiting for its NIC to compact it
         const Flow& f = net_.flow(id);
         const auto line = [&](uint64_t value) {
           return fmt::format("{}, {}, {}, {}, {}, {}, {}\n", at / kNs, f.src, f.dst, f.sport, f.dport, f.size, value);
@@ -86,9 +86,9 @@ void SimaiMonitors::take_qps(Time at) {
   }
   // What the run keeps follows the flows that run: forget the finished ones.
   for (auto it = last_rate_.begin(); it != last_rate_.end();)
-    it = net_.flow_info(it->first).finished() ? last_rate_.erase(it) : ++it;
+    it = net_.flow_finished(it->first) ? last_rate_.erase(it) : ++it;
   for (auto it = last_cnps_.begin(); it != last_cnps_.end();)
-    it = net_.flow_info(it->first).finished() ? last_cnps_.erase(it) : ++it;
+    it = net_.flow_finished(it->first) ? last_cnps_.erase(it) : ++it;
   if (!rates.empty()) write(rate_, rates), ++rate_.lines;
   if (!cnps.empty()) write(cnp_, cnps);
 }

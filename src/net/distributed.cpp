@@ -14,6 +14,7 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
     throw InputError(file, line, "LINK_DOWN is not supported by a distributed run (it re-routes every rank's QPs at once)",
                      "run it in one process, or set LINK_DOWN 0 0 0");
   }
+  if (sink_) throw std::logic_error("set_distribution: flows are retired to a FlowSink (one process only)");
   node_rank_ = std::move(node_rank);
   rank_ = rank;
   kernel_.set_order(EventOrder::Portable);

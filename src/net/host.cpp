@@ -101,7 +101,7 @@ void Network::nic_send(uint32_t port) {
   uint32_t min_finished = UINT32_MAX;
   for (uint32_t i = 1; i <= n; ++i) {
     const uint32_t idx = (i + p.rr_qp) % n;
-    const bool finished = flows_.info(qps[idx]).finished();
+    const bool finished = flows_.finished(qps[idx]);
     // A released QP had no bytes left (release_done_flow): only compacted.
     if (finished && !flows_.live(qps[idx])) {
       min_finished = std::min(min_finished, idx);
@@ -123,10 +123,10 @@ void Network::nic_send(uint32_t port) {
   if (min_finished != UINT32_MAX) {
     if (!unsent_finished_.empty())
       for (uint32_t i = min_finished; i < n; ++i)
-        if (flows_.info(qps[i]).finished() && unsent_finished_.erase(qps[i])) dropped.push_back(qps[i]);
+        if (flows_.finished(qps[i]) && unsent_finished_.erase(qps[i])) dropped.push_back(qps[i]);
     uint32_t nxt = min_finished;
     for (uint32_t i = min_finished + 1; i < n; ++i)
-      if (!flows_.info(qps[i]).finished()) {
+      if (!flows_.finished(qps[i])) {
         if (static_cast<int64_t>(i) == res) res = nxt;
         qps[nxt++] = qps[i];
       }
@@ -136,7 +136,7 @@ void Network::nic_send(uint32_t port) {
     qps.resize(nxt);
   }
   auto release_dropped = [&] {
-    for (uint32_t id : dropped) flows_.release(id);
+    for (uint32_t id : dropped) release_state(id);
   };
   if (res >= 0) {
     p.rr_qp = static_cast<uint32_t>(res);
@@ -192,7 +192,7 @@ void Network::host_receive(uint32_t port, uint32_t pkt) {
 void Network::receive_data(uint32_t port, uint32_t pkt) {
   Packet& pk = pool_[pkt];
   // The reference has deleted the receiver's state by then (and so may have we).
-  if (flows_.info(pk.flow).finished()) return pool_.release(pkt);
+  if (flows_.finished(pk.flow)) return pool_.release(pkt);
   Flow& f = flows_.state(pk.flow);
   f.milestone = cfg_.l2_ack_interval;  // reset on every packet, as the reference does (§1)
   int action;  // 1 ACK, 2 NACK, 0 nothing
@@ -244,7 +244,7 @@ void Network::receive_data(uint32_t port, uint32_t pkt) {
 void Network::receive_ack(uint32_t pkt) {
   const Packet& pk = pool_[pkt];
   const uint32_t id = pk.flow;
-  if (flows_.info(id).finished()) return pool_.release(pkt);  // the reference no longer finds the QP
+  if (flows_.finished(id)) return pool_.release(pkt);  // the reference no longer finds the QP
   Flow& f = flows_.state(id);
   const uint64_t acked = cfg_.l2_back_to_zero ? pk.seq / cfg_.l2_chunk_size * cfg_.l2_chunk_size : pk.seq;
   if (acked > f.snd_una) {
@@ -289,7 +289,7 @@ void Network::release_done_flow(uint32_t id) {
   const bool listed = f.bytes_left() > 0 && f.nic != UINT32_MAX && owns_node(f.src) &&
                       std::find(ports_[f.nic].qps.begin(), ports_[f.nic].qps.end(), id) != ports_[f.nic].qps.end();
   if (listed) unsent_finished_.insert(id);
-  else flows_.release(id);
+  else release_state(id);
 }
 
 }  // namespace wh

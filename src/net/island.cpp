@@ -97,7 +97,7 @@ bool Network::island_quiet(const Island& is) const {
     for (uint32_t c = 0; c < kClasses; ++c)
       if (p.paused[c] || p.pause_sent[c] || p.ingress_bytes[c] != 0 || p.hdrm_bytes[c] != 0) return false;
     for (uint32_t id : p.qps)
-      if (!flows_.info(id).finished()) return false;
+      if (!flows_.finished(id)) return false;
   }
   for (const Held& h : held_)
     if (h.due >= 0 && is.local_port(h.port) != UINT32_MAX) return false;
@@ -162,7 +162,7 @@ void Network::finish_replayed(uint32_t id) {
   last_finish_ = kernel_.now();
   ++flows_finished_;
   if (observer_) observer_->flow_finished(record(id));
-  if (!keep_finished_) flows_.release(id);  // never in a partition or on a NIC's list: nothing refers to it
+  if (!keep_finished_) release_state(id);  // never in a partition or on a NIC's list: nothing refers to it
 }
 
 }  // namespace wh

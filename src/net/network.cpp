@@ -339,7 +339,7 @@ void Network::handle(const Event& e) {
       // A finished flow's timers are cancelled (flow_done); once its state is released, nothing is left
       // to do but count one a fast-forward left behind, as it would be counted with its state.
       if (!flows_.live(e.target)) {
-        if (timer_epoch(e.aux) != (flows_.info(e.target).epoch & kTimerEpochMask)) ++discarded_;
+        if (timer_epoch(e.aux) != (flows_.released_epoch(e.target) & kTimerEpochMask)) ++discarded_;
         break;
       }
       if (timer_epoch(e.aux) == (flows_.state(e.target).epoch & kTimerEpochMask)) on_timer(e.target, timer_slot(e.aux));
@@ -528,7 +528,7 @@ void Network::link_down() {
   for (uint32_t v = 0; v < nodes_.size(); ++v)
     if (!nodes_[v].is_switch)
       for (uint32_t p = nodes_[v].first_port; p < nodes_[v].first_port + nodes_[v].num_ports; ++p) ports_[p].qps.clear();
-  for (uint32_t id : unsent_finished_) flows_.release(id);  // no longer on any NIC's list
+  for (uint32_t id : unsent_finished_) release_state(id);  // no longer on any NIC's list
   unsent_finished_.clear();
   for (uint32_t id = 0; id < flows_.size(); ++id) {
     if (!flows_.live(id) || flows_.info(id).finished()) continue;
@@ -542,7 +542,7 @@ void Network::link_down() {
 }
 
 FlowRecord Network::record(uint32_t id) const {
-  const FlowInfo& i = flows_.info(id);
+  const FlowInfo& i = flow_info(id);
   FlowRecord r;
   r.id = id;
   r.src = i.src;

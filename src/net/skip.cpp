@@ -24,7 +24,7 @@ void Network::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t spo
 }
 
 Network::PathView Network::path_view(uint32_t id) const {
-  const FlowInfo& i = flows_.info(id);
+  const FlowInfo& i = flow_info(id);
   if (!flows_.live(id)) return {i.src, i.dst, i.nic, i.rx_nic, i.sport, i.dport};
   const Flow& f = flows_.state(id);
   return {f.src, f.dst, f.nic, f.rx_nic, f.sport, f.dport};
@@ -113,7 +113,7 @@ bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
   // On its way through switches a packet behind its flow's clock only matters where it could
   // enter its own frozen partition; at the host it acts on its flow.
   if (nodes_[ports_[port].node].is_switch && now >= freeze_horizon_) return false;
-  const Time offset = flows_.live(pk.flow) ? flows_.state(pk.flow).clock_offset : flows_.info(pk.flow).clock_offset;
+  const Time offset = flows_.live(pk.flow) ? flows_.state(pk.flow).clock_offset : flows_.released_clock_offset(pk.flow);
   const Time owed = offset - pk.offset;
   if (owed <= 0) return false;
   pk.offset = offset;

@@ -119,24 +119,22 @@ Background make_background(const Scenario& s, const SimaiTopology& topo, const s
   return out;
 }
 
-BackgroundOutcome background_outcome(const Background& b, const Network& net, uint32_t first_id, Time stop) {
+BackgroundOutcome background_outcome(const Background& b, const FlowResults& flows, const Network& net,
+                                     uint32_t first_id, Time stop) {
   BackgroundOutcome o;
   o.total = b.flows.size();
-  std::vector<FlowRecord> records;
-  records.reserve(b.flows.size());
   uint64_t offered = 0, delivered = 0;
   o.window_end = b.generated ? std::min(b.end, stop) : stop;
-  for (uint32_t k = 0; k < b.flows.size(); ++k) {
-    const uint32_t id = first_id + k;
-    records.push_back(net.record(id));
-    const FlowInfo& f = net.flow_info(id);
+  const uint64_t end = uint64_t(first_id) + b.flows.size();
+  flows.for_each([&](const FlowRecord& f) {
+    if (f.id < first_id || f.id >= end) return;
     o.finished += f.finished();
-    if (f.start >= o.window_end) continue;
-    offered += f.size;
-    if (f.finished()) delivered += f.size;
-    else if (f.state != FlowInfo::kNoState) delivered += net.flow(id).snd_una;
-  }
-  o.slowdown = slowdown_stats(records);
+    if (f.start >= o.window_end) return;
+    offered += f.size_bytes;
+    if (f.finished()) delivered += f.size_bytes;
+    else if (net.flow_live(f.id)) delivered += net.flow(f.id).snd_una;
+  });
+  o.slowdown = slowdown_stats(flows, first_id, static_cast<uint32_t>(end));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   o.offered_load = o.achieved_load = nan;
   if (b.generated && o.window_end > b.begin && b.capacity_bps) {

@@ -96,3 +96,83 @@ TEST(FlowTable, KeepFinishedStateKeepsEveryFlowsStateForInspection) {
   EXPECT_EQ(net.live_flows(), 2u);
   EXPECT_EQ(net.flow(1).snd_una, 100'000u);
 }
+
+TEST(FlowTable, RetiredFlowKeepsOnlyWhatLatePacketsAndStaleTimersNeed) {
+  FlowTable t;
+  FlowInfo a;
+  a.size = 5000;
+  const uint32_t id0 = t.add(a);
+  EXPECT_THROW(t.retire(id0), std::logic_error);  // unfinished
+  Flow& s0 = t.create_state(id0);
+  s0.epoch = 7, s0.clock_offset = -42;
+  t.info(id0).finish = 1000;
+  EXPECT_THROW(t.retire(id0), std::logic_error);  // still live
+  t.release(id0);
+  EXPECT_EQ(t.held_count(), 1u);
+  t.retire(id0);
+  EXPECT_TRUE(t.retired(id0));
+  EXPECT_TRUE(t.finished(id0));
+  EXPECT_FALSE(t.live(id0));
+  EXPECT_EQ(t.released_epoch(id0), 7u);
+  EXPECT_EQ(t.released_clock_offset(id0), -42);
+  EXPECT_EQ(t.held_count(), 0u);
+  EXPECT_THROW(t.retire(id0), std::logic_error);  // once only
+  a.size = 6000;
+  const uint32_t id1 = t.add(a);  // reuses the FlowInfo slot id0 gave back
+  EXPECT_EQ(t.info(id1).size, 6000u);
+  EXPECT_FALSE(t.finished(id1));
+  EXPECT_TRUE(t.retired(id0));
+  EXPECT_EQ(t.total_bytes(), 11000u);
+}
+
+namespace {
+
+struct Collect : FlowSink {
+  std::vector<FlowRecord> got;
+  void flow_retired(const FlowRecord& r) override { got.push_back(r); }
+};
+
+void expect_same_record(const FlowRecord& a, const FlowRecord& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.src, b.src);
+  EXPECT_EQ(a.dst, b.dst);
+  EXPECT_EQ(a.sport, b.sport);
+  EXPECT_EQ(a.size_bytes, b.size_bytes);
+  EXPECT_EQ(a.start, b.start);
+  EXPECT_EQ(a.finish, b.finish);
+  EXPECT_EQ(a.ideal_fct_ns, b.ideal_fct_ns);
+  EXPECT_EQ(a.min_fct_ns, b.min_fct_ns);
+  EXPECT_EQ(a.skipped, b.skipped);
+  EXPECT_EQ(a.skipped_bytes, b.skipped_bytes);
+}
+
+}  // namespace
+
+TEST(FlowTable, RetiredFlowsRecordsGoToTheSinkAsTheyWouldBeRead) {
+  // An incast of 4 flows of 200 KB plus a late one: with a sink every finished flow leaves its record
+  // there and nothing else; the records equal those of the same run read at the end.
+  const SimConfig cfg = dcqcn();
+  std::vector<FlowSpec> specs;
+  for (uint32_t k = 0; k < 4; ++k) specs.push_back(flow(k, 4, 200'000));
+  specs.push_back(flow(0, 4, 100'000, 300 * kUs));
+  Network keep(cfg, star(5), make_cc(cfg, nullptr));
+  keep.add_flows(specs);
+  keep.run(1 * kSec);
+  Network net(cfg, star(5), make_cc(cfg, nullptr));
+  Collect sink;
+  net.retire_flows_to(&sink);
+  EXPECT_THROW(net.keep_finished_state(true), std::logic_error);
+  net.add_flows(specs);
+  net.run(1 * kSec);
+  ASSERT_EQ(sink.got.size(), 5u);
+  EXPECT_EQ(net.held_flows(), 0u);
+  for (const FlowRecord& r : sink.got) {
+    ASSERT_TRUE(r.finished());
+    expect_same_record(r, keep.record(r.id));
+    EXPECT_TRUE(net.flow_retired(r.id));
+    EXPECT_TRUE(net.flow_finished(r.id));
+  }
+  EXPECT_THROW(net.flow_info(0), std::logic_error);
+  EXPECT_THROW(net.record(0), std::logic_error);
+  EXPECT_EQ(net.flow_bytes(), 900'000u);
+}

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "wormhole/core/chunked.h"
 #include "wormhole/ffwd/coupling.h"
 #include "wormhole/ffwd/partitions.h"
 #include "wormhole/ffwd/period_observer.h"
@@ -173,7 +174,7 @@ class FastForward final : public SkipHooks {
   void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
   void count_contended(uint32_t pid);    ///< stats_.contended_decisions
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
-  bool owned(uint32_t id) const { return net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
+  bool owned(uint32_t id) const { return !net_.distributed() || net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
   bool try_replay(uint32_t pid, const Replay& r);
   /// Credits `packets` whole packets to flow `id` for a skip of `dt` ps at `rate` bytes/ps (what a
@@ -214,7 +215,7 @@ class FastForward final : public SkipHooks {
   // flow id -> tracks_ slot (kNoTrack: not active). A dense vector, not a map: HPCC changes a
   // flow's rate on every ACK, and the lookup is on that path.
   static constexpr uint32_t kNoTrack = UINT32_MAX;
-  std::vector<uint32_t> track_of_;
+  ChunkedVector<uint32_t, 16> track_of_;  // by flow id (4 B a flow; grown in chunks, never copied)
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   PeriodObserver* period_observer_ = nullptr;
   TickExchange* exchange_ = nullptr;

@@ -1,11 +1,13 @@
 // Result files: fct.txt / pfc.txt in the reference byte format, the HDF5 results file, the summary.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "wormhole/core/time.h"
+#include "wormhole/io/flow_results.h"
 #include "wormhole/net/results.h"
 #include "wormhole/net/topology.h"
 
@@ -104,6 +106,13 @@ void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& 
                         const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
                         const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
                         const std::vector<JobReport>* jobs = nullptr);
+struct SlowdownStats;
+/// The same from a run's FlowResults (one record per flow id) and their slowdown_stats(), computed
+/// once by the caller.
+void write_hdf5_results(const std::string& path, const FlowResults& flows, const SlowdownStats& slowdown,
+                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                        const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
+                        const std::vector<JobReport>* jobs = nullptr);
 
 /// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json): mean ... max
 /// of FlowRecord::slowdown() (over the true ideal FCT), ref_* of slowdown_ref() (the reference's
@@ -115,5 +124,8 @@ struct SlowdownStats {
   double fct_mean_us = 0, fct_p99_us = 0;
 };
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);
+/// The same over the flows with ids in [first, end) of `flows` (read in id order, so the means are
+/// summed as the vector version sums them). Throws as FlowResults::for_each.
+SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first = 0, uint32_t end = UINT32_MAX);
 
 }  // namespace wh

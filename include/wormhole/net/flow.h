@@ -104,20 +104,18 @@ struct Flow {
 // one must be added there (and to tests/unit/test_shift_times.cpp).
 static_assert(sizeof(Flow) == 672, "a Flow field was added or removed: decide whether Flow::shift_*_times() moves it");
 
-/// What the run keeps of every flow from its creation to the end of the run (96 B, where the QP
-/// state is 672 B): its identity, its outcome, and where its state is while it has one. Identity
-/// fields are set when the flow is created; `finish` and `started` are always current; the others
-/// (NICs, bound, skipped bytes and time, clock offset) are copied from the state when it is released
-/// and are current only then (Network::record() and Network::data_path() read the state before).
+/// What the run keeps of a flow from its creation until its result record has gone out (88 B, where
+/// the QP state is 672 B; FlowTable): its identity and its outcome. Identity fields are set when the
+/// flow is created; `finish` and `started` are always current; the others (NICs, bound, skipped bytes
+/// and time, clock offset, epoch) are copied from the state when it is released and are current only
+/// then (Network::record() and Network::data_path() read the state before).
 struct FlowInfo {
-  static constexpr uint32_t kNoState = UINT32_MAX;
   uint32_t src = 0, dst = 0;      ///< hosts
   uint16_t sport = 0, dport = 0;
   uint8_t pg = 3;
   bool started = false;
   bool replayed = false;          ///< never simulated: a collective memo replays it (Network::replay_flow)
   uint32_t nic = UINT32_MAX, rx_nic = UINT32_MAX;  ///< as Flow's, once released
-  uint32_t state = kNoState;      ///< FlowTable slot of its QP state; kNoState before its start and once released
   uint16_t epoch = 0;             ///< once released: its timer events' epoch (a stale one is a discarded event)
   uint64_t size = 0;              ///< bytes
   Time start = 0;                 ///< ps

@@ -1,7 +1,11 @@
-// The run's flows by id: a FlowInfo for every flow ever created, and QP state only for the flows that
-// are running (or have just finished), so memory follows what is active rather than what has been.
+// The run's flows by id. Each flow has a 16-B entry for the whole run; its FlowInfo (identity and
+// outcome) lives in a recycled slot from its creation until its result record has gone out (retire),
+// and its QP state in another from its start until it has finished and nothing refers to it
+// (release). So memory follows what is active rather than what has been.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "wormhole/core/chunked.h"
@@ -9,24 +13,52 @@
 
 namespace wh {
 
-/// Flow storage of a Network. Ids are dense and never reused; a flow's QP state (Flow) lives in a
-/// recycled slot from create_state() (its start) to release() (after it finished and nothing refers
-/// to it). Both tables grow in chunks, so references to an entry stay valid while flows are added.
+/// Flow storage of a Network. Ids are dense and never reused. A flow's FlowInfo is held from add() to
+/// retire(); its QP state (Flow) from create_state() (its start) to release(). What a retired flow
+/// leaves is what its late packets and stale timer events are compared with: finished, epoch and
+/// clock offset. Every table grows in chunks, so references to an entry stay valid while flows are
+/// added.
 class FlowTable {
  public:
-  size_t size() const { return info_.size(); }
+  static constexpr uint32_t kNone = UINT32_MAX;
+  size_t size() const { return entries_.size(); }
   /// Adds a flow (no state yet); returns its id.
-  uint32_t add(const FlowInfo& f) { return static_cast<uint32_t>(info_.push_back(f)); }
-  FlowInfo& info(uint32_t id) { return info_[id]; }
-  const FlowInfo& info(uint32_t id) const { return info_[id]; }
+  uint32_t add(const FlowInfo& f) {
+    uint32_t slot;
+    if (free_info_.empty()) {
+      slot = static_cast<uint32_t>(infos_.push_back(f));
+    } else {
+      slot = free_info_.back();
+      free_info_.pop_back();
+      infos_[slot] = f;
+    }
+    ++held_;
+    bytes_ += f.size;
+    return static_cast<uint32_t>(entries_.push_back({0, slot, kNone}));
+  }
+  /// The FlowInfo of flow `id` (precondition: !retired(id)).
+  FlowInfo& info(uint32_t id) { return infos_[entries_[id].info]; }
+  const FlowInfo& info(uint32_t id) const { return infos_[entries_[id].info]; }
+  /// Whether flow `id`'s record went out and its FlowInfo was given back (retire()).
+  bool retired(uint32_t id) const { return entries_[id].info == kNone; }
+  /// Whether flow `id` has finished (a retired flow has).
+  bool finished(uint32_t id) const { return retired(id) || info(id).finished(); }
   /// Whether flow `id` has QP state now (started, and not released).
-  bool live(uint32_t id) const { return info_[id].state != FlowInfo::kNoState; }
+  bool live(uint32_t id) const { return entries_[id].info != kNone && entries_[id].state != kNone; }
+  /// The timer epoch and clock offset (ps) of a flow without state (released; retired or not).
+  uint16_t released_epoch(uint32_t id) const {
+    return retired(id) ? static_cast<uint16_t>(entries_[id].state) : info(id).epoch;
+  }
+  Time released_clock_offset(uint32_t id) const {
+    return retired(id) ? entries_[id].clock_offset : info(id).clock_offset;
+  }
   /// The QP state of a live flow (precondition: live(id)).
-  Flow& state(uint32_t id) { return states_[info_[id].state]; }
-  const Flow& state(uint32_t id) const { return states_[info_[id].state]; }
-  /// Gives flow `id` fresh QP state holding its identity (precondition: !live(id)); returns it.
+  Flow& state(uint32_t id) { return states_[entries_[id].state]; }
+  const Flow& state(uint32_t id) const { return states_[entries_[id].state]; }
+  /// Gives flow `id` fresh QP state holding its identity (precondition: !live(id), !retired(id));
+  /// returns it.
   Flow& create_state(uint32_t id) {
-    FlowInfo& i = info_[id];
+    const FlowInfo& i = info(id);
     uint32_t slot;
     if (free_.empty()) {
       slot = static_cast<uint32_t>(states_.push_back(Flow()));
@@ -35,7 +67,7 @@ class FlowTable {
       free_.pop_back();
       states_[slot] = Flow();
     }
-    i.state = slot;
+    entries_[id].state = slot;
     if (++live_ > peak_live_) peak_live_ = live_;
     Flow& f = states_[slot];
     f.src = i.src, f.dst = i.dst, f.sport = i.sport, f.dport = i.dport, f.pg = i.pg;
@@ -45,30 +77,60 @@ class FlowTable {
   /// Copies what outlives the state (NICs, bound, skipped bytes and time, clock offset, epoch) into the
   /// flow's FlowInfo and frees its slot (precondition: live(id)).
   void release(uint32_t id) {
-    FlowInfo& i = info_[id];
-    const Flow& f = states_[i.state];
+    Entry& e = entries_[id];
+    FlowInfo& i = infos_[e.info];
+    const Flow& f = states_[e.state];
     i.nic = f.nic, i.rx_nic = f.rx_nic, i.min_fct = f.min_fct;
     i.skipped_time = f.skipped_time, i.skipped_bytes = f.skipped_bytes, i.clock_offset = f.clock_offset;
     i.epoch = f.epoch;
-    free_.push_back(i.state);
-    i.state = FlowInfo::kNoState;
+    free_.push_back(e.state);
+    e.state = kNone;
     --live_;
   }
-  /// Forgets the flows from id `n` on (their states are freed).
+  /// Gives back released, finished flow `id`'s FlowInfo, keeping its epoch and clock offset
+  /// (precondition: !live(id), finished(id), !retired(id); std::logic_error otherwise).
+  void retire(uint32_t id) {
+    Entry& e = entries_[id];
+    if (e.info == kNone || e.state != kNone || !infos_[e.info].finished())
+      throw std::logic_error("retiring flow " + std::to_string(id) + ", which is live, unfinished or retired");
+    const FlowInfo& i = infos_[e.info];
+    e.clock_offset = i.clock_offset;
+    e.state = i.epoch;
+    free_info_.push_back(e.info);
+    e.info = kNone;
+    --held_;
+  }
+  /// Forgets the flows from id `n` on (their states and FlowInfos are freed).
   void truncate(size_t n) {
-    for (size_t id = n; id < info_.size(); ++id)
-      if (live(static_cast<uint32_t>(id))) release(static_cast<uint32_t>(id));
-    info_.truncate(n);
+    for (size_t id = n; id < entries_.size(); ++id) {
+      const uint32_t i = static_cast<uint32_t>(id);
+      if (live(i)) release(i);
+      if (!retired(i)) bytes_ -= info(i).size, free_info_.push_back(entries_[id].info), --held_;
+    }
+    entries_.truncate(n);
   }
   /// Flows with state now, and at most so far.
   size_t live_count() const { return live_; }
   size_t peak_live() const { return peak_live_; }
+  /// Flows holding a FlowInfo now (not retired).
+  size_t held_count() const { return held_; }
+  /// Bytes of every flow added (and not truncated).
+  uint64_t total_bytes() const { return bytes_; }
 
  private:
-  ChunkedVector<FlowInfo, 14> info_;
+  struct Entry {
+    Time clock_offset;  // once retired
+    uint32_t info;      // FlowInfo slot; kNone once retired
+    uint32_t state;     // QP state slot (kNone: none); once retired, its timer epoch
+  };
+  static_assert(sizeof(Entry) == 16, "the one per-flow table kept to the end of a run");
+  ChunkedVector<Entry, 14> entries_;
+  ChunkedVector<FlowInfo, 12> infos_;
   ChunkedVector<Flow, 10> states_;
-  std::vector<uint32_t> free_;  // released slots, reused last-in first-out (their memory is warm)
-  size_t live_ = 0, peak_live_ = 0;
+  std::vector<uint32_t> free_info_;  // given-back FlowInfo slots, reused last-in first-out
+  std::vector<uint32_t> free_;       // released state slots, reused last-in first-out (their memory is warm)
+  size_t live_ = 0, peak_live_ = 0, held_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace wh

@@ -39,6 +39,14 @@ class NetObserver {
   virtual void tick(Time now, uint64_t events, uint64_t flows_finished) {}
 };
 
+/// Receives each finished flow's final record once the network lets go of the flow
+/// (Network::retire_flows_to): the results of a run that keeps no per-flow history.
+class FlowSink {
+ public:
+  virtual ~FlowSink() = default;
+  virtual void flow_retired(const FlowRecord& r) = 0;
+};
+
 /// Receives the events a client of the network (the workload driver) schedules for itself with
 /// Network::schedule_client(): compute phases, start latencies, update delays. They are ordered
 /// with the network's own events by the kernel, so a run stays deterministic.
@@ -120,6 +128,16 @@ class Network final : public CcHost {
   /// Runs until the queue is empty, `until` (ps) is passed, or stop() is called.
   void run(Time until);
   void set_observer(NetObserver* o) { observer_ = o; }
+  /// Hands each finished flow's record to `sink` when its QP state is released (nothing refers to the
+  /// flow any more) and forgets its FlowInfo: the run keeps 16 B of it (FlowTable), and flow_info()
+  /// and record() of it are no longer available. Flows still held at the end are read with record().
+  /// One process only, set before the run: a distributed run can undo a finish at a stop inside a
+  /// window. Throws std::logic_error when distributed or keeping finished state.
+  void retire_flows_to(FlowSink* sink) {
+    if (sink && (!node_rank_.empty() || keep_finished_))
+      throw std::logic_error("retire_flows_to: a distributed run, or one keeping finished state, keeps its flows");
+    sink_ = sink;
+  }
   /// Schedules EventClient::client_event(target, aux) at `at` (ps, >= client_now()). `on_time`:
   /// the event calls into the network (inject_flow) and is scheduled at least the client lookahead
   /// ahead (set_client_lookahead); in a distributed run it runs in the network's time on every
@@ -245,11 +263,27 @@ class Network final : public CcHost {
   }
   /// Keeps every flow's QP state to the end of the run, for inspecting finished flows' final CC and
   /// sender state (tests, debugging); it costs 672 B a flow. Off: a finished flow's state is freed.
-  void keep_finished_state(bool on) { keep_finished_ = on; }
-  /// What the run keeps of flow `id` from its creation to the end (FlowInfo).
-  const FlowInfo& flow_info(uint32_t id) const { return flows_.info(id); }
-  /// Flows created so far (ids 0 .. flow_count() - 1).
+  void keep_finished_state(bool on) {
+    if (on && sink_) throw std::logic_error("keep_finished_state: flows are retired to a FlowSink");
+    keep_finished_ = on;
+  }
+  /// What the run keeps of flow `id` until its record goes out (FlowInfo). Throws std::logic_error for a
+  /// retired flow (retire_flows_to).
+  const FlowInfo& flow_info(uint32_t id) const {
+    if (flows_.retired(id)) throw std::logic_error("flow " + std::to_string(id) + " was retired: its record went out");
+    return flows_.info(id);
+  }
+  /// Whether flow `id` has finished (retired flows have).
+  bool flow_finished(uint32_t id) const { return flows_.finished(id); }
+  /// Whether flow `id`'s record went to the FlowSink and the network forgot it (retire_flows_to).
+  bool flow_retired(uint32_t id) const { return flows_.retired(id); }
+  /// Whether flow `id` has QP state now (started, and not released).
+  bool flow_live(uint32_t id) const { return flows_.live(id); }
+  /// Flows whose FlowInfo is held now (created and not retired).
+  size_t held_flows() const { return flows_.held_count(); }
+  /// Flows created so far (ids 0 .. flow_count() - 1), and their bytes.
   size_t flow_count() const { return flows_.size(); }
+  uint64_t flow_bytes() const { return flows_.total_bytes(); }
   /// Flows holding QP state now, and at most at once so far.
   size_t live_flows() const { return flows_.live_count(); }
   size_t peak_live_flows() const { return flows_.peak_live(); }
@@ -281,6 +315,8 @@ class Network final : public CcHost {
   void set_distribution(std::vector<uint32_t> node_rank, uint32_t rank);
   /// Whether this rank runs node `n` (always true in one process).
   bool owns_node(uint32_t n) const { return node_rank_.empty() || node_rank_[n] == rank_; }
+  /// Whether this network is one rank's share of a distributed run (set_distribution).
+  bool distributed() const { return !node_rank_.empty(); }
   /// Packets sent over cut links since the last take (in execution order).
   std::vector<CrossPacket>& outbox() { return outbox_; }
   /// Queues a packet another rank sent over a cut link onto the local copy of its wire.
@@ -389,6 +425,14 @@ class Network final : public CcHost {
   }
   /// Releases finished flow `id`'s state, or keeps it until its NIC compacts it (unsent_finished_).
   void release_done_flow(uint32_t id);
+  /// Frees finished flow `id`'s QP state; with a FlowSink, hands over its record and retires it.
+  void release_state(uint32_t id) {
+    flows_.release(id);
+    if (sink_) {
+      sink_->flow_retired(record(id));
+      flows_.retire(id);
+    }
+  }
   /// The fields data_path() and ack_path() need, from the state while the flow has one.
   struct PathView {
     uint32_t src, dst, nic, rx_nic;
@@ -516,6 +560,7 @@ class Network final : public CcHost {
   std::vector<FlowSpec> injected_;  // flows injected during the current instant, not yet created
   bool start_pending_ = false;
   NetObserver* observer_ = nullptr;
+  FlowSink* sink_ = nullptr;
   EventClient* client_ = nullptr;
   bool stopped_ = false;
   bool interrupt_stop_ = false;  // stopped_ was set by a signal

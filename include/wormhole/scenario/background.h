@@ -64,7 +64,9 @@ struct BackgroundOutcome {
   Time window_end = 0;      ///< ps
   SlowdownStats slowdown;   ///< over the background flows (slowdown_stats)
 };
-BackgroundOutcome background_outcome(const Background& b, const Network& net, uint32_t first_id, Time stop);
+/// Reads the flows' records from `flows` (every flow of the run) and running flows' progress from `net`.
+BackgroundOutcome background_outcome(const Background& b, const FlowResults& flows, const Network& net,
+                                     uint32_t first_id, Time stop);
 
 /// The summary lines: "background: N of M flows finished; slowdown p50 … p99 …; FCT …" and, for a
 /// generated load, "background load: offered …, achieved … (window …)".

@@ -1,0 +1,92 @@
+// FlowResults (include/wormhole/io/flow_results.h): records spilled to disk in any order come back in
+// id order, with the added ones, and their slowdown statistics are those of the records in memory to
+// the last bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "wormhole/io/flow_results.h"
+#include "wormhole/io/results_writer.h"
+
+#include "file_fixtures.h"
+
+using namespace wh;
+
+namespace {
+
+// Flow `id`: 1000 + id bytes, started at id µs, finished after a slowdown that varies with id; every
+// seventh flow unfinished.
+FlowRecord record(uint32_t id) {
+  FlowRecord r;
+  r.id = id;
+  r.src = id % 13, r.dst = id % 7 + 13;
+  r.size_bytes = 1000 + id;
+  r.start = Time(id) * kUs;
+  r.min_fct_ns = 3000 + id % 101;
+  r.ideal_fct_ns = 2900 + id % 97;
+  if (id % 7 != 3) r.finish = r.start + Time(r.min_fct_ns * (1 + (id * 2654435761u) % 1000 / 300.0)) * kNs;
+  return r;
+}
+
+}  // namespace
+
+TEST(FlowResults, SpilledRecordsComeBackInIdOrderWithTheAddedOnes) {
+  const auto dir = test::test_dir("flow_results");
+  std::vector<uint32_t> ids(10'000);
+  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(1));
+  std::vector<FlowRecord> all;
+  for (uint32_t i = 0; i < ids.size(); ++i) all.push_back(record(i));
+  FlowResults spilled(dir.string(), 10);  // ranges of 1,024 ids: 10 files
+  for (uint32_t id : ids)
+    if (id % 5) spilled.flow_retired(record(id));
+  for (uint32_t id = 0; id < ids.size(); id += 5) spilled.add(record(id));  // still held at the end
+  EXPECT_EQ(spilled.size(), ids.size());
+  EXPECT_EQ(spilled.spilled(), 8'000u);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));  // the files are unlinked at once
+  uint32_t next = 0;
+  spilled.for_each([&](const FlowRecord& r) {
+    ASSERT_EQ(r.id, next);
+    EXPECT_EQ(std::memcmp(&r, &all[next], sizeof r), 0) << next;
+    ++next;
+  });
+  EXPECT_EQ(next, ids.size());
+  // The means are summed in id order, as over the vector: equal to the last bit.
+  const SlowdownStats a = slowdown_stats(all), b = slowdown_stats(spilled);
+  EXPECT_EQ(a.finished, 8'571u);
+  EXPECT_EQ(b.finished, a.finished);
+  EXPECT_EQ(b.total, a.total);
+  EXPECT_EQ(b.mean, a.mean);
+  EXPECT_EQ(b.ref_mean, a.ref_mean);
+  EXPECT_EQ(b.p50, a.p50);
+  EXPECT_EQ(b.p99, a.p99);
+  EXPECT_EQ(b.max, a.max);
+  EXPECT_EQ(b.fct_p99_us, a.fct_p99_us);
+  const std::vector<FlowRecord> tail(all.begin() + 100, all.begin() + 2000);
+  const SlowdownStats c = slowdown_stats(tail), d = slowdown_stats(spilled, 100, 2000);
+  EXPECT_EQ(d.total, 1900u);
+  EXPECT_EQ(d.mean, c.mean);
+  EXPECT_EQ(d.p99, c.p99);
+}
+
+TEST(FlowResults, AMissingOrRepeatedFlowIsAnError) {
+  const auto dir = test::test_dir("flow_results");
+  FlowResults gap(dir.string(), 4);
+  gap.flow_retired(record(0));
+  gap.flow_retired(record(2));
+  EXPECT_THROW(gap.for_each([](const FlowRecord&) {}), std::logic_error);
+  FlowResults twice;
+  twice.add(record(0));
+  twice.add(record(0));
+  EXPECT_THROW(twice.for_each([](const FlowRecord&) {}), std::logic_error);
+}
+
+TEST(FlowResults, AFolderThatCannotHoldTheFilesIsAnOutputError) {
+  FlowResults nowhere("/nonexistent-folder/x", 4);
+  for (uint32_t id = 0; id < 300; ++id) nowhere.flow_retired(record(id));  // buffered: nothing written yet
+  EXPECT_THROW(nowhere.for_each([](const FlowRecord&) {}), OutputError);
+}
