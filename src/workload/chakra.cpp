@@ -21,7 +21,7 @@ namespace pb = ChakraProtoMsg;
 
 constexpr uint16_t kGpuDone = 0;   // target = rank: its running GPU compute node is over
 constexpr uint16_t kCpuDone = 1;   // target = index in timers_: a CPU node is over
-constexpr uint16_t kRelease = 2;   // target = index in releases_
+constexpr uint16_t kRelease = 2;   // target = slot in releases_
 constexpr uint32_t kP2pBit = 0x80000000u;
 
 std::string slurp(const std::string& path) {
@@ -410,8 +410,7 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
     if (colls_[owner].flow_state[f] != 0) return;
     colls_[owner].flow_state[f] = 1;
   }
-  releases_.emplace_back(owner, f);
-  net_.schedule_client(net_.client_now() + send_latency_, static_cast<uint32_t>(releases_.size() - 1), kRelease, true);
+  net_.schedule_client(net_.client_now() + send_latency_, releases_.put({owner, f}), kRelease, true);
 }
 
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
@@ -444,7 +443,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       finished(timers_[target].first, timers_[target].second);
       break;
     case kRelease: {
-      const auto [owner, f] = releases_[target];
+      const auto [owner, f] = releases_.take(target);
       FlowSpec spec;
       spec.pg = 3;
       if (owner & kP2pBit) {
@@ -455,8 +454,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
         spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
       }
       const uint32_t id = net_.inject_flow(spec);
-      if (flow_owner_.size() <= id) flow_owner_.resize(id + 1, {UINT32_MAX, 0});
-      flow_owner_[id] = {owner, f};
+      flow_owner_.emplace(id, std::pair{owner, f});
       break;
     }
   }
@@ -464,8 +462,10 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
 
 void ChakraDriver::flow_finished(const FlowRecord& rec) {
   if (forward_) forward_->flow_finished(rec);
-  if (rec.id >= flow_owner_.size() || flow_owner_[rec.id].first == UINT32_MAX) return;
-  const auto [owner, f] = flow_owner_[rec.id];
+  const auto it = flow_owner_.find(rec.id);
+  if (it == flow_owner_.end()) return;
+  const auto [owner, f] = it->second;
+  flow_owner_.erase(it);
   if (owner & kP2pBit) {
     P2p& p = p2p_[owner & ~kP2pBit];
     p.done = true;

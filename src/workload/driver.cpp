@@ -10,7 +10,7 @@ namespace wh {
 namespace {
 // aux codes of the driver's client events
 constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
-constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's send latency is over
+constexpr uint16_t kRelease = 1;   // target = slot in releases_: a flow's send latency is over
 constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
 // In flow_owner_ and releases_, an instance index with this bit set is a pipeline transfer's index.
 constexpr uint32_t kPpBit = 0x80000000u;
@@ -204,7 +204,7 @@ const std::string& WorkloadDriver::memo_key(const Plan& p) const {
 }
 
 bool WorkloadDriver::owns_flow(uint32_t id) const {
-  return id < flow_owner_.size() && flow_owner_[id].first != UINT32_MAX;
+  return flow_owner_.count(id) > 0;
 }
 
 bool WorkloadDriver::run(Time until) {
@@ -537,9 +537,7 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
     transfer_done(t);  // nothing to send: the receiver only waits for the sender
     return;
   }
-  const uint32_t slot = static_cast<uint32_t>(releases_.size());
-  releases_.emplace_back(kPpBit | t, 0);
-  net_.schedule_client(now + o_.send_latency, slot, tag(kRelease), true);
+  net_.schedule_client(now + o_.send_latency, releases_.put({kPpBit | t, 0}), tag(kRelease), true);
 }
 
 // GPU g needs the activation or gradient of a micro-batch; false: it blocks until transfer_done.
@@ -576,11 +574,9 @@ void WorkloadDriver::transfer_done(uint32_t t) {
 void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   // Called once per flow (see Instance::finished): nothing to check, only a count to keep.
   if (!(inst & kPpBit)) ++inst_[inst].released;
-  const uint32_t slot = static_cast<uint32_t>(releases_.size());
-  releases_.emplace_back(inst, f);
   // On time: it injects a flow, so a distributed run must see it in the network's time; it is
   // send_latency ahead, the client lookahead of a distributed run.
-  net_.schedule_client(net_.client_now() + o_.send_latency, slot, tag(kRelease), true);
+  net_.schedule_client(net_.client_now() + o_.send_latency, releases_.put({inst, f}), tag(kRelease), true);
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
@@ -590,7 +586,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       advance(target);
       break;
     case kRelease: {
-      const auto [inst, f] = releases_[target];
+      const auto [inst, f] = releases_.take(target);
       FlowSpec spec;
       spec.pg = o_.priority_group;
       FlowTag ft;  // a pipeline transfer is a one-flow collective: ring 0, step 0
@@ -608,8 +604,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       const int32_t memo = inst & kPpBit ? -1 : inst_[inst].memo;
       ft.flow = memo >= 0 && o_.memo->replaying(memo) ? net_.replay_flow(spec) : net_.inject_flow(spec);
       if (memo >= 0) o_.memo->released(memo, f, ft.flow);
-      if (flow_owner_.size() <= ft.flow) flow_owner_.resize(ft.flow + 1, {UINT32_MAX, 0});
-      flow_owner_[ft.flow] = {inst, f};
+      flow_owner_.emplace(ft.flow, std::pair{inst, f});
       report_.flows.push_back(ft);
       break;
     }
@@ -623,8 +618,10 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
 
 void WorkloadDriver::flow_finished(const FlowRecord& r) {
   if (forward_) forward_->flow_finished(r);
-  if (r.id >= flow_owner_.size() || flow_owner_[r.id].first == UINT32_MAX) return;
-  const auto [id, f] = flow_owner_[r.id];
+  const auto owner = flow_owner_.find(r.id);
+  if (owner == flow_owner_.end()) return;
+  const auto [id, f] = owner->second;
+  flow_owner_.erase(owner);
   if (id & kPpBit) {
     count_link_bytes(transfers_[id & ~kPpBit].record, r);
     transfer_done(id & ~kPpBit);

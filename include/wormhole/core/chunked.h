@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,20 @@ template <class T, unsigned kBits = 12>
 class ChunkedVector {
  public:
   static constexpr size_t kChunk = size_t(1) << kBits;
+  ChunkedVector() = default;
+  ChunkedVector(ChunkedVector&&) noexcept = default;
+  ChunkedVector& operator=(ChunkedVector&&) noexcept = default;
+  /// A deep copy (of the used elements' chunks).
+  ChunkedVector(const ChunkedVector& o) : size_(o.size_) {
+    for (const auto& c : o.chunks_) {
+      chunks_.push_back(std::make_unique<T[]>(kChunk));
+      std::copy(c.get(), c.get() + kChunk, chunks_.back().get());
+    }
+  }
+  ChunkedVector& operator=(const ChunkedVector& o) {
+    if (this != &o) *this = ChunkedVector(o);
+    return *this;
+  }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return chunks_[i >> kBits][i & (kChunk - 1)]; }

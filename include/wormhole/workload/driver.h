@@ -9,9 +9,11 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "wormhole/core/slot_pool.h"
 #include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
 #include "wormhole/workload/client.h"
@@ -146,7 +148,8 @@ class WorkloadDriver final : public TrainingClient {
   double progress() const override;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
-  /// Whether network flow `id` is one of this driver's.
+  /// Whether running network flow `id` is one of this driver's (false once it has finished and this
+  /// driver has heard of it).
   bool owns_flow(uint32_t id) const;
 
   // NetObserver / EventClient
@@ -207,8 +210,9 @@ class WorkloadDriver final : public TrainingClient {
   std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t, uint32_t>, uint32_t> transfer_of_;
   std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
-  std::vector<std::pair<uint32_t, uint32_t>> flow_owner_;   // network flow id -> (inst, plan flow)
-  std::vector<std::pair<uint32_t, uint32_t>> releases_;     // pending release events: (inst, plan flow)
+  // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> flow_owner_;
+  SlotPool<std::pair<uint32_t, uint32_t>> releases_;        // pending release events: (inst, plan flow)
   struct WgUpdate {
     uint32_t gpu, row, iter;
     Time completed;  // communication completed at (ps), -1 = none

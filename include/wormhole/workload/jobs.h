@@ -63,7 +63,8 @@ class JobSet final : public TrainingClient {
   double progress() const override;
   size_t size() const { return drivers_.size(); }
   const WorkloadReport& report(size_t job) const { return drivers_[job]->report(); }
-  /// The job that owns network flow `id`, or size() for a flow of no job (background traffic).
+  /// The job that owns running network flow `id` (until its driver heard of its finish; called before
+  /// that by JobSet::flow_finished's forward), or size() for a flow of no job (background traffic).
   size_t job_of_flow(uint32_t id) const;
 
   void flow_finished(const FlowRecord& f) override;

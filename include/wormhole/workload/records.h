@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "wormhole/core/chunked.h"
+
 #include "wormhole/core/time.h"
 
 namespace wh {
@@ -115,7 +117,8 @@ struct WorkloadReport {
   std::vector<IterationRecord> iterations;
   std::vector<LayerRecord> layers;            ///< iteration-major, then row order
   std::vector<CollectiveRecord> collectives;  ///< in order of first issue
-  std::vector<FlowTag> flows;                 ///< one per flow the collectives became, in flow id order
+  /// One per flow the collectives became, in flow id order (grown in chunks: millions of rows).
+  ChunkedVector<FlowTag, 14> flows;
   std::vector<GpuRecord> per_gpu;             ///< by GPU id
   /// The GPU exposed longest to communication, PP included (GpuRecord::exposed; the lowest id among
   /// equals): where the run's time went.
