@@ -10,7 +10,10 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <mpi.h>
+
 #include "wormhole/core/input_error.h"
+#include "wormhole/net/memory_estimate.h"
 
 namespace wh {
 
@@ -37,6 +40,14 @@ uint64_t parse_memory_size(const std::string& text) {
   if (!std::isfinite(bytes) || bytes < 1 || bytes > 1.8e19)
     throw std::invalid_argument("\"" + text + "\" is not a size of at least 1 byte");
   return static_cast<uint64_t>(bytes);
+}
+
+uint64_t kept_bytes_per_flow(bool file_flow) {
+  int on = 0, ranks = 1;
+  MPI_Initialized(&on);
+  if (on) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const uint64_t extra = file_flow ? bytes_per_file_flow() - bytes_per_flow() : 0;
+  return (ranks > 1 ? bytes_per_flow_distributed() : bytes_per_flow()) + extra;
 }
 
 uint64_t memory_limit(const std::string& option, std::string* source) {

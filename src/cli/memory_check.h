@@ -25,6 +25,11 @@ struct MemoryEstimate {
 /// Throws InputError naming --memory-limit for a value that is not a size.
 uint64_t memory_limit(const std::string& option, std::string* source);
 
+/// Bytes a flow keeps to the end of this run: bytes_per_flow (bytes_per_flow_distributed when MPI runs
+/// with more than one rank), plus for a flow made at set-up (`file_flow`: a flow file's or background
+/// flow) what bytes_per_file_flow adds.
+uint64_t kept_bytes_per_flow(bool file_flow);
+
 /// Reads a size: a number with an optional unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
 /// TiB (powers of 1024), any case, e.g. "512MB", "1.5GiB", "2e9"; "none" -> 0 (no limit). Throws
 /// std::invalid_argument for anything else, a negative or a fractional byte count below 1.

@@ -124,16 +124,16 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
     for (const JobRun& run : r.jobs) {
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
       m.plans += c.plan_bytes;
-      m.run_flows += c.flows * bytes_per_flow();
+      m.run_flows += c.flows * kept_bytes_per_flow(false);
       m.run_flow_count += c.flows;
     }
   } else if (r.chakra.ranks.empty()) {
     const WorkloadFlowCount c = count_workload_flows(r.workload, r.layout, r.options);
     m.plans = c.plan_bytes;
-    m.run_flows = c.flows * bytes_per_flow();
+    m.run_flows = c.flows * kept_bytes_per_flow(false);
     m.run_flow_count = c.flows;
   }
-  m.flows = r.background.flows.size() * (bytes_per_flow() + bytes_per_running_flow());  // they may all run at once
+  m.flows = r.background.flows.size() * (kept_bytes_per_flow(true) + bytes_per_running_flow());  // they may all run at once
   std::string source;
   const uint64_t limit = memory_limit(o.memory_limit, &source);
   check_memory(m, limit, source, r.sc.path, r.sc.topology.line, speak && !o.quiet);

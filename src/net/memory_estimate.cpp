@@ -53,12 +53,24 @@ NetworkFootprint estimate_network_bytes(const Topology& topo) {
 }
 
 uint64_t bytes_per_flow() {
-  // Its FlowInfo, its spec, its start-order entry, and its pair's metrics in routing's hash map (a node
-  // of key, value and link, and a bucket); at the end its result record, and the results file's row
-  // and HDF5's conversion buffer for it (about 190 B a flow, measured at 131,072 flows).
-  constexpr uint64_t kResultsRow = 192;
-  return sizeof(FlowInfo) + sizeof(FlowSpec) + sizeof(uint32_t) + sizeof(uint64_t) + sizeof(PathMetrics) +
-         2 * sizeof(void*) + sizeof(void*) + sizeof(FlowRecord) + kResultsRow;
+  // Its entry in the flow table, a workload flow's tag, Wormhole's track index, and at the end one
+  // 8-B figure of the summary statistics at a time. Its FlowInfo and result record are not kept once
+  // it finished (FlowSink); a distributed run keeps them (bytes_per_flow_distributed).
+  return 16 + 24 + sizeof(uint32_t) + sizeof(double);
+}
+
+uint64_t bytes_per_file_flow() {
+  // Besides: its spec, its start-order entry and its pair's metrics in routing's hash map (a node of
+  // key, value and link, and a bucket), counted as if every flow had a pair of its own.
+  return bytes_per_flow() + sizeof(FlowSpec) + sizeof(uint32_t) + sizeof(uint64_t) + sizeof(PathMetrics) +
+         2 * sizeof(void*) + sizeof(void*);
+}
+
+uint64_t bytes_per_flow_distributed() {
+  // A rank keeps every flow's FlowInfo to the end, and rank 0 gathers every flow's record (88 B) plus
+  // the results file's conversion buffer for it (about 104 B a flow).
+  constexpr uint64_t kResultsRow = 104;
+  return bytes_per_flow() + sizeof(FlowInfo) + sizeof(FlowRecord) + kResultsRow;
 }
 
 uint64_t bytes_per_running_flow() { return sizeof(Flow) + sizeof(uint32_t); }  // its state and its NIC's list entry

@@ -21,7 +21,7 @@ namespace pb = ChakraProtoMsg;
 
 constexpr uint16_t kGpuDone = 0;   // target = rank: its running GPU compute node is over
 constexpr uint16_t kCpuDone = 1;   // target = index in timers_: a CPU node is over
-constexpr uint16_t kRelease = 2;   // target = slot in releases_
+constexpr uint16_t kRelease = 2;   // target = index in releases_
 constexpr uint32_t kP2pBit = 0x80000000u;
 
 std::string slurp(const std::string& path) {
@@ -410,7 +410,8 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
     if (colls_[owner].flow_state[f] != 0) return;
     colls_[owner].flow_state[f] = 1;
   }
-  net_.schedule_client(net_.client_now() + send_latency_, releases_.put({owner, f}), kRelease, true);
+  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({owner, f}));
+  net_.schedule_client(net_.client_now() + send_latency_, slot, kRelease, true);
 }
 
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
@@ -443,7 +444,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       finished(timers_[target].first, timers_[target].second);
       break;
     case kRelease: {
-      const auto [owner, f] = releases_.take(target);
+      const auto [owner, f] = releases_[target];
       FlowSpec spec;
       spec.pg = 3;
       if (owner & kP2pBit) {

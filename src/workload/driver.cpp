@@ -10,7 +10,7 @@ namespace wh {
 namespace {
 // aux codes of the driver's client events
 constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
-constexpr uint16_t kRelease = 1;   // target = slot in releases_: a flow's send latency is over
+constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's send latency is over
 constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
 // In flow_owner_ and releases_, an instance index with this bit set is a pipeline transfer's index.
 constexpr uint32_t kPpBit = 0x80000000u;
@@ -537,7 +537,8 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
     transfer_done(t);  // nothing to send: the receiver only waits for the sender
     return;
   }
-  net_.schedule_client(now + o_.send_latency, releases_.put({kPpBit | t, 0}), tag(kRelease), true);
+  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({kPpBit | t, 0}));
+  net_.schedule_client(now + o_.send_latency, slot, tag(kRelease), true);
 }
 
 // GPU g needs the activation or gradient of a micro-batch; false: it blocks until transfer_done.
@@ -576,7 +577,8 @@ void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   if (!(inst & kPpBit)) ++inst_[inst].released;
   // On time: it injects a flow, so a distributed run must see it in the network's time; it is
   // send_latency ahead, the client lookahead of a distributed run.
-  net_.schedule_client(net_.client_now() + o_.send_latency, releases_.put({inst, f}), tag(kRelease), true);
+  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({inst, f}));
+  net_.schedule_client(net_.client_now() + o_.send_latency, slot, tag(kRelease), true);
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
@@ -586,7 +588,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       advance(target);
       break;
     case kRelease: {
-      const auto [inst, f] = releases_.take(target);
+      const auto [inst, f] = releases_[target];
       FlowSpec spec;
       spec.pg = o_.priority_group;
       FlowTag ft;  // a pipeline transfer is a one-flow collective: ring 0, step 0

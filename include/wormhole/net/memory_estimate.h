@@ -23,11 +23,17 @@ struct NetworkFootprint {
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 NetworkFootprint estimate_network_bytes(const Topology& topo);
 
-/// Bytes each flow of the network keeps until the run ends: its FlowInfo (identity and outcome), its
-/// spec, its place in the start order and its path metrics (one entry per source–destination pair at
-/// most), and at the end its result record and results-file row. A flow file's flows are all made at
-/// set-up; a workload's as its collectives release them. Packets and events are not counted.
+/// Bytes each workload flow of a one-process run keeps until the run ends: its 16-B flow-table entry,
+/// its flow tag (24 B) and Wormhole's track index, and at the end one figure of the statistics. Its
+/// FlowInfo (88 B) lives only until the flow finished, and its record then goes to disk (FlowSink).
+/// Packets and events are not counted.
 uint64_t bytes_per_flow();
+/// The same for a flow of a flow file (or a background flow), made at set-up: besides, its spec, its
+/// place in the start order and its path metrics (one entry per source–destination pair at most).
+uint64_t bytes_per_file_flow();
+/// A workload flow on a rank of a distributed run, which keeps every flow's FlowInfo, and rank 0 every
+/// flow's record and results row at the end.
+uint64_t bytes_per_flow_distributed();
 /// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
 /// (Flow) and its NIC's list entry; freed and reused once it finished.
 uint64_t bytes_per_running_flow();

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "wormhole/core/slot_pool.h"
+#include "wormhole/core/chunked.h"
 #include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
 #include "wormhole/workload/client.h"
@@ -212,7 +212,10 @@ class WorkloadDriver final : public TrainingClient {
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> flow_owner_;
-  SlotPool<std::pair<uint32_t, uint32_t>> releases_;        // pending release events: (inst, plan flow)
+  // Release events: (inst, plan flow), by the event's target. Never reused: a distributed run's client
+  // puts while the network's time takes, so reused slots would differ from one process's, and the
+  // target orders events whose keys coincide.
+  ChunkedVector<std::pair<uint32_t, uint32_t>, 16> releases_;
   struct WgUpdate {
     uint32_t gpu, row, iter;
     Time completed;  // communication completed at (ps), -1 = none
