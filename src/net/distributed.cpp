@@ -87,8 +87,8 @@ void Network::deliver(const std::vector<Completion>& all) {
   // now, as the sender's rank was at the finish (stale duplicates arriving later are dropped, as one
   // process drops them once the flow has finished).
   for (const Completion& c : all)
-    if (!owns_node(c.rec.src) && c.rec.id < flows_.size() && flows_.live(c.rec.id) && !flows_.info(c.rec.id).finished()) {
-      flows_.info(c.rec.id).finish = c.rec.finish;
+    if (!owns_node(c.rec.src) && c.rec.id < flows_.size() && flows_.live(c.rec.id) && !flows_.finished(c.rec.id)) {
+      flows_.set_finish(c.rec.id, c.rec.finish);
       finished_with(c.rec.id);
     }
   if (!client_) {
@@ -174,7 +174,7 @@ void Network::truncate_after(const Event& x) {
   bool rewound = false;
   for (const Undo& u : undo_) {
     if (!after_stop(u.at, u.exec)) {
-      if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_.info(u.arg).finish);
+      if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_.finish(u.arg));
       continue;
     }
     switch (u.what) {
@@ -189,7 +189,7 @@ void Network::truncate_after(const Event& x) {
         break;
       case kUndoRto: --rto_fired_; break;
       case kUndoFinish:
-        flows_.info(u.arg).finish = -1;
+        flows_.set_finish(u.arg, -1);
         --flows_finished_;
         break;
       case kUndoInject: keep_flows = std::min<size_t>(keep_flows, u.arg); break;

@@ -266,7 +266,7 @@ void Network::receive_ack(uint32_t pkt) {
 
 void Network::flow_done(uint32_t id) {
   Flow& f = flows_.state(id);
-  flows_.info(id).finish = kernel_.now();
+  flows_.set_finish(id, kernel_.now());
   last_finish_ = kernel_.now();
   log_undo(kUndoFinish, id);
   for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO

@@ -158,7 +158,7 @@ void Network::start_replayed(uint32_t id) {
 }
 
 void Network::finish_replayed(uint32_t id) {
-  flows_.info(id).finish = kernel_.now();
+  flows_.set_finish(id, kernel_.now());
   last_finish_ = kernel_.now();
   ++flows_finished_;
   if (observer_) observer_->flow_finished(record(id));

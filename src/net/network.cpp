@@ -531,7 +531,7 @@ void Network::link_down() {
   for (uint32_t id : unsent_finished_) release_state(id);  // no longer on any NIC's list
   unsent_finished_.clear();
   for (uint32_t id = 0; id < flows_.size(); ++id) {
-    if (!flows_.live(id) || flows_.info(id).finished()) continue;
+    if (!flows_.live(id) || flows_.finished(id)) continue;
     Flow& f = flows_.state(id);
     assign_nics(f);
     if (f.nic != UINT32_MAX) ports_[f.nic].qps.push_back(id);
@@ -552,7 +552,7 @@ FlowRecord Network::record(uint32_t id) const {
   r.pg = i.pg;
   r.size_bytes = i.size;
   r.start = i.start;
-  r.finish = i.finish;
+  r.finish = flows_.finish(id);
   r.ideal_fct_ns = i.ideal_fct_ns;
   const bool live = flows_.live(id);
   const Flow* f = live ? &flows_.state(id) : nullptr;

@@ -62,7 +62,7 @@ RunResult run_one(const SimConfig& cfg, uint64_t size) {
   net.keep_finished_state(true);  // final_rate is the finished flow's
   net.add_flows({flow(0, 1, size)});
   net.run(1 * kSec);
-  EXPECT_TRUE(net.flow_info(0).finished());
+  EXPECT_TRUE(net.flow_finished(0));
   return {net.record(0).fct_ns(), net.record(0).ideal_fct_ns, net.ports()[3].tx_bytes, net.ports()[2].tx_bytes,
           net.flow(0).rate_bps};
 }
@@ -241,7 +241,7 @@ TEST(CcNetwork, UnknownCcModeRunsAtLineRateWithWarning) {
   net.keep_finished_state(true);  // the test reads finished flows' final QP state
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_finished(0));
   EXPECT_EQ(net.record(0).fct_ns(), 87'091u);
   EXPECT_EQ(net.flow(0).rate_bps, k100G);
   EXPECT_TRUE(std::holds_alternative<NoCcState>(net.flow(0).cc));

@@ -92,7 +92,7 @@ TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
     probe.run(kTimeMax);
     ASSERT_GT(probe.stats().ecn_marks, 500u);  // marks before and after the stop
     std::vector<Time> ends;
-    for (uint32_t id = 0; id < probe.flow_count(); ++id) ends.push_back(probe.flow_info(id).finish);
+    for (uint32_t id = 0; id < probe.flow_count(); ++id) ends.push_back(probe.record(id).finish);
     std::sort(ends.begin(), ends.end());
     ASSERT_LT(ends[0] + 2 * kNs, ends[1]);
     first_end = ends[0];
@@ -124,7 +124,7 @@ TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
     EXPECT_EQ(one.flows_finished(), finished);
     EXPECT_EQ(dist.flows_finished(), finished);
     ASSERT_EQ(one.flow_count(), dist.flow_count());
-    for (uint32_t id = 0; id < one.flow_count(); ++id) EXPECT_EQ(one.flow_info(id).finish, dist.flow_info(id).finish) << id;
+    for (uint32_t id = 0; id < one.flow_count(); ++id) EXPECT_EQ(one.record(id).finish, dist.record(id).finish) << id;
   }
 }
 

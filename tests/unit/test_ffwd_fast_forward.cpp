@@ -251,8 +251,8 @@ TEST(FastForward, LinkDownReroutesOnlyTheFlowsItMoves) {
   EXPECT_EQ(spine_of(net, 0), spine1);
   EXPECT_EQ(spine_of(net, 1), spine1);
   net.run(3 * kSec);
-  EXPECT_TRUE(net.flow_info(0).finished());
-  EXPECT_TRUE(net.flow_info(1).finished());
+  EXPECT_TRUE(net.flow_finished(0));
+  EXPECT_TRUE(net.flow_finished(1));
   EXPECT_EQ(ff.partitions().size(), 0u);
 }
 
@@ -354,7 +354,7 @@ void check_shift_is_exact(const SimConfig& cfg, Time back = 0, Time back_after =
   EXPECT_GT(sh.packets_held(), 0u);
   pkt.run(1 * kSec);
   sh.run(1 * kSec);
-  for (uint32_t id = 0; id < 2; ++id) EXPECT_EQ(pkt.flow_info(id).finish + lag, sh.flow_info(id).finish);
+  for (uint32_t id = 0; id < 2; ++id) EXPECT_EQ(pkt.record(id).finish + lag, sh.record(id).finish);
 }
 
 TEST(FastForward, AShiftedPartitionIsPacketModeLater) {
@@ -383,14 +383,14 @@ TEST(FastForward, MembershipChangesResetTheWindows) {
   const WormholeSettings ws = on();
   FastForward ff(net, ws, 1 * kSec);
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(1));
   Time first_skip = -1;
   for (const PartitionSample& s : ff.timeline())
     if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
   EXPECT_EQ(ff.stats().skips, 1u);
   // B leaves at the first tick after its finish (ticks are on the 1-µs grid); the window after
   // that reset holds the 2,000 grid points after the tick.
-  const Time left = (net.flow_info(1).finish / kUs + 1) * kUs;
+  const Time left = (net.record(1).finish / kUs + 1) * kUs;
   const Time due = (left / kUs + 2000) * kUs;
   EXPECT_EQ(first_skip, due);
 }

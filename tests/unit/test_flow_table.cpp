@@ -105,7 +105,7 @@ TEST(FlowTable, RetiredFlowKeepsOnlyWhatLatePacketsAndStaleTimersNeed) {
   EXPECT_THROW(t.retire(id0), std::logic_error);  // unfinished
   Flow& s0 = t.create_state(id0);
   s0.epoch = 7, s0.clock_offset = -42;
-  t.info(id0).finish = 1000;
+  t.set_finish(id0, 1000);
   EXPECT_THROW(t.retire(id0), std::logic_error);  // still live
   t.release(id0);
   EXPECT_EQ(t.held_count(), 1u);

@@ -52,7 +52,7 @@ uint64_t single_flow_fct(const SimConfig& cfg) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  EXPECT_TRUE(net.flow_info(0).finished());
+  EXPECT_TRUE(net.flow_finished(0));
   return net.record(0).fct_ns();
 }
 
@@ -113,7 +113,7 @@ TEST(HostModel, DirectHostToHostLink) {
   Network net(cfg, t, make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_finished(0));
   EXPECT_EQ(net.record(0).fct_ns(), 85'004u);
   EXPECT_EQ(net.record(0).ideal_fct_ns, 85'920u);
   // Both directions at once: host 0 sends the 3 ACKs of a 2500-B flow 1 -> 0 first (ACK-first
@@ -122,7 +122,7 @@ TEST(HostModel, DirectHostToHostLink) {
   Network both(cfg, t, make_cc(cfg, nullptr));
   both.add_flows({flow(0, 1, 1'000'000, 2 * kSec), flow(1, 0, 2500, 2 * kSec)});
   both.run(3 * kSec);
-  ASSERT_TRUE(both.flow_info(1).finished());
+  ASSERT_TRUE(both.flow_finished(1));
   EXPECT_EQ(both.record(0).fct_ns(), 85'016u);
   EXPECT_GE(both.record(1).fct_ns(), 1209u + 1000 + 4);
   EXPECT_LE(both.record(1).fct_ns(), 1209u + 1000 + 4 + 83);
@@ -138,8 +138,8 @@ TEST(HostModel, SingleFlowExactFctInPicoseconds) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000, 2 * kSec)});
   net.run(3 * kSec);
-  ASSERT_TRUE(net.flow_info(0).finished());
-  EXPECT_EQ(net.flow_info(0).finish - net.flow_info(0).start, 87'933'440);
+  ASSERT_TRUE(net.flow_finished(0));
+  EXPECT_EQ(net.record(0).finish - net.flow_info(0).start, 87'933'440);
   EXPECT_EQ(net.record(0).fct_ns(), 87'933u);
 }
 
@@ -153,7 +153,7 @@ TEST(HostModel, ShortFlowRemainderPacket) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 2500)});
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_finished(0));
   EXPECT_EQ(net.record(0).fct_ns(), 4300u);
   // standalone: 4160 + (2500 + 3 × 48) × 8 / 100 = 4160 + 2644 × 0.08 = 4160 + 211.52 -> 4371 ns.
   EXPECT_EQ(net.record(0).ideal_fct_ns, 4371u);
@@ -218,7 +218,7 @@ TEST(HostModel, UnackedTailStallsWithoutRto) {
   Network net(cfg, two_hosts(), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(1 * kSec);
-  EXPECT_FALSE(net.flow_info(0).finished());
+  EXPECT_FALSE(net.flow_finished(0));
   EXPECT_EQ(net.flow(0).snd_una, 999'000u);
   EXPECT_EQ(net.flow(0).snd_nxt, 1'000'000u);
   EXPECT_EQ(net.flow(0).rcv_nxt, 1'000'000u);
@@ -315,7 +315,7 @@ TEST(HostModel, LossyLinkGoBackNFinishes) {
   net.add_flows({flow(0, 1, 1'000'000)});
   net.run(1 * kSec);
   EXPECT_GT(net.stats().packets_dropped, 0u);
-  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_finished(0));
   EXPECT_EQ(net.flow(0).snd_una, 1'000'000u);
   EXPECT_EQ(net.flow(0).rcv_nxt, 1'000'000u);
   // Losses and retransmissions can only make it slower than the loss-free 87,091 ns.
@@ -337,7 +337,7 @@ TEST(HostModel, RtoRecoversALostFinalAck) {
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
     const Flow& f = net.flow(0);
-    EXPECT_TRUE(net.flow_info(0).finished()) << "seed " << seed << ": snd_una " << f.snd_una << ", rcv_nxt " << f.rcv_nxt
+    EXPECT_TRUE(net.flow_finished(0)) << "seed " << seed << ": snd_una " << f.snd_una << ", rcv_nxt " << f.rcv_nxt
                               << ", " << net.stats().retransmit_timeouts << " RTOs";
   }
 }
@@ -370,7 +370,7 @@ TEST(HostModel, LossyLinkWithoutRtoTerminates) {
     EXPECT_GT(net.stats().packets_dropped, 0u) << "seed " << seed;
     const Flow& f = net.flow(0);
     EXPECT_EQ(net.stats().retransmit_timeouts, 0u);
-    if (net.flow_info(0).finished()) {
+    if (net.flow_finished(0)) {
       EXPECT_EQ(f.snd_una, 200'000u);
     } else {
       EXPECT_LT(f.snd_una, 200'000u);
@@ -411,7 +411,7 @@ TEST(HostModel, SourcePortsPerPairInFileOrderAndStartsByTime) {
   EXPECT_FALSE(net.flow_info(0).started);
   EXPECT_EQ(net.flow_info(1).start, 5 * kUs);
   net.run(1 * kSec);
-  for (uint32_t i = 0; i < 6; ++i) EXPECT_TRUE(net.flow_info(i).finished()) << i;
+  for (uint32_t i = 0; i < 6; ++i) EXPECT_TRUE(net.flow_finished(i)) << i;
   // Each flow is one 1048-B packet and meets no other traffic on its links:
   //   2 hops (0→1, 1→0): (83 + 1000) × 2 + (4 + 1000) × 2 = 2166 + 2008 = 4174 ns;
   //   3 hops (0→2): 1083 × 3 + 1004 × 3 = 3249 + 3012 = 6261 ns.

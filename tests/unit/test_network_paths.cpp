@@ -83,8 +83,8 @@ TEST(NicRoundRobin, TwoQpsAlternateAndShareTheNic) {
   Network net(cfg, star(4), make_cc(cfg, nullptr));
   net.add_flows({flow(0, 1, 40'000), flow(0, 2, 40'000)});
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flow_info(0).finished());
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(0));
+  ASSERT_TRUE(net.flow_finished(1));
   EXPECT_EQ(net.record(0).fct_ns(), 10'648u);
   EXPECT_EQ(net.record(1).fct_ns(), 10'731u);
   // Both QPs are compacted out of the NIC's list once finished.
@@ -117,13 +117,13 @@ TEST(NicRoundRobin, FinishedQpIsCompactedAndTheOtherGetsFullRate) {
   net.run(5'600 * kNs);
   EXPECT_EQ(net.ports()[0].qps, (std::vector<uint32_t>{0, 1}));  // A has sent everything, not finished
   EXPECT_EQ(net.flow(0).bytes_left(), 0u);
-  EXPECT_FALSE(net.flow_info(0).finished());
+  EXPECT_FALSE(net.flow_finished(0));
   net.run(6 * kUs);
-  ASSERT_TRUE(net.flow_info(0).finished());
+  ASSERT_TRUE(net.flow_finished(0));
   EXPECT_EQ(net.record(0).fct_ns(), 5'668u);
   EXPECT_EQ(net.ports()[0].qps, (std::vector<uint32_t>{1}));
   net.run(1 * kSec);
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(1));
   EXPECT_EQ(net.record(1).fct_ns(), 7'411u);
   EXPECT_TRUE(net.ports()[0].qps.empty());
 }
@@ -189,7 +189,7 @@ AckPrioRun run_ack_prio(bool high) {
   net.add_flows({flow(0, 2, 4'000'000), flow(1, 2, 4'000'000), flow(3, 0, 2'000'000)});
   net.run(1 * kSec);
   bool fin = true;
-  for (uint32_t i = 0; i < 3; ++i) fin &= net.flow_info(i).finished();
+  for (uint32_t i = 0; i < 3; ++i) fin &= net.flow_finished(i);
   return {obs.max_acks, obs.resumes, net.record(2).fct_ns(), fin};
 }
 }  // namespace
@@ -236,7 +236,7 @@ TEST(NackRules, GoBackNRetransmitsAndHoldsOffRepeatedNacks) {
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
     const Flow& f = net.flow(0);
-    ASSERT_TRUE(net.flow_info(0).finished()) << "seed " << seed;
+    ASSERT_TRUE(net.flow_finished(0)) << "seed " << seed;
     EXPECT_EQ(f.snd_una, 1'000'000u);
     const uint64_t sent = net.ports()[3].tx_bytes;  // switch port to host 1
     EXPECT_EQ(sent % 1048, 0u);
@@ -295,7 +295,7 @@ TEST(NackRules, HoldoffSuppressesRepeatedNacksAndStallsWithoutRto) {
       for (size_t i = 1; i < ts.size(); ++i) EXPECT_GE(ts[i] - ts[i - 1], 500 * kUs) << "seq " << seq;
     const Flow& f = net.flow(0);
     if (rto_us == 0) {
-      ASSERT_FALSE(net.flow_info(0).finished());
+      ASSERT_FALSE(net.flow_finished(0));
       EXPECT_EQ(net.kernel().pending(), 0u);
       EXPECT_EQ(f.snd_nxt, 1'000'000u);
       EXPECT_LT(f.rcv_nxt, 1'000'000u);
@@ -305,7 +305,7 @@ TEST(NackRules, HoldoffSuppressesRepeatedNacksAndStallsWithoutRto) {
       EXPECT_LT(net.kernel().now(), f.nack_timer);
       EXPECT_GT(net.kernel().now() - last_nack_at, 50 * kUs);  // ≥ 600 data slots of 83 ns later
     } else {
-      EXPECT_TRUE(net.flow_info(0).finished());
+      EXPECT_TRUE(net.flow_finished(0));
       EXPECT_GT(net.stats().retransmit_timeouts, 0u);
     }
   }
@@ -329,7 +329,7 @@ TEST(NackRules, BackToZeroWithChunk4000Completes) {
     net.keep_finished_state(true);  // the test reads finished flows' final QP state
     net.add_flows({flow(0, 1, 1'000'000)});
     net.run(1 * kSec);
-    ASSERT_TRUE(net.flow_info(0).finished()) << "seed " << seed;
+    ASSERT_TRUE(net.flow_finished(0)) << "seed " << seed;
     EXPECT_EQ(net.flow(0).snd_una, 1'000'000u);
     for (const auto& e : log->evs) {
       EXPECT_EQ(e.snd_una % 4000, 0u);
@@ -398,7 +398,7 @@ TEST(LinkDown, CrossPodFlowIsReroutedAndFinishes) {
     ASSERT_EQ(net.flow_info(0).sport, 10000u);
     ASSERT_EQ(net.flow_info(1).sport, 10000u);
     net.run(3 * kSec);
-    ASSERT_TRUE(net.flow_info(0).finished());
+    ASSERT_TRUE(net.flow_finished(0));
     fct_ok = net.record(0).fct_ns();
     EXPECT_EQ(net.stats().packets_dropped, 0u);
   }
@@ -430,8 +430,8 @@ TEST(LinkDown, CrossPodFlowIsReroutedAndFinishes) {
   EXPECT_GE(net.stats().packets_dropped + 1, queued);
   EXPECT_EQ(net.stats().drops_link_down, net.stats().packets_dropped);
   net.run(3 * kSec);
-  ASSERT_TRUE(net.flow_info(0).finished());
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(0));
+  ASSERT_TRUE(net.flow_finished(1));
   EXPECT_EQ(net.flow(0).snd_una, 1'000'000u);
   EXPECT_GT(net.record(0).fct_ns(), fct_ok);
   // No buffer is left accounted at the aggregation (dropped packets released their ingress bytes).
@@ -486,7 +486,7 @@ TEST(MultiNic, QpAndAckNicsFollowTheHash) {
     const Time start = (i + 1) * 50 * kUs;
     net.run(start + 10 * kUs);
     const Flow& f = net.flow(i);
-    ASSERT_TRUE(net.flow_info(i).finished()) << i;
+    ASSERT_TRUE(net.flow_finished(i)) << i;
     const uint32_t tx = nics0[qp_hash(node_ip(0), node_ip(1), f.sport, f.dport) % 2];
     const uint32_t rx = nics1[qp_hash(node_ip(1), node_ip(0), f.dport, f.sport) % 2];
     EXPECT_EQ(f.nic, tx) << "sport " << f.sport;
@@ -518,7 +518,7 @@ TEST(MultiNic, AliTopologyUsesTheHashedNic) {
   net.run(1 * kSec);
   for (uint32_t i = 0; i < 3; ++i) {
     const Flow& f = net.flow(i);
-    ASSERT_TRUE(net.flow_info(i).finished()) << i;
+    ASSERT_TRUE(net.flow_finished(i)) << i;
     const auto nics = net.routing().host_nics(f.src, f.dst);
     ASSERT_EQ(nics.size(), 2u) << i;
     EXPECT_EQ(f.nic, nics[qp_hash(node_ip(f.src), node_ip(f.dst), f.sport, f.dport) % 2]);
@@ -569,7 +569,7 @@ TEST(ParallelLinks, BothLinksAreEcmpNextHopsAndFlowsHashAcrossThem) {
     const Time start = (i + 1) * 50 * kUs;
     net.run(start + 10 * kUs);
     const Flow& f = net.flow(i);
-    ASSERT_TRUE(net.flow_info(i).finished());
+    ASSERT_TRUE(net.flow_finished(i));
     const uint32_t pf = 3 + ecmp_hash(node_ip(0), node_ip(1), f.sport, f.dport, 2) % 2;
     const uint32_t pr = 5 + ecmp_hash(node_ip(1), node_ip(0), f.dport, f.sport, 3) % 2;
     const uint32_t pf_other = pf == 3 ? 4 : 3, pr_other = pr == 5 ? 6 : 5;

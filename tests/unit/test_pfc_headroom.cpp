@@ -37,7 +37,7 @@ RunStats incast(bool lossless) {
   for (uint32_t h = 1; h <= 16; ++h) flows.push_back(flow(h, 0, 1'000'000, 2 * kSec));
   net.add_flows(flows);
   net.run(4 * kSec);
-  for (uint32_t i = 0; i < 16; ++i) EXPECT_TRUE(net.flow_info(i).finished()) << i;
+  for (uint32_t i = 0; i < 16; ++i) EXPECT_TRUE(net.flow_finished(i)) << i;
   return net.stats();
 }
 

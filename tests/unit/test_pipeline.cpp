@@ -81,9 +81,9 @@ PipeRun run(PipelineSchedule schedule) {
 /// D = send latency + the FCT of one 1-MiB flow on the idle path: the time a transfer takes. Every
 /// pipeline flow runs alone here (the schedule never overlaps two), so all have the same FCT.
 Time transfer_time(const PipeRun& r) {
-  const Time c = r.net->flow_info(0).finish - r.net->flow_info(0).start;
+  const Time c = r.net->record(0).finish - r.net->flow_info(0).start;
   for (uint32_t i = 0; i < r.net->flow_count(); ++i)
-    EXPECT_EQ(r.net->flow_info(i).finish - r.net->flow_info(i).start, c) << "flow " << i;
+    EXPECT_EQ(r.net->record(i).finish - r.net->flow_info(i).start, c) << "flow " << i;
   return 6 * kUs + c;
 }
 

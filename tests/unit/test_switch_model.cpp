@@ -147,8 +147,8 @@ TEST(SwitchEcn, IncastWithoutQcnHasNoMarksAndKeepsLineRate) {
   EXPECT_EQ(net.stats().ecn_marks, 0u);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
   EXPECT_TRUE(log.recs.empty());
-  ASSERT_TRUE(net.flow_info(0).finished());
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(0));
+  ASSERT_TRUE(net.flow_finished(1));
   EXPECT_EQ(net.record(0).fct_ns(), 170'008u);
   EXPECT_EQ(net.record(1).fct_ns(), 170'091u);
   for (uint32_t i = 0; i < 2; ++i) {
@@ -216,8 +216,8 @@ TEST(SwitchEcn, DcqcnReactsToMarksInIncast) {
   net.run(1 * kSec);
   EXPECT_GT(net.stats().ecn_marks, 0u);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
-  ASSERT_TRUE(net.flow_info(0).finished());
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(0));
+  ASSERT_TRUE(net.flow_finished(1));
   // Repeated cuts leave the bottleneck under-used: both finish later than at line rate
   // (170,008 / 170,091 ns above).
   EXPECT_GT(net.record(0).fct_ns(), 170'008u);
@@ -268,8 +268,8 @@ TEST(SwitchPfc, WithoutPausesTheSmallBufferDropsAndCountsThemAsBufferDrops) {
   EXPECT_EQ(s.drops_loss + s.drops_link_down, 0u);
   EXPECT_GE(s.retransmitted_packets, s.drops_buffer);
   EXPECT_EQ(s.retransmitted_bytes, 1000 * s.retransmitted_packets);  // all full packets of 1000 B
-  ASSERT_TRUE(net.flow_info(0).finished());
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(0));
+  ASSERT_TRUE(net.flow_finished(1));
 }
 
 TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
@@ -284,8 +284,8 @@ TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
   net.add_flows({flow(0, 2, 4'000'000), flow(1, 2, 4'000'000)});
   net.run(1 * kSec);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
-  ASSERT_TRUE(net.flow_info(0).finished());
-  ASSERT_TRUE(net.flow_info(1).finished());
+  ASSERT_TRUE(net.flow_finished(0));
+  ASSERT_TRUE(net.flow_finished(1));
   EXPECT_EQ(net.flow(0).snd_una, 4'000'000u);
   EXPECT_EQ(net.flow(1).snd_una, 4'000'000u);
   EXPECT_EQ(std::max(net.record(0).fct_ns(), net.record(1).fct_ns()), 668'091u);

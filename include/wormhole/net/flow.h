@@ -106,7 +106,7 @@ static_assert(sizeof(Flow) == 672, "a Flow field was added or removed: decide wh
 
 /// What the run keeps of a flow from its creation until its result record has gone out (88 B, where
 /// the QP state is 672 B; FlowTable): its identity and its outcome. Identity fields are set when the
-/// flow is created; `finish` and `started` are always current; the others (NICs, bound, skipped bytes
+/// flow is created; `started` is always current (its finish is kept in the FlowTable's entry); the others (NICs, bound, skipped bytes
 /// and time, clock offset, epoch) are copied from the state when it is released and are current only
 /// then (Network::record() and Network::data_path() read the state before).
 struct FlowInfo {
@@ -119,13 +119,11 @@ struct FlowInfo {
   uint16_t epoch = 0;             ///< once released: its timer events' epoch (a stale one is a discarded event)
   uint64_t size = 0;              ///< bytes
   Time start = 0;                 ///< ps
-  Time finish = -1;               ///< ps, -1 while running (or never started)
   uint64_t ideal_fct_ns = 0;      ///< standalone FCT (docs/network-model.md §5.1)
   Time min_fct = 0;               ///< ps, once released
   Time skipped_time = 0;          ///< ps, once released
   uint64_t skipped_bytes = 0;     ///< once released
   Time clock_offset = 0;          ///< ps, once released (stale packets of the flow are compared with it)
-  bool finished() const { return finish >= 0; }
 };
 
 }  // namespace wh

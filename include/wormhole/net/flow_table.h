@@ -34,15 +34,18 @@ class FlowTable {
     }
     ++held_;
     bytes_ += f.size;
-    return static_cast<uint32_t>(entries_.push_back({0, slot, kNone}));
+    return static_cast<uint32_t>(entries_.push_back({-1, slot, kNone}));
   }
   /// The FlowInfo of flow `id` (precondition: !retired(id)).
   FlowInfo& info(uint32_t id) { return infos_[entries_[id].info]; }
   const FlowInfo& info(uint32_t id) const { return infos_[entries_[id].info]; }
   /// Whether flow `id`'s record went out and its FlowInfo was given back (retire()).
   bool retired(uint32_t id) const { return entries_[id].info == kNone; }
-  /// Whether flow `id` has finished (a retired flow has).
-  bool finished(uint32_t id) const { return retired(id) || info(id).finished(); }
+  /// Whether flow `id` has finished (a retired flow has). One load from the entry: the packet path asks.
+  bool finished(uint32_t id) const { return entries_[id].info == kNone || entries_[id].time >= 0; }
+  /// When flow `id` finished (ps), -1 while it runs or before it starts (precondition: !retired(id)).
+  Time finish(uint32_t id) const { return entries_[id].time; }
+  void set_finish(uint32_t id, Time t) { entries_[id].time = t; }
   /// Whether flow `id` has QP state now (started, and not released).
   bool live(uint32_t id) const { return entries_[id].info != kNone && entries_[id].state != kNone; }
   /// The timer epoch and clock offset (ps) of a flow without state (released; retired or not).
@@ -50,7 +53,7 @@ class FlowTable {
     return retired(id) ? static_cast<uint16_t>(entries_[id].state) : info(id).epoch;
   }
   Time released_clock_offset(uint32_t id) const {
-    return retired(id) ? entries_[id].clock_offset : info(id).clock_offset;
+    return retired(id) ? entries_[id].time : info(id).clock_offset;
   }
   /// The QP state of a live flow (precondition: live(id)).
   Flow& state(uint32_t id) { return states_[entries_[id].state]; }
@@ -91,10 +94,10 @@ class FlowTable {
   /// (precondition: !live(id), finished(id), !retired(id); std::logic_error otherwise).
   void retire(uint32_t id) {
     Entry& e = entries_[id];
-    if (e.info == kNone || e.state != kNone || !infos_[e.info].finished())
+    if (e.info == kNone || e.state != kNone || e.time < 0)
       throw std::logic_error("retiring flow " + std::to_string(id) + ", which is live, unfinished or retired");
     const FlowInfo& i = infos_[e.info];
-    e.clock_offset = i.clock_offset;
+    e.time = i.clock_offset;
     e.state = i.epoch;
     free_info_.push_back(e.info);
     e.info = kNone;
@@ -119,7 +122,7 @@ class FlowTable {
 
  private:
   struct Entry {
-    Time clock_offset;  // once retired
+    Time time;          // its finish (-1 while running); once retired, its clock offset
     uint32_t info;      // FlowInfo slot; kNone once retired
     uint32_t state;     // QP state slot (kNone: none); once retired, its timer epoch
   };
