@@ -108,12 +108,17 @@ std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs) {
 
 namespace {
 
-/// Flows per job (each job's report lists its flows; the last entry: the others, background flows).
+/// Flows per job (each job's report lists its flows, some of which a stop may have kept from being made;
+/// the last entry: the others, background flows).
 std::vector<size_t> flows_per_job(const JobSet& jobs, const FlowResults& records) {
   std::vector<size_t> flows(jobs.size() + 1, 0);
   size_t jobs_flows = 0;
-  for (size_t k = 0; k < jobs.size(); ++k) jobs_flows += flows[k] = jobs.report(k).flows.size();
-  flows.back() = records.size() - jobs_flows;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const auto& tags = jobs.report(k).flows;
+    for (size_t i = 0; i < tags.size(); ++i) flows[k] += tags[i].flow < records.size();
+    jobs_flows += flows[k];
+  }
+  flows.back() = records.size() > jobs_flows ? records.size() - jobs_flows : 0;
   return flows;
 }
 

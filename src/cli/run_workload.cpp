@@ -303,7 +303,7 @@ std::string background_summary(const Background& b, const FlowResults& flows, co
   // Over ranks: what finished is in every rank's records (ids 0 .. n - 1); a running flow's progress is not.
   BackgroundOutcome o;
   o.total = b.flows.size();
-  flows.for_each([&](const FlowRecord& f) { o.finished += f.id < b.flows.size() && f.finished(); });
+  flows.for_each([&](const FlowRecord& f) { o.finished += f.finished(); }, 0, b.flows.size());
   o.slowdown = slowdown_stats(flows, 0, static_cast<uint32_t>(b.flows.size()));
   o.offered_load = o.achieved_load = std::numeric_limits<double>::quiet_NaN();
   return format_background_outcome(b, o);

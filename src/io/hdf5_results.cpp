@@ -345,6 +345,9 @@ void write_hdf5_results(const std::string& path, const FlowResults& flows, const
   } catch (const std::runtime_error& e) {
     std::remove(tmp.c_str());
     throw OutputError(path, std::string("cannot write: ") + e.what() + " (nothing was written; an earlier file of this name is left as it was)");
+  } catch (...) {
+    std::remove(tmp.c_str());  // a logic error or bad_alloc: no half-written file either
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;

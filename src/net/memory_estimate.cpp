@@ -52,25 +52,37 @@ NetworkFootprint estimate_network_bytes(const Topology& topo) {
   return f;
 }
 
+namespace {
+
+// A flow's entry in the flow table, Wormhole's track index, and at the end one 8-B figure of the summary
+// statistics at a time.
+constexpr uint64_t kEveryFlow = 16 + sizeof(uint32_t) + sizeof(double);
+// A workload flow's row of /workload/flows.
+constexpr uint64_t kFlowTag = 24;
+
+}  // namespace
+
 uint64_t bytes_per_flow() {
-  // Its entry in the flow table, a workload flow's tag, Wormhole's track index, and at the end one
-  // 8-B figure of the summary statistics at a time. Its FlowInfo and result record are not kept once
-  // it finished (FlowSink); a distributed run keeps them (bytes_per_flow_distributed).
-  return 16 + 24 + sizeof(uint32_t) + sizeof(double);
+  // Its FlowInfo and result record are not kept once it finished (FlowSink).
+  return kEveryFlow + kFlowTag;
 }
 
 uint64_t bytes_per_file_flow() {
-  // Besides: its spec, its start-order entry and its pair's metrics in routing's hash map (a node of
-  // key, value and link, and a bucket), counted as if every flow had a pair of its own.
-  return bytes_per_flow() + sizeof(FlowSpec) + sizeof(uint32_t) + sizeof(uint64_t) + sizeof(PathMetrics) +
-         2 * sizeof(void*) + sizeof(void*);
+  // Made at set-up, so every FlowInfo is held from the start; besides, its spec, its start-order entry
+  // and its pair's metrics in routing's hash map (a node of key, value and link, and a bucket), counted
+  // as if every flow had a pair of its own.
+  return kEveryFlow + sizeof(FlowInfo) + sizeof(FlowSpec) + sizeof(uint32_t) + sizeof(uint64_t) +
+         sizeof(PathMetrics) + 2 * sizeof(void*) + sizeof(void*);
+}
+
+uint64_t bytes_gathered_per_flow() {
+  constexpr uint64_t kResultsRow = 104;  // the results file's conversion buffer, measured
+  return sizeof(FlowRecord) + kResultsRow;
 }
 
 uint64_t bytes_per_flow_distributed() {
-  // A rank keeps every flow's FlowInfo to the end, and rank 0 gathers every flow's record (88 B) plus
-  // the results file's conversion buffer for it (about 104 B a flow).
-  constexpr uint64_t kResultsRow = 104;
-  return bytes_per_flow() + sizeof(FlowInfo) + sizeof(FlowRecord) + kResultsRow;
+  // A rank keeps every flow's FlowInfo to the end, and rank 0 gathers every flow's record.
+  return bytes_per_flow() + sizeof(FlowInfo) + bytes_gathered_per_flow();
 }
 
 uint64_t bytes_per_running_flow() { return sizeof(Flow) + sizeof(uint32_t); }  // its state and its NIC's list entry

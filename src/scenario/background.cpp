@@ -127,13 +127,12 @@ BackgroundOutcome background_outcome(const Background& b, const FlowResults& flo
   o.window_end = b.generated ? std::min(b.end, stop) : stop;
   const uint64_t end = uint64_t(first_id) + b.flows.size();
   flows.for_each([&](const FlowRecord& f) {
-    if (f.id < first_id || f.id >= end) return;
     o.finished += f.finished();
     if (f.start >= o.window_end) return;
     offered += f.size_bytes;
     if (f.finished()) delivered += f.size_bytes;
     else if (net.flow_live(f.id)) delivered += net.flow(f.id).snd_una;
-  });
+  }, first_id, end);
   o.slowdown = slowdown_stats(flows, first_id, static_cast<uint32_t>(end));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   o.offered_load = o.achieved_load = nan;

@@ -444,7 +444,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       finished(timers_[target].first, timers_[target].second);
       break;
     case kRelease: {
-      const auto [owner, f] = releases_[target];
+      const auto [owner, f] = releases_.take(target);
       FlowSpec spec;
       spec.pg = 3;
       if (owner & kP2pBit) {

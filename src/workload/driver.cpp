@@ -588,7 +588,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       advance(target);
       break;
     case kRelease: {
-      const auto [inst, f] = releases_[target];
+      const auto [inst, f] = releases_.take(target);
       FlowSpec spec;
       spec.pg = o_.priority_group;
       FlowTag ft;  // a pipeline transfer is a one-flow collective: ring 0, step 0

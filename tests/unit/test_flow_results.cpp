@@ -85,8 +85,17 @@ TEST(FlowResults, AMissingOrRepeatedFlowIsAnError) {
   EXPECT_THROW(twice.for_each([](const FlowRecord&) {}), std::logic_error);
 }
 
-TEST(FlowResults, AFolderThatCannotHoldTheFilesIsAnOutputError) {
-  FlowResults nowhere("/nonexistent-folder/x", 4);
-  for (uint32_t id = 0; id < 300; ++id) nowhere.flow_retired(record(id));  // buffered: nothing written yet
-  EXPECT_THROW(nowhere.for_each([](const FlowRecord&) {}), OutputError);
+TEST(FlowResults, AFolderThatCannotHoldTheFileFailsBeforeTheRun) {
+  EXPECT_THROW(FlowResults("/nonexistent-folder/x", 4), OutputError);
+}
+
+TEST(FlowResults, ARangeOfIdsReadsOnlyItsRanges) {
+  const auto dir = test::test_dir("flow_results");
+  FlowResults r(dir.string(), 4);  // ranges of 16 ids
+  for (uint32_t id = 0; id < 100; ++id) r.flow_retired(record(99 - id));
+  std::vector<uint32_t> seen;
+  r.for_each([&](const FlowRecord& f) { seen.push_back(f.id); }, 20, 37);
+  ASSERT_EQ(seen.size(), 17u);
+  EXPECT_EQ(seen.front(), 20u);
+  EXPECT_EQ(seen.back(), 36u);
 }

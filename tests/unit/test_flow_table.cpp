@@ -176,3 +176,15 @@ TEST(FlowTable, RetiredFlowsRecordsGoToTheSinkAsTheyWouldBeRead) {
   EXPECT_THROW(net.record(0), std::logic_error);
   EXPECT_EQ(net.flow_bytes(), 900'000u);
 }
+
+TEST(ChunkedQueue, AChunkIsFreedOnceEveryValueWasTakenAndIndicesStay) {
+  ChunkedQueue<uint32_t, 2> q;  // chunks of 4
+  for (uint32_t i = 0; i < 10; ++i) EXPECT_EQ(q.push_back(i * 10), i);
+  EXPECT_EQ(q.held_chunks(), 3u);
+  for (uint32_t i : {3u, 0u, 2u}) EXPECT_EQ(q.take(i), i * 10);
+  EXPECT_EQ(q.held_chunks(), 3u);
+  EXPECT_EQ(q.take(1), 10u);  // the first chunk's last value
+  EXPECT_EQ(q.held_chunks(), 2u);
+  EXPECT_EQ(q.push_back(100), 10u);  // indices are never reused
+  EXPECT_EQ(q.take(9), 90u);
+}

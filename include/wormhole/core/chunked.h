@@ -53,4 +53,41 @@ class ChunkedVector {
   size_t size_ = 0;
 };
 
+/// Values appended in order and each taken once by its index (what an event carries): a chunk of 2^kBits
+/// is freed once all its values were taken, so memory follows what is pending while indices are never
+/// reused (they stay the same however the takes interleave with the appends).
+/// Precondition of take(i): i came from push_back and was not taken since (unchecked).
+template <class T, unsigned kBits = 12>
+class ChunkedQueue {
+ public:
+  static constexpr size_t kChunk = size_t(1) << kBits;
+  /// Appends `v`; returns its index.
+  size_t push_back(const T& v) {
+    if ((size_ >> kBits) == chunks_.size()) chunks_.push_back({std::make_unique<T[]>(kChunk), 0});
+    chunks_[size_ >> kBits].values[size_ & (kChunk - 1)] = v;
+    return size_++;
+  }
+  /// The value at `i`; its chunk is freed when it was the chunk's last one left.
+  T take(size_t i) {
+    Chunk& c = chunks_[i >> kBits];
+    const T v = c.values[i & (kChunk - 1)];
+    if (++c.taken == kChunk) c.values.reset();
+    return v;
+  }
+  /// Chunks holding values now.
+  size_t held_chunks() const {
+    size_t n = 0;
+    for (const Chunk& c : chunks_) n += c.values != nullptr;
+    return n;
+  }
+
+ private:
+  struct Chunk {
+    std::unique_ptr<T[]> values;
+    size_t taken;
+  };
+  std::vector<Chunk> chunks_;
+  size_t size_ = 0;
+};
+
 }  // namespace wh

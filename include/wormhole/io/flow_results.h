@@ -15,12 +15,12 @@ namespace wh {
 
 /// The result records of a run's flows, one per flow id 0 .. size() - 1, read back in id order.
 ///
-/// Records handed over during the run (FlowSink::flow_retired, in release order) are appended to
-/// unlinked temporary files in a folder given at construction (the outputs' folder), one file per
-/// range of 2^bucket_bits ids, 88 B a record; records added with add() (the flows a network still
-/// holds at the end, or a distributed run's gathered records) stay in memory. Reading back sorts one
-/// range at a time, so it needs about 2^bucket_bits × 88 B (92 MB by default) besides the added records;
-/// the first read writes each range back sorted, so later reads only read.
+/// Records handed over during the run (FlowSink::flow_retired, in release order) are appended to one
+/// unlinked temporary file in a folder given at construction (the outputs' folder), 80 B a record, in
+/// blocks of up to 2,048 records of one range of 2^bucket_bits ids; records added with add() (the
+/// flows a network still holds at the end, or a distributed run's gathered records) stay in memory.
+/// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (84 MB by default)
+/// besides the added records; the first read writes each range back sorted, so later reads only read.
 /// Without a folder every record stays in memory.
 class FlowResults final : public FlowSink {
  public:
@@ -28,42 +28,57 @@ class FlowResults final : public FlowSink {
   FlowResults() = default;
   /// Keeps these records (any order) in memory.
   explicit FlowResults(std::vector<FlowRecord> records) : added_(std::move(records)) {}
-  /// Spills retired records to temporary files in folder `dir` (created by the caller; "" is the
-  /// working folder). The files are
-  /// unlinked at once, so nothing is left behind, however the run ends. Throws OutputError(dir, …)
-  /// when a file cannot be created or written (a full disk).
-  explicit FlowResults(const std::string& dir, uint32_t bucket_bits = 20)
-      : dir_(dir.empty() ? "." : dir), bucket_bits_(bucket_bits) {}
+  /// Spills retired records to a temporary file in folder `dir` (created by the caller; "" is the
+  /// working folder), created now and unlinked at once, so a folder that cannot take it fails before the
+  /// run and nothing is left behind however the run ends. Throws OutputError(dir, …) when the file
+  /// cannot be created, or later written or read (a full disk).
+  explicit FlowResults(const std::string& dir, uint32_t bucket_bits = 20);
   ~FlowResults() override;
   FlowResults(const FlowResults&) = delete;
   FlowResults& operator=(const FlowResults&) = delete;
 
   void flow_retired(const FlowRecord& r) override;
   /// Adds a record kept in memory.
-  void add(const FlowRecord& r) { added_.push_back(r); }
+  void add(const FlowRecord& r) {
+    added_.push_back(r);
+    added_sorted_ = false;
+  }
+  /// Room for `n` more added records.
+  void reserve_added(size_t n) { added_.reserve(added_.size() + n); }
   /// Records held: retired plus added.
   size_t size() const { return spilled_ + added_.size(); }
   /// Records written to disk so far.
   uint64_t spilled() const { return spilled_; }
 
-  /// Calls fn(record) for every record in id order. Throws std::logic_error unless the ids are exactly
-  /// 0 .. size() - 1, OutputError if a temporary file cannot be read back.
-  void for_each(const std::function<void(const FlowRecord&)>& fn) const;
+  /// Calls fn(record) for every record in id order, or for the ids in [first, end) only (the ranges
+  /// outside are not read). Throws std::logic_error unless the ids are exactly 0 .. size() - 1 (checked
+  /// over what is read), OutputError if the temporary file cannot be read back.
+  void for_each(const std::function<void(const FlowRecord&)>& fn, uint64_t first = 0,
+                uint64_t end = UINT64_MAX) const;
 
  private:
+  struct Block {
+    int64_t offset;  // bytes into the file
+    uint32_t count;  // records
+  };
   struct Bucket {
-    std::FILE* f = nullptr;
     std::vector<FlowRecord> pending;  // not written yet
-    uint64_t written = 0;             // records in the file
-    bool sorted = true;               // the file is in id order (rewritten so by the first read)
+    std::vector<Block> blocks;        // written, in order
+    uint64_t written = 0;             // records in the blocks
+    bool sorted = true;               // the blocks hold the records in id order
   };
   void flush(Bucket& b) const;
+  void read(const Bucket& b, FlowRecord* out) const;
+  void write_back(const Bucket& b, const FlowRecord* in) const;
 
   std::string dir_;
   uint32_t bucket_bits_ = 20;
+  int fd_ = -1;
+  mutable int64_t file_end_ = 0;
   mutable std::vector<std::unique_ptr<Bucket>> buckets_;  // by id >> bucket_bits_
   uint64_t spilled_ = 0;
   mutable std::vector<FlowRecord> added_;  // sorted by id when read
+  mutable bool added_sorted_ = true;
 };
 
 /// Every flow's record of a one-process run: what `results` got while the run went (FlowSink), plus

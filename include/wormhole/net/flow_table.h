@@ -103,10 +103,12 @@ class FlowTable {
     e.info = kNone;
     --held_;
   }
-  /// Forgets the flows from id `n` on (their states and FlowInfos are freed).
+  /// Forgets the flows from id `n` on (their states and FlowInfos are freed). Throws std::logic_error if
+  /// one of them was retired (only a distributed run truncates, and it retires none).
   void truncate(size_t n) {
     for (size_t id = n; id < entries_.size(); ++id) {
       const uint32_t i = static_cast<uint32_t>(id);
+      if (retired(i)) throw std::logic_error("truncating retired flow " + std::to_string(id));
       if (live(i)) release(i);
       if (!retired(i)) bytes_ -= info(i).size, free_info_.push_back(entries_[id].info), --held_;
     }

@@ -28,12 +28,15 @@ NetworkFootprint estimate_network_bytes(const Topology& topo);
 /// FlowInfo (88 B) lives only until the flow finished, and its record then goes to disk (FlowSink).
 /// Packets and events are not counted.
 uint64_t bytes_per_flow();
-/// The same for a flow of a flow file (or a background flow), made at set-up: besides, its spec, its
-/// place in the start order and its path metrics (one entry per source–destination pair at most).
+/// A flow of a flow file (or a background flow), made at set-up with its FlowInfo (88 B, held until it
+/// finished: they may all be held at once): its entry, FlowInfo, spec, place in the start order and
+/// path metrics (one entry per source–destination pair at most), track index and statistics figure.
 uint64_t bytes_per_file_flow();
 /// A workload flow on a rank of a distributed run, which keeps every flow's FlowInfo, and rank 0 every
 /// flow's record and results row at the end.
 uint64_t bytes_per_flow_distributed();
+/// What rank 0 of a distributed run gathers of each flow at the end: its record and results row.
+uint64_t bytes_gathered_per_flow();
 /// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
 /// (Flow) and its NIC's list entry; freed and reused once it finished.
 uint64_t bytes_per_running_flow();

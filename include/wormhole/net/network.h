@@ -256,7 +256,7 @@ class Network final : public CcHost {
     if (auto* p = std::get_if<HpccPintState>(&f.cc); p && had_pint) p->rng = own;
   }
   /// The QP state of running flow `id`. Throws std::logic_error if the flow has none: not started yet,
-  /// or finished and released (what outlives a flow is flow_info()).
+  /// or finished and released (what outlives a flow is flow_info(), until it is retired to a FlowSink).
   const Flow& flow(uint32_t id) const {
     if (!flows_.live(id)) throw std::logic_error("flow " + std::to_string(id) + " has no QP state (not started, or released)");
     return flows_.state(id);

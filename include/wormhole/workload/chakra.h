@@ -115,7 +115,7 @@ class ChakraDriver final : public TrainingClient {
   std::map<std::pair<std::string, uint32_t>, uint32_t> coll_of_;                 // (group, k) -> colls_
   std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> p2p_of_;  // (src, dst, tag, k)
   // Release events: (owner, flow); owner's top bit: a p2p. Never reused (WorkloadDriver::releases_).
-  ChunkedVector<std::pair<uint32_t, uint32_t>, 16> releases_;
+  ChunkedQueue<std::pair<uint32_t, uint32_t>, 16> releases_;
   std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow -> (owner, flow)
   uint64_t left_ = 0;  // nodes not finished

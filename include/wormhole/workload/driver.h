@@ -212,10 +212,10 @@ class WorkloadDriver final : public TrainingClient {
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> flow_owner_;
-  // Release events: (inst, plan flow), by the event's target. Never reused: a distributed run's client
-  // puts while the network's time takes, so reused slots would differ from one process's, and the
-  // target orders events whose keys coincide.
-  ChunkedVector<std::pair<uint32_t, uint32_t>, 16> releases_;
+  // Release events: (inst, plan flow), by the event's target. Indices are never reused: a distributed
+  // run's client appends while the network's time takes, so reused slots would differ from one
+  // process's, and the target orders events whose keys coincide. Taken chunks are freed.
+  ChunkedQueue<std::pair<uint32_t, uint32_t>, 16> releases_;
   struct WgUpdate {
     uint32_t gpu, row, iter;
     Time completed;  // communication completed at (ps), -1 = none
