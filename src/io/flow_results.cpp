@@ -39,15 +39,10 @@ FlowResults::~FlowResults() {
 
 void FlowResults::flush(Bucket& b) const {
   if (b.pending.empty()) return;
-  const size_t bytes = b.pending.size() * sizeof(FlowRecord);
-  const char* p = reinterpret_cast<const char*>(b.pending.data());
-  for (size_t done = 0; done < bytes;) {
-    const ssize_t n = ::pwrite(fd_, p + done, bytes - done, file_end_ + static_cast<int64_t>(done));
-    if (n <= 0) throw OutputError(dir_, "cannot write the flows' records to a temporary file: " + system_error());
-    done += static_cast<size_t>(n);
-  }
-  b.blocks.push_back({file_end_, static_cast<uint32_t>(b.pending.size())});
-  file_end_ += static_cast<int64_t>(bytes);
+  const Block k{file_end_, static_cast<uint32_t>(b.pending.size())};
+  whole(::pwrite, b.pending.data(), k, "cannot write the flows' records to a temporary file: ");
+  b.blocks.push_back(k);
+  file_end_ += static_cast<int64_t>(k.count * sizeof(FlowRecord));
   b.written += b.pending.size();
   b.sorted = b.written <= 1;
   b.pending.clear();
@@ -55,27 +50,26 @@ void FlowResults::flush(Bucket& b) const {
 
 void FlowResults::read(const Bucket& b, FlowRecord* out) const {
   for (const Block& k : b.blocks) {
-    char* p = reinterpret_cast<char*>(out);
-    const size_t bytes = size_t(k.count) * sizeof(FlowRecord);
-    for (size_t done = 0; done < bytes;) {
-      const ssize_t n = ::pread(fd_, p + done, bytes - done, k.offset + static_cast<int64_t>(done));
-      if (n <= 0) throw OutputError(dir_, "cannot read the flows' records back from a temporary file: " + system_error());
-      done += static_cast<size_t>(n);
-    }
+    whole(::pread, out, k, "cannot read the flows' records back from a temporary file: ");
     out += k.count;
   }
 }
 
 void FlowResults::write_back(const Bucket& b, const FlowRecord* in) const {
   for (const Block& k : b.blocks) {
-    const char* p = reinterpret_cast<const char*>(in);
-    const size_t bytes = size_t(k.count) * sizeof(FlowRecord);
-    for (size_t done = 0; done < bytes;) {
-      const ssize_t n = ::pwrite(fd_, p + done, bytes - done, k.offset + static_cast<int64_t>(done));
-      if (n <= 0) throw OutputError(dir_, "cannot write the flows' records to a temporary file: " + system_error());
-      done += static_cast<size_t>(n);
-    }
+    whole(::pwrite, const_cast<FlowRecord*>(in), k, "cannot write the flows' records to a temporary file: ");
     in += k.count;
+  }
+}
+
+template <class Io>
+void FlowResults::whole(Io io, FlowRecord* records, const Block& k, const char* problem) const {
+  char* p = reinterpret_cast<char*>(records);
+  const size_t bytes = size_t(k.count) * sizeof(FlowRecord);
+  for (size_t done = 0; done < bytes;) {
+    const ssize_t n = io(fd_, p + done, bytes - done, k.offset + static_cast<int64_t>(done));
+    if (n <= 0) throw OutputError(dir_, problem + system_error());
+    done += static_cast<size_t>(n);
   }
 }
 

@@ -70,6 +70,9 @@ class FlowResults final : public FlowSink {
   void flush(Bucket& b) const;
   void read(const Bucket& b, FlowRecord* out) const;
   void write_back(const Bucket& b, const FlowRecord* in) const;
+  /// Reads or writes (pread / pwrite) block `k` whole; OutputError(dir_, problem + why) if it cannot.
+  template <class Io>
+  void whole(Io io, FlowRecord* records, const Block& k, const char* problem) const;
 
   std::string dir_;
   uint32_t bucket_bits_ = 20;
