@@ -1,7 +1,6 @@
 // FlowResults (include/wormhole/io/flow_results.h): retired flows' records on disk, read back in id order.
 #include "wormhole/io/flow_results.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 

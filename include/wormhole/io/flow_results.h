@@ -2,7 +2,6 @@
 // record per flow in memory: what the network retires while it runs goes to temporary files on disk.
 #pragma once
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>

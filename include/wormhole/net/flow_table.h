@@ -110,7 +110,7 @@ class FlowTable {
       const uint32_t i = static_cast<uint32_t>(id);
       if (retired(i)) throw std::logic_error("truncating retired flow " + std::to_string(id));
       if (live(i)) release(i);
-      if (!retired(i)) bytes_ -= info(i).size, free_info_.push_back(entries_[id].info), --held_;
+      bytes_ -= info(i).size, free_info_.push_back(entries_[id].info), --held_;
     }
     entries_.truncate(n);
   }
