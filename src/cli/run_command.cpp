@@ -11,8 +11,11 @@
 #include <csignal>
 #include <cstdio>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <unistd.h>
 
 #include "wormhole/cc/factory.h"
 #include "wormhole/core/interrupt.h"
@@ -69,9 +72,18 @@ using Clock = std::chrono::steady_clock;
 void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what) {
   const auto dir = std::filesystem::path(path).parent_path();
   std::error_code ec;
-  if (dir.empty() || std::filesystem::is_directory(dir, ec)) return;
-  throw InputError(origin.first, origin.second, what + " " + path + ": directory " + dir.string() + " does not exist",
-                   "create it (mkdir -p " + dir.string() + "), or use --output-dir DIR");
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+    throw InputError(origin.first, origin.second, what + " " + path + ": directory " + dir.string() + " does not exist",
+                     "create it (mkdir -p " + dir.string() + "), or use --output-dir DIR");
+  check_writable_dir(dir.empty() ? "." : dir.string(), origin, what + " " + path + ": directory");
+}
+
+void check_writable_dir(const std::string& dir, const std::pair<std::string, int>& origin, const std::string& what) {
+  // access() asks with the real ids, as the files will be created; root passes (unless read-only).
+  if (::access(dir.c_str(), W_OK | X_OK) == 0) return;
+  const int err = errno;
+  throw InputError(origin.first, origin.second, what + " " + dir + " is not writable: " + std::strerror(err),
+                   "make it writable (chmod u+w " + dir + ") or write elsewhere with --output-dir DIR");
 }
 
 void check_memo_out(const std::string& path, const std::vector<std::string>& others) {
@@ -234,6 +246,7 @@ void check_config_outputs(const ConfigRun& r) {
     std::filesystem::create_directories(r.output_dir, ec);
     if (ec)
       throw InputError("command line", 0, "--output-dir " + r.output_dir + ": " + ec.message(), "choose a writable folder");
+    check_writable_dir(r.output_dir, {"command line", 0}, "--output-dir");
   }
   check_output_dir(r.cfg.fct_output_file, r.cfg.origin_of("FCT_OUTPUT_FILE"), "FCT_OUTPUT_FILE");
   check_output_dir(r.cfg.pfc_output_file, r.cfg.origin_of("PFC_OUTPUT_FILE"), "PFC_OUTPUT_FILE");

@@ -222,8 +222,12 @@ std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<st
 /// turned memoization off with either spelling, which --memo contradicts.
 std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions& o, const std::string& key,
                                                                const std::string& on);
-/// Throws InputError (naming `origin`) if `path`'s folder does not exist, before anything is written.
+/// Throws InputError (naming `origin`) if `path`'s folder does not exist or this user cannot create
+/// files in it, before anything is written.
 void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what);
+/// Throws InputError naming `origin` and `what` if this user cannot create files in the existing
+/// folder `dir` (access(2) with W_OK | X_OK), with the fix: make it writable or use --output-dir.
+void check_writable_dir(const std::string& dir, const std::pair<std::string, int>& origin, const std::string& what);
 /// Checks `--memo-out PATH` before the run: its directory exists (check_output_dir), it is not a
 /// directory itself, and it is none of the run's other outputs (`others`: results.h5, fct.txt,
 /// pfc.txt, which it would overwrite). Throws InputError naming what to change.

@@ -113,5 +113,56 @@ class Counters(Case):
         self.assertRegex(p.stdout, r"retransmission timeouts \d+")
 
 
+class UnwritableOutputFolder(Case):
+    """An output folder this user cannot write to is refused before the run, naming the folder and the fix
+    (it named QLEN_MON_FILE's folder and said to create a folder that existed). As root every folder is
+    writable, so the runs drop to user nobody."""
+
+    def run_as_user(self, *args):
+        cmd = [str(WORMHOLE), "run", *map(str, args)]
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                self.skipTest("running as root without setpriv")
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=self.dir)
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, p.stderr)
+        return p
+
+    def test_refused_naming_the_folder(self):
+        os.chmod(self.dir, 0o755)
+        self.write("topology.txt", PATH3)
+        self.write("flow.txt", "1\n0 1 3 100 1000000 2.0\n")
+        config = self.write("config.txt", config_text())
+        locked = self.dir / "locked"
+        locked.mkdir()
+        (locked / "fct.txt").write_text("a previous run's\n")
+        os.chmod(locked, 0o555)
+        try:
+            self.check_refusals(locked)
+        finally:
+            os.chmod(locked, 0o755)  # before tearDown removes it
+
+    def check_refusals(self, locked):
+        config = self.dir / "config.txt"
+        p = self.run_as_user(config, "-o", locked)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"--output-dir {locked} is not writable: Permission denied", p.stderr)
+        self.assertIn("make it writable", p.stderr)
+        self.assertNotIn("QLEN_MON_FILE", p.stderr)
+        self.assertNotIn("create the directory", p.stderr)
+        self.assertEqual((locked / "fct.txt").read_text(), "a previous run's\n")
+        # The config's own output path, without -o: the key that names it.
+        config = self.write("config2.txt", config_text(FCT_OUTPUT_FILE="locked/fct.txt", PFC_OUTPUT_FILE="pfc.txt"))
+        p = self.run_as_user(config)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"FCT_OUTPUT_FILE {locked}/fct.txt: directory {locked} is not writable", p.stderr)
+        # A training scenario's output folder.
+        p = self.run_as_user(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml", "-o", locked)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"--output-dir {locked} is not writable: Permission denied", p.stderr)
+        self.assertEqual(sorted(x.name for x in locked.iterdir()), ["fct.txt"])
+
+
 if __name__ == "__main__":
     unittest.main()
