@@ -23,6 +23,7 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       parts_(static_cast<uint32_t>(net.ports().size())),
       coupling_(net),
       window_(window_samples(settings, net.cc().update_period())),
+      line_rate_window_(std::max<uint64_t>(settings.window, 1)),
       timed_increase_(net.cc().update_period() > 0),
       verifier_(settings.verify, settings.error_bound, net.config().packet_payload_size) {
   net_.set_skip_hooks(this);
@@ -63,8 +64,9 @@ void FastForward::reset(uint32_t pid) {
   const bool queued = p.lookup_queued;  // it stays in lookup_queue_ (once)
   p = Part{};
   p.lookup_queued = queued;
-  p.due = static_cast<Time>(k + window_) * s_.sample_interval;
-  p.checkpoint = p.due - static_cast<Time>(window_ / 2) * s_.sample_interval;
+  // First check after the shorter window: flows at line rate need no more (see check below).
+  p.due = static_cast<Time>(k + line_rate_window_) * s_.sample_interval;
+  p.checkpoint = p.due - static_cast<Time>(line_rate_window_ / 2) * s_.sample_interval;
   if (period_observer_) {
     period_observer_->period_started(pid, now);
     // Replays are skips: none when skipping is off.
@@ -501,7 +503,7 @@ void FastForward::on_tick() {
   }
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
-  const Time quarter = static_cast<Time>(std::max<uint64_t>(window_ / 4, 1)) * s_.sample_interval;
+  const Time quarter = static_cast<Time>(std::max<uint64_t>(line_rate_window_ / 4, 1)) * s_.sample_interval;
   for (uint32_t pid : live) {
     Part& p = part(pid);
     if (p.skipping && p.skip_end <= now) end_skip(pid, true);
@@ -570,7 +572,11 @@ void FastForward::on_tick() {
   }
   // A CC that raises rates only on its timer (DCQCN) holds a cut rate flat until the timer fires:
   // a flow below line rate whose window saw no rise is waiting for it, not steady (measured: DCQCN
-  // flows held at MIN_RATE for RP_TIMER after an incast were skipped at 1 Gb/s for 265 ms).
+  // flows held at MIN_RATE for RP_TIMER after an incast were skipped at 1 Gb/s for 265 ms). So a
+  // window spans the CC's update period (window_samples) — but a flow that sent at its line rate in
+  // every sample of the setting's window l waits for no timer: its rate moves only on a CNP, which
+  // the window would show. It is judged over l samples (a 200-µs window then sees DCQCN flows of
+  // 0.5 ms that a 905-µs one never could).
   const Time window_start = now - static_cast<Time>(window_) * s_.sample_interval;
   auto check = [&](size_t i) {
     size_t j = first[i];
@@ -579,7 +585,10 @@ void FastForward::on_tick() {
         const Track& t = tracks_[track_of_[id]];
         const Flow& f = net_.flow(id);
         const bool waiting = timed_increase_ && f.rate_bps < f.max_rate_bps && t.rose_at < window_start;
-        v[kFigures * j + kSpread] = waiting ? std::numeric_limits<double>::infinity() : t.window.spread();
+        const bool at_line_rate = t.window.count() >= line_rate_window_ && t.window.min() >= f.max_rate_bps;
+        v[kFigures * j + kSpread] = waiting        ? std::numeric_limits<double>::infinity()
+                                    : at_line_rate ? 0.0
+                                                   : t.window.spread();
       }
       ++j;
     }
@@ -659,9 +668,9 @@ std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time m
   if (const uint64_t l = window_samples(s, cc_period); l > s.window)
     w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
                 " ns) is shorter than " + cc + "'s own update period (" + std::to_string(cc_period / kNs) +
-                " ns: a rate held that long may still be waiting for the CC's next timer), so flows are judged over " +
+                " ns: a rate held that long may still be waiting for the CC's next timer), so flows below their line rate are judged over " +
                 std::to_string(l) + " samples (" + std::to_string(static_cast<Time>(l) * s.sample_interval / kNs) +
-                " ns) instead");
+                " ns) instead; flows at line rate throughout over the setting's");
   if (span < 2 * max_rtt)
     w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
                 " ns) is shorter than two round trips of the network (maxRtt " + std::to_string(max_rtt / kNs) +

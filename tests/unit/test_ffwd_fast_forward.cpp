@@ -107,6 +107,30 @@ TEST(FastForward, ReleasingAFinishedFlowsStateChangesNoCount) {
   EXPECT_EQ(released.stats.packets_skipped, kept.stats.packets_skipped);
 }
 
+TEST(FastForward, AFlowAtLineRateNeedsOnlyTheSettingsWindow) {
+  // DCQCN's update period here is RP_TIMER + RATE_DECREASE_INTERVAL = 304 µs, so a 100-µs window is
+  // lengthened to 305 samples for flows below line rate. A lone flow with ECN off sends at its line
+  // rate throughout: no timer holds its rate, and it is checked, found steady and skipped after
+  // the setting's 100 samples (it waited 305 before).
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000)};
+  const SimConfig cfg = config();
+  Network net(cfg, star(2), make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  WormholeSettings ws = on();
+  ws.window = 100;
+  FastForward ff(net, ws, 1 * kSec);
+  EXPECT_EQ(ff.window(), 305u);
+  net.run(1 * kSec);
+  ASSERT_TRUE(net.flow_finished(0));
+  Time first_skip = -1;
+  for (const PartitionSample& s : ff.timeline())
+    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  const Time due = (net.record(0).start / kUs + 100) * kUs;
+  EXPECT_EQ(first_skip, due);
+  const Outcome pkt = run(star(2), flows, nullptr);
+  EXPECT_LE(std::abs((net.record(0).finish - net.record(0).start) - pkt.fct[0]), kPacketTime);
+}
+
 TEST(FastForward, DetectOnlyIsPacketMode) {
   // Steady checks run, nothing is skipped: bit-identical to a run without a controller.
   const std::vector<FlowSpec> flows = {flow(0, 2, 20'000'000), flow(1, 2, 10'000'000, 500 * kUs), flow(2, 0, 30'000'000)};

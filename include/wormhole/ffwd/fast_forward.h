@@ -86,7 +86,8 @@ class FastForward final : public SkipHooks {
   /// The steady-state window in samples: the setting l, or more when l × sample_interval is
   /// shorter than the CC's update period `cc_period` (ps) — then just over that period, so that a
   /// window always spans one of the CC's own updates (a flat rate over less may be a CC waiting
-  /// for its timer, not a steady state).
+  /// for its timer, not a steady state). A flow whose every sample since its window began is its
+  /// line rate is judged once it has l of them all the same: no timer holds its rate.
   static uint64_t window_samples(const WormholeSettings& s, Time cc_period);
   /// The window in samples this controller uses (window_samples of its settings and CC).
   uint64_t window() const { return window_; }
@@ -228,6 +229,7 @@ class FastForward final : public SkipHooks {
   std::vector<SkipStats> marks_;                   // mark(): the statistics then (cleared at ticks)
   std::vector<PartitionSample> timeline_;
   uint64_t window_;                                // samples per steady-state window (window_samples)
+  uint64_t line_rate_window_;                      // the setting l: enough for flows at line rate throughout
   bool timed_increase_;                            // the CC raises rates on a timer (update_period > 0)
   Verifier verifier_;
   std::map<size_t, uint64_t> verified_patterns_;  // replay sample -> Replay::pattern (to reject it)
