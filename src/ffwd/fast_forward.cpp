@@ -537,7 +537,7 @@ void FastForward::on_tick() {
   // spread, bytes left before its guard, and the goodput's trend and where it holds — measured by
   // the rank that runs the flow's sender (all of them in one process) and summed over ranks, so
   // every rank decides alike.
-  enum : size_t { kGoodput, kSpread, kRoom, kTrend, kTrendAt, kFigures };
+  enum : size_t { kGoodput, kSpread, kRoom, kTrend, kTrendAt, kWait, kFigures };
   const double payload = net_.config().packet_payload_size;
   std::vector<size_t> first(due.size() + 1, 0);
   for (size_t i = 0; i < due.size(); ++i) first[i + 1] = first[i] + parts_.flows(due[i]).size();
@@ -589,6 +589,9 @@ void FastForward::on_tick() {
         v[kFigures * j + kSpread] = waiting        ? std::numeric_limits<double>::infinity()
                                     : at_line_rate ? 0.0
                                                    : t.window.spread();
+        // A sample below line rate stays in the window until it is full: no check passes before.
+        if (!waiting && !at_line_rate && !t.window.full())
+          v[kFigures * j + kWait] = static_cast<double>(window_ - t.window.count());
       }
       ++j;
     }
@@ -603,7 +606,7 @@ void FastForward::on_tick() {
   }
   if (exchange_ && n > 0) exchange_->sum(v);
   // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
-  std::vector<double> spread(due.size(), 0.0);
+  std::vector<double> spread(due.size(), 0.0), wait(due.size(), 1.0);
   for (size_t i = 0; i < due.size(); ++i) {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
@@ -612,6 +615,7 @@ void FastForward::on_tick() {
       t.goodput = fig[kGoodput], t.left = fig[kRoom];
       t.trend = fig[kTrend], t.trend_at = static_cast<Time>(fig[kTrendAt]);
       spread[i] = std::max(spread[i], fig[kSpread]);
+      wait[i] = std::max(wait[i], fig[kWait]);
     }
   }
   stats_.checks += due.size();
@@ -628,7 +632,7 @@ void FastForward::on_tick() {
     }
     const Time dt = steady && s_.fast_forward && !distrusted(due[i]) ? skip_length(due[i]) : 0;
     if (dt > 0) candidates.push_back(due[i]), lengths.push_back(dt);
-    else p.due = now + s_.sample_interval;
+    else p.due = now + static_cast<Time>(wait[i]) * s_.sample_interval;
   }
   // Freezing needs every port of the partition free of other flows' data: each rank checks its
   // own ports. (Skipping one partition moves nothing onto another's ports, so checking them all
