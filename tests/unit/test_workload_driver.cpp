@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -297,6 +298,27 @@ TEST(WorkloadDriver, TimeLimitBeforeAnyEventIsNamed) {
   EXPECT_NE(d.report().incomplete.find("stopped by the time limit at 0.000500 s while 0 collectives pending"),
             std::string::npos)
       << d.report().incomplete;
+}
+
+// One TP AllReduce of 16 MiB over 8 GPUs on each of two servers: 2 collectives of 8 rings x 14 steps x
+// 8 ranks = 896 flows each. Stopped partway, the share done is that of the flows finished in each
+// collective (it was 0 until a whole collective ended).
+TEST(WorkloadDriver, ProgressCountsTheFlowsOfCollectivesInFlight) {
+  const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
+  const GeneratedFabric f = fabric16();
+  const GroupLayout layout = make_layout(w.header, f.gpus, f.gpus_per_server);
+  const SimConfig cfg = simai_config();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  WorkloadDriver d(net, w, layout, DriverOptions{});
+  ASSERT_FALSE(d.run(20 * kUs));
+  ASSERT_LT(net.flow_count(), 1792u);  // flows are made as they are released
+  std::array<uint32_t, 2> done{};  // per server: GPUs 0-7 are server 0's
+  for (uint32_t id = 0; id < net.flow_count(); ++id)
+    if (net.flow_finished(id)) ++done[net.flow_info(id).src / 8];
+  ASSERT_GT(done[0] + done[1], 0u);
+  ASSERT_LT(done[0], 896u);
+  ASSERT_LT(done[1], 896u);
+  EXPECT_DOUBLE_EQ(d.progress(), (done[0] / 896.0 + done[1] / 896.0) / 2);
 }
 
 // count_workload_flows (the memory estimate's count) against a run, and the driver's share done.

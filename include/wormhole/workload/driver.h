@@ -143,8 +143,9 @@ class WorkloadDriver final : public TrainingClient {
   bool finish(Time until) override;
 
   const WorkloadReport& report() const { return report_; }
-  /// The share of the run's collectives (and pipeline transfers) complete at every member, [0, 1]
-  /// (count_workload_flows gives the total); -1 when the workload has none.
+  /// The share of the run's collectives (and pipeline transfers) done, [0, 1] (count_workload_flows
+  /// gives the total): each complete one counts 1, each in flight the share of its flows finished;
+  /// -1 when the workload has none. O(collectives started).
   double progress() const override;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
