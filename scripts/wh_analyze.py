@@ -5,6 +5,7 @@ Sub-commands (each has --help; --json prints the figures as JSON instead of text
   summary FILE                  run summary: flows, FCT (µs) and slowdown mean/p50/p99/max, makespan, events,
                                 ECN/drops, PFC pauses, workload iteration times and exposed communication,
                                 Wormhole statistics (FILE: results .h5, or an HPCC fct.txt for the flow part)
+                                (wherever a command takes a results .h5, a run's output folder names its results.h5)
   plot-fct FILE... -o DIR       DIR/fct_slowdown_cdf.png and DIR/fct_slowdown_by_size.png; several files: overlaid
   plot-overlay FILE... -o PNG   FCT slowdown CDFs of several runs on one plot (--label per FILE)
   plot-layers RESULTS -o PNG    per-layer exposed communication of one iteration (/workload/layers); by layer type
@@ -348,9 +349,20 @@ def parser():
     return ap
 
 
+# The arguments that name a run's results: a run's output folder stands for its results.h5.
+RUN_ARGS = {"summary": ("file",), "plot-fct": ("file",), "plot-overlay": ("files",), "plot-layers": ("file",),
+            "plot-runs": ("file",), "plot-pfc": ("file",), "compare": ("a", "b", "noise", "noise_b")}
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
+        for name in RUN_ARGS.get(args.command, ()):
+            value = getattr(args, name)
+            if isinstance(value, list):
+                setattr(args, name, [load.run_file(v) for v in value])
+            elif value is not None:
+                setattr(args, name, load.run_file(value))
         args.func(args)
         sys.stdout.flush()
         return 0

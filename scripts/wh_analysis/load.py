@@ -26,6 +26,18 @@ def _check_file(path):
     return p
 
 
+def run_file(path):
+    """A run's output folder stands for the results.h5 in it; any other path is returned as given.
+    AnalysisError for a folder without results.h5."""
+    p = Path(path)
+    if not p.is_dir():
+        return path
+    if (p / "results.h5").is_file():
+        return str(p / "results.h5")
+    raise AnalysisError(f"{path}: a folder without results.h5 (give a run's output folder, a results .h5 or an "
+                        "HPCC fct.txt)")
+
+
 def is_hdf5(path):
     """True if path is an existing HDF5 file (by its signature, not its name)."""
     p = _check_file(path)

@@ -192,6 +192,12 @@ class Analyze(unittest.TestCase):
         self.assertEqual(c["error"]["mean"], 0.0)
         self.assertEqual(c["error"]["max"], 0.0)
 
+    def test_a_run_folder_stands_for_its_results(self):
+        run = self.tmp / "incast"
+        self.assertEqual(self.analyze_json("summary", run)["flows"], self.analyze_json("summary", run / "results.h5")["flows"])
+        c = self.analyze_json("compare", run / "fct.txt", run)
+        self.assertEqual((c["joined"], c["error"]["max"]), (16, 0.0))
+
     def test_an_empty_h5_is_not_read_as_fct_txt(self):
         empty = self.tmp / "empty.h5"
         empty.write_bytes(b"")
@@ -510,7 +516,7 @@ class Analyze(unittest.TestCase):
         cases = [
             (("summary", t / "missing.h5"), "missing.h5: no such file"),
             (("summary", text), "notes.txt:1"),
-            (("summary", t), "is a directory"),
+            (("summary", t), "bad: a folder without results.h5"),
             (("summary", t / "empty.h5"), "empty.h5: no group /run"),
             (("plot-fct", t / "empty.h5", "-o", t), "empty.h5: no dataset /flows"),
             (("plot-fct", t / "nofields.h5", "-o", t), "nofields.h5: dataset /flows has no field(s) sport"),
