@@ -183,6 +183,7 @@ std::vector<std::pair<std::string, std::string>> topology_values(const TopologyS
   // The value in force: an unset leaves_per_spine is derived from the size.
   t.spectrum_x.leaves_per_spine = effective_leaves_per_spine(t.spectrum_x);
   t.hpn.leaves_per_spine = effective_leaves_per_spine(t.hpn);
+  t.dcn_plus.leaves_per_spine = effective_leaves_per_spine(t.dcn_plus);
   for (const std::string& k : topology_keys()) {
     const auto target = field(t, t.generator, k);
     if (!target) continue;

@@ -164,6 +164,12 @@ uint32_t effective_leaves_per_spine(const HpnParams& p) {
                             : derived_leaves_per_spine(p.gpus, p.gpus_per_server, p.servers_per_segment, 240);
 }
 
+uint32_t effective_leaves_per_spine(const DcnPlusParams& p) {
+  if (p.leaves_per_spine || p.gpus_per_leaf == 0) return p.leaves_per_spine;
+  const uint64_t leaves = (uint64_t(p.gpus) + p.gpus_per_leaf - 1) / p.gpus_per_leaf * (p.dual_tor ? 2 : 1);
+  return static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(leaves, 8), std::numeric_limits<uint32_t>::max()));
+}
+
 GeneratedFabric generate_spectrum_x(const SpectrumXParams& p) {
   LeafSpine s{{"Spectrum-X", p.gpus, p.gpus_per_server, p.nvswitches_per_server, p.nvlink_rate_bps, p.nvlink_delay,
                p.nic_rate_bps, p.nic_delay, p.leaf_spine_rate_bps, p.leaf_spine_delay, p.error_rate, p.gpu_type},
@@ -185,9 +191,12 @@ GeneratedFabric generate_hpn(const HpnParams& p) {
 GeneratedFabric generate_dcn_plus(const DcnPlusParams& p) {
   LeafSpine s{{"DCN+", p.gpus, p.gpus_per_server, p.nvswitches_per_server, p.nvlink_rate_bps, p.nvlink_delay,
                p.nic_rate_bps, p.nic_delay, p.leaf_spine_rate_bps, p.leaf_spine_delay, p.error_rate, p.gpu_type},
-              "", p.gpus_per_leaf, 1, p.dual_tor, false, p.spines, p.dual_tor ? p.leaves_per_spine / 2 : p.leaves_per_spine,
-              p.dual_tor ? "max segments = leaves_per_spine / 2; raise leaves_per_spine or gpus_per_leaf"
-                         : "max segments = leaves_per_spine; raise leaves_per_spine or gpus_per_leaf"};
+              "", p.gpus_per_leaf, 1, p.dual_tor, false, p.spines,
+              p.dual_tor ? effective_leaves_per_spine(p) / 2 : effective_leaves_per_spine(p),
+              p.dual_tor ? "max segments = leaves_per_spine / 2; raise leaves_per_spine (or leave it unset: it is then "
+                           "derived from the size) or gpus_per_leaf"
+                         : "max segments = leaves_per_spine; raise leaves_per_spine (or leave it unset: it is then "
+                           "derived from the size) or gpus_per_leaf"};
   s.name = simai_name(p.dual_tor ? "DCN+DualToR_" : "DCN+SingleToR_", s.c, "");
   return build_leaf_spine(s);
 }

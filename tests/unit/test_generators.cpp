@@ -282,6 +282,15 @@ TEST(Generators, DcnPlusCounts) {
     p.leaves_per_spine = 16;
     expect_counts(generate_dcn_plus(p), c);
   }
+  DcnPlusParams u;  // unset, leaves_per_spine is max(8, ToRs): 1024 GPUs give 16, 32 with dual ToR
+  u.gpus = 1024;
+  EXPECT_EQ(effective_leaves_per_spine(u), 16u);
+  expect_counts(generate_dcn_plus(u), single[3]);
+  u.gpus = 8;
+  EXPECT_EQ(effective_leaves_per_spine(u), 8u);
+  u.gpus = 1024;
+  u.dual_tor = true;
+  EXPECT_EQ(effective_leaves_per_spine(u), 32u);
   DcnPlusParams d;  // dual ToR: 2 ToRs per 64 GPUs; 1024 GPUs need leaves_per_spine >= 2·16
   d.dual_tor = true;
   d.gpus = 8;
@@ -382,7 +391,8 @@ TEST(Generators, BadParameters) {
         "5000 GPUs need 10 segments of 512 GPUs, more than the 8");
   fails([] { HpnParams p; p.gpus = 64; p.dual_plane = true; p.spines = 7; return generate_hpn(p); },
         "dual plane needs an even spine count, not 7");
-  fails([] { DcnPlusParams p; p.gpus = 1024; return generate_dcn_plus(p); }, "1024 GPUs need 16 segments");
+  fails([] { DcnPlusParams p; p.gpus = 1024; p.leaves_per_spine = 8; return generate_dcn_plus(p); },
+        "1024 GPUs need 16 segments");
   fails([] { FatTreeParams p; p.k = 3; return generate_fat_tree(p); }, "k must be even and >= 2, not 3");
   fails([] { FatTreeParams p; p.k = 0; return generate_fat_tree(p); }, "k must be even");
   fails([] { FatTreeParams p; p.gpus = 17; return generate_fat_tree(p); }, "17 GPUs exceed the 16 hosts");

@@ -85,7 +85,8 @@ struct HpnParams {
 /// Non-rail (DCN+ style; SimAI `-topo DCN+`): GPU i connects to leaf i / gpus_per_leaf (all GPUs of a
 /// server under one ToR when gpus_per_leaf is a multiple of gps); with dual_tor also to the same-index
 /// leaf of the second half. Every leaf connects to every spine. Segments = ceil(gpus / gpus_per_leaf)
-/// must not exceed leaves_per_spine (dual ToR: leaves_per_spine / 2). Defaults are SimAI's DCN+ template:
+/// must not exceed leaves_per_spine (dual ToR: leaves_per_spine / 2); leaves_per_spine 0 (the default) is
+/// derived from the size (effective_leaves_per_spine). Defaults are SimAI's DCN+ template:
 /// 64×400G down / 8×400G up = 8:1 per leaf (SimAI's --dt also sets 200 Gbps NICs and 128 GPUs per leaf).
 struct DcnPlusParams {
   uint32_t gpus = 512;
@@ -100,7 +101,7 @@ struct DcnPlusParams {
   uint32_t gpus_per_leaf = 64;                     ///< SimAI -npa
   uint32_t spines = 8;                             ///< SimAI -psn; per-leaf oversubscription =
                                                    ///< gpus_per_leaf·nic_rate / (spines·leaf_spine_rate)
-  uint32_t leaves_per_spine = 8;                   ///< SimAI -app (capacity check only)
+  uint32_t leaves_per_spine = 0;                   ///< SimAI -app (capacity check only); 0: derived
   bool dual_tor = false;
   double error_rate = 0;
   std::string gpu_type = "H100";
@@ -133,8 +134,11 @@ struct FatTreeParams {
 /// segments = ceil(gpus / (servers_per_segment·gps)). SimAI's template derives its leaf count
 /// (asw_switch_num = segments·gps) the same way. E.g. 8192 Spectrum-X GPUs: 16 segments, 128. Returns the
 /// user's value unchecked, and 0 for gpus_per_server or servers_per_segment 0 (the generator rejects those).
+/// DCN+: max(8, leaves) with leaves = ceil(gpus / gpus_per_leaf), twice that with dual ToR (0 for
+/// gpus_per_leaf 0).
 uint32_t effective_leaves_per_spine(const SpectrumXParams& p);
 uint32_t effective_leaves_per_spine(const HpnParams& p);
+uint32_t effective_leaves_per_spine(const DcnPlusParams& p);
 
 GeneratedFabric generate_spectrum_x(const SpectrumXParams& p);
 GeneratedFabric generate_hpn(const HpnParams& p);
