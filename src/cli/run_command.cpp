@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "wormhole/cc/factory.h"
@@ -79,11 +80,11 @@ void check_output_dir(const std::string& path, const std::pair<std::string, int>
 }
 
 void check_writable_dir(const std::string& dir, const std::pair<std::string, int>& origin, const std::string& what) {
-  // access() asks with the real ids, as the files will be created; root passes (unless read-only).
-  if (::access(dir.c_str(), W_OK | X_OK) == 0) return;
+  // With the effective ids, as the files will be created; root passes (unless read-only).
+  if (::faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) == 0) return;
   const int err = errno;
   throw InputError(origin.first, origin.second, what + " " + dir + " is not writable: " + std::strerror(err),
-                   "make it writable (chmod u+w " + dir + ") or write elsewhere with --output-dir DIR");
+                   "let this user create files in it, or choose another folder for " + what);
 }
 
 void check_memo_out(const std::string& path, const std::vector<std::string>& others) {

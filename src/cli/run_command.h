@@ -226,7 +226,8 @@ std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions&
 /// files in it, before anything is written.
 void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what);
 /// Throws InputError naming `origin` and `what` if this user cannot create files in the existing
-/// folder `dir` (access(2) with W_OK | X_OK), with the fix: make it writable or use --output-dir.
+/// folder `dir` (faccessat(2) with W_OK | X_OK, effective ids), with the fix: let the user write there
+/// or choose another folder for `what`.
 void check_writable_dir(const std::string& dir, const std::pair<std::string, int>& origin, const std::string& what);
 /// Checks `--memo-out PATH` before the run: its directory exists (check_output_dir), it is not a
 /// directory itself, and it is none of the run's other outputs (`others`: results.h5, fct.txt,

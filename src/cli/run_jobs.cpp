@@ -137,7 +137,7 @@ void write_jobs_reports(const WorkloadRun& r, const JobSet& jobs, const FlowResu
     write_workload_csvs(r.job_dirs[k], rep);
     const std::vector<uint32_t>& hosts = r.hosts[k];
     const Time end = rep.iterations.empty() ? 0 : rep.iterations.back().end;
-    // Over the complete iterations only: an interrupted run lists the ones it never finished too.
+    // Over the complete iterations only: an interrupted run also lists the one it stopped in.
     Time sum = 0, done = 0;
     for (const IterationRecord& it : rep.iterations)
       if (it.complete) sum += it.end - it.start, ++done;

@@ -36,7 +36,7 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     if (it.complete)
       fmt::print("iteration {}: {:.3f} us (ends at {:.3f} us)\n", it.index, us(it.end - it.start), us(it.end));
     else
-      fmt::print("iteration {}: INCOMPLETE (the run stopped at {:.3f} us; see the error above)\n", it.index, us(it.end));
+      fmt::print("iteration {}: INCOMPLETE (its last work ended at {:.3f} us; see the error above)\n", it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
   const auto finished = [&](const GpuRecord& g) {
     return g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish");
@@ -270,6 +270,7 @@ void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write) {
     std::error_code ec;
     if (write) std::filesystem::create_directories(r.job_dirs.back(), ec);
     if (ec) throw InputError(sc.path, j.line, "output folder for job " + j.name + ": " + ec.message(), "choose a writable folder");
+    if (write) check_writable_dir(r.job_dirs.back(), {sc.path, j.line}, "the output folder of job " + j.name);
   }
   // The scenario's own monitor and trace keys: a base config's (SimAI.conf's) are SimAI's monitors.
   r.monitors = MonitorSession::plan(r.cfg, r.results, r.topo.topo.num_nodes, sc.path, r.out);

@@ -589,8 +589,9 @@ void FastForward::on_tick() {
         v[kFigures * j + kSpread] = waiting        ? std::numeric_limits<double>::infinity()
                                     : at_line_rate ? 0.0
                                                    : t.window.spread();
-        // A sample below line rate stays in the window until it is full: no check passes before.
-        if (!waiting && !at_line_rate && !t.window.full())
+        // A sample below line rate stays in the window until it is full: no check passes before
+        // (a waiting flow is below line rate now, so this holds for it too).
+        if (!at_line_rate && !t.window.full())
           v[kFigures * j + kWait] = static_cast<double>(window_ - t.window.count());
       }
       ++j;
@@ -674,7 +675,7 @@ std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time m
                 " ns) is shorter than " + cc + "'s own update period (" + std::to_string(cc_period / kNs) +
                 " ns: a rate held that long may still be waiting for the CC's next timer), so flows below their line rate are judged over " +
                 std::to_string(l) + " samples (" + std::to_string(static_cast<Time>(l) * s.sample_interval / kNs) +
-                " ns) instead; flows at line rate throughout over the setting's");
+                " ns) instead; flows at line rate throughout over the setting's " + std::to_string(s.window));
   if (span < 2 * max_rtt)
     w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
                 " ns) is shorter than two round trips of the network (maxRtt " + std::to_string(max_rtt / kNs) +

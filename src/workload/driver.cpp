@@ -823,6 +823,10 @@ void WorkloadDriver::finish_report(Time until) {
   }
   Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
+    // An iteration no GPU began (the run stopped before) is not reported: it has no time at all.
+    const bool started =
+        i == 0 || std::any_of(gpus_.begin(), gpus_.end(), [&](const Gpu& G) { return G.stage == kDone || G.iter >= i; });
+    if (!started) break;
     const Time end = std::max(iter_end_[i], prev);
     // Complete when every GPU's program went past it and its wg collectives of it are done.
     bool complete = true;

@@ -133,7 +133,7 @@ class UnwritableOutputFolder(Case):
         os.chmod(self.dir, 0o755)
         self.write("topology.txt", PATH3)
         self.write("flow.txt", "1\n0 1 3 100 1000000 2.0\n")
-        config = self.write("config.txt", config_text())
+        self.write("config.txt", config_text())
         locked = self.dir / "locked"
         locked.mkdir()
         (locked / "fct.txt").write_text("a previous run's\n")
@@ -148,7 +148,7 @@ class UnwritableOutputFolder(Case):
         p = self.run_as_user(config, "-o", locked)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"--output-dir {locked} is not writable: Permission denied", p.stderr)
-        self.assertIn("make it writable", p.stderr)
+        self.assertIn("let this user create files in it, or choose another folder for --output-dir", p.stderr)
         self.assertNotIn("QLEN_MON_FILE", p.stderr)
         self.assertNotIn("create the directory", p.stderr)
         self.assertEqual((locked / "fct.txt").read_text(), "a previous run's\n")

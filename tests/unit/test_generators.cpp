@@ -267,7 +267,7 @@ TEST(Generators, HpnDualToRAndPlanes) {
 }
 
 TEST(Generators, DcnPlusCounts) {
-  // Defaults: one ToR per 64 GPUs (8 servers), 8 spines, at most 8 ToRs (leaves_per_spine).
+  // Defaults: one ToR per 64 GPUs (8 servers), 8 spines; leaves_per_spine given as 16 here.
   // N = G + G/8 + ToRs + 8; links = 8·ToRs + G NIC + G NVLink.
   const Counts single[] = {
       {8, 8 + 1 + 1 + 8, 1, 9, 8 + 8 + 8},                 // 18, 24

@@ -286,6 +286,28 @@ TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
       << d.report().incomplete;
 }
 
+// Three iterations asked for, stopped inside the first: iterations no GPU began are not reported (they
+// were, as incomplete iterations of 0 µs starting where the run stopped).
+TEST(WorkloadDriver, IterationsNoGpuBeganAreNotReported) {
+  const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
+  const SimConfig cfg = simai_config();
+  const GeneratedFabric f = fabric16();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  DriverOptions o;
+  o.iterations = 3;
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  EXPECT_FALSE(d.run(20 * kUs));
+  ASSERT_EQ(d.report().iterations.size(), 1u);
+  EXPECT_EQ(d.report().iterations[0].index, 0u);
+  EXPECT_FALSE(d.report().iterations[0].complete);
+  // Run to the end, all three are there and complete.
+  Network full(cfg, f.topo, make_cc(cfg, nullptr));
+  WorkloadDriver e(full, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  ASSERT_TRUE(e.run(cfg.stop_time()));
+  ASSERT_EQ(e.report().iterations.size(), 3u);
+  for (const IterationRecord& it : e.report().iterations) EXPECT_TRUE(it.complete);
+}
+
 // A time limit inside the first compute phase: nothing ran, yet the report names the limit, not the
 // time of the last event (0 s), which read like a run that ended early.
 TEST(WorkloadDriver, TimeLimitBeforeAnyEventIsNamed) {

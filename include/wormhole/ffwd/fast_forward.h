@@ -42,14 +42,15 @@ class TickExchange {
 /// of their data paths and the switch egress ports their ACKs take where some active flow's data
 /// leaves (QueueCoupling); NACKs, CNPs and PFC frames do not join them. Every flow's CC rate
 /// is sampled every `sample_interval` (lazily: a rate holds until the CC changes it, so a run of
-/// equal samples costs O(1)); any membership change resets the partition's windows. Once every
-/// window of a partition is full, it is checked at every sample interval (on oneTBB threads; the
-/// outcome depends on nothing but the samples), and a partition whose flows are all steady is
+/// equal samples costs O(1)); any membership change resets the partition's windows. A partition is
+/// first checked after the setting's window l, then at every sample interval — or, while a flow's
+/// window cannot yet be judged (below line rate and not full, see window_samples), when it can —
+/// on oneTBB threads (the outcome depends on nothing but the samples); a partition whose flows are all steady is
 /// fast-forwarded by ΔT = the time to the earliest known interrupt: the next flow start of the
 /// flow file, LINK_DOWN, the end of the run, and each flow's estimated completion less a guard of
 /// one base RTT at its rate plus one packet, so that its end is simulated packet by packet.
 /// Each flow is credited whole packets of goodput R̂ × ΔT, R̂ = payload bytes acknowledged since a
-/// checkpoint half a window to a window ago / the time between the ACKs that bound them (no
+/// checkpoint half to three quarters of the setting's window l ago / the time between the ACKs that bound them (no
 /// calibration factor as in the paper's artifact: the goodput already excludes headers, ACK
 /// interleaving and pauses). An interrupt nobody announced pulls the partition back and un-credits
 /// the difference: a flow started by a dependency at once (every rank of a distributed run starts
@@ -86,8 +87,8 @@ class FastForward final : public SkipHooks {
   /// The steady-state window in samples: the setting l, or more when l × sample_interval is
   /// shorter than the CC's update period `cc_period` (ps) — then just over that period, so that a
   /// window always spans one of the CC's own updates (a flat rate over less may be a CC waiting
-  /// for its timer, not a steady state). A flow whose every sample since its window began is its
-  /// line rate is judged once it has l of them all the same: no timer holds its rate.
+  /// for its timer, not a steady state). (The controller judges a flow whose every sample since its
+  /// window began is its line rate once it has l of them all the same: no timer holds its rate.)
   static uint64_t window_samples(const WormholeSettings& s, Time cc_period);
   /// The window in samples this controller uses (window_samples of its settings and CC).
   uint64_t window() const { return window_; }

@@ -67,8 +67,9 @@ struct MemoReport {
 /// Everything the results file says about Wormhole.
 struct SkipReport {
   WormholeSettings settings;
-  /// The steady-state window used, samples: settings.window, or more to span the CC's own update
-  /// period (FastForward::window_samples).
+  /// The steady-state window used for flows below their line rate, samples: settings.window, or more
+  /// to span the CC's own update period (FastForward::window_samples); a flow at line rate throughout
+  /// is judged after settings.window samples.
   uint64_t window_samples = 0;
   SkipStats stats;
   std::vector<PartitionSample> timeline;

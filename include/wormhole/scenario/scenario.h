@@ -35,7 +35,7 @@
 //     gpu_type (string), error_rate ([0, 1)) all generators
 //     servers_per_segment                  spectrum-x, hpn
 //     gpus_per_leaf, dual_tor (bool)       dcn+
-//     spines, leaves_per_spine             spectrum-x, hpn, dcn+ (spectrum-x, hpn: unset = derived
+//     spines, leaves_per_spine             spectrum-x, hpn, dcn+ (leaves_per_spine unset = derived
 //                                          from the size, effective_leaves_per_spine)
 //     dual_plane (bool)                    hpn
 //     k                                    fat-tree (>= 2)

@@ -68,6 +68,7 @@ struct LayerRecord {
 struct IterationRecord {
   uint32_t index = 0;
   Time start = 0, end = 0;  ///< ps; for an incomplete iteration, end = the last thing that did finish
+                            ///< (iterations no GPU began are not reported)
   bool complete = true;     ///< false when the run stopped before every GPU finished this iteration
 };
 
