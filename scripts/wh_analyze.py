@@ -271,7 +271,8 @@ def parser():
         return p
 
     p = add("summary", cmd_summary, summary.__doc__, "print the run summary")
-    p.add_argument("file", metavar="FILE", help="results .h5 (or an HPCC fct.txt: flow statistics only)")
+    p.add_argument("file", metavar="FILE", help="results .h5, or a run's output folder (or an HPCC fct.txt: flow "
+                                                "statistics only)")
     fmt = argparse.ArgumentParser(add_help=False)
     fmt.add_argument("--format", choices=("png", "pdf", "svg"),
                      help="image format (default: the output's suffix, else png)")

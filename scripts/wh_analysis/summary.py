@@ -164,7 +164,9 @@ def text(s):
                      f"DP {w.get('dp')}, EP {w.get('ep')}, DP_EP {w.get('dp_ep')}; "
                      + ("complete" if w.get("complete") else f"INCOMPLETE ({w.get('incomplete', '')})"))
         for i, t in enumerate(w["iteration_time_us"]):
-            lines.append(f"iteration {i}: {t:.3f} us")
+            # A run stopped early lists the iterations some GPU began; the last is the one it stopped in.
+            stopped = not w.get("complete", 1) and i == len(w["iteration_time_us"]) - 1
+            lines.append(f"iteration {i}: {t:.3f} us" + (" (INCOMPLETE: the run stopped in it)" if stopped else ""))
         lines.append(f"GPU {w.get('report_gpu')}     compute {us('total_compute_ps'):.3f} us, exposed communication "
                      f"{us('total_exposed_ps'):.3f} us (TP {us('exposed_tp_ps'):.3f}, DP {us('exposed_dp_ps'):.3f}, "
                      f"EP {us('exposed_ep_ps'):.3f}, DP_EP {us('exposed_dp_ep_ps'):.3f}, "

@@ -675,7 +675,8 @@ std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time m
                 " ns) is shorter than " + cc + "'s own update period (" + std::to_string(cc_period / kNs) +
                 " ns: a rate held that long may still be waiting for the CC's next timer), so flows below their line rate are judged over " +
                 std::to_string(l) + " samples (" + std::to_string(static_cast<Time>(l) * s.sample_interval / kNs) +
-                " ns) instead; flows at line rate throughout over the setting's " + std::to_string(s.window));
+                " ns) instead; flows at line rate throughout are judged over the setting's " + std::to_string(s.window) +
+                " samples");
   if (span < 2 * max_rtt)
     w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
                 " ns) is shorter than two round trips of the network (maxRtt " + std::to_string(max_rtt / kNs) +

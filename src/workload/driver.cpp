@@ -788,7 +788,7 @@ std::string WorkloadDriver::describe_pending() const {
       const FlowStep st = cp.flow(f);
       const bool src_issued = in.issued[cp.src_index(f)];
       s += fmt::format("\n    flow GPU {} -> GPU {}, {} B, ring {} step {}: {}", st.src, st.dst, st.bytes, st.ring, st.step,
-                       released(f) ? "in flight (no path, or not finished)"
+                       released(f) ? "released, not finished (in flight, or without a path)"
                        : !src_issued         ? "its sender has not issued the collective"
                                              : "waiting for its parent flow");
       ++listed;

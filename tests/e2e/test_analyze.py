@@ -192,6 +192,20 @@ class Analyze(unittest.TestCase):
         self.assertEqual(c["error"]["mean"], 0.0)
         self.assertEqual(c["error"]["max"], 0.0)
 
+    def test_summary_of_a_stopped_workload_marks_its_last_iteration(self):
+        # Three iterations asked for, stopped at 1.5 ms inside the first: one iteration reported, marked.
+        out = self.tmp / "stopped"
+        p = subprocess.run([str(WORMHOLE), "run", SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml", "-o", out,
+                            "-q", "--set", "workload.iterations=3", "--set", 'workload.max_time="1.5ms"'],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual((out / "iterations.csv").read_text().splitlines(),
+                         ["iteration,start_us,end_us,time_us,complete", "0,0.000,723.014,723.014,0"])
+        text = self.analyze("summary", out).stdout
+        self.assertIn("iteration 0: 723.014 us (INCOMPLETE: the run stopped in it)", text)
+        self.assertNotIn("iteration 1", text)
+        self.assertIn("iteration 0: 1690.266 us\n", self.analyze("summary", self.tmp / "micro").stdout)
+
     def test_a_run_folder_stands_for_its_results(self):
         run = self.tmp / "incast"
         self.assertEqual(self.analyze_json("summary", run)["flows"], self.analyze_json("summary", run / "results.h5")["flows"])
