@@ -317,6 +317,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         break;
       }
       case kFwdIssue:
+        note_time(G.iter, now);  // its compute ended (a run stopped in the collective ends here)
         G.stage = kFwdComm;
         issue(g, Phase::Fwd);
         if (G.stage == kFwdComm) return;  // collective_done_at moves it on
@@ -331,6 +332,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         if (delay(Time(w_.layers[G.row].ig_compute_ns) * kNs, kIgIssue)) return;
         break;
       case kIgIssue:
+        note_time(G.iter, now);
         G.stage = kIgComm;
         issue(g, Phase::Ig);
         if (G.stage == kIgComm) return;
@@ -839,6 +841,9 @@ void WorkloadDriver::finish_report(Time until) {
     report_.iterations.push_back({i, prev, end, complete});
     prev = end;
   }
+  // Rows of iterations no GPU began are not reported either (they hold only the planned compute).
+  if (report_.iterations.size() < o_.iterations)
+    report_.layers.resize(report_.layers.size() / o_.iterations * report_.iterations.size());
   EndToEnd& e = report_.end_to_end;
   e = {};
   for (const LayerRecord& l : report_.layers) {
@@ -858,6 +863,8 @@ void WorkloadDriver::finish_report(Time until) {
   if (o_.report_gpu < report_.per_gpu.size()) {
     e.exposed_pp = report_.per_gpu[o_.report_gpu].exposed_pp;
     e.bubble = report_.per_gpu[o_.report_gpu].bubble;
+    // Stopped early, the rows' planned compute is more than ran: count what the report GPU ran.
+    if (!report_.incomplete.empty()) e.total_compute = report_.per_gpu[o_.report_gpu].compute;
   }
   e.total_exposed = e.exposed_dp + e.exposed_dp_ep + e.exposed_tp + e.exposed_ep + e.exposed_pp;
   e.total = prev;

@@ -200,9 +200,9 @@ class Analyze(unittest.TestCase):
                            capture_output=True, text=True, timeout=TIMEOUT)
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual((out / "iterations.csv").read_text().splitlines(),
-                         ["iteration,start_us,end_us,time_us,complete", "0,0.000,723.014,723.014,0"])
+                         ["iteration,start_us,end_us,time_us,complete", "0,0.000,1279.014,1279.014,0"])
         text = self.analyze("summary", out).stdout
-        self.assertIn("iteration 0: 723.014 us (INCOMPLETE: the run stopped in it)", text)
+        self.assertIn("iteration 0: 1279.014 us (INCOMPLETE: the run stopped in it)", text)
         self.assertNotIn("iteration 1", text)
         self.assertIn("iteration 0: 1690.266 us\n", self.analyze("summary", self.tmp / "micro").stdout)
 

@@ -300,6 +300,10 @@ TEST(WorkloadDriver, IterationsNoGpuBeganAreNotReported) {
   ASSERT_EQ(d.report().iterations.size(), 1u);
   EXPECT_EQ(d.report().iterations[0].index, 0u);
   EXPECT_FALSE(d.report().iterations[0].complete);
+
+  EXPECT_EQ(d.report().layers.size(), 1u);
+  EXPECT_EQ(d.report().end_to_end.total_compute, d.report().per_gpu[0].compute);
+  EXPECT_EQ(d.report().end_to_end.total_compute, 1 * kNs);
   // Run to the end, all three are there and complete.
   Network full(cfg, f.topo, make_cc(cfg, nullptr));
   WorkloadDriver e(full, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
