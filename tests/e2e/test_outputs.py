@@ -157,8 +157,10 @@ class UnwritableOutputFolder(Case):
         p = self.run_as_user(config)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"FCT_OUTPUT_FILE {locked}/fct.txt: directory {locked} is not writable", p.stderr)
-        # A training scenario's output folder.
-        p = self.run_as_user(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml", "-o", locked)
+        # A training scenario's output folder (its files copied here: the source tree may be private to root).
+        for name in ("micro-allreduce-16g.toml", "microAllReduce_16g.txt", "SimAI.conf"):
+            shutil.copy(SOURCE_DIR / "inputs" / "llm" / name, self.dir / name)
+        p = self.run_as_user(self.dir / "micro-allreduce-16g.toml", "-o", locked)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"--output-dir {locked} is not writable: Permission denied", p.stderr)
         self.assertEqual(sorted(x.name for x in locked.iterdir()), ["fct.txt"])
