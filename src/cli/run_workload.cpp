@@ -255,9 +255,8 @@ void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write) {
     std::filesystem::create_directories(dir, ec);
     if (ec)
       throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
-    check_writable_dir(dir, o.output_dir.empty() ? std::pair<std::string, int>{sc.path, 0}
-                                                 : std::pair<std::string, int>{"command line", 0},
-                       o.output_dir.empty() ? "[output] dir" : "--output-dir");
+    if (o.output_dir.empty()) check_writable_dir(dir, {sc.path, 0}, "[output] dir");
+    else check_writable_dir(dir, {"command line", 0}, "--output-dir");
   }
   r.out = std::filesystem::absolute(dir).string();
   r.cfg.fct_output_file = (std::filesystem::path(r.out) / "fct.txt").string();

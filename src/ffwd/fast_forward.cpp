@@ -574,9 +574,9 @@ void FastForward::on_tick() {
   // a flow below line rate whose window saw no rise is waiting for it, not steady (measured: DCQCN
   // flows held at MIN_RATE for RP_TIMER after an incast were skipped at 1 Gb/s for 265 ms). So a
   // window spans the CC's update period (window_samples) — but a flow that sent at its line rate in
-  // every sample of the setting's window l waits for no timer: its rate moves only on a CNP, which
-  // the window would show. It is judged over l samples (a 200-µs window then sees DCQCN flows of
-  // 0.5 ms that a 905-µs one never could).
+  // every sample of its window waits for no timer: its rate moves only on a CNP, which the window
+  // would show. It is judged once it has the setting's l samples (a 200-µs window then sees DCQCN
+  // flows of 0.5 ms that a 905-µs one never could).
   const Time window_start = now - static_cast<Time>(window_) * s_.sample_interval;
   auto check = [&](size_t i) {
     size_t j = first[i];
@@ -585,14 +585,16 @@ void FastForward::on_tick() {
         const Track& t = tracks_[track_of_[id]];
         const Flow& f = net_.flow(id);
         const bool waiting = timed_increase_ && f.rate_bps < f.max_rate_bps && t.rose_at < window_start;
-        const bool at_line_rate = t.window.count() >= line_rate_window_ && t.window.min() >= f.max_rate_bps;
-        v[kFigures * j + kSpread] = waiting        ? std::numeric_limits<double>::infinity()
-                                    : at_line_rate ? 0.0
-                                                   : t.window.spread();
-        // A sample below line rate stays in the window until it is full: no check passes before
-        // (a waiting flow is below line rate now, so this holds for it too).
-        if (!at_line_rate && !t.window.full())
-          v[kFigures * j + kWait] = static_cast<double>(window_ - t.window.count());
+        // The samples a flow needs before it can pass: l while all are its line rate; else the full
+        // window, since a sample below line rate stays in it until then (a waiting flow is below
+        // line rate now, so this holds for it too).
+        const bool all_line_rate = t.window.min() >= f.max_rate_bps;
+        const uint64_t needed = all_line_rate ? line_rate_window_ : window_;
+        double& spread = v[kFigures * j + kSpread];
+        if (waiting) spread = std::numeric_limits<double>::infinity();
+        else if (all_line_rate && t.window.count() >= needed) spread = 0.0;
+        else spread = t.window.spread();
+        if (t.window.count() < needed) v[kFigures * j + kWait] = static_cast<double>(needed - t.window.count());
       }
       ++j;
     }

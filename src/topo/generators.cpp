@@ -139,12 +139,12 @@ std::string simai_name(const std::string& prefix, const Common& c, const std::st
          format_data_rate(c.nic_rate) + "_" + c.gpu_type;
 }
 
-/// SimAI's rail-optimised check, segments ≤ leaves_per_spine / gps, met with the least value at or above
-/// the template's `floor` (0 for a zero gps or segment size: the builder rejects those).
-uint32_t derived_leaves_per_spine(uint32_t gpus, uint32_t gps, uint32_t servers_per_segment, uint32_t floor) {
-  const uint64_t seg_gpus = uint64_t(servers_per_segment) * gps;
-  if (seg_gpus == 0) return 0;
-  const uint64_t need = (gpus + seg_gpus - 1) / seg_gpus * gps;
+/// SimAI's capacity check, segments ≤ leaves_per_spine / leaves_per_segment with segments =
+/// ceil(gpus / seg_gpus), met with the least value at or above the template's `floor` (0 for a zero
+/// segment size or leaf count: the builder rejects those).
+uint32_t derived_leaves_per_spine(uint32_t gpus, uint64_t seg_gpus, uint32_t leaves_per_segment, uint32_t floor) {
+  if (seg_gpus == 0 || leaves_per_segment == 0) return 0;
+  const uint64_t need = (gpus + seg_gpus - 1) / seg_gpus * leaves_per_segment;
   return static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(need, floor), std::numeric_limits<uint32_t>::max()));
 }
 
@@ -156,18 +156,18 @@ const char* const kRailCapacityFix =
 
 uint32_t effective_leaves_per_spine(const SpectrumXParams& p) {
   return p.leaves_per_spine ? p.leaves_per_spine
-                            : derived_leaves_per_spine(p.gpus, p.gpus_per_server, p.servers_per_segment, 64);
+                            : derived_leaves_per_spine(p.gpus, uint64_t(p.servers_per_segment) * p.gpus_per_server,
+                                                       p.gpus_per_server, 64);
 }
 
 uint32_t effective_leaves_per_spine(const HpnParams& p) {
   return p.leaves_per_spine ? p.leaves_per_spine
-                            : derived_leaves_per_spine(p.gpus, p.gpus_per_server, p.servers_per_segment, 240);
+                            : derived_leaves_per_spine(p.gpus, uint64_t(p.servers_per_segment) * p.gpus_per_server,
+                                                       p.gpus_per_server, 240);
 }
 
 uint32_t effective_leaves_per_spine(const DcnPlusParams& p) {
-  if (p.leaves_per_spine || p.gpus_per_leaf == 0) return p.leaves_per_spine;
-  const uint64_t leaves = (uint64_t(p.gpus) + p.gpus_per_leaf - 1) / p.gpus_per_leaf * (p.dual_tor ? 2 : 1);
-  return static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(leaves, 8), std::numeric_limits<uint32_t>::max()));
+  return p.leaves_per_spine ? p.leaves_per_spine : derived_leaves_per_spine(p.gpus, p.gpus_per_leaf, p.dual_tor ? 2 : 1, 8);
 }
 
 GeneratedFabric generate_spectrum_x(const SpectrumXParams& p) {
