@@ -80,6 +80,7 @@ void EventQueue::put_in_window(const Event& e, uint64_t b) {
   }
   head_[slot] = n;
   bits_[slot >> 6] |= 1ull << (slot & 63);
+  summary_[slot >> 12] |= 1ull << ((slot >> 6) & 63);
 }
 
 void EventQueue::push(const Event& e) {
@@ -90,20 +91,30 @@ void EventQueue::push(const Event& e) {
   else far_.push(e);
 }
 
+uint64_t EventQueue::first_word(uint64_t from, uint64_t to) const {
+  while (from < to) {
+    const uint64_t s = summary_[from >> 6] >> (from & 63);
+    if (s) return std::min(to, from + static_cast<uint64_t>(__builtin_ctzll(s)));
+    from = (from | 63) + 1;
+  }
+  return to;
+}
+
 uint64_t EventQueue::next_bucket() const {
   // Precondition: size_ > 0 and the current bucket is drained. The next non-empty bucket of the
   // window (circular scan of the bitmap from cur_ + 1), or the far heap's first.
   const uint64_t start = (cur_ + 1) & (kBuckets - 1);
-  for (uint64_t scanned = 0; scanned < kBuckets;) {
-    const uint64_t slot = (start + scanned) & (kBuckets - 1);
-    const uint64_t word = bits_[slot >> 6] >> (slot & 63);
-    if (word) {
-      const uint64_t off = static_cast<uint64_t>(__builtin_ctzll(word));
-      if (scanned + off < kBuckets - 1) return cur_ + 1 + scanned + off;
-      break;
-    }
-    scanned += 64 - (slot & 63);
+  const uint64_t w0 = start >> 6;
+  uint64_t slot = kBuckets;
+  if (const uint64_t word = bits_[w0] >> (start & 63)) {
+    slot = start + static_cast<uint64_t>(__builtin_ctzll(word));
+  } else {
+    uint64_t w = first_word(w0 + 1, kWords);
+    if (w == kWords && (w = first_word(0, w0 + 1)) == w0 + 1) w = kWords;  // wrapped: slots before start
+    if (w < kWords) slot = w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits_[w]));
   }
+  const uint64_t d = (slot - start) & (kBuckets - 1);
+  if (slot < kBuckets && d < kBuckets - 1) return cur_ + 1 + d;
   return bucket_of(far_.top().time);
 }
 
@@ -143,6 +154,7 @@ void EventQueue::advance(uint64_t next) {
     }
     head_[slot] = kNil;
     bits_[slot >> 6] &= ~(1ull << (slot & 63));
+    if (bits_[slot >> 6] == 0) summary_[slot >> 12] &= ~(1ull << ((slot >> 6) & 63));
     std::sort(run_.begin(), run_.end(), [](const Event& a, const Event& b) { return a.before(b); });
   }
   // The window moved: far events that now fall inside it join their buckets.

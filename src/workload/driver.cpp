@@ -390,12 +390,12 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   Gpu& G = gpus_[g];
   const uint32_t row = static_cast<uint32_t>(G.row);
   const CommOp& op = op_of(row, phase);
-  const std::vector<uint32_t> members = group_members(layout_, op.group, g);
   const Time now = net_.client_now();
-  if (op.op == Collective::None || op.bytes == 0 || members.size() <= 1 ||
-      o_.ignore_group[static_cast<size_t>(op.group)]) {
-    // Nothing to send (or a group the user chose not to simulate): no instance; the GPU moves on
-    // at once (after the update delay).
+  // Nothing to send (or a group the user chose not to simulate): no instance; the GPU moves on at
+  // once (after the update delay). The group's members are listed only when they may send.
+  const bool none = op.op == Collective::None || op.bytes == 0 || o_.ignore_group[static_cast<size_t>(op.group)];
+  const std::vector<uint32_t> members = none ? std::vector<uint32_t>{} : group_members(layout_, op.group, g);
+  if (members.size() <= 1) {
     collective_done_at(g, UINT32_MAX);
     return;
   }

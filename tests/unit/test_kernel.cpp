@@ -109,6 +109,35 @@ TEST(EventQueue, InterleavedPushPopKeepsOrder) {
   EXPECT_EQ(q.size(), ref.size());
 }
 
+// An accelerated run leaves the calendar nearly empty: a few events spread over the whole window,
+// its wrap-around and beyond it. next_time() and the pops must still find the earliest one.
+TEST(EventQueue, SparseEventsAcrossTheWindowAndItsWrapKeepOrder) {
+  std::mt19937_64 gen(99);
+  EventQueue q;
+  std::multiset<std::pair<Time, uint64_t>> ref;
+  Time now = 0;
+  uint32_t seq = 0;
+  // Gaps from one bucket to twice the window (67 us), so successive events land in any word of the
+  // bitmap, before and after the slot being drained, or in the far heap.
+  const Time spans[] = {5 * kNs, 300 * kNs, 20 * kUs, 66 * kUs, 140 * kUs};
+  for (int step = 0; step < 20000; ++step) {
+    if (ref.size() < 1 + gen() % 4) {
+      Event e;
+      e.time = now + static_cast<Time>(gen() % static_cast<uint64_t>(spans[gen() % 5]));
+      e.key = Event::make_key(e.time, Cause{now, gen() % 8, seq++});
+      q.push(e);
+      ref.insert({e.time, e.key});
+    } else {
+      ASSERT_EQ(q.next_time(), ref.begin()->first) << "step " << step;
+      const Event e = q.pop();
+      ASSERT_EQ(std::make_pair(e.time, e.key), *ref.begin()) << "step " << step;
+      ref.erase(ref.begin());
+      now = e.time;
+    }
+  }
+  EXPECT_EQ(q.size(), ref.size());
+}
+
 // A distributed rank runs windows: pop_until(edge), then packets from other ranks are pushed at
 // times after the edge but before its own next event. next_time() must not move the calendar, and
 // pop_until must not move it past the edge, or those packets (and all their successors) land in the

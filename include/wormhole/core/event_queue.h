@@ -33,7 +33,7 @@ class EventQueue {
   static constexpr int kBucketShift = 12;               ///< bucket width 2^12 ps = 4.096 ns
   static constexpr uint64_t kBuckets = 1u << 14;        ///< window of 16,384 buckets
 
-  EventQueue() : head_(kBuckets, kNil), bits_(kBuckets / 64, 0) {}
+  EventQueue() : head_(kBuckets, kNil), bits_(kWords, 0), summary_(kWords / 64, 0) {}
   void push(const Event& e);
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
@@ -68,7 +68,10 @@ class EventQueue {
   size_t side_heap_size() const { return side_.size(); }
 
  private:
+  static constexpr uint64_t kWords = kBuckets / 64;  ///< words of the non-empty-slot bitmap
   uint64_t next_bucket() const;
+  /// The first word of bits_ in [from, to) that has a slot set, or `to`.
+  uint64_t first_word(uint64_t from, uint64_t to) const;
   /// Moves to the next bucket if it starts at or before `until`; false (nothing moved) otherwise.
   bool advance_until(Time until);
   static uint64_t bucket_of(Time t) { return static_cast<uint64_t>(t) >> kBucketShift; }
@@ -99,6 +102,9 @@ class EventQueue {
   std::vector<uint32_t> free_nodes_;
   std::vector<uint32_t> head_;
   std::vector<uint64_t> bits_;              // non-empty slots
+  // Non-zero words of bits_: finding the next event after a long gap (an accelerated run's
+  // skips leave the window nearly empty) reads a few words, not all 256.
+  std::vector<uint64_t> summary_;
   uint64_t cur_ = 0;                        // bucket being drained
   size_t size_ = 0;
 };
