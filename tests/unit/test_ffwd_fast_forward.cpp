@@ -131,6 +131,34 @@ TEST(FastForward, AFlowAtLineRateNeedsOnlyTheSettingsWindow) {
   EXPECT_LE(std::abs((net.record(0).finish - net.record(0).start) - pkt.fct[0]), kPacketTime);
 }
 
+TEST(FastForward, APartitionBelowLineRateIsCheckedAgainWhenItsWindowCanBeFull) {
+  // Two flows into one host with ECN marking on: DCQCN cuts them below line rate within the first
+  // 100 us. With l = 100 (lengthened to 305 samples for flows below line rate, as above) their
+  // partition is checked once at 100 samples, then not again until 305 samples can be in the
+  // window: a check per sample in between could not pass (the window is not yet full).
+  SimConfig cfg = config();
+  cfg.enable_qcn = true;
+  Network net(cfg, star(3), make_cc(cfg, nullptr));
+  net.add_flows({flow(0, 2, 60'000'000), flow(1, 2, 60'000'000)});
+  WormholeSettings ws = on();
+  ws.window = 100;
+  FastForward ff(net, ws, 1 * kSec);
+  const Time start = std::max(net.record(0).start, net.record(1).start);
+  const Time first = (start / kUs + 100) * kUs, full = (start / kUs + 305) * kUs;
+  // (A tick comes just after its sample instant: the sample sees every event at that instant.)
+  net.run(first - kUs / 2);
+  EXPECT_EQ(ff.stats().checks, 0u);
+  net.run(first + kUs / 2);
+  EXPECT_EQ(ff.stats().checks, 1u);
+  ASSERT_LT(net.flow(0).rate_bps, net.flow(0).max_rate_bps);  // cut: the long window applies
+  net.run(full - kUs / 2);
+  EXPECT_EQ(ff.stats().checks, 1u);
+  net.run(full + kUs / 2);
+  EXPECT_EQ(ff.stats().checks, 2u);
+  net.run(full + 3 * kUs / 2);  // the window is full: checked every sample until it is steady
+  EXPECT_EQ(ff.stats().checks, 3u);
+}
+
 TEST(FastForward, DetectOnlyIsPacketMode) {
   // Steady checks run, nothing is skipped: bit-identical to a run without a controller.
   const std::vector<FlowSpec> flows = {flow(0, 2, 20'000'000), flow(1, 2, 10'000'000, 500 * kUs), flow(2, 0, 30'000'000)};
