@@ -33,11 +33,15 @@ MIN_FWD = 4096  # fwd sizes of 1..4095 B are issued as 4096 B (docs/workloads.md
 
 
 def load_schema():
-    """The generated et_def_pb2 module (protoc into a temporary folder: nothing generated is kept)."""
-    out = Path(tempfile.mkdtemp(prefix="wh_chakra_pb_"))
-    subprocess.run(["protoc", f"-I{PROTO.parent}", f"--python_out={out}", PROTO.name], check=True)
-    sys.path.insert(0, str(out))
-    return importlib.import_module("et_def_pb2")
+    """The generated et_def_pb2 module (protoc into a temporary folder, removed once the module is loaded: nothing
+    generated is kept)."""
+    with tempfile.TemporaryDirectory(prefix="wh_chakra_pb_") as out:
+        subprocess.run(["protoc", f"-I{PROTO.parent}", f"--python_out={out}", PROTO.name], check=True)
+        sys.path.insert(0, out)
+        try:
+            return importlib.import_module("et_def_pb2")
+        finally:
+            sys.path.remove(out)
 
 
 def parse_comm(kind, size, wg_column):

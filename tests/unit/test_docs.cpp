@@ -2,6 +2,7 @@
 // table row that starts with it in backticks (docs/network-model.md §1 for the HPCC keys,
 // docs/workloads.md §10 for the scenario keys).
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -95,10 +96,12 @@ TEST(Docs, TheKeyListIsWhatTheReaderAccepts) {
     } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()).find("unknown key"), std::string::npos) << k << ": " << e.what();
     }
+    std::remove(path.c_str());
   }
   const std::string path = dir + "/wh_key_unknown.txt";
   std::ofstream(path) << "NOT_A_KEY 1\n";
   EXPECT_THROW(read_hpcc_config(path), InputError);
+  std::remove(path.c_str());
 }
 
 TEST(Docs, KeyListsHoldTheKnownKeys) {
