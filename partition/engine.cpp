@@ -6,6 +6,7 @@
 #include <string>
 
 #include "wormhole/core/input_error.h"
+#include "wormhole/core/interrupt.h"
 
 namespace wh {
 
@@ -56,13 +57,19 @@ void DistributedEngine::run(Time until) {
     auto t0 = Clock::now();
     // Peeked without moving the calendar: packets may still arrive before this rank's next event.
     // With a window hook, its count rides along (negated: one MPI_MIN gives both the earliest time
-    // and the largest count), so the monitors add no collective to a window.
-    int64_t mine[2] = {std::min(k.queue().next_time(), net_.next_client_event()),
-                       hook_ ? -static_cast<int64_t>(hook_->pending()) : 0};
-    int64_t got[2] = {0, 0};
-    MPI_Allreduce(mine, got, 2, MPI_INT64_T, MPI_MIN, comm_);
+    // and the largest count), so the monitors add no collective to a window; so does a signal any
+    // rank has seen (negated too), and every rank stops at this edge.
+    int64_t mine[3] = {std::min(k.queue().next_time(), net_.next_client_event()),
+                       hook_ ? -static_cast<int64_t>(hook_->pending()) : 0, -static_cast<int64_t>(interrupt_signal())};
+    int64_t got[3] = {0, 0, 0};
+    MPI_Allreduce(mine, got, 3, MPI_INT64_T, MPI_MIN, comm_);
     const int64_t start = got[0];
     times_.wait_s += since(t0);
+    if (got[2] < 0) {
+      stop_signal_ = static_cast<int>(-got[2]);
+      net_.stop_by_signal();
+      break;
+    }
     if (start == kTimeMax || start > until) break;
     const Time barrier = k.barrier();  // the same on every rank
     if (hook_) {
@@ -106,7 +113,7 @@ void DistributedEngine::run(Time until) {
     MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, comm_);
     uint64_t pending = net_.kernel().pending() + (rank_ == 0 ? net_.client_pending() : 0);  // the client: once
     MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_UINT64_T, MPI_SUM, comm_);
-    net_.set_run_end(last, pending);
+    net_.set_run_end(last, stop_signal_ ? std::max<uint64_t>(pending, 1) : pending);  // a signal: not run dry
   } else {
     net_.set_run_end(net_.stop_event().time, 1);  // stopped, not run dry
   }

@@ -188,6 +188,10 @@ void print_start(const Shared& s) {
 }  // namespace
 
 int run_distributed(const RunOptions& o, int rank, int ranks) {
+  // A signal on any rank stops every rank at the next window edge (DistributedEngine::run), and the
+  // outputs are written as far as the run got, as one process does. (mpirun and srun pass a SIGINT
+  // or SIGTERM on to every rank, then kill them after a grace time: docs/results.md.)
+  install_interrupt_handlers();
   const bool lead = rank == 0, speak = lead && !o.quiet;
   const bool workload = std::filesystem::path(o.scenario).extension() == ".toml";
   ConfigRun cr;
@@ -355,6 +359,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   meta.stats = g.stats;
   fill_run_record(meta, net, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
   if (workload) meta.scenario_keys = scenario_values(wr.sc);
+  const int stopped = note_interrupt(meta, net, g.stats.sim_end, engine->stop_signal());
   // One results file, each rank writing its own rows through MPI-IO.
   const std::vector<JobReport> jobs = work.jobs ? job_reports(wr, *work.jobs) : std::vector<JobReport>{};
   if (auto failed = agree(rank, [&] {
@@ -382,6 +387,11 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     warn_late_acks(g);
     const FlowResults flows(std::move(g.records));
     if (work.jobs) write_jobs_reports(wr, *work.jobs, flows);
+    if (stopped) {
+      print_interrupted(meta, obs.finished(), flows.size(),
+                        workload ? "fct.txt, pfc.txt and the CSVs in " + wr.out : s.fct + " and " + s.pfc);
+      return;
+    }
     if (!workload) print_unfinished(cr, flows, g.stats, 0);
     if (!complete && work.report)
       std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
@@ -405,6 +415,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     else fmt::print("outputs: {} {} {}{}{}\n", s.fct, s.pfc, s.results, memo.empty() ? "" : " " + memo, monitors->outputs());
   });
   if (failed) return *failed;
+  if (stopped) return stopped;
   return complete ? 0 : 3;
 }
 

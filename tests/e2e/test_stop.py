@@ -106,6 +106,35 @@ class Stop(unittest.TestCase):
             self.assertEqual(set(f["jobs"]), {"a", "b"})
         self.assertTrue((out / "jobs.csv").exists() and (out / "a" / "iterations.csv").exists())
 
+    @unittest.skipUnless(shutil.which("mpirun"), "needs mpirun (Open MPI)")
+    def test_signal_stops_a_distributed_run_cleanly(self):
+        # mpirun passes a Ctrl-C on to every rank as SIGTERM; a signal seen by any rank stops all of them at the
+        # same window edge, and they write what finished as one process does: fct.txt is then the first lines of
+        # the complete run's (one process, the portable event order a distributed run has).
+        (self.dir / "flow.txt").write_text(flows(20000, 200000))
+        full = subprocess.run([str(WORMHOLE), "run", "config.txt", "-o", "full", "-q", "--set", "EVENT_ORDER=portable"],
+                              cwd=self.dir, capture_output=True, text=True, timeout=300)
+        self.assertEqual(full.returncode, 0, full.stderr)
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        out = self.dir / "dist"
+        p = subprocess.Popen([shutil.which("mpirun"), *root, "--oversubscribe", "-np", "2", str(WORMHOLE), "run",
+                              "config.txt", "-o", str(out), "-q"], cwd=self.dir,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        fct = out / "fct.txt"
+        err = self.interrupt_once_written(p, fct, signal.SIGINT)
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, err)
+        self.assertNotEqual(p.returncode, 0, err)
+        self.assertRegex(err, r"interrupted by SIG(INT|TERM) at simulated time")
+        n = self.check_whole_lines(fct)
+        self.assertGreater(n, 0)
+        self.assertLess(n, 20000)
+        self.assertEqual(fct.read_text().splitlines(), (self.dir / "full" / "fct.txt").read_text().splitlines()[:n])
+        with h5py.File(out / "results.h5") as f:
+            self.assertEqual(int(f["run"].attrs["complete"]), 0)
+            self.assertRegex(f["run"].attrs["incomplete"], r"interrupted by SIG(INT|TERM)")
+            self.assertEqual(int(f["flows"]["finished"].sum()), n)
+
     @staticmethod
     def file_size_limit(limit):
         def apply():

@@ -157,6 +157,10 @@ class Network final : public CcHost {
   }
   /// Ends the run after the running event (a workload's last GPU finished).
   void stop();
+  /// Ends the run as a SIGINT / SIGTERM does (stopped_by_signal() is then true). A distributed run's
+  /// engine calls it on every rank at the same window edge, once any rank has seen the signal: each
+  /// rank's own progress tick does not stop it (ranks see a signal at different points).
+  void stop_by_signal() { stopped_ = interrupt_stop_ = true; }
 
   // --- observers that change nothing (monitors and the packet trace, src/io/monitors.cpp) ---
   /// Attaches `h` (nullptr: none); its first sample is due at `first` (ps). In a distributed run each
