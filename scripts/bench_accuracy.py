@@ -35,7 +35,7 @@ Scenarios (DCQCN unless said; the GPT ones without TP, θ 0.05 / l 2000 unless s
                   DCQCN settings, l = 200; and rail128-hpcc-l200
   perm64-l200     a 64-host permutation, 32 MiB each, 8 leaves x 8 hosts, 8 spines, 100 Gb/s, DCQCN, l = 200
   --big adds sx-gpt13b (GPT-13B, 128 GPUs, Spectrum-X), dcn-gpt13b and dcn-gpt13b-hpcc (DCN+ 1:1), dcn4-gpt13b
-  (4:1) and sx1024-gpt7b-l200 (the GPT-7B workload on 1,024 GPUs, DP 128, l = 200).
+  and dcn4-gpt13b-hpcc (4:1) and sx1024-gpt7b-l200 (the GPT-7B workload on 1,024 GPUs, DP 128, l = 200).
 Time it takes on 2 cores, --runs 4, --jobs 2: about an hour without --big, several with it.
 """
 import argparse
@@ -78,6 +78,7 @@ BIG = [
     ("dcn-gpt13b", GPT13B, DCN13),
     ("dcn-gpt13b-hpcc", GPT13B, DCN13 + HPCC),
     ("dcn4-gpt13b", GPT13B, [NO_TP, "topology.generator=\"dcn+\"", "topology.gpus_per_leaf=8", "topology.spines=2"]),
+    ("dcn4-gpt13b-hpcc", GPT13B, [NO_TP, "topology.generator=\"dcn+\"", "topology.gpus_per_leaf=8", "topology.spines=2"] + HPCC),
     ("sx1024-gpt7b-l200", "sx1024.toml", [NO_TP] + L200),
 ]
 EST = re.compile(r"wormhole: estimated error (\d+\.\d+) % of the flows' bytes")
@@ -204,9 +205,12 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="wh_bench_acc_"))
     prepare(work)
     scenarios = SCENARIOS + (BIG if args.big else [])
-    if args.only:
+    if args.only:  # names from either list: --only picks the big ones without --big
         keep = args.only.split(",")
-        scenarios = [s for s in scenarios if s[0] in keep]
+        unknown = [k for k in keep if k not in {s[0] for s in SCENARIOS + BIG}]
+        if unknown:
+            ap.error(f"--only {','.join(unknown)}: no such scenario (see --help)")
+        scenarios = [s for s in SCENARIOS + BIG if s[0] in keep]
     head = ["scenario", "mode", "runs", "wall (median)", "speedup", "iteration or makespan: Δ mean ± SE",
             "mean FCT: Δ ± SE", "slowdown p50 (worst bin)", "slowdown p99 (worst bin)", "estimated error",
             "warned", "verify: measured error"]
