@@ -284,5 +284,21 @@ class MemoErrorControl(unittest.TestCase):
         self.assertFalse((ring / "out" / "dcqcn" / "fct.txt").exists())  # refused before any output
 
 
+    def test_a_memo_file_of_a_rewired_fabric_of_the_same_size_is_refused(self):
+        # Hosts 1 and 2 of the ring's fat tree change edge switches: the same nodes, switches, ports and link
+        # classes, other wiring (host 1 and host 0 no longer share a switch).
+        ring = copy_scenario("hpcc-ring16-fattree-k4-1MB", self.dir)
+        p = run(ring, "config_dcqcn.txt", "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        topo = (ring / "topology.txt").read_text()
+        rewired = topo.replace("\n1 16 ", "\n1 x ").replace("\n2 17 ", "\n2 16 ").replace("\n1 x ", "\n1 17 ")
+        self.assertNotEqual(rewired, topo)
+        (ring / "topology.txt").write_text(rewired)
+        p = run(ring, "config_dcqcn.txt", "--set", "WORMHOLE=1", "--memo", str(ring / "out" / "dcqcn" / "memo.h5"),
+                "--set", "FCT_OUTPUT_FILE=out/rewired/fct.txt")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"FABRIC=([0-9a-f]{16}) \(36 nodes, 20 switches, 96 ports\) there, FABRIC=(?!\1)"
+                                   r"[0-9a-f]{16} \(36 nodes, 20 switches, 96 ports\) here")
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
