@@ -28,6 +28,7 @@ using namespace h5;
 struct IterationRow {
   uint32_t index;
   int64_t start_ps, end_ps, time_ps;
+  uint8_t complete;
 };
 
 struct PhaseCols {
@@ -71,15 +72,16 @@ void write_iterations(hid_t group, const std::vector<IterationRecord>& its, cons
       Field{"start_ps", HOFFSET(IterationRow, start_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"end_ps", HOFFSET(IterationRow, end_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"time_ps", HOFFSET(IterationRow, time_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"complete", HOFFSET(IterationRow, complete), H5T_NATIVE_UINT8, H5T_STD_U8LE},
   });
   std::vector<IterationRow> rows;
   rows.reserve(its.size());
-  for (const IterationRecord& it : its) rows.push_back({it.index, it.start, it.end, it.end - it.start});
+  for (const IterationRecord& it : its) rows.push_back({it.index, it.start, it.end, it.end - it.start, static_cast<uint8_t>(it.complete)});
   write_table(group, "iterations", types, rows.data(), rows.size(),
-              "index: 0-based iteration; start_ps, end_ps, time_ps: ps",
+              "index: 0-based iteration; start_ps, end_ps, time_ps: ps; complete: 0/1",
               "one row per iteration: from the run's start (iteration 0) or the previous iteration's end "
               "to when every GPU completed all of the iteration's compute and collectives; "
-              "time_ps = end_ps - start_ps",
+              "time_ps = end_ps - start_ps; complete 0: the run stopped in it (end_ps is the last thing that finished)",
               where);
 }
 

@@ -104,6 +104,9 @@ class Stop(unittest.TestCase):
             self.assertEqual(int(f["run"].attrs["complete"]), 0)
             self.assertEqual(int(f["flows"]["finished"].sum()), n)
             self.assertEqual(set(f["jobs"]), {"a", "b"})
+            for job in ("a", "b"):  # the iteration it stopped in is marked, the ones before are whole
+                complete = [int(c) for c in f[f"jobs/{job}/iterations"]["complete"]]
+                self.assertEqual(complete, [1] * (len(complete) - 1) + [0], job)
         self.assertTrue((out / "jobs.csv").exists() and (out / "a" / "iterations.csv").exists())
 
     @unittest.skipUnless(shutil.which("mpirun"), "needs mpirun (Open MPI)")
