@@ -67,7 +67,7 @@ void DistributedEngine::run(Time until) {
     times_.wait_s += since(t0);
     if (got[2] < 0) {
       stop_signal_ = static_cast<int>(-got[2]);
-      net_.stop_by_signal();
+      net_.stop_by_signal(stop_signal_);
       break;
     }
     if (start == kTimeMax || start > until) break;

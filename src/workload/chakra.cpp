@@ -259,18 +259,13 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
         k.children[k.index.at(d)].push_back(i);
       }
     left_ += nodes.size();
-    for (const ChakraNode& n : nodes)
-      if (n.kind == ChakraNode::Comp && !n.cpu && r == 0) report_.end_to_end.total_compute += n.duration;
   }
   report_.workload_file = trace_.prefix;
   report_.gpus = R;
   // A trace's graph says when a node may run, not which collective a GPU is blocked on: exposure is
   // one total per rank, ASTRA-sim's (finished()), not split by group.
   report_.exposure_by_group = false;
-  report_.per_gpu.assign(R, GpuRecord{});
-  for (uint32_t r = 0; r < R; ++r)
-    for (const ChakraNode& n : trace_.ranks[r])
-      if (n.kind == ChakraNode::Comp && !n.cpu) report_.per_gpu[r].compute += n.duration;
+  report_.per_gpu.assign(R, GpuRecord{});  // compute counts when a node finishes (kGpuDone): a stopped run's is what ran
   left_of_.assign(R, 0);
   for (uint32_t r = 0; r < R; ++r) left_of_[r] = trace_.ranks[r].size();
   total_ = left_;
@@ -298,6 +293,7 @@ void ChakraDriver::start() {
 double ChakraDriver::progress() const { return total_ == 0 ? -1.0 : double(total_ - left_) / double(total_); }
 
 bool ChakraDriver::finish(Time) {
+  if (!report_.per_gpu.empty()) report_.end_to_end.total_compute = report_.per_gpu[0].compute;  // rank 0's, as ASTRA-sim
   report_.iterations.push_back({0, 0, last_, left_ == 0});
   report_.end_to_end.total = last_;
   report_.end_to_end.total_exposed = report_.per_gpu[report_.report_gpu].exposed();
@@ -436,6 +432,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       Rank& k = ranks_[target];
       const uint32_t i = k.gpu_running;
       k.gpu_running = UINT32_MAX;
+      report_.per_gpu[target].compute += trace_.ranks[target][i].duration;
       finished(target, i);
       run_gpu(target);
       break;

@@ -312,11 +312,13 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           }
           G.blocked_since = -1;
         }
-        report_.per_gpu[g].compute += Time(w_.layers[G.row].fwd_compute_ns) * kNs;
         if (delay(Time(w_.layers[G.row].fwd_compute_ns) * kNs, kFwdIssue)) return;
         break;
       }
       case kFwdIssue:
+        // Compute counts when it is over: a run stopped inside a phase reports only the compute that
+        // finished, all of it within the iterations' reported spans (note_time here).
+        report_.per_gpu[g].compute += Time(w_.layers[G.row].fwd_compute_ns) * kNs;
         note_time(G.iter, now);  // its compute ended (a run stopped in the collective ends here)
         G.stage = kFwdComm;
         issue(g, Phase::Fwd);
@@ -328,20 +330,20 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         G.stage = kStepBegin;
         break;
       case kIgBegin:
-        report_.per_gpu[g].compute += Time(w_.layers[G.row].ig_compute_ns) * kNs;
         if (delay(Time(w_.layers[G.row].ig_compute_ns) * kNs, kIgIssue)) return;
         break;
       case kIgIssue:
+        report_.per_gpu[g].compute += Time(w_.layers[G.row].ig_compute_ns) * kNs;
         note_time(G.iter, now);
         G.stage = kIgComm;
         issue(g, Phase::Ig);
         if (G.stage == kIgComm) return;
         break;
       case kWgBegin:
-        report_.per_gpu[g].compute += Time(w_.layers[G.row].wg_compute_ns) * kNs;
         if (delay(Time(w_.layers[G.row].wg_compute_ns) * kNs, kWgIssue)) return;
         break;
       case kWgIssue:
+        report_.per_gpu[g].compute += Time(w_.layers[G.row].wg_compute_ns) * kNs;
         ++G.wg_outstanding;
         issue(g, Phase::Wg);  // may complete at once (wg_done_at)
         note_time(G.iter, now);
@@ -817,7 +819,7 @@ void WorkloadDriver::finish_report(Time until) {
     const bool dry = net_.pending_events() == 0;
     if (net_.stopped_by_signal())
       report_.incomplete = fmt::format("interrupted (signal {}) at {:.6f} s while {} collectives pending:{}",
-                                       interrupt_signal(), double(now) / kSec, pending_, describe_pending());
+                                       net_.stop_signal(), double(now) / kSec, pending_, describe_pending());
     else
       report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
                                        dry ? "no runnable events" : "stopped by the time limit",

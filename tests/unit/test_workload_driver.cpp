@@ -286,6 +286,20 @@ TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
       << d.report().incomplete;
 }
 
+// Stopped inside a compute phase: only the compute that finished counts (it was counted when the phase
+// began: 105 us of compute in a run stopped at 20 us).
+TEST(WorkloadDriver, StoppedRunCountsOnlyTheComputeThatFinished) {
+  // Row a: 5 us of forward compute, nothing to send; row b: 100 us, in progress at the stop.
+  const Workload w = workload(kTp8, {"a -1 5000 NONE 0 1 NONE 0 1 NONE 0 1", "b -1 100000 NONE 0 1 NONE 0 1 NONE 0 1"});
+  const SimConfig cfg = simai_config();
+  const GeneratedFabric f = fabric16();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), DriverOptions{});
+  EXPECT_FALSE(d.run(20 * kUs));
+  for (const GpuRecord& g : d.report().per_gpu) EXPECT_EQ(g.compute, 5 * kUs);
+  EXPECT_EQ(d.report().end_to_end.total_compute, 5 * kUs);
+}
+
 // Three iterations asked for, stopped inside the first: iterations no GPU began are not reported (they
 // were, as incomplete iterations of 0 µs starting where the run stopped).
 TEST(WorkloadDriver, IterationsNoGpuBeganAreNotReported) {

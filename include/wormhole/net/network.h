@@ -157,10 +157,10 @@ class Network final : public CcHost {
   }
   /// Ends the run after the running event (a workload's last GPU finished).
   void stop();
-  /// Ends the run as a SIGINT / SIGTERM does (stopped_by_signal() is then true). A distributed run's
+  /// Ends the run as signal `sig` (SIGINT, SIGTERM) does (stopped_by_signal() is then true). A distributed run's
   /// engine calls it on every rank at the same window edge, once any rank has seen the signal: each
   /// rank's own progress tick does not stop it (ranks see a signal at different points).
-  void stop_by_signal() { stopped_ = interrupt_stop_ = true; }
+  void stop_by_signal(int sig) { stopped_ = interrupt_stop_ = true, stop_signal_ = sig; }
 
   // --- observers that change nothing (monitors and the packet trace, src/io/monitors.cpp) ---
   /// Attaches `h` (nullptr: none); its first sample is due at `first` (ps). In a distributed run each
@@ -401,6 +401,8 @@ class Network final : public CcHost {
   bool keep_running() const { return !stopped_; }
   /// Whether a SIGINT / SIGTERM ended the run before its end.
   bool stopped_by_signal() const { return interrupt_stop_; }
+  /// The signal that stopped the run (0: none): on every rank of a distributed run alike.
+  int stop_signal() const { return stop_signal_; }
   /// The kernel's barrier: the fast-forward controller's tick.
   void at_barrier() {
     if (kernel_.now() >= sample_due_) sample_due_ = sampler_->sample(kernel_.now());
@@ -568,6 +570,7 @@ class Network final : public CcHost {
   EventClient* client_ = nullptr;
   bool stopped_ = false;
   bool interrupt_stop_ = false;  // stopped_ was set by a signal
+  int stop_signal_ = 0;
   bool ns_trunc_ = true;
   uint8_t ack_class_ = 3;
   IntMode int_mode_ = IntMode::None;
