@@ -196,6 +196,9 @@ def cmd_trace(args):
                      f"NACKs back (sizes {', '.join(map(str, d['ack_sizes'])) or '-'} B)"
                      + (f", {d['retransmitted_after_timeout']} resent after a timeout"
                         if d["retransmitted_after_timeout"] else ""))
+    for f in sorted(set(args.flow or ()) - set(flows)):  # asked for, but no packet of it is in the trace
+        lines.append(f"  flow {f}: not in the trace (its sender's node is not traced (TRACE_FILE), it sent "
+                     f"nothing in the traced time, or there is no such flow)")
     if len(shown) < len(flows):
         lines.append(f"  ... {len(flows) - len(shown):,} more flows (--flow ID to pick)")
     if args.text:

@@ -199,6 +199,12 @@ class Monitors(unittest.TestCase):
                 self.assertIn(f"flow 3: 2,501 data packets sent by node 5 (2,500,001 B of payload, "
                               f"{2_500_001 + 2501 * header:,} B on the wire", q.stdout)
                 self.assertEqual(len(q.stdout.strip().splitlines()), 1 + len(tr.counts(rec)) + 1 + 3)
+                # A flow with no packet in the trace is named, not left out in silence.
+                q = subprocess.run([sys.executable, str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "trace",
+                                    str(out / "mix.tr"), "--flow", "3", "999"], capture_output=True, text=True)
+                self.assertEqual(q.returncode, 0, q.stderr)
+                self.assertIn("flow 999: not in the trace", q.stdout)
+                self.assertIn("flow 3: 2,501 data packets", q.stdout)
 
     def test_scenario_asks_for_its_own_monitors(self):
         # A training workload: SimAI.conf's ENABLE_TRACE 1 and QLEN_MON_FILE are SimAI's (not written, see
