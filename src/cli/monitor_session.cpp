@@ -149,15 +149,10 @@ WindowHook* MonitorSession::window_hook() const { return exchange_.get(); }
 
 void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat) const {
   if (!trace_) return;
-  std::vector<std::pair<uint64_t, uint32_t>> packets_hops;
-  std::vector<std::pair<uint32_t, uint32_t>> ends;
+  std::vector<TraceFlow> traced;
   const uint64_t payload = cfg_.packet_payload_size;
-  for (const FlowSpec& f : flows) {
-    const PathMetrics& m = net_.routing().pair(f.src, f.dst);
-    packets_hops.emplace_back(repeat * ((f.size_bytes + payload - 1) / payload), m.hops);
-    ends.emplace_back(f.src, f.dst);
-  }
-  const uint64_t records = estimate_trace_records(net_, plan_.trace_nodes, packets_hops, ends);
+  for (const FlowSpec& f : flows) traced.push_back({repeat * ((f.size_bytes + payload - 1) / payload), f.src, f.dst});
+  const uint64_t records = estimate_trace_records(net_, plan_.trace_nodes, traced);
   fmt::print("packet trace of {} nodes: about {} records, {:.1f} MB (estimate) -> {}\n", plan_.trace_nodes.size(),
              records, double(records * sizeof(TraceRecord) + 64) / 1e6, plan_.trace);
 }

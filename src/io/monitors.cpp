@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <filesystem>
 
 #include "wormhole/core/input_error.h"
@@ -263,23 +264,42 @@ void TraceWriter::finish() {
   f_ = nullptr;
 }
 
-uint64_t estimate_trace_records(const Network& net, const std::vector<uint32_t>& nodes,
-                                const std::vector<std::pair<uint64_t, uint32_t>>& flows_packets_hops,
-                                const std::vector<std::pair<uint32_t, uint32_t>>& flows_ends) {
+namespace {
+// Traced switches on one shortest path from host `src` to host `dst` (ECMP choice per hop by a hash
+// of `salt` and the hop; 0 if unreachable).
+uint32_t traced_switches_on_path(Network& net, const std::vector<uint8_t>& traced, uint32_t src, uint32_t dst,
+                                 uint64_t salt) {
+  Routing& r = net.routing();
+  const std::vector<Port>& ports = net.ports();
+  auto pick = [&](size_t n, uint32_t hop) {
+    uint64_t h = (salt + hop) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+    return static_cast<size_t>(h % n);
+  };
+  const std::vector<uint32_t> nics = r.host_nics(src, dst);
+  if (nics.empty()) return 0;
+  uint32_t n = ports[ports[nics[pick(nics.size(), 0)]].peer].node, count = 0;
+  for (uint32_t hop = 1; n != dst && hop < 64; ++hop) {  // shortest paths: far fewer than 64 hops
+    count += traced[n];
+    const std::span<const uint32_t> next = r.next_hops(n, dst);
+    if (next.empty()) break;
+    n = ports[ports[next[pick(next.size(), hop)]].peer].node;
+  }
+  return count;
+}
+}  // namespace
+
+uint64_t estimate_trace_records(Network& net, const std::vector<uint32_t>& nodes, const std::vector<TraceFlow>& flows) {
   std::vector<uint8_t> traced(net.nodes().size(), 0);
-  size_t switches = 0, traced_switches = 0;
   for (uint32_t n : nodes)
     if (n < traced.size()) traced[n] = 1;
-  for (uint32_t n = 0; n < net.nodes().size(); ++n)
-    if (net.nodes()[n].is_switch) ++switches, traced_switches += traced[n];
-  const double share = switches ? double(traced_switches) / double(switches) : 0.0;
   double records = 0;
-  for (size_t i = 0; i < flows_packets_hops.size(); ++i) {
-    const auto [packets, hops] = flows_packets_hops[i];
-    const auto [src, dst] = flows_ends[i];
-    // A data packet and its ACK: Dequ at the sender, Recv + Enqu + Dequ per traced switch, Recv at the receiver.
-    const double per = (traced[src] + traced[dst]) + 3.0 * share * (hops > 0 ? hops - 1 : 0);
-    records += 2.0 * double(packets) * per;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const TraceFlow& f = flows[i];
+    const uint32_t data_sw = traced_switches_on_path(net, traced, f.src, f.dst, 2 * i);
+    const uint32_t ack_sw = traced_switches_on_path(net, traced, f.dst, f.src, 2 * i + 1);
+    const double per = 2.0 * traced[f.src] + 3.0 * traced[f.dst] + 3.0 * (data_sw + ack_sw);
+    records += double(f.packets) * per;
   }
   return static_cast<uint64_t>(records);
 }

@@ -165,11 +165,18 @@ class TraceWriter final : public PacketTrace {
   long committed_ = 0;  // bytes of whole records on disk
 };
 
-/// Estimated records of a trace of `nodes` for flows of `packets` data packets each over paths of
-/// `hops` links (per flow): a data packet and its ACK each make a Dequ at the sending host, Recv,
-/// Enqu and Dequ at every traced switch and a Recv at the receiving host.
-uint64_t estimate_trace_records(const Network& net, const std::vector<uint32_t>& nodes,
-                                const std::vector<std::pair<uint64_t, uint32_t>>& flows_packets_hops,
-                                const std::vector<std::pair<uint32_t, uint32_t>>& flows_ends);
+/// One flow of a trace estimate: its data packets, sender and receiver host.
+struct TraceFlow {
+  uint64_t packets = 0;
+  uint32_t src = 0, dst = 0;
+};
+
+/// Estimated records of a trace of `nodes` for `flows`: per data packet a Dequ at the sending host
+/// and a Recv at the receiving one; per ACK an Enqu and a Dequ at the receiving host and a Recv at
+/// the sender; Recv, Enqu and Dequ at every traced switch on the way, each way. A flow's switches
+/// are those of one of its shortest paths (the ECMP choice at each hop by a hash of the flow and
+/// the hop, so that over many flows every path is taken about as often as the switches' hashes
+/// take it). Routes are built if they were not.
+uint64_t estimate_trace_records(Network& net, const std::vector<uint32_t>& nodes, const std::vector<TraceFlow>& flows);
 
 }  // namespace wh
