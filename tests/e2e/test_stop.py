@@ -50,14 +50,19 @@ class Stop(unittest.TestCase):
             self.assertEqual(len(ln.split()), 8, ln)
         return len(lines)
 
-    def interrupt_once_written(self, p, fct, sig):
-        """Sends `sig` to the running process `p` once `fct` holds a line; its stderr."""
+    def interrupt_once_written(self, cmd, fct, sig):
+        """Starts `cmd` (in the test folder), sends it `sig` once `fct` holds a line and checks it did not crash;
+        its exit status and stderr."""
+        p = subprocess.Popen(cmd, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60
         while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
             time.sleep(0.05)
         self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
         p.send_signal(sig)
-        return p.communicate(timeout=120)[1]
+        err = p.communicate(timeout=120)[1]
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, err)
+        return p.returncode, err
 
     def test_signal_stops_cleanly(self):
         # 20,000 flows of 200 kB take several seconds; the signal comes once the first lines are on disk.
@@ -65,13 +70,9 @@ class Stop(unittest.TestCase):
         for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
             with self.subTest(signal=sig.name):
                 out = self.dir / f"out-{sig.name}"
-                p = subprocess.Popen([str(WORMHOLE), "run", "config.txt", "-o", str(out), "-q"], cwd=self.dir,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 fct = out / "fct.txt"
-                err = self.interrupt_once_written(p, fct, sig)
-                for m in CRASH_MARKERS:
-                    self.assertNotIn(m, err)
-                self.assertEqual(p.returncode, status, err)
+                rc, err = self.interrupt_once_written([str(WORMHOLE), "run", "config.txt", "-o", str(out), "-q"], fct, sig)
+                self.assertEqual(rc, status, err)
                 self.assertIn(f"interrupted by {sig.name} at simulated time", err)
                 n = self.check_whole_lines(fct)
                 self.assertGreater(n, 0)
@@ -89,14 +90,10 @@ class Stop(unittest.TestCase):
         # whole lines, results.h5 and every job's CSVs written and marked incomplete.
         scenario = SOURCE_DIR / "inputs" / "llm" / "two-jobs-32g.toml"
         out = self.dir / "jobs"
-        p = subprocess.Popen([str(WORMHOLE), "run", str(scenario), "-o", str(out), "-q",
-                              "--set", "workload.iterations=200"], cwd=self.dir,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         fct = out / "fct.txt"
-        err = self.interrupt_once_written(p, fct, signal.SIGINT)
-        for m in CRASH_MARKERS:
-            self.assertNotIn(m, err)
-        self.assertEqual(p.returncode, 130, err)
+        rc, err = self.interrupt_once_written([str(WORMHOLE), "run", str(scenario), "-o", str(out), "-q",
+                                               "--set", "workload.iterations=200"], fct, signal.SIGINT)
+        self.assertEqual(rc, 130, err)
         self.assertIn("interrupted by SIGINT at simulated time", err)
         n = self.check_whole_lines(fct)
         self.assertGreater(n, 0)
@@ -120,14 +117,11 @@ class Stop(unittest.TestCase):
         self.assertEqual(full.returncode, 0, full.stderr)
         root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
         out = self.dir / "dist"
-        p = subprocess.Popen([shutil.which("mpirun"), *root, "--oversubscribe", "-np", "2", str(WORMHOLE), "run",
-                              "config.txt", "-o", str(out), "-q"], cwd=self.dir,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         fct = out / "fct.txt"
-        err = self.interrupt_once_written(p, fct, signal.SIGINT)
-        for m in CRASH_MARKERS:
-            self.assertNotIn(m, err)
-        self.assertNotEqual(p.returncode, 0, err)
+        rc, err = self.interrupt_once_written([shutil.which("mpirun"), *root, "--oversubscribe", "-np", "2",
+                                               str(WORMHOLE), "run", "config.txt", "-o", str(out), "-q"], fct,
+                                              signal.SIGINT)
+        self.assertNotEqual(rc, 0, err)
         self.assertRegex(err, r"interrupted by SIG(INT|TERM) at simulated time")
         n = self.check_whole_lines(fct)
         self.assertGreater(n, 0)
