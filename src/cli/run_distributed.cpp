@@ -189,8 +189,9 @@ void print_start(const Shared& s) {
 
 int run_distributed(const RunOptions& o, int rank, int ranks) {
   // A signal on any rank stops every rank at the next window edge (DistributedEngine::run), and the
-  // outputs are written as far as the run got, as one process does. (mpirun and srun pass a SIGINT
-  // or SIGTERM on to every rank, then kill them after a grace time: docs/results.md.)
+  // outputs are written as far as the run got, as one process does. (mpirun sends the ranks SIGTERM
+  // a grace time after a Ctrl-C and SIGKILL as long after; Slurm SIGTERM, then SIGKILL after KillWait:
+  // docs/results.md.)
   install_interrupt_handlers();
   const bool lead = rank == 0, speak = lead && !o.quiet;
   const bool workload = std::filesystem::path(o.scenario).extension() == ".toml";

@@ -253,8 +253,12 @@ void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write) {
   if (write) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec)
-      throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
+    if (ec) {
+      // Named after where the folder came from: the scenario's [output] dir, or -o on the command line.
+      if (o.output_dir.empty())
+        throw InputError(sc.path, 0, "output folder " + dir + ": " + ec.message(), "choose a writable folder ([output] dir or -o)");
+      throw InputError("command line", 0, "--output-dir " + dir + ": " + ec.message(), "choose a writable folder");
+    }
     if (o.output_dir.empty()) check_writable_dir(dir, {sc.path, 0}, "[output] dir");
     else check_writable_dir(dir, {"command line", 0}, "--output-dir");
   }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -219,20 +220,21 @@ void write_owned_rows(hid_t file, hid_t dxpl, const Table& t, uint64_t total, co
   check(H5Dwrite(ds, t.types.second, mspace, fspace, dxpl, buf.data()), "writing " + what);
 }
 
-// Collective: rank 0 checks that the file can be created (with the serial driver, so the error is
+// Collective: rank 0 checks that `file` can be created (with the serial driver, so the error is
 // the serial writer's), then every other rank that it can open what rank 0 created (a directory
 // that only rank 0 sees would otherwise fail inside the collective open, leaving rank 0 waiting).
-void check_creatable(MPI_Comm comm, const std::string& path) {
+// Errors name `path`, the results file `file` stands in for.
+void check_creatable(MPI_Comm comm, const std::string& file, const std::string& path) {
   const int rank = comm_rank(comm);
   std::string problem;
   if (rank == 0) {
-    const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) problem = error_detail();
     else if (H5Fclose(f) < 0) problem = error_detail();
   }
   problem = agree(comm, problem);
   if (!problem.empty()) throw create_error(path, problem);
-  if (rank != 0 && access(path.c_str(), R_OK | W_OK) != 0)
+  if (rank != 0 && access(file.c_str(), R_OK | W_OK) != 0)
     problem = "rank " + std::to_string(rank) + " cannot open it: " + std::strerror(errno);
   problem = agree(comm, problem);
   if (!problem.empty()) throw create_error(path, problem);
@@ -279,11 +281,17 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   if (!problem.empty()) throw std::invalid_argument("write_hdf5_results_collective(" + path + "): " + problem);
   const SlowdownStats stats = global_slowdown_stats(comm, my_flows, total_flows);
 
-  // 2. The file can be created, then is, by all ranks at once.
-  check_creatable(comm, path);
+  // 2. The file can be created, then is, by all ranks at once: under a temporary name (rank 0's pid,
+  // the same on every rank), renamed into place by rank 0 when complete, as the one-process writer
+  // does. A run killed while writing (mpirun's SIGKILL a grace time after a Ctrl-C) then leaves no
+  // half-written results file, and an earlier one as it was.
+  long pid = rank == 0 ? static_cast<long>(::getpid()) : 0;
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, comm);
+  const std::string tmp = path + ".tmp" + std::to_string(pid);
+  check_creatable(comm, tmp, path);
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "creating a property list"), H5Pclose);
   check(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "selecting the MPI-IO driver");
-  const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   problem = agree(comm, fid < 0 ? error_detail() : std::string());
   // A rank whose create succeeded while another's failed cannot close the file alone (closing
   // is collective): it is left open. Not expected after check_creatable.
@@ -305,7 +313,7 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   problem.clear();
   if (rank == 0) {
     try {
-      Handle f(check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "reopening " + path), H5Fclose);
+      Handle f(check(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "reopening " + path), H5Fclose);
       Handle run(check(H5Gopen2(f, "run", H5P_DEFAULT), "opening group /run"), H5Gclose);
       write_run_record(f, run, meta);
       run.close();
@@ -313,9 +321,11 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
       if (workload) write_workload(f, *workload);
       if (jobs) write_jobs(f, *jobs);
       check(f.close(), "closing " + path);
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) problem = std::string("cannot rename it into place: ") + std::strerror(errno);
     } catch (const std::exception& e) {
       problem = e.what();
     }
+    if (!problem.empty()) std::remove(tmp.c_str());
   }
   problem = agree(comm, problem);
   // Agreed by every rank: an input error of the output file, raised alike everywhere.

@@ -33,9 +33,17 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
   problem += path;
   problem += ": ";
   problem += std::strerror(err);
-  std::string fix = "create the directory ";
-  fix += dir;
-  fix += " first or change ";
+  std::error_code ec;
+  std::string fix;
+  if (std::filesystem::is_directory(dir, ec)) {  // the folder is there: the file or the folder is not writable
+    fix = "make ";
+    fix += path;
+    fix += " (or its folder) writable, or change ";
+  } else {
+    fix = "create the directory ";
+    fix += dir;
+    fix += " first or change ";
+  }
   fix += key;
   throw InputError(config_file, 0, problem, fix);
 }

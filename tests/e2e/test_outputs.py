@@ -163,6 +163,10 @@ class UnwritableOutputFolder(Case):
         p = self.run_as_user(self.dir / "micro-allreduce-16g.toml", "-o", locked)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn(f"--output-dir {locked} is not writable: Permission denied", p.stderr)
+        # A folder that cannot be made inside it: the command line's -o is named, not the scenario file.
+        p = self.run_as_user(self.dir / "micro-allreduce-16g.toml", "-o", locked / "sub")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"command line: --output-dir {locked / 'sub'}: Permission denied", p.stderr)
         self.assertEqual(sorted(x.name for x in locked.iterdir()), ["fct.txt"])
 
 

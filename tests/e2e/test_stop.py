@@ -108,8 +108,8 @@ class Stop(unittest.TestCase):
 
     @unittest.skipUnless(shutil.which("mpirun"), "needs mpirun (Open MPI)")
     def test_signal_stops_a_distributed_run_cleanly(self):
-        # mpirun passes a Ctrl-C on to every rank as SIGTERM; a signal seen by any rank stops all of them at the
-        # same window edge, and they write what finished as one process does: fct.txt is then the first lines of
+        # mpirun sends the ranks SIGTERM a second after a Ctrl-C (SIGKILL a second later); a signal seen by any rank
+        # stops all of them at the same window edge, and they write what finished as one process does: fct.txt is then the first lines of
         # the complete run's (one process, the portable event order a distributed run has).
         (self.dir / "flow.txt").write_text(flows(20000, 200000))
         full = subprocess.run([str(WORMHOLE), "run", "config.txt", "-o", "full", "-q", "--set", "EVENT_ORDER=portable"],

@@ -159,6 +159,22 @@ TEST(TextOutputs, WritesReferenceBytesAndFlushes) {
   EXPECT_EQ(fs::file_size(fct), 256 * fct_line(f).size());
 }
 
+TEST(TextOutputs, AFileThatCannotBeOpenedInAnExistingFolderIsNotBlamedOnTheFolder) {
+  // fct.txt is a directory here (a read-only file fails the same way for a user who is not root): the
+  // folder exists, so the fix is the file, not "create the directory" (what it said).
+  TempDir dir;
+  const std::filesystem::path fct = dir.path / "fct.txt";
+  std::filesystem::create_directory(fct);
+  try {
+    TextOutputs out(fct.string(), (dir.path / "pfc.txt").string(), "my-config.txt");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find("create the directory"), std::string::npos) << what;
+    EXPECT_NE(what.find("make " + fct.string() + " (or its folder) writable, or change FCT_OUTPUT_FILE"), std::string::npos) << what;
+  }
+}
+
 TEST(TextOutputs, MissingDirectoryThrowsInputError) {
   TempDir dir;
   const std::string missing = (dir.path / "no-such-dir" / "fct.txt").string();
