@@ -121,10 +121,10 @@ class WormholeSession {
     const MemoStats& s = rec_->stats();
     const uint64_t ended = s.periods - s.replayed - s.converged;
     fmt::print("memo: {} unsteady periods: {} replayed ({} hits), {} simulated to convergence ({} new patterns, {} "
-               "repeats), {} ended before converging (membership changed or a flow ended); {} patterns -> {}{}\n",
+               "repeats), {} ended before converging (membership changed or a flow ended); {} -> {}{}\n",
                s.periods, s.replayed, s.hits, s.converged, s.inserted, s.repeated, ended,
-               collective_ ? fmt::format("{} (and {} collective patterns)", db_.store.size(), db_.collectives[ns_].size())
-                           : std::to_string(db_.store.size()),
+               collective_ ? fmt::format("{} patterns and {} collective patterns", db_.store.size(), db_.collectives[ns_].size())
+                           : std::to_string(db_.store.size()) + " patterns",
                memo_path_,
                warm_path_.empty() ? "" : fmt::format(" (warm start: {} patterns from {})", warm_, warm_path_));
   }
