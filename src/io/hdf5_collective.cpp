@@ -22,6 +22,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -229,8 +230,19 @@ void check_creatable(MPI_Comm comm, const std::string& file, const std::string& 
   std::string problem;
   if (rank == 0) {
     const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) problem = error_detail();
-    else if (H5Fclose(f) < 0) problem = error_detail();
+    if (f < 0) {
+      problem = error_detail();
+      // Said with the results file's own name, as the serial writer says it: creating that fails the
+      // same way (a missing or read-only folder), and leaves nothing behind.
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) {
+        const hid_t probe = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        if (probe < 0) problem = error_detail();
+        else H5Fclose(probe), std::remove(path.c_str());
+      }
+    } else if (H5Fclose(f) < 0) {
+      problem = error_detail();
+    }
   }
   problem = agree(comm, problem);
   if (!problem.empty()) throw create_error(path, problem);
