@@ -65,9 +65,8 @@ void DistributedEngine::run(Time until) {
     MPI_Allreduce(mine, got, 3, MPI_INT64_T, MPI_MIN, comm_);
     const int64_t start = got[0];
     times_.wait_s += since(t0);
-    if (got[2] < 0) {
-      stop_signal_ = static_cast<int>(-got[2]);
-      net_.stop_by_signal(stop_signal_);
+    if (got[2] < 0) {  // Network::stop_signal() then says which, on every rank
+      net_.stop_by_signal(static_cast<int>(-got[2]));
       break;
     }
     if (start == kTimeMax || start > until) break;
@@ -113,7 +112,7 @@ void DistributedEngine::run(Time until) {
     MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, comm_);
     uint64_t pending = net_.kernel().pending() + (rank_ == 0 ? net_.client_pending() : 0);  // the client: once
     MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_UINT64_T, MPI_SUM, comm_);
-    net_.set_run_end(last, stop_signal_ ? std::max<uint64_t>(pending, 1) : pending);  // a signal: not run dry
+    net_.set_run_end(last, net_.stopped_by_signal() ? std::max<uint64_t>(pending, 1) : pending);  // a signal: not run dry
   } else {
     net_.set_run_end(net_.stop_event().time, 1);  // stopped, not run dry
   }

@@ -310,8 +310,9 @@ std::string signal_name(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
 }
 
-int note_interrupt(RunMetadata& meta, const Network& net, Time now, int sig) {
-  if (!sig || !net.stopped_by_signal()) return 0;  // a signal as the run ended: its outputs are whole
+int note_interrupt(RunMetadata& meta, const Network& net, Time now) {
+  const int sig = net.stop_signal();  // 0 for a signal as the run ended: its outputs are whole
+  if (!sig) return 0;
   meta.incomplete = fmt::format("interrupted by {} at simulated time {:.9f} s after {} events", signal_name(sig),
                                 double(now) / kSec, meta.stats.events);
   return 128 + sig;
@@ -378,7 +379,7 @@ int run_command(const RunOptions& o) {
   add_held_flows(net, flows);
   RunMetadata meta = run_metadata(net, cfg, cfg.path, wall);
   fill_run_record(meta, net, r.topo, o.command_line, r.overrides);
-  const int stopped = note_interrupt(meta, net, net.kernel().now(), interrupt_signal());
+  const int stopped = note_interrupt(meta, net, net.kernel().now());
   const SlowdownStats slowdown = slowdown_stats(flows);
   write_hdf5_results(r.results, flows, slowdown, obs.pfc_, meta, nullptr, wormhole.report());
   wormhole.write_memo();

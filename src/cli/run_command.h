@@ -194,11 +194,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks);
 
 /// "SIGINT" / "SIGTERM" / "signal N".
 std::string signal_name(int sig);
-/// After a run: if signal `sig` (SIGINT, SIGTERM; 0: none) stopped it before its end, sets
-/// meta.incomplete ("interrupted by SIGINT at simulated time ... s after N events", `now` in ps) and
-/// returns the exit status 128 + sig; else 0. One process passes interrupt_signal(); a distributed
-/// run the engine's stop_signal(), the same on every rank.
-int note_interrupt(RunMetadata& meta, const Network& net, Time now, int sig);
+/// After a run: if a signal stopped it before its end (Network::stop_signal(), the same on every rank
+/// of a distributed run), sets meta.incomplete ("interrupted by SIGINT at simulated time ... s after
+/// N events", `now` in ps) and returns the exit status 128 + signal; else 0.
+int note_interrupt(RunMetadata& meta, const Network& net, Time now);
 /// Before any output is made: if a SIGINT / SIGTERM came during the set-up, says so (nothing is
 /// written) and returns the exit status 128 + signal; else 0.
 int interrupted_in_setup();

@@ -360,7 +360,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   meta.stats = g.stats;
   fill_run_record(meta, net, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
   if (workload) meta.scenario_keys = scenario_values(wr.sc);
-  const int stopped = note_interrupt(meta, net, g.stats.sim_end, engine->stop_signal());
+  const int stopped = note_interrupt(meta, net, g.stats.sim_end);
   // One results file, each rank writing its own rows through MPI-IO.
   const std::vector<JobReport> jobs = work.jobs ? job_reports(wr, *work.jobs) : std::vector<JobReport>{};
   if (auto failed = agree(rank, [&] {

@@ -411,7 +411,7 @@ int run_workload_scenario(const RunOptions& o) {
   RunMetadata meta = run_metadata(net, cfg, r.sc.path, wall);
   fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
-  const int stopped = note_interrupt(meta, net, net.kernel().now(), interrupt_signal());
+  const int stopped = note_interrupt(meta, net, net.kernel().now());
   std::vector<JobReport> reports;
   if (jobs) reports = job_reports(r, *work.jobs);
   const SlowdownStats slowdown = slowdown_stats(flows);

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <span>
 #include <filesystem>
+#include <span>
 
 #include "wormhole/core/input_error.h"
 

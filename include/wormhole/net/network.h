@@ -157,10 +157,11 @@ class Network final : public CcHost {
   }
   /// Ends the run after the running event (a workload's last GPU finished).
   void stop();
-  /// Ends the run as signal `sig` (SIGINT, SIGTERM) does (stopped_by_signal() is then true). A distributed run's
-  /// engine calls it on every rank at the same window edge, once any rank has seen the signal: each
-  /// rank's own progress tick does not stop it (ranks see a signal at different points).
-  void stop_by_signal(int sig) { stopped_ = interrupt_stop_ = true, stop_signal_ = sig; }
+  /// Ends the run after the running event as signal `sig` (SIGINT, SIGTERM; > 0) asks: stop_signal()
+  /// is then `sig`. A distributed run's engine calls it on every rank at the same window edge, once
+  /// any rank has seen the signal: each rank's own progress tick does not stop it (ranks see a
+  /// signal at different points).
+  void stop_by_signal(int sig) { stopped_ = true, stop_signal_ = sig; }
 
   // --- observers that change nothing (monitors and the packet trace, src/io/monitors.cpp) ---
   /// Attaches `h` (nullptr: none); its first sample is due at `first` (ps). In a distributed run each
@@ -400,8 +401,8 @@ class Network final : public CcHost {
   /// ends after this event.
   bool keep_running() const { return !stopped_; }
   /// Whether a SIGINT / SIGTERM ended the run before its end.
-  bool stopped_by_signal() const { return interrupt_stop_; }
-  /// The signal that stopped the run (0: none): on every rank of a distributed run alike.
+  bool stopped_by_signal() const { return stop_signal_ != 0; }
+  /// The signal that stopped the run before its end (0: none): on every rank of a distributed run alike.
   int stop_signal() const { return stop_signal_; }
   /// The kernel's barrier: the fast-forward controller's tick.
   void at_barrier() {
@@ -569,8 +570,7 @@ class Network final : public CcHost {
   FlowSink* sink_ = nullptr;
   EventClient* client_ = nullptr;
   bool stopped_ = false;
-  bool interrupt_stop_ = false;  // stopped_ was set by a signal
-  int stop_signal_ = 0;
+  int stop_signal_ = 0;  // the signal that set stopped_ (0: none)
   bool ns_trunc_ = true;
   uint8_t ack_class_ = 3;
   IntMode int_mode_ = IntMode::None;

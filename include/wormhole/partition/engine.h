@@ -97,9 +97,6 @@ class DistributedEngine final : public TickExchange {
   const RankTimes& times() const { return times_; }
   /// Whether the client stopped the run (then Network::stop_event() says where).
   bool stopped() const { return stopped_; }
-  /// The signal (SIGINT, SIGTERM) that stopped the run at a window edge, on every rank alike, once
-  /// any rank had seen it (wormhole/core/interrupt.h); 0 if none did.
-  int stop_signal() const { return stop_signal_; }
 
   // TickExchange (collective)
   void merge(std::vector<uint32_t>& pids) override;
@@ -116,7 +113,6 @@ class DistributedEngine final : public TickExchange {
   Time lookahead_ = kTimeMax;
   RankTimes times_;
   bool stopped_ = false;
-  int stop_signal_ = 0;
   WindowHook* hook_ = nullptr;
   BytesType<CrossPacket> packet_type_;
   BytesType<Completion> completion_type_;
