@@ -36,7 +36,7 @@ void JobFctFiles::flow_finished(const FlowRecord& f) {
   next_.flow_finished(f);
   if (files_.empty()) return;
   const size_t j = jobs_->job_of_flow(f.id);
-  if (j < files_.size()) files_[j] << fct_line(f);
+  if (j < files_.size()) files_[j] << FctLine(f).view();
 }
 
 void load_jobs(WorkloadRun& r, bool speak) {

@@ -29,7 +29,9 @@ namespace results_layout {
 // total, not absent); the exposed_pp_ps and bubble_ps columns of /workload/gpus.
 constexpr unsigned kLayoutVersion = 5;
 
-/// One row of /flows in memory (C struct with padding; flows_table().types.first describes it).
+/// One row of /flows in memory (flows_table().types.first describes it). Packed as the file's rows
+/// are: with the same layout in memory and on disk, HDF5 copies the rows without converting each.
+#pragma pack(push, 1)
 struct FlowRow {
   uint32_t id, src, dst, sport, dport, pg;
   uint64_t size_bytes;
@@ -41,6 +43,7 @@ struct FlowRow {
   uint64_t skipped_bytes;
   double skipped_fraction;
 };
+#pragma pack(pop)
 
 /// One row of /pfc in memory (pfc_table().types.first describes it).
 struct PfcRow {

@@ -188,7 +188,8 @@ void write_flow_tags(hid_t group, const WorkloadReport& w, const std::string& wh
   }
   const Handle phase_t = fixed_string_type(phase_w), group_t = fixed_string_type(group_w);
   const size_t at_phase = 4 * sizeof(uint32_t), at_group = at_phase + phase_w;
-  const size_t at_ints = (at_group + group_w + 3) / 4 * 4, row = at_ints + 4 * sizeof(uint32_t);
+  // Rows packed in memory as in the file (filled by memcpy): HDF5 then copies them unconverted.
+  const size_t at_ints = at_group + group_w, row = at_ints + 4 * sizeof(uint32_t);
   const auto types = compound(row, {
       Field{"flow", 0, H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"collective", 4, H5T_NATIVE_UINT32, H5T_STD_U32LE},

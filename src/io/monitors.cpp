@@ -276,7 +276,7 @@ uint32_t traced_switches_on_path(Network& net, const std::vector<uint8_t>& trace
     h ^= h >> 31;
     return static_cast<size_t>(h % n);
   };
-  const std::vector<uint32_t> nics = r.host_nics(src, dst);
+  const std::span<const uint32_t> nics = r.host_nics(src, dst);
   if (nics.empty()) return 0;
   uint32_t n = ports[ports[nics[pick(nics.size(), 0)]].peer].node, count = 0;
   for (uint32_t hop = 1; n != dst && hop < 64; ++hop) {  // shortest paths: far fewer than 64 hops

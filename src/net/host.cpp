@@ -10,7 +10,7 @@ namespace wh {
 
 uint32_t Network::pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport,
                            uint16_t dport) const {
-  const std::vector<uint32_t> nics = routing_.host_nics(src, dst);
+  const std::span<const uint32_t> nics = routing_.host_nics(src, dst);
   if (nics.empty()) return UINT32_MAX;
   if (nics.size() == 1) return nics[0];
   return nics[qp_hash(sip, dip, sport, dport) % nics.size()];

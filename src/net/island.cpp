@@ -26,7 +26,7 @@ bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pair
       const uint32_t a = dir ? b0 : a0, b = dir ? a0 : b0;
       add_node(a);
       add_node(b);
-      const std::vector<uint32_t> nics = routing_.host_nics(a, b);
+      const std::span<const uint32_t> nics = routing_.host_nics(a, b);
       if (nics.size() != 1) {
         why = nics.empty() ? "no path" : "more than one NIC";
         return false;

@@ -377,18 +377,14 @@ std::span<const uint32_t> Routing::next_hops(uint32_t n, uint32_t dst) const {
   return {list_data_.data() + list_off_[e.list], list_off_[e.list + 1] - list_off_[e.list]};
 }
 
-std::vector<uint32_t> Routing::host_nics(uint32_t h, uint32_t dst) const {
+std::span<const uint32_t> Routing::host_nics(uint32_t h, uint32_t dst) const {
   const Node& nd = (*nodes_)[h];
-  if (nd.num_ports > 1) {
-    std::vector<uint32_t> out;
-    host_list(h, dst, out);
-    return out;
-  }
-  // Single-NIC host: its NIC if the switch behind it reaches dst.
+  if (nd.num_ports > 1) return h == dst ? std::span<const uint32_t>{} : next_hops(h, dst);
+  // Single-NIC host: its NIC if the switch behind it reaches dst (the span is the node's own field).
   const Port& nic = (*ports_)[nd.first_port];
   if (!nic.up) return {};
   const uint32_t sw = (*ports_)[nic.peer].node;
-  if (sw == dst || !next_hops(sw, dst).empty()) return {nd.first_port};
+  if (sw == dst || !next_hops(sw, dst).empty()) return {&nd.first_port, 1};
   return {};
 }
 

@@ -479,8 +479,12 @@ TEST(MultiNic, QpAndAckNicsFollowTheHash) {
   // The NIC list is the host's next-hop list in BFS order: switches in descending id, so the NIC to
   // switch 3 comes first (as the reference's rdmaHw table, filled from the same next-hop order).
   const std::vector<uint32_t> nics0{1, 0}, nics1{3, 2};
-  EXPECT_EQ(net.routing().host_nics(0, 1), nics0);
-  EXPECT_EQ(net.routing().host_nics(1, 0), nics1);
+  const auto nics_of = [&](uint32_t a, uint32_t b) {
+    const std::span<const uint32_t> s = net.routing().host_nics(a, b);
+    return std::vector<uint32_t>(s.begin(), s.end());
+  };
+  EXPECT_EQ(nics_of(0, 1), nics0);
+  EXPECT_EQ(nics_of(1, 0), nics1);
   std::set<uint32_t> used_tx, used_rx;
   for (uint32_t i = 0; i < 8; ++i) {
     const Time start = (i + 1) * 50 * kUs;

@@ -142,7 +142,7 @@ void expect_same(Routing& r, const Fabric& f, const BruteForce& bf, bool maxima 
       ASSERT_EQ(vec(r.next_hops(v, d)), want) << "node " << v << " to host " << d;
       if (f.nodes[v].is_switch) continue;
       if (f.nodes[v].num_ports > 1) {
-        EXPECT_EQ(r.host_nics(v, d), want) << "host " << v << " to host " << d;
+        EXPECT_EQ(vec(r.host_nics(v, d)), want) << "host " << v << " to host " << d;
       }
       auto m = bf.metrics.find({v, d});
       const PathMetrics& got = r.pair(v, d);
@@ -189,10 +189,10 @@ TEST(RoutingClasses, TwoTierKnownAnswers) {
   EXPECT_TRUE(r.next_hops(5, 1).empty());  // hosts never forward: server 1's NVSwitch cannot reach GPU 1
   EXPECT_TRUE(r.next_hops(1, 1).empty());
   // GPUs: NVLink within the server (the NVSwitch rule), the NIC otherwise.
-  EXPECT_EQ(r.host_nics(0, 1), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(vec(r.host_nics(0, 1)), (std::vector<uint32_t>{0}));
   EXPECT_EQ(vec(r.next_hops(0, 1)), (std::vector<uint32_t>{0}));
-  EXPECT_EQ(r.host_nics(0, 3), (std::vector<uint32_t>{1}));
-  EXPECT_EQ(r.host_nics(0, 2), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(vec(r.host_nics(0, 3)), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(vec(r.host_nics(0, 2)), (std::vector<uint32_t>{1}));
   // Metrics: 4 hops of 1 µs at 100 Gb/s (80 ns of transmission each) across rails and servers; 2 NVLink
   // hops at 400 Gb/s (20 ns each) within a server.
   EXPECT_EQ(r.pair(0, 3).hops, 4u);

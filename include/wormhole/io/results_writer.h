@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,7 +43,17 @@ class TextOutputs {
   unsigned pending_ = 0;
 };
 
-/// One fct.txt line including '\n', byte-exact with the reference (docs/network-model.md §5.1).
+/// One fct.txt line including '\n', byte-exact with the reference (docs/network-model.md §5.1),
+/// formatted into a buffer of its own: a workload run writes millions of them, and this keeps the
+/// allocation and the format string's parsing off that path.
+struct FctLine {
+  explicit FctLine(const FlowRecord& f);
+  std::string_view view() const { return {data, size}; }
+  // Eight fields: two 8-digit hex IPs, two ports (≤ 10 digits), four 64-bit figures (≤ 20 digits).
+  char data[8 * 2 + 10 * 2 + 20 * 4 + 8];
+  size_t size = 0;
+};
+/// FctLine as a string.
 std::string fct_line(const FlowRecord& f);
 /// One pfc.txt line including '\n' (docs/network-model.md §5.2).
 std::string pfc_line(const PfcRecord& p);

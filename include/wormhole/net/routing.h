@@ -50,8 +50,10 @@ class Routing {
   /// empty if unreachable, if n == dst, or if `n` is a single-NIC host (use host_nics()). For a
   /// multi-port host the list is computed on first use and kept (one copy per distinct list).
   std::span<const uint32_t> next_hops(uint32_t n, uint32_t dst) const;
-  /// The NICs (port indices) host `h` may use towards host `dst` (empty if unreachable).
-  std::vector<uint32_t> host_nics(uint32_t h, uint32_t dst) const;
+  /// The NICs (port indices) host `h` may use towards host `dst` (empty if unreachable), in the
+  /// reference's order. A multi-port host's list is next_hops()'s, kept after first use; the span
+  /// stays valid as long as the routing (a rebuild after LINK_DOWN invalidates it).
+  std::span<const uint32_t> host_nics(uint32_t h, uint32_t dst) const;
 
   /// Computes and caches the metrics of many (src, dst) host pairs with one BFS per distinct
   /// destination class.
