@@ -83,6 +83,25 @@ TEST(FlowResults, AMissingOrRepeatedFlowIsAnError) {
   twice.add(record(0));
   twice.add(record(0));
   EXPECT_THROW(twice.for_each([](const FlowRecord&) {}), std::logic_error);
+  FlowResults twice_spilled(dir.string(), 4);
+  for (uint32_t id : {0, 1, 1}) twice_spilled.flow_retired(record(id));
+  EXPECT_THROW(twice_spilled.for_each([](const FlowRecord&) {}), std::logic_error);
+  FlowResults outside(dir.string(), 4);
+  for (uint32_t id : {0, 1, 7}) outside.flow_retired(record(id));  // 3 records: ids 0..2
+  EXPECT_THROW(outside.for_each([](const FlowRecord&) {}), std::logic_error);
+}
+
+TEST(FlowResults, ARangeSpilledOutOfOrderWithHeldFlowsInItReadsInIdOrder) {
+  const auto dir = test::test_dir("flow_results");
+  FlowResults r(dir.string(), 2);  // ranges of 4 ids
+  for (uint32_t id : {5, 0, 3, 6, 1}) r.flow_retired(record(id));
+  for (uint32_t id : {2, 4}) r.add(record(id));  // flows still held when the run ended
+  std::vector<uint32_t> ids;
+  for (int pass = 0; pass < 2; ++pass) {  // the second read finds the ranges written back sorted
+    ids.clear();
+    r.for_each([&](const FlowRecord& f) { ids.push_back(f.id); });
+    EXPECT_EQ(ids, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6}));
+  }
 }
 
 TEST(FlowResults, AFolderThatCannotHoldTheFileFailsBeforeTheRun) {
