@@ -31,12 +31,17 @@ Network::PathView Network::path_view(uint32_t id) const {
 }
 
 std::vector<uint32_t> Network::data_path(uint32_t id) const {
-  const PathView f = path_view(id);
   std::vector<uint32_t> path;
-  if (f.nic == UINT32_MAX) return path;
+  data_path(id, path);
+  return path;
+}
+
+void Network::data_path(uint32_t id, std::vector<uint32_t>& path) const {
+  const PathView f = path_view(id);
+  path.clear();
+  if (f.nic == UINT32_MAX) return;
   path.push_back(f.nic);
   switch_path(f.nic, f.src, f.dst, f.sport, f.dport, path);
-  return path;
 }
 
 std::vector<uint32_t> Network::ack_path(uint32_t id) const {

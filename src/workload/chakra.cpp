@@ -452,7 +452,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
         spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
       }
       const uint32_t id = net_.inject_flow(spec);
-      flow_owner_.emplace(id, std::pair{owner, f});
+      flow_owner_.set(id, std::pair{owner, f});
       break;
     }
   }
@@ -460,10 +460,9 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
 
 void ChakraDriver::flow_finished(const FlowRecord& rec) {
   if (forward_) forward_->flow_finished(rec);
-  const auto it = flow_owner_.find(rec.id);
-  if (it == flow_owner_.end()) return;
-  const auto [owner, f] = it->second;
-  flow_owner_.erase(it);
+  std::pair<uint32_t, uint32_t> slot;
+  if (!flow_owner_.take(rec.id, slot)) return;
+  const auto [owner, f] = slot;
   if (owner & kP2pBit) {
     P2p& p = p2p_[owner & ~kP2pBit];
     p.done = true;

@@ -204,7 +204,7 @@ const std::string& WorkloadDriver::memo_key(const Plan& p) const {
 }
 
 bool WorkloadDriver::owns_flow(uint32_t id) const {
-  return flow_owner_.count(id) > 0;
+  return flow_owner_.contains(id);
 }
 
 bool WorkloadDriver::run(Time until) {
@@ -610,7 +610,7 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       const int32_t memo = inst & kPpBit ? -1 : inst_[inst].memo;
       ft.flow = memo >= 0 && o_.memo->replaying(memo) ? net_.replay_flow(spec) : net_.inject_flow(spec);
       if (memo >= 0) o_.memo->released(memo, f, ft.flow);
-      flow_owner_.emplace(ft.flow, std::pair{inst, f});
+      flow_owner_.set(ft.flow, std::pair{inst, f});
       report_.flows.push_back(ft);
       break;
     }
@@ -624,10 +624,9 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
 
 void WorkloadDriver::flow_finished(const FlowRecord& r) {
   if (forward_) forward_->flow_finished(r);
-  const auto owner = flow_owner_.find(r.id);
-  if (owner == flow_owner_.end()) return;
-  const auto [id, f] = owner->second;
-  flow_owner_.erase(owner);
+  std::pair<uint32_t, uint32_t> owner;
+  if (!flow_owner_.take(r.id, owner)) return;
+  const auto [id, f] = owner;
   if (id & kPpBit) {
     count_link_bytes(transfers_[id & ~kPpBit].record, r);
     transfer_done(id & ~kPpBit);
@@ -890,7 +889,8 @@ void WorkloadDriver::count_link_bytes(size_t record, const FlowRecord& r) {
 }
 
 void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord& r) {
-  const std::vector<uint32_t> path = net.data_path(r.id);
+  thread_local std::vector<uint32_t> path;  // once per flow: no allocation each time
+  net.data_path(r.id, path);
   if (path.empty()) return;
   const std::vector<Node>& nodes = net.nodes();
   const std::vector<Port>& ports = net.ports();

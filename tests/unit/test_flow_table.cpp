@@ -188,3 +188,28 @@ TEST(ChunkedQueue, AChunkIsFreedOnceEveryValueWasTakenAndIndicesStay) {
   EXPECT_EQ(q.push_back(100), 10u);  // indices are never reused
   EXPECT_EQ(q.take(9), 90u);
 }
+
+TEST(ChunkedSlots, OwnIdsAmongOthersAreFoundAndTheirChunkFreedOnceAllTakenAndPassed) {
+  ChunkedSlots<uint32_t, 2> s;  // chunks of 4 ids
+  for (uint32_t id : {0u, 2u, 3u}) s.set(id, id * 10);  // ids 1, 4, ... belong to another owner
+  uint32_t v = 0;
+  EXPECT_FALSE(s.contains(1));
+  EXPECT_FALSE(s.take(1, v));
+  EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(s.take(2, v));
+  EXPECT_EQ(v, 20u);
+  EXPECT_FALSE(s.take(2, v));  // taken once
+  EXPECT_TRUE(s.take(0, v));
+  EXPECT_TRUE(s.take(3, v));
+  EXPECT_EQ(s.held_chunks(), 1u);  // all taken, but ids of the chunk may still come: kept
+  s.set(6, 60);
+  EXPECT_EQ(s.held_chunks(), 1u);  // a later chunk written: the first is freed
+  EXPECT_TRUE(s.contains(6));
+  s.set(9, 90);
+  EXPECT_EQ(s.held_chunks(), 2u);  // id 6 pending keeps its chunk
+  EXPECT_TRUE(s.take(6, v));
+  EXPECT_EQ(v, 60u);
+  EXPECT_EQ(s.held_chunks(), 1u);
+  EXPECT_TRUE(s.take(9, v));
+  EXPECT_EQ(v, 90u);
+}

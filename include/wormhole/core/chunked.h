@@ -90,4 +90,66 @@ class ChunkedQueue {
   size_t size_ = 0;
 };
 
+/// A map from ids that are handed out in increasing order (flow ids) to values, each id set at most
+/// once and taken at most once: an array in chunks of 2^kBits ids, so a lookup is an index, not a
+/// hash. A chunk is freed once every value set in it was taken and a later chunk was written to (its
+/// ids are all handed out), so memory follows the values pending, even when the ids are shared with
+/// other owners (other jobs' flows), whose slots are never set.
+template <class T, unsigned kBits = 12>
+class ChunkedSlots {
+ public:
+  static constexpr size_t kChunk = size_t(1) << kBits;
+  /// Sets id `i`'s value. Precondition: `i` was not set before (unchecked).
+  void set(size_t i, const T& v) {
+    const size_t k = i >> kBits;
+    if (k >= chunks_.size()) chunks_.resize(k + 1);
+    Chunk& c = chunks_[k];
+    if (!c.values) c.values = std::make_unique<Slot[]>(kChunk);
+    c.values[i & (kChunk - 1)] = {v, true};
+    ++c.set;
+    if (k > last_) {
+      for (size_t j = last_; j < k; ++j) maybe_free(j);
+      last_ = k;
+    }
+  }
+  /// Whether id `i` holds a value (set and not taken).
+  bool contains(size_t i) const {
+    const size_t k = i >> kBits;
+    return k < chunks_.size() && chunks_[k].values && chunks_[k].values[i & (kChunk - 1)].held;
+  }
+  /// Takes id `i`'s value into `out`; false (and `out` untouched) if it holds none.
+  bool take(size_t i, T& out) {
+    if (!contains(i)) return false;
+    const size_t k = i >> kBits;
+    Chunk& c = chunks_[k];
+    Slot& s = c.values[i & (kChunk - 1)];
+    out = s.value;
+    s.held = false;
+    ++c.taken;
+    if (k < last_) maybe_free(k);
+    return true;
+  }
+  /// Chunks holding values now.
+  size_t held_chunks() const {
+    size_t n = 0;
+    for (const Chunk& c : chunks_) n += c.values != nullptr;
+    return n;
+  }
+
+ private:
+  struct Slot {
+    T value{};
+    bool held = false;
+  };
+  struct Chunk {
+    std::unique_ptr<Slot[]> values;
+    size_t set = 0, taken = 0;
+  };
+  void maybe_free(size_t k) {
+    if (chunks_[k].values && chunks_[k].taken == chunks_[k].set) chunks_[k].values.reset();
+  }
+  std::vector<Chunk> chunks_;
+  size_t last_ = 0;  // the highest chunk written to
+};
+
 }  // namespace wh

@@ -225,6 +225,8 @@ class Network final : public CcHost {
   /// The egress ports flow `id`'s data packets leave from, in path order: its NIC, then each
   /// switch's ECMP choice (the same hash the switches use). Empty for a flow without a NIC.
   std::vector<uint32_t> data_path(uint32_t id) const;
+  /// data_path() into `path` (cleared first): no allocation once `path` has grown.
+  void data_path(uint32_t id, std::vector<uint32_t>& path) const;
   /// The switch egress ports flow `id`'s ACKs (and NACKs) leave from, in path order, with the hash
   /// the switches apply to the ACK's swapped header. At switches an ACK travels in its flow's own
   /// priority class, so it waits behind the data queued there: a flow's RTT, and a windowed flow's

@@ -117,7 +117,7 @@ class ChakraDriver final : public TrainingClient {
   // Release events: (owner, flow); owner's top bit: a p2p. Never reused (WorkloadDriver::releases_).
   ChunkedQueue<std::pair<uint32_t, uint32_t>, 16> releases_;
   std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
-  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow -> (owner, flow)
+  ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (owner, flow)
   uint64_t left_ = 0;  // nodes not finished
   uint64_t total_ = 0;  // nodes of the trace
   std::vector<uint64_t> left_of_;  // per rank: its nodes not finished

@@ -212,7 +212,7 @@ class WorkloadDriver final : public TrainingClient {
   std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
-  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> flow_owner_;
+  ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (instance, plan flow)
   // Release events: (inst, plan flow), by the event's target. Indices are never reused: a distributed
   // run's client appends while the network's time takes, so reused slots would differ from one
   // process's, and the target orders events whose keys coincide. Taken chunks are freed.
