@@ -1,9 +1,6 @@
 // Text outputs in the reference byte format (fct.txt, pfc.txt) and the slowdown summary.
 #include "wormhole/io/results_writer.h"
 
-
-#include <iterator>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -66,9 +63,6 @@ std::array<T, 3> p50_p99_max(std::vector<T>& v) {
   return {v[i50], p99, max};
 }
 
-}  // namespace
-
-namespace {
 // The zero-padded 8-digit lower-case hex of printf's %08x.
 char* put_hex8(char* p, uint32_t v) {
   static constexpr char kDigits[] = "0123456789abcdef";
