@@ -27,12 +27,15 @@ std::string system_error() { return std::strerror(errno ? errno : EIO); }
 // results. Slots left empty are the range's flows held elsewhere. Throws std::logic_error for an id
 // outside the range or one given twice.
 void sort_by_placing(std::vector<FlowRecord>& range, uint64_t lo, uint64_t slots) {
+  // An empty slot's id: no record of this range has it (ids stay below 2^32 - 1, the flow table's limit).
   constexpr auto kEmpty = decltype(FlowRecord::id)(~uint64_t(0));
   const auto problem = [&](const FlowRecord& r, const char* what) {
     return std::logic_error("flow results: flow " + std::to_string(r.id) + what + std::to_string(slots) + " flows from flow " +
                             std::to_string(lo));
   };
-  if (range.size() > slots) throw problem(range.front(), " is in a range holding more records than its ");
+  if (range.size() > slots)
+    throw std::logic_error("flow results: " + std::to_string(range.size()) + " records for the " + std::to_string(slots) +
+                           " flows from flow " + std::to_string(lo));
   const size_t records = range.size();
   range.resize(slots);
   for (size_t i = records; i < slots; ++i) range[i].id = kEmpty;

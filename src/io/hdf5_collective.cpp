@@ -3,7 +3,7 @@
 // here is who writes what:
 // - /flows and /pfc: created by all ranks with their global sizes, each rank writing its rows as
 //   a point selection (none on a rank that owns no rows) in one collective transfer. The rows are
-//   packed into the file's compound layout first (H5Tconvert), so the write needs no type
+//   packed into the file's compound layout first (H5Tconvert; /flows' rows are laid out so already), so the write needs no type
 //   conversion — HDF5 falls back to independent I/O when it does. Points, not a union of
 //   hyperslab runs: H5S_SELECT_OR is quadratic in the number of runs in HDF5 1.10 (minutes for
 //   50,000 runs), the point selection linear.

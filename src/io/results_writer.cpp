@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
@@ -48,7 +49,7 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
 
 // Nearest-rank percentile (1-based rank = ceil(pct/100 · n)). Integer arithmetic: ceil(0.99 · n) in
 // floating point can land one rank too high for some n.
-inline size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pct * n + 99) / 100, 1, n) - 1; }
+size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pct * n + 99) / 100, 1, n) - 1; }
 
 // p50, p99 and the maximum of `v` (not empty; reordered): the values a full sort would give at those
 // ranks, by selection (linear time; a sort of millions of figures per statistic was a visible share
@@ -56,10 +57,10 @@ inline size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pc
 template <class T>
 std::array<T, 3> p50_p99_max(std::vector<T>& v) {
   const size_t i99 = rank_index(v.size(), 99), i50 = rank_index(v.size(), 50);
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(i99), v.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i99), v.end());
   const T p99 = v[i99];
-  const T max = *std::max_element(v.begin() + static_cast<long>(i99), v.end());
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(i50), v.begin() + static_cast<long>(i99) + 1);
+  const T max = *std::max_element(v.begin() + static_cast<std::ptrdiff_t>(i99), v.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i50), v.begin() + static_cast<std::ptrdiff_t>(i99) + 1);
   return {v[i50], p99, max};
 }
 
@@ -80,6 +81,8 @@ char* put_dec(char* p, char* end, T v, char sep) {
 FctLine::FctLine(const FlowRecord& f) {
   // The reference's "%08x %08x %u %u %lu %lu %lu %lu\n", by std::to_chars: a workload run writes
   // millions of lines, and a general formatter spent more on each than the run spent on its flow.
+  static_assert(sizeof(f.sport) == 4 && sizeof(f.dport) == 4 && sizeof(f.size_bytes) == 8 && sizeof(f.ideal_fct_ns) == 8,
+                "FctLine::data is sized for 32-bit ports and 64-bit figures");
   char* const end = data + sizeof data;
   char* p = put_hex8(data, node_ip(f.src));
   *p++ = ' ';
@@ -193,8 +196,8 @@ SlowdownStats stats_of(size_t size, Each each) {
     if (f.finished()) v.push_back(f.slowdown_ref()), sum += v.back();
   });
   s.ref_mean = sum / n;
-  const auto [ref_p50, ref_p99, ref_max] = p50_p99_max(v);
-  s.ref_p50 = ref_p50, s.ref_p99 = ref_p99;
+  const std::array<double, 3> ref = p50_p99_max(v);
+  s.ref_p50 = ref[0], s.ref_p99 = ref[1];
   v = {};
   std::vector<uint64_t> fct;
   fct.reserve(s.finished);

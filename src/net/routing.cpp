@@ -51,6 +51,7 @@ void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& por
   list_ids_.clear();
   host_lists_.clear();
   host_list_ids_.clear();
+  host_list_by_content_.clear();
   uint64_t entries = 0;
   for (uint32_t c = 0; c < cls_comp_.size(); ++c) {
     const uint32_t k = cls_comp_[c];
@@ -361,9 +362,18 @@ std::span<const uint32_t> Routing::next_hops(uint32_t n, uint32_t dst) const {
     const uint64_t key = (uint64_t(n) << 32) | dst;
     auto it = host_list_ids_.find(key);
     if (it == host_list_ids_.end()) {
-      host_lists_.emplace_back();
-      host_list(n, dst, host_lists_.back());
-      it = host_list_ids_.emplace(key, host_lists_.size() - 1).first;
+      std::vector<uint32_t> l;
+      host_list(n, dst, l);
+      std::vector<uint32_t>& same = host_list_by_content_[hash_words(l.data(), l.size())];
+      uint32_t id = UINT32_MAX;
+      for (uint32_t i : same)
+        if (host_lists_[i] == l) id = i;
+      if (id == UINT32_MAX) {
+        id = static_cast<uint32_t>(host_lists_.size());
+        host_lists_.push_back(std::move(l));
+        same.push_back(id);
+      }
+      it = host_list_ids_.emplace(key, id).first;
     }
     return host_lists_[it->second];
   }
@@ -379,7 +389,7 @@ std::span<const uint32_t> Routing::next_hops(uint32_t n, uint32_t dst) const {
 
 std::span<const uint32_t> Routing::host_nics(uint32_t h, uint32_t dst) const {
   const Node& nd = (*nodes_)[h];
-  if (nd.num_ports > 1) return h == dst ? std::span<const uint32_t>{} : next_hops(h, dst);
+  if (nd.num_ports > 1) return next_hops(h, dst);
   // Single-NIC host: its NIC if the switch behind it reaches dst (the span is the node's own field).
   const Port& nic = (*ports_)[nd.first_port];
   if (!nic.up) return {};
@@ -395,6 +405,10 @@ uint64_t Routing::table_bytes() const {
                b(cls_base_) + b(cls_host_off_) + b(cls_hosts_) + b(host_cls_off_) + b(host_cls_) + b(table_) +
                b(list_off_) + b(list_data_);
   for (const auto& [h, ids] : list_ids_) s += 48 + b(ids);
+  // Multi-port hosts' lists (grown as flows start): a hash node of about 32 B and a bucket per entry.
+  for (const auto& l : host_lists_) s += sizeof(l) + b(l);
+  for (const auto& [h, ids] : host_list_by_content_) s += 48 + b(ids);
+  s += host_list_ids_.size() * 40;
   return s;
 }
 

@@ -112,8 +112,8 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
 void CollectiveMemo::released(int32_t h, uint32_t f, uint32_t id) {
   Run& r = runs_[static_cast<uint32_t>(h)];
   r.net_id[f] = id;
-  // Only a simulated run looks its flows up by id (its QPs, a flow starting on its ports); a
-  // replay's flows never start a QP.
+  // Only a recording or verifying run looks its flows up by id (its QPs, a flow starting on its
+  // ports); a replay's flows never start a QP.
   if (!r.replay) r.plan_of[id] = f;
 }
 

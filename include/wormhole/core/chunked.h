@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <algorithm>
+#include <cassert>
 #include <memory>
 #include <vector>
 
@@ -90,21 +91,23 @@ class ChunkedQueue {
   size_t size_ = 0;
 };
 
-/// A map from ids that are handed out in increasing order (flow ids) to values, each id set at most
-/// once and taken at most once: an array in chunks of 2^kBits ids, so a lookup is an index, not a
-/// hash. A chunk is freed once every value set in it was taken and a later chunk was written to (its
-/// ids are all handed out), so memory follows the values pending, even when the ids are shared with
-/// other owners (other jobs' flows), whose slots are never set.
+/// A map from ids (flow ids) to values, each id set at most once and taken at most once: an array in
+/// chunks of 2^kBits ids, so a lookup is an index, not a hash. A chunk is freed once every value set
+/// in it was taken and a later chunk was written to; with ids handed out in increasing order (the
+/// network's flow ids) its ids are then all given, so memory follows the values pending, even when
+/// the ids are shared with other owners (other jobs' flows), whose slots are never set. (A set into a
+/// freed chunk allocates it again: correct, only later freed.)
 template <class T, unsigned kBits = 12>
 class ChunkedSlots {
  public:
   static constexpr size_t kChunk = size_t(1) << kBits;
-  /// Sets id `i`'s value. Precondition: `i` was not set before (unchecked).
+  /// Sets id `i`'s value. Precondition: `i` holds no value (asserted in debug builds).
   void set(size_t i, const T& v) {
     const size_t k = i >> kBits;
     if (k >= chunks_.size()) chunks_.resize(k + 1);
     Chunk& c = chunks_[k];
     if (!c.values) c.values = std::make_unique<Slot[]>(kChunk);
+    assert(!c.values[i & (kChunk - 1)].held);
     c.values[i & (kChunk - 1)] = {v, true};
     ++c.set;
     if (k > last_) {

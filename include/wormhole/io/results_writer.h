@@ -49,9 +49,10 @@ class TextOutputs {
 struct FctLine {
   explicit FctLine(const FlowRecord& f);
   std::string_view view() const { return {data, size}; }
-  // Eight fields: two 8-digit hex IPs, two ports (≤ 10 digits), four 64-bit figures (≤ 20 digits).
-  char data[8 * 2 + 10 * 2 + 20 * 4 + 8];
-  size_t size = 0;
+  // Eight fields and their separators: two 8-digit hex IPs, two 32-bit ports (≤ 10 digits), four
+  // 64-bit figures (≤ 20 digits). Widening a field must widen this (checked in the constructor).
+  char data[8 * 2 + 10 * 2 + 20 * 4 + 8];  ///< the line, '\n'-terminated, not NUL-terminated
+  size_t size = 0;                           ///< bytes of `data` used
 };
 /// FctLine as a string.
 std::string fct_line(const FlowRecord& f);

@@ -48,9 +48,10 @@ class Routing {
 
   /// Ports (global indices) of node `n` on shortest paths to host `dst`, in the reference's order;
   /// empty if unreachable, if n == dst, or if `n` is a single-NIC host (use host_nics()). For a
-  /// multi-port host the list is computed on first use and kept (one copy per distinct list).
+  /// multi-port host the list is computed on first use and kept (each distinct list once, and an
+  /// index per (host, dst) pair asked about).
   std::span<const uint32_t> next_hops(uint32_t n, uint32_t dst) const;
-  /// The NICs (port indices) host `h` may use towards host `dst` (empty if unreachable), in the
+  /// The NICs (port indices) host `h` may use towards host `dst` (a host; empty if unreachable), in the
   /// reference's order. A multi-port host's list is next_hops()'s, kept after first use; the span
   /// stays valid as long as the routing (a rebuild after LINK_DOWN invalidates it).
   std::span<const uint32_t> host_nics(uint32_t h, uint32_t dst) const;
@@ -140,8 +141,11 @@ class Routing {
   std::vector<Entry> table_;
   std::vector<uint32_t> list_off_, list_data_;               // interned next-hop lists, CSR
   std::unordered_map<uint64_t, std::vector<uint32_t>> list_ids_;  // content hash -> ids
-  mutable std::deque<std::vector<uint32_t>> host_lists_;     // multi-port hosts' lists, interned
-  mutable std::unordered_map<uint64_t, size_t> host_list_ids_;  // (host, dst) -> host_lists_ index
+  // Multi-port hosts' lists, made on first use: each distinct list once (a deque: spans stay valid),
+  // then an index per (host, dst) pair a flow used (about 40 B a pair).
+  mutable std::deque<std::vector<uint32_t>> host_lists_;
+  mutable std::unordered_map<uint64_t, std::vector<uint32_t>> host_list_by_content_;  // content hash -> indices
+  mutable std::unordered_map<uint64_t, uint32_t> host_list_ids_;  // (host, dst) -> host_lists_ index
   std::unordered_map<uint64_t, PathMetrics> pairs_;
   uint64_t max_rtt_ns_ = 0, max_bdp_ = 0;
   bool built_ = false;

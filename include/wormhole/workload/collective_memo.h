@@ -79,7 +79,7 @@ class CollectiveMemo final : public IslandHooks {
     bool verifying = false;
     const Entry* entry = nullptr;         // the pattern whose end state a replay leaves (set when known)
     std::vector<uint32_t> net_id;         // per plan flow (UINT32_MAX: not released yet)
-    std::unordered_map<uint32_t, uint32_t> plan_of;  // network id -> plan flow (a simulated run's only)
+    std::unordered_map<uint32_t, uint32_t> plan_of;  // network id -> plan flow (a recording or verifying run's only)
     // Completions, plan flows in order (a replay's timeline; a recording's as they happen).
     std::vector<Time> finish;             // per plan flow: ps after t0 (-1: not yet)
     std::vector<uint32_t> order;
