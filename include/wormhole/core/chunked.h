@@ -77,9 +77,7 @@ class ChunkedQueue {
   }
   /// Chunks holding values now.
   size_t held_chunks() const {
-    size_t n = 0;
-    for (const Chunk& c : chunks_) n += c.values != nullptr;
-    return n;
+    return static_cast<size_t>(std::count_if(chunks_.begin(), chunks_.end(), [](const Chunk& c) { return c.values != nullptr; }));
   }
 
  private:
@@ -134,9 +132,7 @@ class ChunkedSlots {
   }
   /// Chunks holding values now.
   size_t held_chunks() const {
-    size_t n = 0;
-    for (const Chunk& c : chunks_) n += c.values != nullptr;
-    return n;
+    return static_cast<size_t>(std::count_if(chunks_.begin(), chunks_.end(), [](const Chunk& c) { return c.values != nullptr; }));
   }
 
  private:
