@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -16,6 +17,34 @@ size_t collective_patterns(const MemoDb& db) {
   size_t n = 0;
   for (const auto& [h, store] : db.collectives) n += store.size();
   return n;
+}
+// The collective patterns, one line each, by namespace and key (the store is unordered): how long the
+// collective ran (its last completion after its first issue), the bytes its island's ports sent, hits.
+void print_collective_patterns(const MemoDb& db, size_t limit) {
+  struct Row {
+    uint64_t ns;
+    const std::string* key;
+    const CollectivePattern* p;
+  };
+  std::vector<Row> rows;
+  for (const auto& [ns, store] : db.collectives)
+    for (const auto& [key, p] : store) rows.push_back({ns, &key, &p});
+  if (rows.empty()) return;
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns != b.ns ? a.ns < b.ns : *a.key < *b.key; });
+  fmt::print("collective patterns:\n{:>5} {:>16} {:>6} {:>6} {:>12} {:>14} {:>8}\n", "#", "namespace", "flows", "ports",
+             "duration_us", "port_bytes", "hits");
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (limit > 0 && k >= limit) {
+      fmt::print("... {} more (--limit 0 lists all)\n", rows.size() - k);
+      break;
+    }
+    const CollectivePattern& p = *rows[k].p;
+    const Time duration = p.finish.empty() ? 0 : *std::max_element(p.finish.begin(), p.finish.end());
+    uint64_t bytes = 0;
+    for (uint64_t b : p.tx_delta) bytes += b;
+    fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>14} {:>8}\n", k, rows[k].ns, p.finish.size(), p.rr_last.size(),
+               double(duration) / kUs, bytes, p.hits);
+  }
 }
 }  // namespace
 
@@ -85,6 +114,7 @@ int memo_command(const MemoOptions& o) {
     fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>8} {}\n", k++, e->ns, e->key.vertices(), e->key.edges.size(),
                double(e->value.duration) / kUs, e->hits, bytes);
   }
+  print_collective_patterns(db, o.limit);
   return 0;
 }
 

@@ -170,6 +170,14 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         st = subprocess.run([str(WORMHOLE), "memo", "stats", str(self.dir / "m.h5")], capture_output=True, text=True,
                             timeout=60)
         self.assertIn("collective patterns: 9 (8064 flows in all, 39 hits)", st.stdout)  # 15 + 24
+        ins = subprocess.run([str(WORMHOLE), "memo", "inspect", str(self.dir / "m.h5"), "-n", "2"], capture_output=True,
+                             text=True, timeout=60)
+        lines = ins.stdout.splitlines()
+        head = lines.index("collective patterns:")
+        self.assertEqual(lines[head + 1].split(), ["#", "namespace", "flows", "ports", "duration_us", "port_bytes", "hits"])
+        rows = [l.split() for l in lines[head + 2:head + 4]]
+        self.assertEqual([r[2] for r in rows], ["896", "896"])
+        self.assertEqual(lines[head + 4], "... 7 more (--limit 0 lists all)")
 
     def test_tampered_warm_start_caught_by_verify_mode(self):
         # Every completion of the memo file doubled (still a valid file): with every hit verified, each
