@@ -167,6 +167,7 @@ void apply_topology(const std::vector<Item>& items, const std::string& scenario_
       fail(it, "the " + t.generator + " generator takes no " + it.key,
            "remove it: " + it.key + " is a parameter of " + generators_taking(it.key));
     set(it, t.generator, *target);
+    if (it.from_command_line()) t.from_command_line.push_back(it.name() + "=" + it.raw);
   }
 }
 
@@ -221,7 +222,13 @@ SimaiTopology build_topology(const Scenario& s) {
       throw InputError(s.path, t.line, "unknown topology generator \"" + t.generator + "\"",
                        "use spectrum-x, hpn, dcn+ or fat-tree");
   } catch (const std::invalid_argument& e) {
-    throw InputError(s.path, t.line, e.what(), "change the [topology] parameters the message names");
+    // The parameters may come from the file or from --set: say which were given on the command line.
+    std::string given;
+    for (const std::string& g : t.from_command_line) given += (given.empty() ? "" : ", ") + g;
+    if (given.empty())
+      throw InputError(s.path, t.line, e.what(), "change the [topology] parameters the message names");
+    throw InputError(s.path, t.line, std::string(e.what()) + " (given on the command line: " + given + ")",
+                     "change the parameters the message names, in [topology] or in --set");
   }
   SimaiTopology out = std::move(static_cast<SimaiTopology&>(f));
   out.topo.file = s.path + " [topology]";

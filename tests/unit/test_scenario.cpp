@@ -333,6 +333,19 @@ TEST(Scenario, CommandLineWormholeKeysWinOverTheTable) {
   EXPECT_FALSE(s.net.wormhole.enabled);
 }
 
+TEST(Scenario, AGeneratorRefusingACommandLineValueSaysItCameFromTheCommandLine) {
+  const std::string p = scenario_file(test_dir(), "[topology]\ngenerator = \"spectrum-x\"\ngpus = 16\n" + kRest);
+  const Scenario s = read_scenario(p, {{"topology.gpus", "15"}});
+  const InputError e = input_error([&] { build_topology(s); });
+  EXPECT_TRUE(mentions(e, "gpus (15) must be a multiple of gpus_per_server (8)"));
+  EXPECT_TRUE(mentions(e, "(given on the command line: topology.gpus=15)"));
+  EXPECT_TRUE(mentions(e, "in [topology] or in --set"));
+  // From the file alone the message is as before.
+  const std::string q = scenario_file(test_dir(), "[topology]\ngenerator = \"spectrum-x\"\ngpus = 15\n" + kRest);
+  const InputError f = input_error([&] { build_topology(read_scenario(q)); });
+  EXPECT_FALSE(mentions(f, "command line"));
+}
+
 TEST(Scenario, CommandLineOverrides) {
   const fs::path d = test_dir();
   const std::string p = scenario_file(d,

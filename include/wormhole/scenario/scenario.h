@@ -77,6 +77,8 @@ struct TopologySpec {
   std::string write;       ///< if set: write the topology to this path, relative to the output dir
   std::string write_format = "simai";  ///< "simai" (6-token header, NVSwitch ids) or "hpcc" (3-token topology.txt)
   int line = 0;            ///< line of [topology] (for messages)
+  /// Generator parameters given on the command line, as typed ("topology.gpus=15"), for messages.
+  std::vector<std::string> from_command_line;
 };
 
 /// The training workload and how it is run.
