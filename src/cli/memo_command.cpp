@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <numeric>
 
 #include "wormhole/core/input_error.h"
 #include "wormhole/memo/memo_file.h"
@@ -40,8 +41,7 @@ void print_collective_patterns(const MemoDb& db, size_t limit) {
     }
     const CollectivePattern& p = *rows[k].p;
     const Time duration = p.finish.empty() ? 0 : *std::max_element(p.finish.begin(), p.finish.end());
-    uint64_t bytes = 0;
-    for (uint64_t b : p.tx_delta) bytes += b;
+    const uint64_t bytes = std::accumulate(p.tx_delta.begin(), p.tx_delta.end(), uint64_t(0));
     fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>14} {:>8}\n", k, rows[k].ns, p.finish.size(), p.rr_last.size(),
                double(duration) / kUs, bytes, p.hits);
   }

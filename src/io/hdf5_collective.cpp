@@ -3,8 +3,9 @@
 // here is who writes what:
 // - /flows and /pfc: created by all ranks with their global sizes, each rank writing its rows as
 //   a point selection (none on a rank that owns no rows) in one collective transfer. The rows are
-//   packed into the file's compound layout first (H5Tconvert; /flows' rows are laid out so already), so the write needs no type
-//   conversion — HDF5 falls back to independent I/O when it does. Points, not a union of
+//   packed into the file's compound layout first (H5Tconvert, unless a row is laid out so already,
+//   as /flows' is), so the write needs no type conversion — HDF5 falls back to independent I/O
+//   when it does. Points, not a union of
 //   hyperslab runs: H5S_SELECT_OR is quadratic in the number of runs in HDF5 1.10 (minutes for
 //   50,000 runs), the point selection linear.
 // - attributes (root, /run, /wormhole): written by every rank with identical values, as HDF5's
@@ -204,11 +205,13 @@ void write_owned_rows(hid_t file, hid_t dxpl, const Table& t, uint64_t total, co
   const size_t n = rows.size();
   std::vector<Row> buf(std::max<size_t>(n, 1));
   for (size_t i = 0; i < n; ++i) buf[i] = row_of(records[order[i]]);
-  // In place to the packed file layout (a Row is at least as large as its packed form).
-  std::vector<unsigned char> background(n * H5Tget_size(t.types.second));
-  if (n > 0)
+  // In place to the packed file layout (a Row is at least as large as its packed form), unless the
+  // Row already has it.
+  if (n > 0 && check(H5Tequal(t.types.first, t.types.second), "comparing the row types of " + what) == 0) {
+    std::vector<unsigned char> background(n * H5Tget_size(t.types.second));
     check(H5Tconvert(t.types.first, t.types.second, n, buf.data(), background.data(), H5P_DEFAULT),
           "packing the rows of " + what);
+  }
   Handle fspace(check(H5Dget_space(ds), "getting the space of " + what), H5Sclose);
   const hsize_t mdim = std::max<size_t>(n, 1);
   Handle mspace = make_space({mdim}, {mdim}, "creating a memory space for " + what);

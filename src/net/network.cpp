@@ -366,7 +366,7 @@ void Network::handle(const Event& e) {
 void Network::on_tick() {
   // A stop asked for by a signal is seen here, every 65,536 events (a few ms of wall time), not after
   // every event: the run loop's own check stays one byte (callgrind: 2 instructions an event less).
-  if (interrupted() && !stopped_ && node_rank_.empty()) stop_by_signal(interrupt_signal());
+  if (interrupted() && !stopped_ && !distributed()) stop_by_signal(interrupt_signal());
   if (observer_) observer_->tick(kernel_.now(), kernel_.events_executed(), flows_finished_);
 }
 
