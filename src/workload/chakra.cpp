@@ -12,6 +12,7 @@
 #include "et_def.pb.h"  // generated from chakra/et_def.proto at build time
 #include "wormhole/core/input_error.h"
 #include "wormhole/workload/driver.h"
+#include "wormhole/workload/release_batches.h"
 
 namespace wh {
 
@@ -227,6 +228,7 @@ struct ChakraDriver::Coll {
   std::vector<uint8_t> flow_state;                // 0 waiting, 1 released, 2 finished
   std::vector<int32_t> node;                      // per member: its node, -1 until it issues
   std::vector<uint32_t> remaining;                // per member: involved flows not finished
+  ReleaseBatches batches;                         // released flows waiting for the send latency
   size_t record = 0;
   uint32_t index_of(uint32_t r) const {
     return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), r) - members.begin());
@@ -402,12 +404,29 @@ void ChakraDriver::run_gpu(uint32_t r) {
 }
 
 void ChakraDriver::release(uint32_t owner, uint32_t f) {
+  const Time at = net_.client_now() + send_latency_;
   if (!(owner & kP2pBit)) {
-    if (colls_[owner].flow_state[f] != 0) return;
-    colls_[owner].flow_state[f] = 1;
+    Coll& c = colls_[owner];
+    if (c.flow_state[f] != 0) return;
+    c.flow_state[f] = 1;
+    if (!c.batches.add(at, f)) return;  // joins the instant's batch, which has its event
   }
   const uint32_t slot = static_cast<uint32_t>(releases_.push_back({owner, f}));
-  net_.schedule_client(net_.client_now() + send_latency_, slot, kRelease, true);
+  net_.schedule_client(at, slot, kRelease, true);
+}
+
+void ChakraDriver::inject(uint32_t owner, uint32_t f) {
+  FlowSpec spec;
+  spec.pg = 3;
+  if (owner & kP2pBit) {
+    const P2p& p = p2p_[owner & ~kP2pBit];
+    spec.src = p.src, spec.dst = p.dst, spec.size_bytes = p.bytes;
+  } else {
+    const FlowStep s = colls_[owner].cp.flow(f);
+    spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
+  }
+  const uint32_t id = net_.inject_flow(spec);
+  flow_owner_.set(id, std::pair{owner, f});
 }
 
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
@@ -442,17 +461,9 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       break;
     case kRelease: {
       const auto [owner, f] = releases_.take(target);
-      FlowSpec spec;
-      spec.pg = 3;
-      if (owner & kP2pBit) {
-        const P2p& p = p2p_[owner & ~kP2pBit];
-        spec.src = p.src, spec.dst = p.dst, spec.size_bytes = p.bytes;
-      } else {
-        const FlowStep s = colls_[owner].cp.flow(f);
-        spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
-      }
-      const uint32_t id = net_.inject_flow(spec);
-      flow_owner_.set(id, std::pair{owner, f});
+      if (owner & kP2pBit) inject(owner, f);
+      else
+        for (uint32_t fl : colls_[owner].batches.take()) inject(owner, fl);  // the instant's batch (release)
       break;
     }
   }

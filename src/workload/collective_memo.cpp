@@ -27,7 +27,7 @@ bool CollectiveMemo::verify_this_hit() {
 int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                               const std::function<const std::string&()>& plan_key,
                               const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
-                              const std::vector<uint32_t>& issue_order, uint32_t flows) {
+                              uint32_t flows) {
   ++stats_.considered;
   finalize_pending();
   Island is;
@@ -55,7 +55,6 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   // INT stamps (HPCC) and TIMELY's RTTs read the clock in whole ns, so where in its ns a collective
   // starts changes how it runs (measured: HPCC without NS_TRUNCATION, 36 of 36 verified hits differed).
   append_key(key, t0 % kNs);
-  for (uint32_t m : issue_order) append_key(key, m);
   net_.island_signature(is, key);
 
   uint32_t slot;

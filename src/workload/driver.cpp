@@ -5,15 +5,19 @@
 #include <unordered_map>
 #include <fmt/core.h>
 
+#include "wormhole/workload/release_batches.h"
+
 namespace wh {
 
 namespace {
 // aux codes of the driver's client events
 constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
-constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's send latency is over
+constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's (or a batch's) send latency is over
 constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
 // In flow_owner_ and releases_, an instance index with this bit set is a pipeline transfer's index.
 constexpr uint32_t kPpBit = 0x80000000u;
+// In releases_, the plan flow of a collective's release: its instance's oldest batch.
+constexpr uint32_t kBatch = UINT32_MAX;
 }  // namespace
 
 /// A collective's plan, shared by identical collectives. Its flows, their ends, parents and
@@ -61,8 +65,9 @@ struct WorkloadDriver::Instance {
   uint32_t members_done = 0;
   size_t record = 0;                 // index in report_.collectives
   std::vector<Time> issue_time;      // per member (collective memo)
-  std::vector<uint32_t> issue_order; // members as they issued
   int32_t memo = -1;                 // collective memo handle
+  uint32_t issues_seen = 0;          // members that issued (collective memo)
+  ReleaseBatches batches;             // flows released, waiting for their send latency
 };
 
 uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows) {
@@ -440,8 +445,7 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   if (o_.memo) {
     if (in.issue_time.empty()) in.issue_time.assign(in.plan->members().size(), -1);
     in.issue_time[mi] = now;
-    in.issue_order.push_back(mi);
-    if (in.issue_order.size() == in.plan->members().size()) offer_to_memo(id);
+    if (++in.issues_seen == in.plan->members().size()) offer_to_memo(id);
   }
   const CollectivePlan& cp = in.plan->cp;
   // The flows this member can send now: those depending on nothing, and those whose parent already
@@ -490,7 +494,7 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
   hosts.reserve(cp.members.size());
   for (uint32_t g : cp.members) hosts.push_back(host_of(g));
   in.memo = o_.memo->begin(pairs, [&]() -> const std::string& { return memo_key(p); }, hosts, in.issue_time,
-                           in.issue_order, cp.size());
+                           cp.size());
 }
 
 uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t chunk, uint32_t receiver) {
@@ -578,11 +582,14 @@ void WorkloadDriver::transfer_done(uint32_t t) {
 
 void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   // Called once per flow (see Instance::finished): nothing to check, only a count to keep.
-  if (!(inst & kPpBit)) ++inst_[inst].released;
-  // On time: it injects a flow, so a distributed run must see it in the network's time; it is
+  Instance& in = inst_[inst];
+  ++in.released;
+  // On time: it injects flows, so a distributed run must see it in the network's time; it is
   // send_latency ahead, the client lookahead of a distributed run.
-  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({inst, f}));
-  net_.schedule_client(net_.client_now() + o_.send_latency, slot, tag(kRelease), true);
+  const Time at = net_.client_now() + o_.send_latency;
+  if (!in.batches.add(at, f)) return;  // joins the instant's batch, which has its event
+  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({inst, kBatch}));
+  net_.schedule_client(at, slot, tag(kRelease), true);
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
@@ -593,25 +600,11 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       break;
     case kRelease: {
       const auto [inst, f] = releases_.take(target);
-      FlowSpec spec;
-      spec.pg = o_.priority_group;
-      FlowTag ft;  // a pipeline transfer is a one-flow collective: ring 0, step 0
       if (inst & kPpBit) {
-        const Transfer& t = transfers_[inst & ~kPpBit];
-        ft = {0, static_cast<uint32_t>(t.record), 0, 0, t.src, t.dst};
-        spec.size_bytes = w_.header.pp_comm_bytes;
-      } else {
-        const FlowStep s = inst_[inst].plan->cp.flow(f);
-        ft = {0, static_cast<uint32_t>(inst_[inst].record), s.ring, s.step, s.src, s.dst};
-        spec.size_bytes = s.bytes;
+        inject(inst, 0);
+        break;
       }
-      spec.src = host_of(ft.src_gpu);
-      spec.dst = host_of(ft.dst_gpu);
-      const int32_t memo = inst & kPpBit ? -1 : inst_[inst].memo;
-      ft.flow = memo >= 0 && o_.memo->replaying(memo) ? net_.replay_flow(spec) : net_.inject_flow(spec);
-      if (memo >= 0) o_.memo->released(memo, f, ft.flow);
-      flow_owner_.set(ft.flow, std::pair{inst, f});
-      report_.flows.push_back(ft);
+      for (uint32_t fl : inst_[inst].batches.take()) inject(inst, fl);
       break;
     }
     case kWgUpdate: {
@@ -620,6 +613,28 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       break;
     }
   }
+}
+
+void WorkloadDriver::inject(uint32_t inst, uint32_t f) {
+  FlowSpec spec;
+  spec.pg = o_.priority_group;
+  FlowTag ft;  // a pipeline transfer is a one-flow collective: ring 0, step 0
+  if (inst & kPpBit) {
+    const Transfer& t = transfers_[inst & ~kPpBit];
+    ft = {0, static_cast<uint32_t>(t.record), 0, 0, t.src, t.dst};
+    spec.size_bytes = w_.header.pp_comm_bytes;
+  } else {
+    const FlowStep s = inst_[inst].plan->cp.flow(f);
+    ft = {0, static_cast<uint32_t>(inst_[inst].record), s.ring, s.step, s.src, s.dst};
+    spec.size_bytes = s.bytes;
+  }
+  spec.src = host_of(ft.src_gpu);
+  spec.dst = host_of(ft.dst_gpu);
+  const int32_t memo = inst & kPpBit ? -1 : inst_[inst].memo;
+  ft.flow = memo >= 0 && o_.memo->replaying(memo) ? net_.replay_flow(spec) : net_.inject_flow(spec);
+  if (memo >= 0) o_.memo->released(memo, f, ft.flow);
+  flow_owner_.set(ft.flow, std::pair{inst, f});
+  report_.flows.push_back(ft);
 }
 
 void WorkloadDriver::flow_finished(const FlowRecord& r) {
@@ -667,7 +682,7 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
     in.ready_before_issue = {};
     in.finished = {};
     in.issue_time = {};
-    in.issue_order = {};
+    in.batches = {};
   }
   collective_done_at(g, id);
 }

@@ -14,6 +14,7 @@
 #include "wormhole/net/network.h"
 #include "wormhole/topo/generators.h"
 #include "wormhole/workload/driver.h"
+#include "wormhole/workload/release_batches.h"
 #include "wormhole/workload/simai_workload.h"
 #include "file_fixtures.h"
 
@@ -149,6 +150,41 @@ TEST(WorkloadDriver, Tp8AllReduceFlowsFollowTheirParents) {
   // GPU 0's fwd communication is blocking: fully exposed, in the TP column.
   EXPECT_EQ(r.report.end_to_end.exposed_tp, r.report.layers[0].comm[0]);
   EXPECT_GT(r.report.layers[0].comm[0], 0);
+}
+
+// Flows of one collective leaving at one instant start in the collective's own order (ring, then member),
+// whichever member issued first: GPUs 0-7 all issue the TP AllReduce at 1 ns (GPU 0's event first), and
+// its 64 step-0 flows get ids 0-63 as ring id / 8, sender id % 8; group 1's follow as ids 64-127. (When
+// each issue released its own flows at once, GPU 0's eight rings came first: sender id / 8, ring id % 8.)
+TEST(WorkloadDriver, FlowsLeavingAtOneInstantStartInTheCollectivesOrder) {
+  const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
+  DriverOptions o;
+  o.send_latency = 2 * kUs;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.report.flows.size(), 1792u);
+  for (uint32_t id = 0; id < 128; ++id) {
+    const FlowTag& t = r.report.flows[id];
+    ASSERT_EQ(t.flow, id);
+    EXPECT_EQ(t.step, 0u) << id;
+    EXPECT_EQ(t.ring, id % 64 / 8) << id;
+    EXPECT_EQ(t.src_gpu, id / 64 * 8 + id % 8) << id;
+    EXPECT_EQ(r.net->record(id).start, 1 * kNs + 2 * kUs);
+  }
+}
+
+TEST(ReleaseBatches, FlowsOfOneInstantLeaveTogetherInPlanOrderOldestInstantFirst) {
+  ReleaseBatches b;
+  EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(b.add(10, 7));   // opens the instant 10
+  EXPECT_FALSE(b.add(10, 3));  // joins it
+  EXPECT_TRUE(b.add(25, 9));   // a later instant: its own event
+  EXPECT_FALSE(b.add(25, 1));
+  EXPECT_FALSE(b.add(25, 4));
+  EXPECT_EQ(b.take(), (std::vector<uint32_t>{3, 7}));
+  EXPECT_EQ(b.take(), (std::vector<uint32_t>{1, 4, 9}));
+  EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(b.add(25, 2));  // an instant already taken is opened again
 }
 
 // The wg collective does not block: its DP AllReduce (GPU i <-> i+8 across the two servers, over

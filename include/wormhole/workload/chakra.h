@@ -101,7 +101,10 @@ class ChakraDriver final : public TrainingClient {
   void ready(uint32_t rank, uint32_t node);
   void finished(uint32_t rank, uint32_t node);
   void run_gpu(uint32_t rank);
+  /// Flow `flow` of `owner` may go: a collective's joins its batch of flows leaving send_latency from now
+  /// (ReleaseBatches), a p2p's leaves alone.
   void release(uint32_t owner, uint32_t flow);
+  void inject(uint32_t owner, uint32_t flow);  ///< hands it to the network
 
   Network& net_;
   const ChakraTrace& trace_;

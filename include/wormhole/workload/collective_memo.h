@@ -41,13 +41,14 @@ class CollectiveMemo final : public IslandHooks {
   /// flows' distinct (source host, destination host); `plan_key`: gives the bytes that identify its
   /// flows (ends as member positions, sizes, dependencies) and the driver's settings that time them,
   /// called only when the collective has an island (about 20 B a flow: not made for the others);
-  /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) and `issue_order`:
-  /// members in the order they issued; `flows`: its plan's flow count (plan flows are 0..flows-1).
+  /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) (the order among
+  /// members issuing at one instant is not part of the key: the driver releases the flows leaving at
+  /// one instant in plan order); `flows`: its plan's flow count (plan flows are 0..flows-1).
   /// Returns a handle >= 0 when the memo replays or records it, -1 when it is left to the network.
   int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                 const std::function<const std::string&()>& plan_key,
                 const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
-                const std::vector<uint32_t>& issue_order, uint32_t flows);
+                uint32_t flows);
   /// A collective whose last member issued it after its first flow was released: not offered.
   void count_late_issue() { ++stats_.considered, ++stats_.late_issue; }
   /// Whether handle `h` replays (its flows go through Network::replay_flow).

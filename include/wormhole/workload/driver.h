@@ -171,7 +171,12 @@ class WorkloadDriver final : public TrainingClient {
   void advance_loop(uint32_t gpu);
   void issue(uint32_t gpu, Phase phase);
   void offer_to_memo(uint32_t inst);  // every member issued: the collective memo may take it
+  /// Plan flow `flow` of instance `inst` may go: it joins the instance's batch of flows leaving
+  /// send_latency from now.
   void release(uint32_t inst, uint32_t flow);
+  /// Hands plan flow `flow` of `inst` (a pipeline transfer's index with kPpBit: its one flow) to the
+  /// network, or to the collective memo's replay.
+  void inject(uint32_t inst, uint32_t flow);
   void rank_done(uint32_t inst, uint32_t gpu);
   void collective_done_at(uint32_t gpu, uint32_t inst);
   void wg_done_at(uint32_t gpu, uint32_t row, uint32_t iter, Time completed);
