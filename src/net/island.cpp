@@ -147,14 +147,16 @@ void Network::set_port_state(uint32_t q, uint8_t rr_last, uint32_t rr_qp, std::v
 uint32_t Network::replay_flow(const FlowSpec& spec) { return inject(spec, true); }
 
 void Network::start_replayed(uint32_t id) {
-  Flow& f = flows_.create_state(id);
-  begin_flow(id, f);
+  // No QP state: a replayed flow sends nothing, and its record, path and bound read its FlowInfo.
+  FlowInfo& i = flows_.info(id);
+  i.started = true;
+  i.nic = pick_nic(i.src, i.dst, node_ip(i.src), node_ip(i.dst), i.sport, i.dport);
+  if (nodes_[i.dst].num_ports > 1) i.rx_nic = pick_nic(i.dst, i.src, node_ip(i.dst), node_ip(i.src), i.dport, i.sport);
   // Replayed flows repeat few (pair, size) combinations, each on its one island path: the bound's
   // path walk is done once per combination.
-  const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(f.src) << 32) | f.dst, f.size}, 0);
+  const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(i.src) << 32) | i.dst, i.size}, 0);
   if (fresh) it->second = lower_bound_fct(id);
-  f.min_fct = it->second;
-  f.snd_nxt = f.snd_una = f.snd_high = f.size;  // nothing is ever sent
+  i.min_fct = it->second;
 }
 
 void Network::finish_replayed(uint32_t id) {
@@ -162,7 +164,7 @@ void Network::finish_replayed(uint32_t id) {
   last_finish_ = kernel_.now();
   ++flows_finished_;
   if (observer_) observer_->flow_finished(record(id));
-  if (!keep_finished_) release_state(id);  // never in a partition or on a NIC's list: nothing refers to it
+  retire_to_sink(id);  // never in a partition or on a NIC's list: nothing refers to it
 }
 
 }  // namespace wh

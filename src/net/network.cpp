@@ -185,12 +185,12 @@ Time Network::lower_bound_fct(uint32_t id) const {
   // last packet's ACK back over the receiver's NIC and the ACK path. The maximum over b is exact
   // for a tandem of idle FIFO links (packets of equal size, a shorter last one); headers without
   // INT and the 60-B minimum ACK, so the bound holds for every CC.
-  const Flow& f = flows_.state(id);
+  const uint64_t size = flows_.info(id).size;
   const std::vector<uint32_t> data = data_path(id);
-  if (data.empty() || f.size == 0) return 0;
+  if (data.empty() || size == 0) return 0;
   const uint64_t payload = cfg_.packet_payload_size;
-  const uint64_t n = (f.size - 1) / payload + 1;
-  const uint64_t full = payload + kDataHeaderBytes, last = f.size - (n - 1) * payload + kDataHeaderBytes;
+  const uint64_t n = (size - 1) / payload + 1;
+  const uint64_t full = payload + kDataHeaderBytes, last = size - (n - 1) * payload + kDataHeaderBytes;
   const uint64_t first = n > 1 ? full : last;
   Time delays = 0, best = 0;
   for (uint32_t p : data) delays += ports_[p].delay;
@@ -204,6 +204,7 @@ Time Network::lower_bound_fct(uint32_t id) const {
     before += ser(static_cast<uint32_t>(first), pb.rate_bps);
   }
   Time ack = 0;
+  const PathView f = path_view(id);
   const Node& rx = nodes_[f.dst];
   const uint32_t rx_nic = rx.num_ports > 1 ? f.rx_nic : rx.first_port;
   if (rx_nic != UINT32_MAX) {
@@ -248,9 +249,12 @@ uint32_t Network::inject_flow(const FlowSpec& spec) { return inject(spec, false)
 uint32_t Network::inject(const FlowSpec& spec, bool replayed) {
   // Not appended now: the caller may be inside a handler that holds references into flows_.
   const uint32_t id = static_cast<uint32_t>(flows_.size() + injected_.size());
+  // A flow that starts a QP does so at its own event, in the order of the injections. A replayed
+  // flow starts nothing anyone sees: it needs an event only to be created when none is pending (the
+  // first event of an instant creates every flow injected so far).
+  if (!replayed || injected_.empty()) kernel_.schedule(kernel_.now(), kInject, id);
   injected_.push_back(spec);
   replay_injected_.push_back(replayed);
-  kernel_.schedule(kernel_.now(), kInject, id);
   return id;
 }
 
@@ -262,7 +266,8 @@ void Network::materialize_injected() {
     f.start = kernel_.now();
     f.replayed = replay_injected_[i];
     set_ideal_fct(f);  // unreachable: ideal 0, no NIC; reported as unfinished
-    flows_.add(f);
+    const uint32_t id = flows_.add(f);
+    if (f.replayed) start_replayed(id);
   }
   injected_.clear();
   replay_injected_.clear();
@@ -347,9 +352,8 @@ void Network::handle(const Event& e) {
       break;
     case kQpStart: start_flow(e.target); break;
     case kInject:
-      materialize_injected();
-      if (flows_.info(e.target).replayed) start_replayed(e.target);
-      else start_flow(e.target);
+      materialize_injected();  // starts the replayed flows among them
+      if (!flows_.info(e.target).replayed) start_flow(e.target);
       break;
     case kReplay:
       if (islands_) islands_->replay_due(e.target);

@@ -437,6 +437,10 @@ class Network final : public CcHost {
   /// Frees finished flow `id`'s QP state; with a FlowSink, hands over its record and retires it.
   void release_state(uint32_t id) {
     flows_.release(id);
+    retire_to_sink(id);
+  }
+  /// With a FlowSink, hands finished flow `id`'s record over and retires it (precondition: !live(id)).
+  void retire_to_sink(uint32_t id) {
     if (sink_) {
       sink_->flow_retired(record(id));
       flows_.retire(id);
@@ -448,7 +452,7 @@ class Network final : public CcHost {
     uint16_t sport, dport;
   };
   PathView path_view(uint32_t id) const;
-  void start_replayed(uint32_t id);  ///< a replayed flow's start: its NICs and bounds, no QP
+  void start_replayed(uint32_t id);  ///< a replayed flow's start: its NICs and bound in its FlowInfo, no QP state
   /// What every flow's start sets: started, its NICs, line rate and base RTT; returns its path's metrics.
   const PathMetrics& begin_flow(uint32_t id, Flow& f);
   uint32_t inject(const FlowSpec& spec, bool replayed);  ///< inject_flow / replay_flow
