@@ -380,8 +380,7 @@ int run_command(const RunOptions& o) {
   RunMetadata meta = run_metadata(net, cfg, cfg.path, wall);
   fill_run_record(meta, net, r.topo, o.command_line, r.overrides);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
-  const SlowdownStats slowdown = slowdown_stats(flows);
-  write_hdf5_results(r.results, flows, slowdown, obs.pfc_, meta, nullptr, wormhole.report());
+  const SlowdownStats slowdown = write_hdf5_results(r.results, flows, obs.pfc_, meta, nullptr, wormhole.report());
   wormhole.write_memo();
   if (stopped) {
     print_interrupted(meta, net.flows_finished(), flows.size(), cfg.fct_output_file + " and " + cfg.pfc_output_file);

@@ -414,8 +414,8 @@ int run_workload_scenario(const RunOptions& o) {
   const int stopped = note_interrupt(meta, net, net.kernel().now());
   std::vector<JobReport> reports;
   if (jobs) reports = job_reports(r, *work.jobs);
-  const SlowdownStats slowdown = slowdown_stats(flows);
-  write_hdf5_results(r.results, flows, slowdown, obs.pfc_, meta, work.report, wormhole.report(), jobs ? &reports : nullptr);
+  const SlowdownStats slowdown =
+      write_hdf5_results(r.results, flows, obs.pfc_, meta, work.report, wormhole.report(), jobs ? &reports : nullptr);
   wormhole.write_memo();
   if (jobs) write_jobs_reports(r, *work.jobs, flows);
   else write_workload_csvs(r.out, *work.report);

@@ -81,13 +81,6 @@ void FlowResults::read(const Bucket& b, FlowRecord* out) const {
   }
 }
 
-void FlowResults::write_back(const Bucket& b, const FlowRecord* in) const {
-  for (const Block& k : b.blocks) {
-    whole(::pwrite, const_cast<FlowRecord*>(in), k, "cannot write the flows' records to a temporary file: ");
-    in += k.count;
-  }
-}
-
 template <class Io>
 void FlowResults::whole(Io io, FlowRecord* records, const Block& k, const char* problem) const {
   char* p = reinterpret_cast<char*>(records);
@@ -126,11 +119,9 @@ void FlowResults::for_each(const std::function<void(const FlowRecord&)>& fn, uin
       flush(b);
       range.resize(b.written);
       read(b, range.data());
-      if (!b.sorted) {
-        sort_by_placing(range, lo, std::min(hi, n) - lo);
-        write_back(b, range.data());
-        b.sorted = true;
-      }
+      // Sorted in memory each time, not written back: a run reads its records once (the rows and
+      // statistics of results.h5 in one pass), and writing them again cost more than placing them.
+      if (!b.sorted) sort_by_placing(range, lo, std::min(hi, n) - lo);
     }
     const size_t spilled = range.size();
     auto a = std::lower_bound(added_.begin(), added_.end(), lo, [](const FlowRecord& r, uint64_t id) { return r.id < id; });

@@ -275,7 +275,7 @@ void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& recor
 }
 
 // /flows from a run's FlowResults, in id order, a slab of rows at a time.
-void write_flow_rows(hid_t file, const FlowResults& flows) {
+void write_flow_rows(hid_t file, const FlowResults& flows, SlowdownCollector& stats) {
   const Table t = flows_table();
   constexpr size_t kSlab = 65536;
   const size_t n = flows.size();
@@ -292,8 +292,10 @@ void write_flow_rows(hid_t file, const FlowResults& flows) {
     written += count;
     rows.clear();
   };
+  stats.reserve(n);
   flows.for_each([&](const FlowRecord& f) {
     rows.push_back(flow_row(f));
+    stats.add(f);
     if (rows.size() == kSlab) write();
   });
   if (!rows.empty()) write();
@@ -301,16 +303,18 @@ void write_flow_rows(hid_t file, const FlowResults& flows) {
 
 }  // namespace
 
-void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
-                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload, const SkipReport* skip, const std::vector<JobReport>* jobs) {
-  write_hdf5_results(path, FlowResults(flows), slowdown_stats(flows), pfc, meta, workload, skip, jobs);
+SlowdownStats write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
+                                 const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                                 const WorkloadReport* workload, const SkipReport* skip,
+                                 const std::vector<JobReport>* jobs) {
+  return write_hdf5_results(path, FlowResults(flows), pfc, meta, workload, skip, jobs);
 }
 
-void write_hdf5_results(const std::string& path, const FlowResults& flows, const SlowdownStats& slowdown,
-                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload, const SkipReport* skip, const std::vector<JobReport>* jobs) {
+SlowdownStats write_hdf5_results(const std::string& path, const FlowResults& flows, const std::vector<PfcRecord>& pfc,
+                                 const RunMetadata& meta, const WorkloadReport* workload, const SkipReport* skip,
+                                 const std::vector<JobReport>* jobs) {
   QuietErrors quiet;
+  SlowdownStats slowdown;
   // Written under a temporary name and renamed into place when complete: a reader never finds a
   // half-written file, and a failed write leaves the previous one as it was.
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
@@ -330,7 +334,10 @@ void write_hdf5_results(const std::string& path, const FlowResults& flows, const
   try {
     Handle file(fid, H5Fclose);
     write_root_attributes(file);
-    write_flow_rows(file, flows);
+    // The statistics of /run come from the same pass as the rows: a run's records are read once.
+    SlowdownCollector stats;
+    write_flow_rows(file, flows, stats);
+    slowdown = stats.result();
     write_all_rows<PfcRow>(file, pfc_table(), pfc, pfc_row);
     {
       Handle run = create_run_group(file);
@@ -354,6 +361,7 @@ void write_hdf5_results(const std::string& path, const FlowResults& flows, const
     std::remove(tmp.c_str());
     throw OutputError(path, std::string("cannot write: ") + std::strerror(err));
   }
+  return slowdown;
 }
 
 }  // namespace wh

@@ -167,60 +167,48 @@ void TextOutputs::flush() {
   pfc_.flush();
 }
 
-namespace {
+void SlowdownCollector::reserve(size_t flows) {
+  slowdown_.reserve(flows), ref_.reserve(flows), fct_.reserve(flows);
+}
 
-// Slowdown statistics of the records that `each` visits in id order, one figure at a time (a run of
-// millions of flows then holds one value per flow, not three): the means are plain sums in id order
-// (the reference's matches summary.json to the last bit); percentiles are taken independently, as
-// summary.json does.
-template <class Each>
-SlowdownStats stats_of(size_t size, Each each) {
+void SlowdownCollector::add(const FlowRecord& f) {
+  ++total_;
+  if (!f.finished()) return;
+  slowdown_.push_back(f.slowdown()), sum_ += slowdown_.back();
+  ref_.push_back(f.slowdown_ref()), ref_sum_ += ref_.back();
+  fct_.push_back(f.fct_ns()), fct_sum_ += fct_.back();
+}
+
+SlowdownStats SlowdownCollector::result() {
   SlowdownStats s;
-  std::vector<double> v;
-  double sum = 0;
-  v.reserve(size);
-  each([&](const FlowRecord& f) {
-    ++s.total;
-    if (!f.finished()) return;
-    v.push_back(f.slowdown());
-    sum += v.back();
-  });
-  s.finished = v.size();
-  if (v.empty()) return s;
-  const double n = double(v.size());
-  s.mean = sum / n;
-  const auto [p50, p99, max] = p50_p99_max(v);
+  s.total = total_;
+  s.finished = slowdown_.size();
+  if (slowdown_.empty()) return s;
+  const double n = double(slowdown_.size());
+  s.mean = sum_ / n;
+  const auto [p50, p99, max] = p50_p99_max(slowdown_);
   s.p50 = p50, s.p99 = p99, s.max = max;
-  v.clear(), sum = 0;
-  each([&](const FlowRecord& f) {
-    if (f.finished()) v.push_back(f.slowdown_ref()), sum += v.back();
-  });
-  s.ref_mean = sum / n;
-  const std::array<double, 3> ref = p50_p99_max(v);
+  s.ref_mean = ref_sum_ / n;
+  const std::array<double, 3> ref = p50_p99_max(ref_);
   s.ref_p50 = ref[0], s.ref_p99 = ref[1];
-  v = {};
-  std::vector<uint64_t> fct;
-  fct.reserve(s.finished);
-  uint64_t fct_sum = 0;  // exact; divided once at the end
-  each([&](const FlowRecord& f) {
-    if (f.finished()) fct.push_back(f.fct_ns()), fct_sum += fct.back();
-  });
-  s.fct_mean_us = double(fct_sum) / n / 1000.0;
-  s.fct_p99_us = double(p50_p99_max(fct)[1]) / 1000.0;
+  s.fct_mean_us = double(fct_sum_) / n / 1000.0;
+  s.fct_p99_us = double(p50_p99_max(fct_)[1]) / 1000.0;
+  slowdown_ = {}, ref_ = {}, fct_ = {};
   return s;
 }
 
-}  // namespace
-
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {
-  return stats_of(flows.size(), [&](const auto& fn) {
-    for (const FlowRecord& f : flows) fn(f);
-  });
+  SlowdownCollector c;
+  c.reserve(flows.size());
+  for (const FlowRecord& f : flows) c.add(f);
+  return c.result();
 }
 
 SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first, uint32_t end) {
-  const size_t n = std::min<uint64_t>(end, flows.size()) - std::min<uint64_t>(first, flows.size());
-  return stats_of(n, [&](const auto& fn) { flows.for_each(fn, first, end); });
+  SlowdownCollector c;
+  c.reserve(std::min<uint64_t>(end, flows.size()) - std::min<uint64_t>(first, flows.size()));
+  flows.for_each([&](const FlowRecord& f) { c.add(f); }, first, end);
+  return c.result();
 }
 
 }  // namespace wh

@@ -54,9 +54,9 @@ NetworkFootprint estimate_network_bytes(const Topology& topo) {
 
 namespace {
 
-// A flow's entry in the flow table, Wormhole's track index, and at the end one 8-B figure of the summary
-// statistics at a time.
-constexpr uint64_t kEveryFlow = 16 + sizeof(uint32_t) + sizeof(double);
+// A flow's entry in the flow table, Wormhole's track index, and at the end its three figures of the
+// summary statistics (SlowdownCollector: two slowdowns and its FCT, gathered while results.h5 is written).
+constexpr uint64_t kEveryFlow = 16 + sizeof(uint32_t) + 2 * sizeof(double) + sizeof(uint64_t);
 // A workload flow's row of /workload/flows.
 constexpr uint64_t kFlowTag = 24;
 

@@ -436,7 +436,7 @@ int main(int argc, char** argv) {
     bare.scenario = "empty.toml";
     write_hdf5_results_collective(MPI_COMM_WORLD, dir + "/empty_collective.h5", {}, 0, {}, {}, 0, bare);
     if (g_rank == 0) {
-      write_hdf5_results(dir + "/empty_serial.h5", {}, {}, bare);
+      write_hdf5_results(dir + "/empty_serial.h5", std::vector<FlowRecord>{}, {}, bare);
       compare_files(dir + "/empty_serial.h5", dir + "/empty_collective.h5", false);
     }
   } catch (const std::exception& e) {

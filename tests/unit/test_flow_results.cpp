@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "wormhole/io/flow_results.h"
@@ -66,6 +67,12 @@ TEST(FlowResults, SpilledRecordsComeBackInIdOrderWithTheAddedOnes) {
   EXPECT_EQ(b.p99, a.p99);
   EXPECT_EQ(b.max, a.max);
   EXPECT_EQ(b.fct_p99_us, a.fct_p99_us);
+  // results.h5's writer gathers the same statistics in the pass that writes the rows.
+  const SlowdownStats w = write_hdf5_results((dir / "results.h5").string(), spilled, {}, RunMetadata{});
+  EXPECT_EQ(std::tie(w.finished, w.total), std::tie(a.finished, a.total));
+  EXPECT_EQ(std::tie(w.mean, w.p50, w.p99, w.max), std::tie(a.mean, a.p50, a.p99, a.max));
+  EXPECT_EQ(std::tie(w.ref_mean, w.ref_p50, w.ref_p99), std::tie(a.ref_mean, a.ref_p50, a.ref_p99));
+  EXPECT_EQ(std::tie(w.fct_mean_us, w.fct_p99_us), std::tie(a.fct_mean_us, a.fct_p99_us));
   const std::vector<FlowRecord> tail(all.begin() + 100, all.begin() + 2000);
   const SlowdownStats c = slowdown_stats(tail), d = slowdown_stats(spilled, 100, 2000);
   EXPECT_EQ(d.total, 1900u);

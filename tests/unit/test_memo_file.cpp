@@ -102,7 +102,7 @@ TEST_F(MemoFile, CorruptAndForeignFilesAreRejected) {
   std::ofstream(path("text.h5")) << "not hdf5\n";
   rejected(path("text.h5"), "not an HDF5 file");
   // A results file is HDF5, but not a memo file.
-  write_hdf5_results(path("results.h5"), {}, {}, RunMetadata{});
+  write_hdf5_results(path("results.h5"), std::vector<FlowRecord>{}, {}, RunMetadata{});
   rejected(path("results.h5"), "not a wormhole memo file");
   // A memo file cut short.
   MemoDb db;

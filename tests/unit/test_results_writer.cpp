@@ -251,7 +251,7 @@ TEST(Hdf5Results, MissingDirectoryThrowsInputError) {
   const std::string path = (dir.path / "missing" / "out.h5").string();
   testing::internal::CaptureStderr();
   try {
-    write_hdf5_results(path, {}, {}, RunMetadata{});
+    write_hdf5_results(path, std::vector<FlowRecord>{}, {}, RunMetadata{});
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), path);
@@ -471,7 +471,7 @@ TEST(Hdf5Results, RoundTrip) {
 TEST(Hdf5Results, EmptyTablesAreReadable) {
   TempDir dir;
   const std::string path = (dir.path / "empty.h5").string();
-  write_hdf5_results(path, {}, {}, RunMetadata{});
+  write_hdf5_results(path, std::vector<FlowRecord>{}, {}, RunMetadata{});
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   for (const char* name : {"/flows", "/pfc", "/run/settings", "/run/overrides", "/run/scenario", "/topology/nodes",

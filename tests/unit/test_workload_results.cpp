@@ -444,7 +444,7 @@ TEST(WorkloadResults, Hdf5RoundTrip) {
   const std::string path = (dir.path / "results.h5").string();
   WorkloadReport r = sample_report();
   r.incomplete = "2 collectives pending";
-  write_hdf5_results(path, {}, {}, RunMetadata{}, &r);
+  write_hdf5_results(path, std::vector<FlowRecord>{}, {}, RunMetadata{}, &r);
 
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
@@ -560,7 +560,7 @@ TEST(WorkloadResults, Hdf5EmptyTablesAndNoWorkload) {
   TempDir dir;
   const std::string path = (dir.path / "empty.h5").string();
   const WorkloadReport empty;
-  write_hdf5_results(path, {}, {}, RunMetadata{}, &empty);
+  write_hdf5_results(path, std::vector<FlowRecord>{}, {}, RunMetadata{}, &empty);
   hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   for (const char* name : {"/workload/iterations", "/workload/layers", "/workload/collectives"})
@@ -573,7 +573,7 @@ TEST(WorkloadResults, Hdf5EmptyTablesAndNoWorkload) {
   H5Fclose(file);
 
   // Without a report there is no /workload group at all.
-  write_hdf5_results(path, {}, {}, RunMetadata{});
+  write_hdf5_results(path, std::vector<FlowRecord>{}, {}, RunMetadata{});
   file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
   EXPECT_EQ(H5Lexists(file, "workload", H5P_DEFAULT), 0);

@@ -19,7 +19,8 @@ namespace wh {
 /// blocks of up to 2,048 records of one range of 2^bucket_bits ids; records added with add() (the
 /// flows a network still holds at the end, or a distributed run's gathered records) stay in memory.
 /// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (84 MB by default)
-/// besides the added records; the first read writes each range back sorted, so later reads only read.
+/// besides the added records; every read sorts each range again (linear: each record is moved to its
+/// id's slot), so a run reads its records once if it can.
 /// Without a folder every record stays in memory.
 class FlowResults final : public FlowSink {
  public:
@@ -68,7 +69,6 @@ class FlowResults final : public FlowSink {
   };
   void flush(Bucket& b) const;
   void read(const Bucket& b, FlowRecord* out) const;
-  void write_back(const Bucket& b, const FlowRecord* in) const;
   /// Reads or writes (pread / pwrite) block `k` whole; OutputError(dir_, problem + why) if it cannot.
   template <class Io>
   void whole(Io io, FlowRecord* records, const Block& k, const char* problem) const;

@@ -114,17 +114,16 @@ struct JobReport {
 /// group per job with the tables and attributes of /workload. The file is replaced if it exists.
 /// Throws InputError if the file cannot be created, OutputError (naming the file) on an HDF5
 /// failure while writing (e.g. a full disk, or two jobs whose names HDF5 cannot tell apart).
-void write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
-                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
-                        const std::vector<JobReport>* jobs = nullptr);
 struct SlowdownStats;
-/// The same from a run's FlowResults (one record per flow id) and their slowdown_stats(), computed
-/// once by the caller.
-void write_hdf5_results(const std::string& path, const FlowResults& flows, const SlowdownStats& slowdown,
-                        const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
-                        const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
-                        const std::vector<JobReport>* jobs = nullptr);
+/// Returns the flows' slowdown_stats(), gathered in the same pass over them as the rows of /flows.
+SlowdownStats write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
+                                 const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                                 const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
+                                 const std::vector<JobReport>* jobs = nullptr);
+/// The same from a run's FlowResults (one record per flow id), read once.
+SlowdownStats write_hdf5_results(const std::string& path, const FlowResults& flows, const std::vector<PfcRecord>& pfc,
+                                 const RunMetadata& meta, const WorkloadReport* workload = nullptr,
+                                 const SkipReport* skip = nullptr, const std::vector<JobReport>* jobs = nullptr);
 
 /// Slowdown statistics over finished flows (nearest-rank percentiles, as summary.json): mean ... max
 /// of FlowRecord::slowdown() (over the true ideal FCT), ref_* of slowdown_ref() (the reference's
@@ -134,6 +133,23 @@ struct SlowdownStats {
   double mean = 0, p50 = 0, p99 = 0, max = 0;
   double ref_mean = 0, ref_p50 = 0, ref_p99 = 0;
   double fct_mean_us = 0, fct_p99_us = 0;
+};
+/// SlowdownStats gathered one flow record at a time, in id order (the means are sums in that order, so
+/// every way of visiting the flows in id order gives the same bits). Keeps 24 B of every finished flow
+/// until result().
+class SlowdownCollector {
+ public:
+  void reserve(size_t flows);
+  void add(const FlowRecord& f);
+  /// The statistics of the flows added; the collector is empty afterwards.
+  SlowdownStats result();
+
+ private:
+  size_t total_ = 0;
+  std::vector<double> slowdown_, ref_;
+  std::vector<uint64_t> fct_;
+  double sum_ = 0, ref_sum_ = 0;
+  uint64_t fct_sum_ = 0;  // exact; divided once at the end
 };
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);
 /// The same over the flows with ids in [first, end) of `flows` (read in id order, so the means are
