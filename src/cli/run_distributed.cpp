@@ -328,7 +328,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // Every rank holds every flow and hears every completion, so rank 0 can tell the share done.
   if (client)
     obs.progress().set_fraction([client] { return client->progress(); },
-                                wr.chakra.ranks.empty() ? "collectives" : "trace nodes");
+                                wr.chakra.ranks.empty() ? "the workload's bytes" : "trace nodes");
   else
     obs.progress().set_fraction(
         [&obs, &net] { return net.flow_count() == 0 ? -1.0 : double(obs.finished()) / double(net.flow_count()); }, "flows");

@@ -393,7 +393,7 @@ int run_workload_scenario(const RunOptions& o) {
   else WormholeSession::collective_unused(cfg, "a Chakra trace's collectives are not offered to it");
   TrainingWork work = make_training_work(r, &files);
   files.set_jobs(work.jobs);
-  obs.progress().set_fraction([&work] { return work.client->progress(); }, chakra ? "trace nodes" : "collectives");
+  obs.progress().set_fraction([&work] { return work.client->progress(); }, chakra ? "trace nodes" : "the workload's bytes");
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
   if (CollectiveMemo* memo = r.options.memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
   if (!o.quiet) {

@@ -214,4 +214,10 @@ uint64_t collective_flow_count(Collective op, uint64_t S, uint32_t R, uint32_t C
   return uint64_t(C) * steps * R;
 }
 
+uint64_t collective_flow_bytes(Collective op, uint64_t S, uint32_t R, uint32_t C, ZeroChunk zero_chunk) {
+  if (collective_flow_count(op, S, R, C, zero_chunk) == 0) return 0;
+  const uint64_t chunk = op == Collective::AllToAll ? S / R : S / R / C;
+  return chunk > 0 ? chunk : 1;  // a 0-B chunk is clamped to 1 B (ZeroChunk::ClampToOneByte), as planned
+}
+
 }  // namespace wh

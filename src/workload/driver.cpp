@@ -122,7 +122,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   if (!o_.hosts.empty() && o_.hosts.size() != layout_.gpus)
     throw std::invalid_argument(fmt::format("{} hosts given for {} GPUs", o_.hosts.size(), layout_.gpus));
   if (layout_.stage_gpus == 0) layout_.stage_gpus = layout_.gpus;
-  total_collectives_ = count_workload_flows(w_, layout_, o_).collectives;
+  total_bytes_ = count_workload_flows(w_, layout_, o_).bytes;
   const size_t rows = w_.layers.size();
   if (!w_.header.micro) {
     if (layout_.pp > 1) {
@@ -641,6 +641,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
   if (forward_) forward_->flow_finished(r);
   std::pair<uint32_t, uint32_t> owner;
   if (!flow_owner_.take(r.id, owner)) return;
+  done_bytes_ += r.size_bytes;
   const auto [id, f] = owner;
   if (id & kPpBit) {
     count_link_bytes(transfers_[id & ~kPpBit].record, r);
@@ -764,14 +765,10 @@ void WorkloadDriver::pfc(const PfcRecord& p) {
 }
 
 double WorkloadDriver::progress() const {
-  if (total_collectives_ == 0) return -1;
-  // A collective in flight counts by the share of its flows finished: a run of a few large
-  // collectives (a 128-GPU ring's 16,256 flows each) would otherwise show 0 % for most of it.
-  double running = 0;
-  for (const Instance& in : inst_)
-    if (in.members_done < in.plan->members().size() && !in.finished.empty())
-      running += double(in.finished_count) / double(in.finished.size());
-  return (double(report_.collectives.size() - pending_) + running) / double(total_collectives_);
+  // By bytes: a packet run's events grow with them, while collectives differ in size by orders of
+  // magnitude (GPT-175B's last DP ReduceScatter, one of 784 collectives, is most of the bytes).
+  if (total_bytes_ == 0) return -1;
+  return std::min(1.0, double(done_bytes_) / double(total_bytes_));
 }
 
 void WorkloadDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {

@@ -33,7 +33,7 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
   std::map<CommGroup, Partition> groups;  // made on first use
   std::set<std::tuple<int, uint64_t, CommGroup>> planned;  // the plans already counted
   WorkloadFlowCount c;
-  uint64_t per_iteration = 0, collectives = 0;  // network flows and collectives of one iteration
+  uint64_t per_iteration = 0, collectives = 0, bytes_per_iteration = 0;  // of one iteration
   for_each_sending_op(w, o, [&](const CommOp& op) {
     auto it = groups.find(op.group);
     if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
@@ -43,6 +43,7 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
       const uint64_t per_group = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       flows += count * per_group;
       bytes += count * driver_plan_bytes(shape.first, per_group);
+      bytes_per_iteration += count * per_group * collective_flow_bytes(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       collectives += count;
     }
     per_iteration += flows;
@@ -55,9 +56,10 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
     const uint64_t boundaries = uint64_t(layout.pp) * v - 1;
     const uint64_t transfers = 2 * boundaries * layout.stage_gpus * std::max<uint32_t>(1, w.header.ga);
     collectives += transfers;
-    if (w.header.pp_comm_bytes > 0) per_iteration += transfers;
+    if (w.header.pp_comm_bytes > 0) per_iteration += transfers, bytes_per_iteration += transfers * w.header.pp_comm_bytes;
   }
   c.flows = per_iteration * o.iterations;
+  c.bytes = bytes_per_iteration * o.iterations;
   c.collectives = collectives * o.iterations;
   return c;
 }

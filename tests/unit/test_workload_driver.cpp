@@ -377,9 +377,9 @@ TEST(WorkloadDriver, TimeLimitBeforeAnyEventIsNamed) {
 }
 
 // One TP AllReduce of 16 MiB over 8 GPUs on each of two servers: 2 collectives of 8 rings x 14 steps x
-// 8 ranks = 896 flows each. Stopped partway, the share done is that of the flows finished in each
-// collective (it was 0 until a whole collective ended).
-TEST(WorkloadDriver, ProgressCountsTheFlowsOfCollectivesInFlight) {
+// 8 ranks = 896 flows each, of 262,144 B. Stopped partway, the share done is the bytes of the flows
+// finished over the 1792 x 262,144 B of the run (it was 0 until a whole collective ended once).
+TEST(WorkloadDriver, ProgressCountsTheBytesOfTheFlowsFinished) {
   const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
   const GeneratedFabric f = fabric16();
   const GroupLayout layout = make_layout(w.header, f.gpus, f.gpus_per_server);
@@ -394,14 +394,16 @@ TEST(WorkloadDriver, ProgressCountsTheFlowsOfCollectivesInFlight) {
   ASSERT_GT(done[0] + done[1], 0u);
   ASSERT_LT(done[0], 896u);
   ASSERT_LT(done[1], 896u);
-  EXPECT_DOUBLE_EQ(d.progress(), (done[0] / 896.0 + done[1] / 896.0) / 2);
+  EXPECT_DOUBLE_EQ(d.progress(), double(done[0] + done[1]) * 262144 / (1792.0 * 262144));
 }
 
 // count_workload_flows (the memory estimate's count) against a run, and the driver's share done.
 // TP 8 on 16 GPUs: fwd a TP AllReduce of 1 MiB, 2 groups × 8 rings × 14 steps × 8 ranks = 1792 flows;
 // wg a DP AllReduce of 1 MiB over {i, i + 8}: 8 groups × 1 ring × 2 steps × 2 ranks = 32 flows.
 // Two alike rows, two iterations: 4 × 1824 = 7296 flows and 4 × (2 + 8) = 40 collectives, from plans
-// of 1792 + 32 = 1824 flows (alike collectives share a plan).
+// of 1792 + 32 = 1824 flows (alike collectives share a plan). Bytes: the TP flows carry 1 MiB / 8 ranks
+// / 8 rings = 16,384 B, the DP ones 1 MiB / 2 ranks = 524,288 B: 4 × (1792 × 16,384 + 32 × 524,288) =
+// 184,549,376 B.
 TEST(WorkloadDriver, FlowCountAheadMatchesTheRunAndProgressEndsAtOne) {
   const Workload w = workload(kTp8, {"a -1 1 ALLREDUCE 1048576 1 NONE 0 1 ALLREDUCE 1048576 1",
                                      "b -1 1 ALLREDUCE 1048576 1 NONE 0 1 ALLREDUCE 1048576 1"});
@@ -413,6 +415,10 @@ TEST(WorkloadDriver, FlowCountAheadMatchesTheRunAndProgressEndsAtOne) {
   EXPECT_EQ(c.plan_flows, 1824u);
   EXPECT_EQ(c.flows, 7296u);
   EXPECT_EQ(c.collectives, 40u);
+  EXPECT_EQ(c.bytes, 184'549'376u);
+  EXPECT_EQ(collective_flow_bytes(Collective::AllReduce, 1048576, 8, 8), 16384u);
+  EXPECT_EQ(collective_flow_bytes(Collective::AllToAll, 3, 4, 1), 0u);  // no flows
+  EXPECT_EQ(collective_flow_bytes(Collective::AllToAll, 3, 4, 1, ZeroChunk::ClampToOneByte), 1u);
   EXPECT_EQ(collective_flow_count(Collective::AllReduce, 1048576, 8, 8),
             plan_collective(Collective::AllReduce, 1048576, {0, 1, 2, 3, 4, 5, 6, 7}, 8).size());
   // AllToAll of 12 B over 4 ranks: 3-B chunks, 4·3 flows; of 3 B: 0-B chunks, none (SimAI) or 1-B flows.

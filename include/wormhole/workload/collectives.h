@@ -196,5 +196,8 @@ CollectivePlan plan_collective(Collective op, uint64_t bytes_per_rank,
 /// starts (its memory estimate); does not check that `rings` divides `ranks` (plan_collective does).
 uint64_t collective_flow_count(Collective op, uint64_t bytes_per_rank, uint32_t ranks, uint32_t rings,
                                ZeroChunk zero_chunk = ZeroChunk::NoFlows);
+/// The size of each of those flows (bytes): plan_collective(...).chunk, in O(1); 0 where there are none.
+uint64_t collective_flow_bytes(Collective op, uint64_t bytes_per_rank, uint32_t ranks, uint32_t rings,
+                               ZeroChunk zero_chunk = ZeroChunk::NoFlows);
 
 }  // namespace wh

@@ -71,6 +71,8 @@ struct WorkloadFlowCount {
   /// Collectives over all iterations as the report lists them: one per group of two or more GPUs
   /// that sends something, and one per pipeline transfer.
   uint64_t collectives = 0;
+  /// Bytes of all those network flows (what the progress line's share done counts).
+  uint64_t bytes = 0;
 };
 /// Counts them as expected_traffic() walks the workload (same groups, rings, chunking, ignored groups
 /// and MICRO rule), in O(rows + GPUs) for the group partitions: a 131,072-GPU workload is counted
@@ -143,9 +145,9 @@ class WorkloadDriver final : public TrainingClient {
   bool finish(Time until) override;
 
   const WorkloadReport& report() const { return report_; }
-  /// The share of the run's collectives (and pipeline transfers) done, [0, 1] (count_workload_flows
-  /// gives the total): each complete one counts 1, each in flight the share of its flows finished;
-  /// -1 when the workload has none. O(collectives started).
+  /// The share of the run's network bytes done, [0, 1]: the bytes of its flows finished over those of
+  /// all its collectives' and pipeline transfers' flows (count_workload_flows); -1 when the workload
+  /// sends none. O(1).
   double progress() const override;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
@@ -230,7 +232,8 @@ class WorkloadDriver final : public TrainingClient {
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
   std::vector<Time> iter_end_;
   uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
-  uint64_t total_collectives_ = 0;  // over the whole run (count_workload_flows), for progress()
+  uint64_t total_bytes_ = 0;  // of the whole run's flows (count_workload_flows), for progress()
+  uint64_t done_bytes_ = 0;   // of its flows finished so far
   bool installed_ = false;
   uint32_t gpus_done_ = 0;
   WorkloadReport report_;
