@@ -183,7 +183,10 @@ SlowdownStats SlowdownCollector::result() {
   SlowdownStats s;
   s.total = total_;
   s.finished = slowdown_.size();
-  if (slowdown_.empty()) return s;
+  if (slowdown_.empty()) {
+    *this = SlowdownCollector{};
+    return s;
+  }
   const double n = double(slowdown_.size());
   s.mean = sum_ / n;
   const auto [p50, p99, max] = p50_p99_max(slowdown_);
@@ -193,7 +196,7 @@ SlowdownStats SlowdownCollector::result() {
   s.ref_p50 = ref[0], s.ref_p99 = ref[1];
   s.fct_mean_us = double(fct_sum_) / n / 1000.0;
   s.fct_p99_us = double(p50_p99_max(fct_)[1]) / 1000.0;
-  slowdown_ = {}, ref_ = {}, fct_ = {};
+  *this = SlowdownCollector{};
   return s;
 }
 

@@ -2,6 +2,7 @@
 #include "wormhole/workload/driver.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 #include <fmt/core.h>
 
@@ -193,14 +194,16 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
 }
 
 // Member-relative, so every group's instance of one collective has the same key; the driver's timing
-// settings are part of it. Byte for byte the key of the explicit plans (memo files stay valid).
+// settings are part of it. The leading tag changes when what a key means changes, so that a memo file's
+// older patterns are never taken for new ones: "WCM2" since flows leaving at one instant start in plan
+// order (the key no longer holds the members' issue order).
 const std::string& WorkloadDriver::memo_key(const Plan& p) const {
   if (p.keyed) return p.memo_key;
   const CollectivePlan& cp = p.cp;
   std::string& key = p.memo_key;
   auto put = [&](auto v) { append_key(key, v); };
   key.reserve(20 + sizeof(Time) + uint64_t(cp.size()) * 20);
-  put(uint32_t(0x57434d31)), put(cp.size()), put(cp.ranks()), put(o_.send_latency);
+  put(uint32_t(0x57434d32)), put(cp.size()), put(cp.ranks()), put(o_.send_latency);
   put(o_.priority_group);
   for (uint32_t f = 0; f < cp.size(); ++f)
     put(cp.src_index(f)), put(cp.dst_index(f)), put(cp.chunk), put(cp.parent(f));
@@ -581,7 +584,8 @@ void WorkloadDriver::transfer_done(uint32_t t) {
 }
 
 void WorkloadDriver::release(uint32_t inst, uint32_t f) {
-  // Called once per flow (see Instance::finished): nothing to check, only a count to keep.
+  // Called once per flow (see Instance::finished); a pipeline transfer's flow leaves alone (pp_send).
+  if (inst & kPpBit) throw std::logic_error("workload driver: a pipeline transfer released as a collective's flow");
   Instance& in = inst_[inst];
   ++in.released;
   // On time: it injects flows, so a distributed run must see it in the network's time; it is

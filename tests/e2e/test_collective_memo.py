@@ -75,6 +75,9 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         p0, pkt = self.run_wh(sc, "pkt")
         p1, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        # Every field of every flow's row, the replayed flows' bounds (min_fct_ns) and NIC-derived ones included.
+        with h5py.File(pkt / "results.h5") as a, h5py.File(wh / "results.h5") as b:
+            self.assertEqual(a["/flows"][:].tobytes(), b["/flows"][:].tobytes())
         self.assertIn("iteration 0: 839.140 us", p0.stdout)
         self.assertIn("iteration 0: 839.140 us", p1.stdout)
         a = self.memo_attrs(wh)

@@ -136,7 +136,7 @@ struct SlowdownStats {
 };
 /// SlowdownStats gathered one flow record at a time, in id order (the means are sums in that order, so
 /// every way of visiting the flows in id order gives the same bits). Keeps 24 B of every finished flow
-/// until result().
+/// until result() (reserve() sets that much aside for every flow, finished or not).
 class SlowdownCollector {
  public:
   void reserve(size_t flows);

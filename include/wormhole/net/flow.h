@@ -108,7 +108,8 @@ static_assert(sizeof(Flow) == 672, "a Flow field was added or removed: decide wh
 /// the QP state is 672 B; FlowTable): its identity and its outcome. Identity fields are set when the
 /// flow is created; `started` is always current (its finish is kept in the FlowTable's entry); the others (NICs, bound, skipped bytes
 /// and time, clock offset, epoch) are copied from the state when it is released and are current only
-/// then (Network::record() and Network::data_path() read the state before).
+/// then (Network::record() and Network::data_path() read the state before). A replayed flow never has
+/// QP state: its NICs and bound are set here when it starts.
 struct FlowInfo {
   uint32_t src = 0, dst = 0;      ///< hosts
   uint16_t sport = 0, dport = 0;

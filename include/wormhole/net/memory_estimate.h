@@ -24,7 +24,7 @@ struct NetworkFootprint {
 NetworkFootprint estimate_network_bytes(const Topology& topo);
 
 /// Bytes each workload flow of a one-process run keeps until the run ends: its 16-B flow-table entry,
-/// its flow tag (24 B) and Wormhole's track index, and at the end one figure of the statistics. Its
+/// its flow tag (24 B) and Wormhole's track index, and at the end its three figures of the statistics. Its
 /// FlowInfo (88 B) lives only until the flow finished, and its record then goes to disk (FlowSink).
 /// Packets and events are not counted.
 uint64_t bytes_per_flow();

@@ -65,7 +65,7 @@ enum EventKind : uint16_t {
   kTimer = 4,      ///< timer slot `aux` of a flow: 0-2 CC, 3 RTO (owner: flow)
   kLinkDown = 5,   ///< LINK_DOWN (owner: global)
   kQpStart = 6,    ///< create the QP of flow `target` (scheduled by kFlowStart at its own instant)
-  kInject = 7,     ///< create and start flow `target`, injected during the run (inject_flow)
+  kInject = 7,     ///< create every flow injected so far (starting the replayed ones), then start flow `target` unless replayed (inject_flow)
   kClient = 8,     ///< an EventClient's event (target and aux are the client's)
   kBypass = 9,     ///< control packet `target` passing a frozen port reaches pool[target].in_port
   kHeld = 10,      ///< held packet slot `target` is delivered (valid if its time is the slot's due)
@@ -263,13 +263,15 @@ class Network final : public CcHost {
     if (auto* p = std::get_if<HpccPintState>(&f.cc); p && had_pint) p->rng = own;
   }
   /// The QP state of running flow `id`. Throws std::logic_error if the flow has none: not started yet,
-  /// or finished and released (what outlives a flow is flow_info(), until it is retired to a FlowSink).
+  /// finished and released, or replayed by the collective memo (what outlives a flow is flow_info(),
+  /// until it is retired to a FlowSink).
   const Flow& flow(uint32_t id) const {
     if (!flows_.live(id)) throw std::logic_error("flow " + std::to_string(id) + " has no QP state (not started, or released)");
     return flows_.state(id);
   }
   /// Keeps every flow's QP state to the end of the run, for inspecting finished flows' final CC and
   /// sender state (tests, debugging); it costs 672 B a flow. Off: a finished flow's state is freed.
+  /// A replayed flow has none to keep.
   void keep_finished_state(bool on) {
     if (on && sink_) throw std::logic_error("keep_finished_state: flows are retired to a FlowSink");
     keep_finished_ = on;

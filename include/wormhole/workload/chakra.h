@@ -117,7 +117,8 @@ class ChakraDriver final : public TrainingClient {
   std::vector<P2p> p2p_;
   std::map<std::pair<std::string, uint32_t>, uint32_t> coll_of_;                 // (group, k) -> colls_
   std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> p2p_of_;  // (src, dst, tag, k)
-  // Release events: (owner, flow); owner's top bit: a p2p. Never reused (WorkloadDriver::releases_).
+  // Release events: (owner, flow); owner's top bit: a p2p (its flow); a collective's event takes its
+  // oldest batch (Coll::batches; `flow` is the batch's first). Never reused (WorkloadDriver::releases_).
   ChunkedQueue<std::pair<uint32_t, uint32_t>, 16> releases_;
   std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
   ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (owner, flow)

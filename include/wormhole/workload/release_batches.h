@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "wormhole/core/time.h"
@@ -18,7 +19,10 @@ class ReleaseBatches {
  public:
   /// Plan flow `f` starts at `at` (ps). Returns true when it opens a new instant: the caller schedules
   /// one event for it, and take() gives that instant's flows then.
+  /// Throws std::logic_error if `at` is before the latest instant added.
   bool add(Time at, uint32_t f) {
+    if (!pending_.empty() && at < pending_.back().at)
+      throw std::logic_error("release batches: a flow released for an earlier instant than the one before");
     if (!pending_.empty() && pending_.back().at == at) {
       pending_.back().flows.push_back(f);
       return false;
@@ -26,8 +30,10 @@ class ReleaseBatches {
     pending_.push_back({at, {f}});
     return true;
   }
-  /// The oldest instant's flows, in plan order; they leave this object. Precondition: !empty().
+  /// The oldest instant's flows, in plan order; they leave this object. Throws std::logic_error when
+  /// empty.
   std::vector<uint32_t> take() {
+    if (pending_.empty()) throw std::logic_error("release batches: no batch to take");
     std::vector<uint32_t> flows = std::move(pending_.front().flows);
     pending_.erase(pending_.begin());
     std::sort(flows.begin(), flows.end());
