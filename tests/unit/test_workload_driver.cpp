@@ -134,6 +134,19 @@ TEST(WorkloadDriver, Tp8AllReduceFlowsFollowTheirParents) {
     EXPECT_TRUE(finishes.count(f.start - 2 * kUs)) << "flow " << id << " starts at " << f.start;
   }
   EXPECT_EQ(step0, 128u);
+  // Flows of one collective leaving at one instant start in the collective's own order (ring, then
+  // member), whichever member issued first: GPUs 0-7 all issue at 1 ns (GPU 0's event first), and the
+  // 64 step-0 flows get ids 0-63 as ring id / 8, sender id % 8; group 1's follow as ids 64-127. (When
+  // each issue released its own flows at once, GPU 0's eight rings came first: sender id / 8, ring id % 8.)
+  ASSERT_EQ(r.report.flows.size(), 1792u);
+  for (uint32_t id = 0; id < 128; ++id) {
+    const FlowTag& t = r.report.flows[id];
+    ASSERT_EQ(t.flow, id);
+    EXPECT_EQ(t.step, 0u) << id;
+    EXPECT_EQ(t.ring, id % 64 / 8) << id;
+    EXPECT_EQ(t.src_gpu, id / 64 * 8 + id % 8) << id;
+    EXPECT_EQ(r.net->record(id).start, 1 * kNs + 2 * kUs);
+  }
   for (const CollectiveRecord& c : r.report.collectives) {
     EXPECT_EQ(c.op, "AllReduce");
     EXPECT_EQ(c.group, "TP");
@@ -150,27 +163,6 @@ TEST(WorkloadDriver, Tp8AllReduceFlowsFollowTheirParents) {
   // GPU 0's fwd communication is blocking: fully exposed, in the TP column.
   EXPECT_EQ(r.report.end_to_end.exposed_tp, r.report.layers[0].comm[0]);
   EXPECT_GT(r.report.layers[0].comm[0], 0);
-}
-
-// Flows of one collective leaving at one instant start in the collective's own order (ring, then member),
-// whichever member issued first: GPUs 0-7 all issue the TP AllReduce at 1 ns (GPU 0's event first), and
-// its 64 step-0 flows get ids 0-63 as ring id / 8, sender id % 8; group 1's follow as ids 64-127. (When
-// each issue released its own flows at once, GPU 0's eight rings came first: sender id / 8, ring id % 8.)
-TEST(WorkloadDriver, FlowsLeavingAtOneInstantStartInTheCollectivesOrder) {
-  const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
-  DriverOptions o;
-  o.send_latency = 2 * kUs;
-  const DriverRun r = run(w, fabric16(), o);
-  ASSERT_TRUE(r.complete) << r.report.incomplete;
-  ASSERT_EQ(r.report.flows.size(), 1792u);
-  for (uint32_t id = 0; id < 128; ++id) {
-    const FlowTag& t = r.report.flows[id];
-    ASSERT_EQ(t.flow, id);
-    EXPECT_EQ(t.step, 0u) << id;
-    EXPECT_EQ(t.ring, id % 64 / 8) << id;
-    EXPECT_EQ(t.src_gpu, id / 64 * 8 + id % 8) << id;
-    EXPECT_EQ(r.net->record(id).start, 1 * kNs + 2 * kUs);
-  }
 }
 
 TEST(ReleaseBatches, FlowsOfOneInstantLeaveTogetherInPlanOrderOldestInstantFirst) {
