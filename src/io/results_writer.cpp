@@ -183,10 +183,12 @@ SlowdownStats SlowdownCollector::result() {
   SlowdownStats s;
   s.total = total_;
   s.finished = slowdown_.size();
-  if (slowdown_.empty()) {
-    *this = SlowdownCollector{};
-    return s;
-  }
+  if (!slowdown_.empty()) fill(s);
+  *this = SlowdownCollector{};
+  return s;
+}
+
+void SlowdownCollector::fill(SlowdownStats& s) {
   const double n = double(slowdown_.size());
   s.mean = sum_ / n;
   const auto [p50, p99, max] = p50_p99_max(slowdown_);
@@ -196,8 +198,6 @@ SlowdownStats SlowdownCollector::result() {
   s.ref_p50 = ref[0], s.ref_p99 = ref[1];
   s.fct_mean_us = double(fct_sum_) / n / 1000.0;
   s.fct_p99_us = double(p50_p99_max(fct_)[1]) / 1000.0;
-  *this = SlowdownCollector{};
-  return s;
 }
 
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {

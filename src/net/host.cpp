@@ -16,16 +16,17 @@ uint32_t Network::pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t di
   return nics[qp_hash(sip, dip, sport, dport) % nics.size()];
 }
 
-void Network::assign_nics(Flow& f) {
-  f.nic = pick_nic(f.src, f.dst, node_ip(f.src), node_ip(f.dst), f.sport, f.dport);
+void Network::assign_nics(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t& nic,
+                          uint32_t& rx_nic) const {
+  nic = pick_nic(src, dst, node_ip(src), node_ip(dst), sport, dport);
   // The receiver's NIC for ACKs: the hash of the reverse QP (GetNicIdxOfRxQp); computed here,
   // not per packet, since routes only change on LINK_DOWN.
-  if (nodes_[f.dst].num_ports > 1) f.rx_nic = pick_nic(f.dst, f.src, node_ip(f.dst), node_ip(f.src), f.dport, f.sport);
+  if (nodes_[dst].num_ports > 1) rx_nic = pick_nic(dst, src, node_ip(dst), node_ip(src), dport, sport);
 }
 
 const PathMetrics& Network::begin_flow(uint32_t id, Flow& f) {
   flows_.info(id).started = true;
-  assign_nics(f);
+  assign_nics(f.src, f.dst, f.sport, f.dport, f.nic, f.rx_nic);
   // Line rate and base RTT on every rank: a memo pattern's key is made of them (Memoizer::key_of).
   const PathMetrics& m = routing_.pair(f.src, f.dst);
   f.max_rate_bps = f.nic != UINT32_MAX ? ports_[f.nic].rate_bps : ports_[nodes_[f.src].first_port].rate_bps;

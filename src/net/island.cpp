@@ -150,8 +150,7 @@ void Network::start_replayed(uint32_t id) {
   // No QP state: a replayed flow sends nothing, and its record, path and bound read its FlowInfo.
   FlowInfo& i = flows_.info(id);
   i.started = true;
-  i.nic = pick_nic(i.src, i.dst, node_ip(i.src), node_ip(i.dst), i.sport, i.dport);
-  if (nodes_[i.dst].num_ports > 1) i.rx_nic = pick_nic(i.dst, i.src, node_ip(i.dst), node_ip(i.src), i.dport, i.sport);
+  assign_nics(i.src, i.dst, i.sport, i.dport, i.nic, i.rx_nic);
   // Replayed flows repeat few (pair, size) combinations, each on its one island path: the bound's
   // path walk is done once per combination.
   const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(i.src) << 32) | i.dst, i.size}, 0);

@@ -537,7 +537,7 @@ void Network::link_down() {
   for (uint32_t id = 0; id < flows_.size(); ++id) {
     if (!flows_.live(id) || flows_.finished(id)) continue;
     Flow& f = flows_.state(id);
-    assign_nics(f);
+    assign_nics(f.src, f.dst, f.sport, f.dport, f.nic, f.rx_nic);
     if (f.nic != UINT32_MAX) ports_[f.nic].qps.push_back(id);
   }
   for (uint32_t p = 0; p < ports_.size(); ++p)

@@ -100,6 +100,35 @@ uint32_t ring_count(const GroupLayout& L, const std::vector<uint32_t>& members) 
   }));
 }
 
+namespace {
+
+// How many flows a collective of R ranks on C rings has, and their size (bytes), by §5.3–§5.7; none for
+// 0 bytes, a group of one, op None, no ring, or a 0-B chunk under ZeroChunk::NoFlows (1 B otherwise).
+// No checks: plan_collective() makes them.
+struct FlowShape {
+  uint64_t count = 0, chunk = 0;
+};
+FlowShape flow_shape(Collective op, uint64_t S, uint32_t R, uint32_t C, ZeroChunk zero_chunk) {
+  if (R <= 1 || op == Collective::None || S == 0) return {};
+  FlowShape f;
+  if (op == Collective::AllToAll) {  // §5.7: `rings` is ignored
+    f.chunk = S / R;
+    f.count = uint64_t(R) * (R - 1);
+  } else {  // ring ops, §5.3 / §5.4
+    if (C == 0) return {};
+    const uint64_t steps = op == Collective::AllReduce ? 2 * uint64_t(R - 1) : R - 1;
+    f.chunk = S / R / C;
+    f.count = uint64_t(C) * steps * R;
+  }
+  if (f.chunk == 0) {
+    if (zero_chunk == ZeroChunk::NoFlows) return {};
+    f.chunk = 1;
+  }
+  return f;
+}
+
+}  // namespace
+
 CollectivePlan plan_collective(Collective op, uint64_t S, const std::vector<uint32_t>& members,
                                uint32_t C, ZeroChunk zero_chunk) {
   CollectivePlan p;
@@ -111,25 +140,17 @@ CollectivePlan plan_collective(Collective op, uint64_t S, const std::vector<uint
   if (std::adjacent_find(p.members.begin(), p.members.end()) != p.members.end())
     fail("a collective's group lists a GPU twice", "pass each group member once");
 
-  uint64_t chunk, count;
-  uint32_t steps, rings;
-  if (op == Collective::AllToAll) {  // §5.7: `rings` is ignored
-    chunk = S / R;
-    steps = rings = 1;
-    count = uint64_t(R) * (R - 1);
-  } else {  // ring ops, §5.3 / §5.4
+  uint32_t steps = 1, rings = 1;  // AllToAll (§5.7): `rings` is ignored
+  if (op != Collective::AllToAll) {  // ring ops, §5.3 / §5.4
     if (C == 0 || R % C != 0)
       fail("ring count " + s(C) + " does not divide the group size " + s(R),
            "use ring_count() (the group's ranks per server)");
-    chunk = S / R / C;
     steps = op == Collective::AllReduce ? 2 * (R - 1) : R - 1;
     rings = C;
-    count = uint64_t(C) * steps * R;
   }
-  if (chunk == 0) {
-    if (zero_chunk == ZeroChunk::NoFlows) return p;
-    chunk = 1;
-  }
+  const FlowShape shape = flow_shape(op, S, R, C, zero_chunk);
+  if (shape.count == 0) return p;  // 0-B chunks under ZeroChunk::NoFlows
+  const uint64_t chunk = shape.chunk, count = shape.count;
   // Flow indices are uint32_t (kNoParent = 2^32 - 1 is taken): a ring AllReduce reaches this at
   // about 46,000 ranks on one ring, an AllToAll at 65,536.
   if (count >= kMaxPlanFlows)
@@ -206,18 +227,11 @@ std::vector<FlowStep> explicit_flows(const CollectivePlan& p) {
 uint64_t plan_bytes(uint32_t ranks) { return sizeof(CollectivePlan) + uint64_t(ranks) * sizeof(uint32_t); }
 
 uint64_t collective_flow_count(Collective op, uint64_t S, uint32_t R, uint32_t C, ZeroChunk zero_chunk) {
-  if (R <= 1 || op == Collective::None || S == 0) return 0;
-  if (op == Collective::AllToAll)
-    return (S / R == 0 && zero_chunk == ZeroChunk::NoFlows) ? 0 : uint64_t(R) * (R - 1);
-  if (C == 0 || (S / R / C == 0 && zero_chunk == ZeroChunk::NoFlows)) return 0;
-  const uint64_t steps = op == Collective::AllReduce ? 2 * uint64_t(R - 1) : R - 1;
-  return uint64_t(C) * steps * R;
+  return flow_shape(op, S, R, C, zero_chunk).count;
 }
 
 uint64_t collective_flow_bytes(Collective op, uint64_t S, uint32_t R, uint32_t C, ZeroChunk zero_chunk) {
-  if (collective_flow_count(op, S, R, C, zero_chunk) == 0) return 0;
-  const uint64_t chunk = op == Collective::AllToAll ? S / R : S / R / C;
-  return chunk > 0 ? chunk : 1;  // a 0-B chunk is clamped to 1 B (ZeroChunk::ClampToOneByte), as planned
+  return flow_shape(op, S, R, C, zero_chunk).chunk;
 }
 
 }  // namespace wh

@@ -139,12 +139,16 @@ struct SlowdownStats {
 /// until result() (reserve() sets that much aside for every flow, finished or not).
 class SlowdownCollector {
  public:
+  /// Sets aside room for `flows` flows' figures (24 B each).
   void reserve(size_t flows);
+  /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
   void add(const FlowRecord& f);
   /// The statistics of the flows added; the collector is empty afterwards.
   SlowdownStats result();
 
  private:
+  void fill(SlowdownStats& s);  // the means and percentiles, from at least one finished flow
+
   size_t total_ = 0;
   std::vector<double> slowdown_, ref_;
   std::vector<uint64_t> fct_;

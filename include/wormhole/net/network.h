@@ -266,7 +266,8 @@ class Network final : public CcHost {
   /// finished and released, or replayed by the collective memo (what outlives a flow is flow_info(),
   /// until it is retired to a FlowSink).
   const Flow& flow(uint32_t id) const {
-    if (!flows_.live(id)) throw std::logic_error("flow " + std::to_string(id) + " has no QP state (not started, or released)");
+    if (!flows_.live(id))
+      throw std::logic_error("flow " + std::to_string(id) + " has no QP state (not started, released, or replayed)");
     return flows_.state(id);
   }
   /// Keeps every flow's QP state to the end of the run, for inspecting finished flows' final CC and
@@ -468,8 +469,9 @@ class Network final : public CcHost {
   bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
   bool owns(const Event& e) const;           ///< distributed: does this rank execute `e`?
   bool counted_elsewhere(const Event& e) const;  ///< distributed: run here but counted by another rank
-  /// Picks the flow sending NIC and, on a multi-NIC receiver, the NIC for its ACKs.
-  void assign_nics(Flow& f);
+  /// Picks the sending NIC (port id; UINT32_MAX: no path) of a flow src -> dst with these UDP ports
+  /// and, on a multi-NIC receiver, the NIC for its ACKs (`rx_nic` is left as it is otherwise).
+  void assign_nics(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t& nic, uint32_t& rx_nic) const;
   // links (network.cpp)
   void transmit(uint32_t port, uint32_t pkt);
   void on_arrive(uint32_t port);
