@@ -378,7 +378,7 @@ int run_command(const RunOptions& o) {
 
   add_held_flows(net, flows);
   RunMetadata meta = run_metadata(net, cfg, cfg.path, wall);
-  fill_run_record(meta, net, r.topo, o.command_line, r.overrides);
+  fill_run_record(meta, net, cfg.cc_mode, r.topo, o.command_line, r.overrides);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
   const SlowdownStats slowdown = write_hdf5_results(r.results, flows, obs.pfc_, meta, nullptr, wormhole.report());
   wormhole.write_memo();

@@ -358,7 +358,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   meta.version = WORMHOLE_VERSION;
   meta.settings = effective_settings(cfg);
   meta.stats = g.stats;
-  fill_run_record(meta, net, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
+  fill_run_record(meta, net, cfg.cc_mode, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
   if (workload) meta.scenario_keys = scenario_values(wr.sc);
   const int stopped = note_interrupt(meta, net, g.stats.sim_end);
   // One results file, each rank writing its own rows through MPI-IO.

@@ -25,9 +25,9 @@ std::string quoted_command_line(int argc, char** argv) {
   return line;
 }
 
-void fill_run_record(RunMetadata& meta, const Network& net, const Topology& topo, const std::string& command_line,
+void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const Topology& topo, const std::string& command_line,
                      const std::vector<std::pair<std::string, std::string>>& overrides) {
-  meta.cc = cc_display_name(net.config().cc_mode);
+  meta.cc = cc_display_name(cc_mode);
   meta.command_line = command_line;
   meta.overrides = overrides;
   const std::vector<Node>& nodes = net.nodes();

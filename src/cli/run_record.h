@@ -16,10 +16,10 @@ namespace wh {
 /// a shell treats specially put in single quotes.
 std::string quoted_command_line(int argc, char** argv);
 
-/// Sets meta's CC name, command line, overrides and fabric (nodes with their role and tier, the
+/// Sets meta's CC name (of CC_MODE `cc_mode`), command line, overrides and fabric (nodes with their role and tier, the
 /// links of `topo` in file order with both interface indices, rate, delay, error rate in force and
 /// kind) from the network built from `topo`.
-void fill_run_record(RunMetadata& meta, const Network& net, const Topology& topo, const std::string& command_line,
+void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const Topology& topo, const std::string& command_line,
                      const std::vector<std::pair<std::string, std::string>>& overrides);
 
 }  // namespace wh

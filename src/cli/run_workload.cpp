@@ -409,7 +409,7 @@ int run_workload_scenario(const RunOptions& o) {
 
   add_held_flows(net, flows);
   RunMetadata meta = run_metadata(net, cfg, r.sc.path, wall);
-  fill_run_record(meta, net, r.topo.topo, o.command_line, r.overrides);
+  fill_run_record(meta, net, cfg.cc_mode, r.topo.topo, o.command_line, r.overrides);
   meta.scenario_keys = scenario_values(r.sc);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
   std::vector<JobReport> reports;

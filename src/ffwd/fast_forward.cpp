@@ -25,7 +25,7 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       window_(window_samples(settings, net.cc().update_period())),
       line_rate_window_(std::max<uint64_t>(settings.window, 1)),
       timed_increase_(net.cc().update_period() > 0),
-      verifier_(settings.verify, settings.error_bound, net.config().packet_payload_size) {
+      verifier_(settings.verify, settings.error_bound, net.params().payload) {
   net_.set_skip_hooks(this);
 }
 
@@ -125,7 +125,7 @@ void FastForward::skip_back(uint32_t pid) {
   // Whole ns, rounded up: INT clocks move by whole ns, and no moved event may land before now.
   const Time kept = (now - p.skip_start + kNs - 1) / kNs * kNs;
   const Time back = kept - (p.skip_end - p.skip_start);
-  const uint32_t payload = net_.config().packet_payload_size;
+  const uint32_t payload = net_.params().payload;
   net_.shift(parts_.ports(pid), parts_.flows(pid), back, 0);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
@@ -285,7 +285,7 @@ double FastForward::skip_error(const Track& t, Time dt) const {
 
 void FastForward::skip(uint32_t pid, Time dt) {
   const Time now = net_.now();
-  const uint32_t payload = net_.config().packet_payload_size;
+  const uint32_t payload = net_.params().payload;
   count_contended(pid);
   net_.shift(parts_.ports(pid), parts_.flows(pid), dt, now + dt);
   for (uint32_t id : parts_.flows(pid)) {
@@ -311,7 +311,7 @@ void FastForward::count_contended(uint32_t pid) {
 
 void FastForward::credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay) {
   t.est_rel = 0;  // a replay's error is not estimated (verify mode measures it)
-  t.credited = static_cast<int64_t>(packets * net_.config().packet_payload_size);
+  t.credited = static_cast<int64_t>(packets * net_.params().payload);
   t.skip_rate = rate;
   net_.credit(id, t.credited, dt);
   stats_.packets_skipped += packets;
@@ -331,7 +331,7 @@ void FastForward::begin_skip(uint32_t pid, Time dt, bool replay) {
 
 double FastForward::guard(const Flow& f, double rate) const {
   // The flow's last base RTT at its rate, plus one packet, is left to packet-level simulation.
-  return rate * double(f.base_rtt) + net_.config().packet_payload_size;
+  return rate * double(f.base_rtt) + net_.params().payload;
 }
 
 void FastForward::lookups() {
@@ -394,7 +394,7 @@ void FastForward::lookups() {
 
 bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   const Time now = net_.now();
-  const uint32_t payload = net_.config().packet_payload_size;
+  const uint32_t payload = net_.params().payload;
   const std::vector<uint32_t>& flows = parts_.flows(pid);
   const Time dt = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
   if (dt <= 0) return false;
@@ -538,7 +538,7 @@ void FastForward::on_tick() {
   // the rank that runs the flow's sender (all of them in one process) and summed over ranks, so
   // every rank decides alike.
   enum : size_t { kGoodput, kSpread, kRoom, kTrend, kTrendAt, kWait, kFigures };
-  const double payload = net_.config().packet_payload_size;
+  const double payload = net_.params().payload;
   std::vector<size_t> first(due.size() + 1, 0);
   for (size_t i = 0; i < due.size(); ++i) first[i + 1] = first[i] + parts_.flows(due[i]).size();
   const size_t n = first.back();

@@ -9,8 +9,8 @@
 namespace wh {
 
 void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
-  if (cfg_.link_down_us > 0) {
-    const auto [file, line] = cfg_.origin_of("LINK_DOWN");
+  if (fab_.params.link_down_us > 0) {
+    const auto& [file, line] = fab_.params.link_down_origin;
     throw InputError(file, line, "LINK_DOWN is not supported by a distributed run (it re-routes every rank's QPs at once)",
                      "run it in one process, or set LINK_DOWN 0 0 0");
   }
@@ -19,16 +19,16 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   rank_ = rank;
   kernel_.set_order(EventOrder::Portable);
   client_kernel_.set_order(EventOrder::Portable);
-  cut_port_.assign(ports_.size(), 0);
-  for (uint32_t p = 0; p < ports_.size(); ++p)
-    cut_port_[p] = node_rank_[ports_[p].node] != node_rank_[ports_[ports_[p].peer].node];
+  cut_port_.assign(fab_.ports.size(), 0);
+  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
+    cut_port_[p] = node_rank_[fab_.ports[p].node] != node_rank_[fab_.ports[fab_.ports[p].peer].node];
 }
 
 bool Network::owns(const Event& e) const {
   switch (e.kind) {
     case kTxDone:
-    case kWake: return node_rank_[ports_[e.target].node] == rank_;
-    case kArrive: return node_rank_[ports_[ports_[e.target].peer].node] == rank_;
+    case kWake: return node_rank_[fab_.ports[e.target].node] == rank_;
+    case kArrive: return node_rank_[fab_.ports[fab_.ports[e.target].peer].node] == rank_;
     case kTimer: return node_rank_[flows_.info(e.target).src] == rank_;
     // Flow starts, QP starts, injections and on-time client events run everywhere: every rank keeps
     // the same flow table (each creates the QPs of its own hosts) and the same Wormhole partitions.
@@ -50,10 +50,10 @@ bool Network::counted_elsewhere(const Event& e) const {
 void Network::accept(const CrossPacket& c) {
   if (c.arrive <= kernel_.now() && kernel_.events_executed() > 0)
     throw std::logic_error("a packet from another rank arrived in this rank's past (a window longer than the lookahead)");
-  const uint32_t pkt = pool_.alloc();
-  pool_[pkt] = c.pkt;
+  const uint32_t pkt = fab_.pool.alloc();
+  fab_.pool[pkt] = c.pkt;
   if (c.bypass) return kernel_.schedule(c.arrive, kBypass, pkt, 0, c.cause);
-  Port& p = ports_[c.port];
+  Port& p = fab_.ports[c.port];
   const bool idle_wire = p.wire.empty();
   p.wire.push({c.arrive, c.cause, pkt});
   if (idle_wire) kernel_.schedule(c.arrive, kArrive, c.port, p.epoch, c.cause);

@@ -19,65 +19,65 @@ bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pair
   std::vector<uint32_t> host_ports;
   auto add_node = [&](uint32_t n) {
     if (!seen.emplace(n, 1).second) return;
-    (nodes_[n].is_switch ? out.switches : out.hosts).push_back(n);
+    (fab_.nodes[n].is_switch ? out.switches : out.hosts).push_back(n);
   };
   for (auto [a0, b0] : pairs) {
     for (int dir = 0; dir < 2; ++dir) {
       const uint32_t a = dir ? b0 : a0, b = dir ? a0 : b0;
       add_node(a);
       add_node(b);
-      const std::span<const uint32_t> nics = routing_.host_nics(a, b);
+      const std::span<const uint32_t> nics = fab_.routing.host_nics(a, b);
       if (nics.size() != 1) {
         why = nics.empty() ? "no path" : "more than one NIC";
         return false;
       }
       uint32_t p = nics[0];
       host_ports.push_back(p);
-      uint32_t n = ports_[ports_[p].peer].node;
+      uint32_t n = fab_.ports[fab_.ports[p].peer].node;
       for (uint32_t hops = 0; n != b; ++hops) {
-        if (!nodes_[n].is_switch || hops > nodes_.size()) {
+        if (!fab_.nodes[n].is_switch || hops > fab_.nodes.size()) {
           why = "no path";
           return false;
         }
-        if (!nodes_[n].is_nvswitch) {
+        if (!fab_.nodes[n].is_nvswitch) {
           why = "a path crosses a switch that is not an NVSwitch";
           return false;
         }
         add_node(n);
-        const auto next = routing_.next_hops(n, b);
+        const auto next = fab_.routing.next_hops(n, b);
         if (next.size() != 1) {
           why = "more than one path";
           return false;
         }
-        n = ports_[ports_[next[0]].peer].node;
+        n = fab_.ports[fab_.ports[next[0]].peer].node;
       }
     }
   }
   // Closure: a switch of the island links only to the island's switches and to hosts.
   for (size_t i = 0; i < out.switches.size(); ++i) {
-    const Node& sw = nodes_[out.switches[i]];
+    const Node& sw = fab_.nodes[out.switches[i]];
     for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q) {
-      const uint32_t m = ports_[ports_[q].peer].node;
-      if (nodes_[m].is_switch && !seen.count(m)) {
+      const uint32_t m = fab_.ports[fab_.ports[q].peer].node;
+      if (fab_.nodes[m].is_switch && !seen.count(m)) {
         why = "an NVSwitch of the paths links to another switch";
         return false;
       }
-      if (!nodes_[m].is_switch) add_node(m);
+      if (!fab_.nodes[m].is_switch) add_node(m);
       out.ports.push_back(q);
     }
   }
   for (uint32_t s : out.switches) {
-    const Node& sw = nodes_[s];
+    const Node& sw = fab_.nodes[s];
     for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q)
-      if (!nodes_[ports_[ports_[q].peer].node].is_switch) host_ports.push_back(ports_[q].peer);
+      if (!fab_.nodes[fab_.ports[fab_.ports[q].peer].node].is_switch) host_ports.push_back(fab_.ports[q].peer);
   }
   // Host ports in host order, then interface order; direct host links bring their peers too.
   for (size_t i = 0, n = host_ports.size(); i < n; ++i)
-    if (!nodes_[ports_[ports_[host_ports[i]].peer].node].is_switch) host_ports.push_back(ports_[host_ports[i]].peer);
+    if (!fab_.nodes[fab_.ports[fab_.ports[host_ports[i]].peer].node].is_switch) host_ports.push_back(fab_.ports[host_ports[i]].peer);
   std::unordered_map<uint32_t, uint32_t> host_pos;
   for (uint32_t i = 0; i < out.hosts.size(); ++i) host_pos[out.hosts[i]] = i;
   std::sort(host_ports.begin(), host_ports.end(), [&](uint32_t x, uint32_t y) {
-    const uint32_t hx = host_pos.at(ports_[x].node), hy = host_pos.at(ports_[y].node);
+    const uint32_t hx = host_pos.at(fab_.ports[x].node), hy = host_pos.at(fab_.ports[y].node);
     return hx != hy ? hx < hy : x < y;
   });
   host_ports.erase(std::unique(host_ports.begin(), host_ports.end()), host_ports.end());
@@ -88,9 +88,9 @@ bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pair
 bool Network::island_quiet(const Island& is) const {
   const Time now = kernel_.now();
   for (uint32_t s : is.switches)
-    if (nodes_[s].shared_used != 0) return false;
+    if (fab_.nodes[s].shared_used != 0) return false;
   for (uint32_t q : is.ports) {
-    const Port& p = ports_[q];
+    const Port& p = fab_.ports[q];
     if (p.bytes_total != 0 || !p.wire.empty() || p.txdone_pending || p.busy_until > now || p.wake_at >= 0 ||
         p.frozen_until > now || p.paused_since >= 0 || !p.up)
       return false;
@@ -106,22 +106,22 @@ bool Network::island_quiet(const Island& is) const {
 
 void Network::island_signature(const Island& is, std::string& key) const {
   for (uint32_t s : is.switches) {
-    const Node& n = nodes_[s];
+    const Node& n = fab_.nodes[s];
     append_key(key, n.num_ports), append_key(key, n.buffer_bytes), append_key(key, n.total_hdrm), append_key(key, n.total_rsrv);
   }
   for (uint32_t q : is.ports) {
-    const Port& p = ports_[q];
+    const Port& p = fab_.ports[q];
     append_key(key, is.local_port(p.peer));
     append_key(key, p.if_index), append_key(key, p.rate_bps), append_key(key, p.delay), append_key(key, p.error_rate);
     append_key(key, p.kmin), append_key(key, p.kmax), append_key(key, p.pmax), append_key(key, p.headroom), append_key(key, p.pfc_shift);
     append_key(key, p.rr_last), append_key(key, p.rr_qp), append_key(key, static_cast<uint32_t>(p.qps.size()));
     // INT reports the port's byte counter in units of 128·INT_MULTI bytes: its remainder shapes HPCC.
-    if (cfg_.cc_mode == 3) append_key(key, p.tx_bytes % (128 * uint64_t(std::max<uint32_t>(1, cfg_.int_multi))));
+    if (fab_.params.int_mode == IntMode::Hpcc) append_key(key, p.tx_bytes % (128 * uint64_t(std::max<uint32_t>(1, fab_.params.int_multi))));
   }
 }
 
 IslandPortState Network::port_state(uint32_t q) const {
-  const Port& p = ports_[q];
+  const Port& p = fab_.ports[q];
   IslandPortState s;
   s.rr_last = p.rr_last;
   s.rr_qp = p.rr_qp;
@@ -136,7 +136,7 @@ IslandPortState Network::port_state(uint32_t q) const {
 
 void Network::set_port_state(uint32_t q, uint8_t rr_last, uint32_t rr_qp, std::vector<uint32_t> qps, uint64_t tx_delta,
                              uint64_t sent_delta) {
-  Port& p = ports_[q];
+  Port& p = fab_.ports[q];
   p.rr_last = rr_last;
   p.rr_qp = rr_qp;
   p.qps = std::move(qps);
@@ -150,7 +150,7 @@ void Network::start_replayed(uint32_t id) {
   // No QP state: a replayed flow sends nothing, and its record, path and bound read its FlowInfo.
   FlowInfo& i = flows_.info(id);
   i.started = true;
-  assign_nics(i.src, i.dst, i.sport, i.dport, i.nic, i.rx_nic);
+  fab_.assign_nics(i.src, i.dst, i.sport, i.dport, i.nic, i.rx_nic);
   // Replayed flows repeat few (pair, size) combinations, each on its one island path: the bound's
   // path walk is done once per combination.
   const auto [it, fresh] = replay_min_fct_.try_emplace({(uint64_t(i.src) << 32) | i.dst, i.size}, 0);

@@ -11,149 +11,19 @@
 namespace wh {
 
 Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc)
-    : cfg_(cfg), cc_(std::move(cc)) {
-  ns_trunc_ = cfg.ns_truncation;
-  kernel_.set_order(cfg.portable_order ? EventOrder::Portable : EventOrder::Reference);
-  ack_class_ = cfg.ack_high_prio ? 0 : 3;
-  int_mode_ = cc_->int_mode();
-  pint_.log_base = cfg.pint_log_base;
-  data_extra_ = cc_->int_bytes();
-  ack_bytes_ = std::max(kAckMinBytes, kAckHeaderBytes + cc_->int_bytes());
-  rto_ = static_cast<Time>(cfg.rto_us * 1e6 + 0.5);
-  build_ports(topo);
-  configure_switches(topo);
-  if (cfg_.link_down_us > 0) {
+    : cc_(std::move(cc)), fab_(NetParams::from(cfg, *cc_), topo), switch_(fab_), nic_(fab_, flows_) {
+  kernel_.set_order(fab_.params.portable_order ? EventOrder::Portable : EventOrder::Reference);
+  if (fab_.params.link_down_us > 0) {
     bool linked = false;
-    for (uint32_t p = 0; p < ports_.size(); ++p) linked |= is_link_down_port(p);
-    const auto [file, line] = cfg_.origin_of("LINK_DOWN");
+    for (uint32_t p = 0; p < fab_.ports.size(); ++p) linked |= fab_.is_link_down_port(p);
+    const auto& [file, line] = fab_.params.link_down_origin;
     if (!linked)
       throw InputError(file, line,
-                       "LINK_DOWN names nodes " + std::to_string(cfg_.link_down_a) + " and " +
-                           std::to_string(cfg_.link_down_b) + ", which no link of the topology joins",
+                       "LINK_DOWN names nodes " + std::to_string(fab_.params.link_down_a) + " and " +
+                           std::to_string(fab_.params.link_down_b) + ", which no link of the topology joins",
                        "give two nodes of one topology line, or LINK_DOWN 0 0 0");
-    kernel_.schedule(2 * kSec + static_cast<Time>(cfg_.link_down_us) * kUs, kLinkDown, 0);
+    kernel_.schedule(fab_.params.link_down_time(), kLinkDown, 0);
   }
-}
-
-void Network::build_ports(const Topology& topo) {
-  const uint32_t n = topo.num_nodes;
-  std::vector<uint32_t> degree(n, 0);
-  for (const TopoLink& l : topo.links) ++degree[l.a], ++degree[l.b];
-  nodes_.resize(n);
-  uint32_t next = 0;
-  for (uint32_t v = 0; v < n; ++v) {
-    nodes_[v].is_switch = topo.is_switch[v];
-    nodes_[v].is_nvswitch = topo.nvswitch(v);
-    nodes_[v].first_port = next;
-    next += degree[v];
-  }
-  if (next >= cause::kMaxContextPorts)  // the event order names a port's moved packets in 23 bits
-    throw InputError(topo.file, 1,
-                     "the topology has " + std::to_string(next) + " ports (two a link), more than the " +
-                         std::to_string(cause::kMaxContextPorts - 1) + " the event order can tell apart",
-                     "simulate a smaller fabric");
-  ports_.resize(next);
-  std::vector<uint32_t> used(n, 0);
-  for (const TopoLink& l : topo.links) {
-    const uint32_t pa = nodes_[l.a].first_port + used[l.a]++;
-    const uint32_t pb = nodes_[l.b].first_port + used[l.b]++;
-    for (auto [p, node, peer] : {std::tuple{pa, l.a, pb}, std::tuple{pb, l.b, pa}}) {
-      Port& pt = ports_[p];
-      pt.node = node;
-      pt.if_index = used[node];
-      pt.peer = peer;
-      pt.rate_bps = l.rate_bps;
-      pt.delay = l.delay;
-      pt.error_rate = l.error_rate > 0 ? l.error_rate : cfg_.error_rate_per_link;
-      pt.rng = Rng(cfg_.seed, p);
-    }
-  }
-  for (uint32_t v = 0; v < n; ++v) nodes_[v].num_ports = used[v];
-  // The reference's "NIC rate" is the rate of the first host's first link (§11.1).
-  for (uint32_t v = 0; v < n; ++v)
-    if (!nodes_[v].is_switch && nodes_[v].num_ports > 0) {
-      nic_rate_ = ports_[nodes_[v].first_port].rate_bps;
-      break;
-    }
-}
-
-void Network::configure_switches(const Topology& topo) {
-  const uint64_t buffer = static_cast<uint64_t>(cfg_.buffer_size_mb * 1024 * 1024);
-  for (uint32_t v = 0; v < nodes_.size(); ++v) {
-    Node& nd = nodes_[v];
-    if (!nd.is_switch) continue;
-    nd.buffer_bytes = buffer;
-    for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
-      Port& pt = ports_[p];
-      auto it = cfg_.ecn.find(pt.rate_bps);
-      if (nd.is_nvswitch) {
-        // NVLink has no ECN: SimAI's NVSwitchNode marks nothing, and its rates (e.g. 2880 Gb/s) are
-        // in no ECN map. A queue never exceeds these thresholds.
-        pt.kmin = pt.kmax = UINT64_MAX;
-        pt.pmax = 0;
-      } else if (it == cfg_.ecn.end()) {
-        // Name the topology line of the link and the config line of the maps.
-        int link_line = 0;
-        uint32_t seen = 0;
-        for (const TopoLink& l : topo.links)
-          if ((l.a == v || l.b == v) && ++seen == pt.if_index) link_line = l.line;
-        const auto [file, line] = cfg_.origin_of("KMAX_MAP");
-        throw InputError(file, line,
-                         "link rate " + std::to_string(pt.rate_bps) + " bit/s (" + topo.file + " line " +
-                             std::to_string(link_line) + ", switch " + std::to_string(v) + " interface " +
-                             std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
-                         "add " + std::to_string(pt.rate_bps) + " with its thresholds to all three maps");
-      } else {
-        pt.kmin = it->second.kmin_bytes;
-        pt.kmax = it->second.kmax_bytes;
-        pt.pmax = it->second.pmax;
-      }
-      const uint64_t delay_ns = static_cast<uint64_t>(pt.delay / kNs);
-      pt.headroom = pt.rate_bps * delay_ns / 8 / 1000000000ull * 3;
-      // What a pause needs (docs/network-model.md §11.1): the bytes on the wire towards us while the
-      // pause travels and while the last sent ones arrive (2 × rate × delay), plus the packet our
-      // egress is sending when the pause is due and the one the upstream has started.
-      const uint64_t mtu = cfg_.packet_payload_size + kDataHeaderBytes + data_extra_;
-      const uint64_t need = 2 * (pt.rate_bps * delay_ns / 8 / 1000000000ull) + 2 * mtu;
-      if (pt.headroom < need) {
-        if (cfg_.pfc_lossless_headroom) pt.headroom = need;
-        else short_headroom_.push_back({p, pt.headroom, need});
-      }
-      pt.pfc_shift = 3;
-      uint64_t rate = pt.rate_bps;
-      while (rate > nic_rate_ && pt.pfc_shift > 0) --pt.pfc_shift, rate /= 2;
-      nd.total_hdrm += pt.headroom;
-      nd.total_rsrv += kReserveBytes;
-    }
-  }
-}
-
-std::string Network::headroom_warning() const {
-  if (short_headroom_.empty()) return {};
-  std::string list;
-  size_t runs = 0, i = 0, listed = 0;
-  while (i < short_headroom_.size()) {
-    // A run: consecutive interfaces of one switch with the same headroom and need.
-    const ShortHeadroom& a = short_headroom_[i];
-    size_t j = i + 1;
-    while (j < short_headroom_.size() && short_headroom_[j].port == short_headroom_[j - 1].port + 1 &&
-           ports_[short_headroom_[j].port].node == ports_[a.port].node &&
-           short_headroom_[j].headroom == a.headroom && short_headroom_[j].need == a.need)
-      ++j;
-    if (runs++ < 16) {
-      const uint32_t first = ports_[a.port].if_index, last = ports_[short_headroom_[j - 1].port].if_index;
-      list += fmt::format("{}switch {} if {}{} ({} < {} B)", list.empty() ? "" : "; ", ports_[a.port].node, first,
-                          last > first ? fmt::format("-{}", last) : "", a.headroom, a.need);
-      listed += j - i;
-    }
-    i = j;
-  }
-  if (listed < short_headroom_.size()) list += "; and " + std::to_string(short_headroom_.size() - listed) + " more";
-  return std::to_string(short_headroom_.size()) +
-         " switch port(s) have a PFC headroom (3 x rate x delay, the reference's rule) below what a lossless "
-         "pause needs (2 x rate x delay + 2 x " + std::to_string(cfg_.packet_payload_size + kDataHeaderBytes + data_extra_) +
-         "-B packets), so PFC can drop packets there, as in the reference: " + list +
-         ". Set PFC_LOSSLESS_HEADROOM 1 for a lossless headroom";
 }
 
 FlowInfo Network::make_flow(const FlowSpec& s) {
@@ -170,9 +40,9 @@ FlowInfo Network::make_flow(const FlowSpec& s) {
 }
 
 bool Network::set_ideal_fct(FlowInfo& f) {
-  const PathMetrics& m = routing_.pair(f.src, f.dst);
+  const PathMetrics& m = fab_.routing.pair(f.src, f.dst);
   if (!m.reachable) return false;
-  const uint64_t pkts = (f.size - 1) / cfg_.packet_payload_size + 1;
+  const uint64_t pkts = (f.size - 1) / fab_.params.payload + 1;
   const uint64_t total = f.size + pkts * kDataHeaderBytes;
   f.ideal_fct_ns = m.rtt_ns() + total * 8000000000ull / m.bw_bps;
   return true;
@@ -188,29 +58,29 @@ Time Network::lower_bound_fct(uint32_t id) const {
   const uint64_t size = flows_.info(id).size;
   const std::vector<uint32_t> data = data_path(id);
   if (data.empty() || size == 0) return 0;
-  const uint64_t payload = cfg_.packet_payload_size;
+  const uint64_t payload = fab_.params.payload;
   const uint64_t n = (size - 1) / payload + 1;
   const uint64_t full = payload + kDataHeaderBytes, last = size - (n - 1) * payload + kDataHeaderBytes;
   const uint64_t first = n > 1 ? full : last;
   Time delays = 0, best = 0;
-  for (uint32_t p : data) delays += ports_[p].delay;
+  for (uint32_t p : data) delays += fab_.ports[p].delay;
   Time before = 0;  // Σ over hops < b of the first packet's serialisation
   for (size_t b = 0; b < data.size(); ++b) {
-    const Port& pb = ports_[data[b]];
-    Time t = before + static_cast<Time>(n - 1) * ser(static_cast<uint32_t>(full), pb.rate_bps) +
-             ser(static_cast<uint32_t>(last), pb.rate_bps);
-    for (size_t h = b + 1; h < data.size(); ++h) t += ser(static_cast<uint32_t>(last), ports_[data[h]].rate_bps);
+    const Port& pb = fab_.ports[data[b]];
+    Time t = before + static_cast<Time>(n - 1) * fab_.ser(static_cast<uint32_t>(full), pb.rate_bps) +
+             fab_.ser(static_cast<uint32_t>(last), pb.rate_bps);
+    for (size_t h = b + 1; h < data.size(); ++h) t += fab_.ser(static_cast<uint32_t>(last), fab_.ports[data[h]].rate_bps);
     best = std::max(best, t);
-    before += ser(static_cast<uint32_t>(first), pb.rate_bps);
+    before += fab_.ser(static_cast<uint32_t>(first), pb.rate_bps);
   }
   Time ack = 0;
   const PathView f = path_view(id);
-  const Node& rx = nodes_[f.dst];
+  const Node& rx = fab_.nodes[f.dst];
   const uint32_t rx_nic = rx.num_ports > 1 ? f.rx_nic : rx.first_port;
   if (rx_nic != UINT32_MAX) {
     std::vector<uint32_t> back = ack_path(id);
     back.insert(back.begin(), rx_nic);
-    for (uint32_t p : back) ack += ports_[p].delay + ser(kAckMinBytes, ports_[p].rate_bps);
+    for (uint32_t p : back) ack += fab_.ports[p].delay + fab_.ser(kAckMinBytes, fab_.ports[p].rate_bps);
   }
   return delays + best + ack;
 }
@@ -224,8 +94,8 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   }
   // One routing pass computes the tables and these pairs' metrics (a BFS from every host is the
   // set-up's main cost on large topologies; later flows need one BFS per new destination).
-  if (!routing_.built()) routing_.build(nodes_, ports_, cfg_.packet_payload_size, pairs);
-  else routing_.precompute_pairs(pairs);
+  if (!fab_.routing.built()) fab_.routing.build(fab_.nodes, fab_.ports, fab_.params.payload, pairs);
+  else fab_.routing.precompute_pairs(pairs);
   for (uint32_t id = first; id < flows_.size(); ++id) {
     FlowInfo& f = flows_.info(id);
     if (!set_ideal_fct(f)) {
@@ -284,10 +154,7 @@ void Network::run(Time until) {
   kernel_.run(until, *this);
 }
 
-Routing& Network::routing() {
-  if (!routing_.built()) routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
-  return routing_;
-}
+Routing& Network::routing() { return fab_.routes(); }
 
 void Network::handle(const Event& e) {
   // Samples see the state after every event before their instant (probe.h); one compare when off.
@@ -302,25 +169,25 @@ void Network::handle(const Event& e) {
   }
   switch (e.kind) {
     case kTxDone: {
-      Port& p = ports_[e.target];
+      Port& p = fab_.ports[e.target];
       // Left behind by a fast-forward: another epoch, or not its time (either alone could wrap).
       if (e.aux != p.epoch || e.time != p.busy_until) {
         ++discarded_;
         break;
       }
       p.txdone_pending = false;
-      if (nodes_[p.node].is_switch) switch_send(e.target);
+      if (fab_.nodes[p.node].is_switch) switch_send(e.target);
       else nic_send(e.target);
       break;
     }
     case kArrive: {
-      const Port& p = ports_[e.target];
+      const Port& p = fab_.ports[e.target];
       if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(e.target);
       else ++discarded_;
       break;
     }
     case kWake: {
-      Port& p = ports_[e.target];
+      Port& p = fab_.ports[e.target];
       if (e.aux != p.epoch) {  // left behind by a fast-forward
         ++discarded_;
         break;
@@ -362,7 +229,7 @@ void Network::handle(const Event& e) {
     case kClient:
       if (client_) client_->client_event(e.target, e.aux);
       break;
-    case kBypass: receive(pool_[e.target].in_port, e.target); break;
+    case kBypass: receive(fab_.pool[e.target].in_port, e.target); break;
     case kHeld: deliver_held(e.target, e.time, e.aux); break;
   }
 }
@@ -402,7 +269,7 @@ void Network::on_timer(uint32_t id, int slot) {
 void Network::on_rto(uint32_t id) {
   Flow& f = flows_.state(id);
   const Time now = kernel_.now();
-  if (now - f.last_progress >= rto_) {
+  if (now - f.last_progress >= fab_.params.rto) {
     if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
       ++rto_fired_;
       log_undo(kUndoRto);
@@ -412,31 +279,31 @@ void Network::on_rto(uint32_t id) {
     }
     f.last_progress = now;
   }
-  set_timer(id, f, kRtoSlot, f.last_progress + rto_);
+  set_timer(id, f, kRtoSlot, f.last_progress + fab_.params.rto);
 }
 
 void Network::transmit(uint32_t port, uint32_t pkt) {
-  Port& p = ports_[port];
+  Port& p = fab_.ports[port];
   const Time now = kernel_.now();
-  const Time tx = ser(pool_[pkt].size, p.rate_bps);
+  const Time tx = fab_.ser(fab_.pool[pkt].size, p.rate_bps);
   p.busy_until = now + tx;
-  p.sent_bytes += pool_[pkt].size;
-  if (tracer_) trace(TraceEvent::Dequ, port, pkt, p.queue_bytes[queue_class(port, pkt)]);
+  p.sent_bytes += fab_.pool[pkt].size;
+  if (tracer_) trace(TraceEvent::Dequ, port, pkt, p.queue_bytes[fab_.queue_class(port, pkt)]);
   // As the reference's TransmitStart: the end-of-transmission first, then the arrival.
   p.tx_cause = kernel_.cause();
   const Cause arrival = kernel_.cause();
   // A switch port needs its end-of-transmission event only if a packet is waiting; otherwise the
   // next arrival finds it idle and sends at once, which is the same instant the reference would
   // (this halves the events of uncongested switch hops). A host NIC may have paced QPs: always.
-  if (!nodes_[p.node].is_switch || p.bytes_total > 0) {
+  if (!fab_.nodes[p.node].is_switch || p.bytes_total > 0) {
     p.txdone_pending = true;
     kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
   }
   if (!cut_port_.empty() && cut_port_[port]) {
     // The peer's rank queues it on its copy of the wire (accept) at the next window edge: the
     // link's delay is at least the window, so it arrives after that.
-    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[ports_[p.peer].node], 0, pool_[pkt]});
-    pool_.release(pkt);
+    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[fab_.ports[p.peer].node], 0, fab_.pool[pkt]});
+    fab_.pool.release(pkt);
     return;
   }
   const bool idle_wire = p.wire.empty();
@@ -445,7 +312,7 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
 }
 
 void Network::on_arrive(uint32_t port) {
-  Port& p = ports_[port];
+  Port& p = fab_.ports[port];
   const uint32_t pkt = p.wire.pop().pkt;
   if (!p.wire.empty())
     kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
@@ -456,29 +323,29 @@ void Network::receive(uint32_t port, uint32_t pkt, bool checked) {
   // A packet behind its flow's clock waits until the clock catches up (fast-forward; never true
   // when Wormhole is off).
   if (shifted_ && hold_if_owed(port, pkt)) return;
-  Port& p = ports_[port];
+  Port& p = fab_.ports[port];
   if (tracer_) trace(TraceEvent::Recv, port, pkt, 0);
   if (!p.up) return drop(pkt, kDropLinkDown, port);
   // (A packet released after waiting for a pull-back passed the link's loss draw already.)
   if (!checked && p.error_rate > 0 && p.rng.uniform() < p.error_rate) return drop(pkt, kDropLoss, port);
-  const Packet& pk = pool_[pkt];
+  const Packet& pk = fab_.pool[pkt];
   if (pk.type == PktType::Pfc) {
     if (kernel_.now() < p.frozen_until) return hold_for_pull_back(port, pkt, port);  // an interrupt
     handle_pfc_frame(port, pk);
-    pool_.release(pkt);
+    fab_.pool.release(pkt);
     return;
   }
-  if (nodes_[p.node].is_switch) switch_receive(port, pkt);
+  if (fab_.nodes[p.node].is_switch) switch_receive(port, pkt);
   else host_receive(port, pkt);
 }
 
 void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
-  Port& p = ports_[port];
+  Port& p = fab_.ports[port];
   if (observer_) {
     PfcRecord r;
     r.time = kernel_.now();
     r.node = p.node;
-    r.node_type = nodes_[p.node].is_switch ? 1 : 0;
+    r.node_type = fab_.nodes[p.node].is_switch ? 1 : 0;
     r.if_index = p.if_index;
     r.type = pk.pfc_pause ? 1 : 0;
     r.cls = pk.pfc_class;
@@ -487,13 +354,13 @@ void Network::handle_pfc_frame(uint32_t port, const Packet& pk) {
   p.paused[pk.pfc_class] = pk.pfc_pause;
   note_paused(port);
   if (!pk.pfc_pause) {
-    if (nodes_[p.node].is_switch) kick(port);
+    if (fab_.nodes[p.node].is_switch) kick(port);
     else nic_send(port);
   }
 }
 
 void Network::note_paused(uint32_t port) {
-  Port& p = ports_[port];
+  Port& p = fab_.ports[port];
   bool any = false;
   for (uint32_t c = 0; c < kClasses; ++c) any |= p.paused[c];
   const Time now = kernel_.now();
@@ -501,17 +368,12 @@ void Network::note_paused(uint32_t port) {
   if (!any && p.paused_since >= 0) p.paused_total += now - p.paused_since, p.paused_since = -1;
 }
 
-bool Network::is_link_down_port(uint32_t p) const {
-  const uint32_t a = ports_[p].node, b = ports_[ports_[p].peer].node;
-  return (a == cfg_.link_down_a && b == cfg_.link_down_b) || (a == cfg_.link_down_b && b == cfg_.link_down_a);
-}
-
 void Network::link_down() {
   std::vector<uint32_t> down;
-  for (uint32_t p = 0; p < ports_.size(); ++p)
-    if (is_link_down_port(p)) down.push_back(p);
+  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
+    if (fab_.is_link_down_port(p)) down.push_back(p);
   for (uint32_t p : down) {
-    Port& pt = ports_[p];
+    Port& pt = fab_.ports[p];
     pt.up = false;
     for (uint32_t c = 0; c < kClasses; ++c) pt.paused[c] = pt.pause_sent[c] = false;
     note_paused(p);
@@ -519,29 +381,28 @@ void Network::link_down() {
   // Queued packets are dropped; on a switch their buffer is released (which may RESUME an
   // upstream port that is still up).
   for (uint32_t p : down) {
-    Port& pt = ports_[p];
+    Port& pt = fab_.ports[p];
     for (uint32_t c = 0; c < kClasses; ++c)
       while (!pt.queue[c].empty()) {
-        const uint32_t pkt = pt.dequeue(c, pool_);
-        if (nodes_[pt.node].is_switch && c != 0) release_ingress(pkt, c);
+        const uint32_t pkt = pt.dequeue(c, fab_.pool);
+        if (fab_.nodes[pt.node].is_switch && c != 0) release_ingress(pkt, c);
         drop(pkt, kDropLinkDown, p);
       }
   }
-  routing_.build(nodes_, ports_, cfg_.packet_payload_size, {});
+  fab_.routing.build(fab_.nodes, fab_.ports, fab_.params.payload, {});
   // Reassign every running QP to a NIC (the reference's RedistributeQp), and its ACKs' NIC.
-  for (uint32_t v = 0; v < nodes_.size(); ++v)
-    if (!nodes_[v].is_switch)
-      for (uint32_t p = nodes_[v].first_port; p < nodes_[v].first_port + nodes_[v].num_ports; ++p) ports_[p].qps.clear();
-  for (uint32_t id : unsent_finished_) release_state(id);  // no longer on any NIC's list
-  unsent_finished_.clear();
+  for (uint32_t v = 0; v < fab_.nodes.size(); ++v)
+    if (!fab_.nodes[v].is_switch)
+      for (uint32_t p = fab_.nodes[v].first_port; p < fab_.nodes[v].first_port + fab_.nodes[v].num_ports; ++p) fab_.ports[p].qps.clear();
+  for (uint32_t id : nic_.take_held()) release_state(id);  // no longer on any NIC's list
   for (uint32_t id = 0; id < flows_.size(); ++id) {
     if (!flows_.live(id) || flows_.finished(id)) continue;
     Flow& f = flows_.state(id);
-    assign_nics(f.src, f.dst, f.sport, f.dport, f.nic, f.rx_nic);
-    if (f.nic != UINT32_MAX) ports_[f.nic].qps.push_back(id);
+    fab_.assign_nics(f.src, f.dst, f.sport, f.dport, f.nic, f.rx_nic);
+    if (f.nic != UINT32_MAX) fab_.ports[f.nic].qps.push_back(id);
   }
-  for (uint32_t p = 0; p < ports_.size(); ++p)
-    if (!nodes_[ports_[p].node].is_switch) nic_send(p);
+  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
+    if (!fab_.nodes[fab_.ports[p].node].is_switch) nic_send(p);
   if (skip_) skip_->routes_changed();
 }
 
@@ -580,13 +441,13 @@ RunStats Network::stats() const {
   s.retransmitted_bytes = retx_bytes_;
   s.ecn_marks = ecn_marks_;
   s.max_queue_bytes = max_queue_;
-  if (!ports_.empty()) {
-    s.max_queue_node = ports_[max_queue_port_].node;
-    s.max_queue_if = ports_[max_queue_port_].if_index;
+  if (!fab_.ports.empty()) {
+    s.max_queue_node = fab_.ports[max_queue_port_].node;
+    s.max_queue_if = fab_.ports[max_queue_port_].if_index;
   }
   s.retransmit_timeouts = rto_fired_;
-  s.max_rtt_ns = routing_.max_rtt_ns();
-  s.max_bdp_bytes = routing_.max_bdp_bytes();
+  s.max_rtt_ns = fab_.routing.max_rtt_ns();
+  s.max_bdp_bytes = fab_.routing.max_bdp_bytes();
   return s;
 }
 

@@ -11,18 +11,6 @@ namespace {
 bool is_flow_packet(const Packet& pk) { return pk.type != PktType::Pfc; }
 }  // namespace
 
-void Network::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                          std::vector<uint32_t>& path) const {
-  uint32_t node = ports_[ports_[nic].peer].node;
-  // A path longer than the node count would be a routing loop; routes are shortest paths.
-  for (size_t guard = 0; nodes_[node].is_switch && guard < nodes_.size(); ++guard) {
-    const uint32_t out = egress(node, src, dst, sport, dport);
-    if (out == kNoRoute) break;
-    path.push_back(out);
-    node = ports_[ports_[out].peer].node;
-  }
-}
-
 Network::PathView Network::path_view(uint32_t id) const {
   const FlowInfo& i = flow_info(id);
   if (!flows_.live(id)) return {i.src, i.dst, i.nic, i.rx_nic, i.sport, i.dport};
@@ -41,23 +29,23 @@ void Network::data_path(uint32_t id, std::vector<uint32_t>& path) const {
   path.clear();
   if (f.nic == UINT32_MAX) return;
   path.push_back(f.nic);
-  switch_path(f.nic, f.src, f.dst, f.sport, f.dport, path);
+  fab_.switch_path(f.nic, f.src, f.dst, f.sport, f.dport, path);
 }
 
 std::vector<uint32_t> Network::ack_path(uint32_t id) const {
   const PathView f = path_view(id);
   std::vector<uint32_t> path;
-  const Node& rx = nodes_[f.dst];
+  const Node& rx = fab_.nodes[f.dst];
   if (f.nic == UINT32_MAX || rx.num_ports == 0) return path;
   const uint32_t nic = rx.num_ports > 1 ? f.rx_nic : rx.first_port;
   if (nic == UINT32_MAX) return path;
-  switch_path(nic, f.dst, f.src, f.dport, f.sport, path);  // the ACK's header: addresses and ports swapped
+  fab_.switch_path(nic, f.dst, f.src, f.dport, f.sport, path);  // the ACK's header: addresses and ports swapped
   return path;
 }
 
 Time Network::link_down_time() const {
-  if (cfg_.link_down_us <= 0) return -1;
-  const Time t = 2 * kSec + static_cast<Time>(cfg_.link_down_us) * kUs;
+  if (fab_.params.link_down_us <= 0) return -1;
+  const Time t = 2 * kSec + static_cast<Time>(fab_.params.link_down_us) * kUs;
   return t >= kernel_.now() ? t : -1;
 }
 
@@ -86,7 +74,7 @@ Cause Network::packet_cause(Cause c, uint32_t pkt) const {
   // break key ties by their owner the same way on every rank; two such events caused by two events
   // of equal key (the same ps, lineage and child index, on different ports) would tie. Mixing the
   // packet's own identity into the parent makes their keys differ, whichever rank makes them.
-  const Packet& pk = pool_[pkt];
+  const Packet& pk = fab_.pool[pkt];
   const uint64_t identity =
       pk.type == PktType::Pfc
           ? (uint64_t(1) << 63) | (uint64_t(pk.in_port) << 16) | (uint64_t(pk.pfc_class) << 1) | pk.pfc_pause
@@ -96,28 +84,28 @@ Cause Network::packet_cause(Cause c, uint32_t pkt) const {
 }
 
 void Network::bypass(uint32_t port, uint32_t pkt, uint64_t ahead) {
-  const Port& p = ports_[port];
+  const Port& p = fab_.ports[port];
   if (!p.up) return drop(pkt);
-  pool_[pkt].in_port = p.peer;
+  fab_.pool[pkt].in_port = p.peer;
   ++bypassed_;
-  const Time at = kernel_.now() + ser(ahead + pool_[pkt].size, p.rate_bps) + p.delay;
+  const Time at = kernel_.now() + fab_.ser(ahead + fab_.pool[pkt].size, p.rate_bps) + p.delay;
   const Cause c = packet_cause(kernel_.cause(), pkt);
   if (!cut_port_.empty() && cut_port_[port]) {
     // The peer's rank schedules the same event (Network::accept); the link's delay covers the window.
-    outbox_.push_back({at, c, port, node_rank_[ports_[p.peer].node], 1, pool_[pkt]});
-    pool_.release(pkt);
+    outbox_.push_back({at, c, port, node_rank_[fab_.ports[p.peer].node], 1, fab_.pool[pkt]});
+    fab_.pool.release(pkt);
     return;
   }
   kernel_.schedule(at, kBypass, pkt, 0, c);
 }
 
 bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
-  Packet& pk = pool_[pkt];
+  Packet& pk = fab_.pool[pkt];
   if (!is_flow_packet(pk)) return false;
   const Time now = kernel_.now();
   // On its way through switches a packet behind its flow's clock only matters where it could
   // enter its own frozen partition; at the host it acts on its flow.
-  if (nodes_[ports_[port].node].is_switch && now >= freeze_horizon_) return false;
+  if (fab_.nodes[fab_.ports[port].node].is_switch && now >= freeze_horizon_) return false;
   const Time offset = flows_.live(pk.flow) ? flows_.state(pk.flow).clock_offset : flows_.released_clock_offset(pk.flow);
   const Time owed = offset - pk.offset;
   if (owed <= 0) return false;
@@ -151,7 +139,7 @@ uint32_t Network::hold(uint32_t port, uint32_t pkt, Time due, bool interrupt) {
 void Network::hold_for_pull_back(uint32_t port, uint32_t pkt, uint32_t frozen) {
   skip_->touched(frozen);
   // The tick is pending while any partition exists (FastForward::ensure_tick).
-  hold(port, pkt, std::min(kernel_.barrier(), ports_[frozen].frozen_until), true);
+  hold(port, pkt, std::min(kernel_.barrier(), fab_.ports[frozen].frozen_until), true);
 }
 
 void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
@@ -164,7 +152,7 @@ void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
   const bool interrupt = h.interrupt;
   // In its partition's clock the packet arrives now: its timestamps move with it. (An interrupt's
   // packet only waited for the pull-back: its flow's clock did not move.)
-  if (!h.interrupt) pool_[pkt].shift_times(h.due - h.arrived);
+  if (!h.interrupt) fab_.pool[pkt].shift_times(h.due - h.arrived);
   h.due = -1;
   free_held_.push_back(slot);
   receive(port, pkt, interrupt);
@@ -172,11 +160,11 @@ void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
 
 bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows) const {
   auto foreign_data = [&](uint32_t pkt) {
-    const Packet& pk = pool_[pkt];
+    const Packet& pk = fab_.pool[pkt];
     return pk.type == PktType::Data && !std::binary_search(flows.begin(), flows.end(), pk.flow);
   };
   for (uint32_t port : ports) {
-    const Port& p = ports_[port];
+    const Port& p = fab_.ports[port];
     for (uint32_t c = 0; c < kClasses; ++c)  // class 0 too: a flow may use priority group 0
       for (uint32_t i = 0; i < p.queue[c].size(); ++i)
         if (foreign_data(p.queue[c].at(i))) return false;
@@ -188,26 +176,26 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
 
 void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
   ++evacuated_;
-  Port& p = ports_[port];
+  Port& p = fab_.ports[port];
   auto member = [&](uint32_t pkt) {
-    const Packet& pk = pool_[pkt];
+    const Packet& pk = fab_.pool[pkt];
     return is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow);
   };
-  const bool sw = nodes_[p.node].is_switch;
+  const bool sw = fab_.nodes[p.node].is_switch;
   uint64_t moved = 0;
   for (uint32_t c = 0; c < kClasses; ++c) {
     uint64_t ahead = 0;  // bytes before it in the class's FIFO
     for (uint32_t n = p.queue[c].size(); n > 0; --n) {
       const uint32_t pkt = p.queue[c].pop();
       if (member(pkt)) {
-        ahead += pool_[pkt].size;
+        ahead += fab_.pool[pkt].size;
         p.queue[c].push(pkt);
         continue;
       }
       // Freezing happens at ticks only (kernel barriers): each moved packet is its own cause, which
       // only the port's rank has (a bypass's key must not depend on what other ports moved first).
       kernel_.set_barrier_context(cause::port_move_context(port, moved++));
-      const uint32_t size = pool_[pkt].size;
+      const uint32_t size = fab_.pool[pkt].size;
       p.queue_bytes[c] -= size;
       p.bytes_total -= size;
       if (sw && c != 0) release_ingress(pkt, c);  // it leaves the switch now
@@ -222,7 +210,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       p.wire.push(s);
       continue;
     }
-    pool_[s.pkt].in_port = p.peer;
+    fab_.pool[s.pkt].in_port = p.peer;
     ++bypassed_;
     kernel_.schedule(s.arrive, kBypass, s.pkt, 0, packet_cause(s.cause, s.pkt));
   }
@@ -249,26 +237,26 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
       if (f.timer_ev[slot] >= 0) kernel_.schedule(f.timer_ev[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
   }
   if (freezing)
-    for (uint32_t p : ports) ports_[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
+    for (uint32_t p : ports) fab_.ports[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
   for (uint32_t port : ports) {
-    Port& p = ports_[port];
+    Port& p = fab_.ports[port];
     ++p.epoch;
     if (freezing) evacuate(port, flows);
     p.shift_times(delta);
     if (p.txdone_pending) kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
-    for (uint32_t i = 0; i < p.wire.size(); ++i) move(pool_[p.wire.at(i).pkt]);
+    for (uint32_t i = 0; i < p.wire.size(); ++i) move(fab_.pool[p.wire.at(i).pkt]);
     if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
     for (uint32_t c = 0; c < kClasses; ++c)
-      for (uint32_t i = 0; i < p.queue[c].size(); ++i) move(pool_[p.queue[c].at(i)]);
+      for (uint32_t i = 0; i < p.queue[c].size(); ++i) move(fab_.pool[p.queue[c].at(i)]);
     if (p.wake_at >= 0) kernel_.schedule(p.wake_at, kWake, port, p.epoch, p.wake_cause);
     if (!freezing) p.frozen_until = 0;
   }
   // Packets of these flows held from an earlier skip belong to the same clock.
   for (uint32_t slot = 0; slot < held_.size(); ++slot) {
     Held& h = held_[slot];
-    if (h.due < 0 || h.interrupt || !std::binary_search(flows.begin(), flows.end(), pool_[h.pkt].flow)) continue;
+    if (h.due < 0 || h.interrupt || !std::binary_search(flows.begin(), flows.end(), fab_.pool[h.pkt].flow)) continue;
     h.shift_times(delta);
-    pool_[h.pkt].offset += delta;
+    fab_.pool[h.pkt].offset += delta;
     ++h.gen;
     kernel_.schedule(h.due, kHeld, slot, h.gen, h.cause);
   }

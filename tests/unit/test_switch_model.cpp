@@ -62,7 +62,7 @@ TEST(SwitchMmu, PfcThresholdOf16Port100GSwitch) {
       EXPECT_EQ(net.ports()[p].headroom, 37'500u);
       EXPECT_EQ(net.ports()[p].pfc_shift, 3u);  // port rate = NIC rate: α = 1/8
       // (33,554,432 − 600,000 − 65,536) >> 3 = 32,888,896 / 8 = 4,111,112 B (docs/network-model.md §11.1).
-      EXPECT_EQ(net.pfc_threshold(p), 4'111'112u);
+      EXPECT_EQ(net.switch_model().pfc_threshold(p), 4'111'112u);
     }
   }
   {
@@ -70,14 +70,14 @@ TEST(SwitchMmu, PfcThresholdOf16Port100GSwitch) {
     Network net(cfg, topo, make_cc(cfg, nullptr));
     // (2,097,152 − 665,536) >> 3 = 1,431,616 / 8 = 178,952 B.
     for (uint32_t p = net.nodes()[16].first_port; p < net.nodes()[16].first_port + 16; ++p)
-      EXPECT_EQ(net.pfc_threshold(p), 178'952u);
+      EXPECT_EQ(net.switch_model().pfc_threshold(p), 178'952u);
   }
   {
     // A buffer smaller than Σheadroom + Σreserve wraps in unsigned 32-bit arithmetic, as in the
     // reference: BUFFER_SIZE 0 -> (2^32 − 665,536) >> 3 = 4,294,301,760 / 8 = 536,787,720 B.
     cfg.buffer_size_mb = 0;
     Network net(cfg, topo, make_cc(cfg, nullptr));
-    EXPECT_EQ(net.pfc_threshold(net.nodes()[16].first_port), 536'787'720u);
+    EXPECT_EQ(net.switch_model().pfc_threshold(net.nodes()[16].first_port), 536'787'720u);
   }
 }
 
@@ -106,8 +106,8 @@ TEST(SwitchMmu, FasterPortGetsSmallerShiftAndBiggerHeadroom) {
   EXPECT_EQ(P[2].headroom, 37'500u);
   // Switch 2: Σheadroom = 187,500, Σreserve = 8192; free = 33,554,432 − 195,692 = 33,358,740.
   EXPECT_EQ(net.nodes()[2].total_hdrm, 187'500u);
-  EXPECT_EQ(net.pfc_threshold(3), 16'679'370u);  // 33,358,740 >> 1
-  EXPECT_EQ(net.pfc_threshold(2), 4'169'842u);   // 33,358,740 >> 3 = 4,169,842.5 -> 4,169,842
+  EXPECT_EQ(net.switch_model().pfc_threshold(3), 16'679'370u);  // 33,358,740 >> 1
+  EXPECT_EQ(net.switch_model().pfc_threshold(2), 4'169'842u);   // 33,358,740 >> 3 = 4,169,842.5 -> 4,169,842
   // ECN thresholds come from the maps by port rate (K × 1000 B).
   EXPECT_EQ(P[3].kmin, 1'600'000u);
   EXPECT_EQ(P[3].kmax, 6'400'000u);
@@ -143,7 +143,7 @@ TEST(SwitchEcn, IncastWithoutQcnHasNoMarksAndKeepsLineRate) {
   net.set_observer(&log);
   net.add_flows({flow(0, 2, 1'000'000), flow(1, 2, 1'000'000)});
   net.run(1 * kSec);
-  EXPECT_EQ(net.pfc_threshold(3), 4'178'705u);
+  EXPECT_EQ(net.switch_model().pfc_threshold(3), 4'178'705u);
   EXPECT_EQ(net.stats().ecn_marks, 0u);
   EXPECT_EQ(net.stats().packets_dropped, 0u);
   EXPECT_TRUE(log.recs.empty());
@@ -278,7 +278,7 @@ TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
   cfg.buffer_size_mb = 1;
   Network net(cfg, star(3), make_cc(cfg, nullptr));
   net.keep_finished_state(true);  // the test reads finished flows' final QP state
-  EXPECT_EQ(net.pfc_threshold(3), 115'473u);
+  EXPECT_EQ(net.switch_model().pfc_threshold(3), 115'473u);
   PfcLog log;
   net.set_observer(&log);
   net.add_flows({flow(0, 2, 4'000'000), flow(1, 2, 4'000'000)});

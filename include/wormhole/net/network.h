@@ -1,5 +1,6 @@
-// The packet-level network model: hosts (NICs, QPs), switches (shared-buffer MMU, PFC, ECN),
-// links, routing and flows, driven by one kernel. Semantics: docs/network-model.md.
+// The packet-level network model's event side: it dispatches the kernel's events and acts on what the
+// switch and NIC models decide on the fabric's state (packets on wires, PFC frames, flows' starts and
+// ends, the CC). Semantics: docs/network-model.md; the pieces: docs/architecture.md.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -15,16 +16,19 @@
 #include "wormhole/core/interrupt.h"
 #include "wormhole/core/kernel.h"
 #include "wormhole/net/cc.h"
+#include "wormhole/net/fabric.h"
 #include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
 #include "wormhole/net/flow_spec.h"
 #include "wormhole/net/flow_table.h"
 #include "wormhole/net/island.h"
+#include "wormhole/net/nic_model.h"
 #include "wormhole/net/port.h"
 #include "wormhole/net/probe.h"
 #include "wormhole/net/results.h"
 #include "wormhole/net/routing.h"
 #include "wormhole/net/skip_hooks.h"
+#include "wormhole/net/switch_model.h"
 #include "wormhole/net/topology.h"
 
 namespace wh {
@@ -107,14 +111,15 @@ struct LateAck {
 /// Timer events carry (epoch & kTimerEpochMask) << 2 | slot in their aux field.
 constexpr uint16_t kTimerEpochMask = 0x3fff;
 
-/// The whole simulated network of one process. Construction wires ports from the topology
-/// (interface i of a node is its i-th link in file order) and configures every switch's MMU and
-/// ECN from the config; routes are built on first use. Flows are added with add_flows() and
-/// start at their start times; run() advances the kernel.
+/// The whole simulated network of one process: a Fabric (wired from the topology, its switches set up
+/// from the settings; routes built on first use), the SwitchModel and NicModel deciding on it, and the
+/// kernel whose events this class dispatches. Flows are added with add_flows() and start at their
+/// start times; run() advances the kernel.
 class Network final : public CcHost {
  public:
-  /// Throws InputError (naming the config file) if a link rate has no entry in the ECN maps,
-  /// or LINK_DOWN names nodes that are not linked.
+  /// Keeps of `cfg` only its NetParams (with `cc`'s INT sizes). Throws InputError (naming the config
+  /// file) if a link rate has no entry in the ECN maps, or LINK_DOWN names nodes that are not linked,
+  /// and (naming the topology) if it has more ports than the event order can tell apart.
   Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc);
 
   /// Registers flows (sorted by start time) and schedules their starts. Returns the first id.
@@ -178,9 +183,9 @@ class Network final : public CcHost {
   /// Attaches `t` (nullptr: none) for the nodes it traces (PacketTrace::traces).
   void set_packet_trace(PacketTrace* t) {
     tracer_ = t;
-    traced_.assign(nodes_.size(), 0);
+    traced_.assign(fab_.nodes.size(), 0);
     if (t)
-      for (uint32_t n = 0; n < nodes_.size(); ++n) traced_[n] = t->traces(n);
+      for (uint32_t n = 0; n < fab_.nodes.size(); ++n) traced_[n] = t->traces(n);
   }
 
   // --- fast-forward support (skip.cpp; used by src/ffwd) ---
@@ -297,7 +302,8 @@ class Network final : public CcHost {
   /// Flows holding QP state now, and at most at once so far.
   size_t live_flows() const { return flows_.live_count(); }
   size_t peak_live_flows() const { return flows_.peak_live(); }
-  const SimConfig& config() const { return cfg_; }
+  /// The parameters the model reads (taken from the settings at construction).
+  const NetParams& params() const { return fab_.params; }
   /// The run's congestion control (one instance serves every flow).
   const CongestionControl& cc() const { return *cc_; }
   /// The time LINK_DOWN happens (ps), or -1 if none is configured or it is past.
@@ -380,16 +386,15 @@ class Network final : public CcHost {
   /// Flow `id`'s identity and outcome (from its state while it has one).
   FlowRecord record(uint32_t id) const;
   RunStats stats() const;
-  /// A set-up warning naming every switch port (node, interfaces, headroom and need in bytes; the
-  /// first 16 runs of interfaces, then a count) whose PFC headroom — the reference's 3 × rate ×
-  /// delay — is below what a lossless pause needs, 2 × rate × delay + 2 largest data packets
-  /// (docs/network-model.md §11.1); PFC can drop packets there. "" when every port has enough or
-  /// PFC_LOSSLESS_HEADROOM 1 raised them.
-  std::string headroom_warning() const;
+  /// The set-up warning of switch ports whose PFC headroom cannot make PFC lossless (Fabric::headroom_warning).
+  std::string headroom_warning() const { return fab_.headroom_warning(); }
   Kernel& kernel() { return kernel_; }
   const Kernel& kernel() const { return kernel_; }
-  const std::vector<Port>& ports() const { return ports_; }
-  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Port>& ports() const { return fab_.ports; }
+  const std::vector<Node>& nodes() const { return fab_.nodes; }
+  /// The fabric's data (nodes, ports, routes, parameters) and the switch model acting on it.
+  const Fabric& fabric() const { return fab_; }
+  const SwitchModel& switch_model() const { return switch_; }
   /// The routes (built on first use: by add_flows, run or this call).
   Routing& routing();
   uint64_t flows_finished() const { return flows_finished_; }
@@ -420,13 +425,9 @@ class Network final : public CcHost {
     tick_done_.clear();
   }
 
-  /// PFC threshold of switch ingress port `p` now (docs/network-model.md §11.1), bytes.
-  uint64_t pfc_threshold(uint32_t p) const;
 
  private:
-  // wiring (network.cpp)
-  void build_ports(const Topology& topo);
-  void configure_switches(const Topology& topo);
+  // flows (network.cpp, host.cpp)
   void start_flow(uint32_t id);
   /// A finished flow's state is released now, or, with a skip controller, after its next tick
   /// (at_barrier), which is when it stops referring to the flow.
@@ -469,9 +470,6 @@ class Network final : public CcHost {
   bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
   bool owns(const Event& e) const;           ///< distributed: does this rank execute `e`?
   bool counted_elsewhere(const Event& e) const;  ///< distributed: run here but counted by another rank
-  /// Picks the sending NIC (port id; UINT32_MAX: no path) of a flow src -> dst with these UDP ports
-  /// and, on a multi-NIC receiver, the NIC for its ACKs (`rx_nic` is left as it is otherwise).
-  void assign_nics(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t& nic, uint32_t& rx_nic) const;
   // links (network.cpp)
   void transmit(uint32_t port, uint32_t pkt);
   void on_arrive(uint32_t port);
@@ -486,20 +484,14 @@ class Network final : public CcHost {
   /// Drops packet `pkt` at `port` (UINT32_MAX: unknown) for `cause`.
   void drop(uint32_t pkt, DropCause cause = kDropLinkDown, uint32_t port = UINT32_MAX) {
     if (tracer_ && port != UINT32_MAX) trace(TraceEvent::Drop, port, pkt, 0, cause);
-    pool_.release(pkt);
+    fab_.pool.release(pkt);
     ++dropped_;
     ++drops_[cause];
     log_undo(kUndoDrop, cause);
   }
   /// The packet trace's event of `pkt` at `port`, if its node is traced.
   void trace(TraceEvent ev, uint32_t port, uint32_t pkt, uint64_t qlen, uint8_t cause = 0) {
-    if (traced_[ports_[port].node]) tracer_->event(kernel_.now(), ev, port, pool_[pkt], qlen, cause);
-  }
-  /// The egress class packet `pkt` waits in at `port`: its own at a switch; a host NIC keeps its
-  /// ACKs and PFC frames in class 0.
-  uint32_t queue_class(uint32_t port, uint32_t pkt) const {
-    const Packet& p = pool_[pkt];
-    return nodes_[ports_[port].node].is_switch || p.type == PktType::Data ? p.pg : 0;
+    if (traced_[fab_.ports[port].node]) tracer_->event(kernel_.now(), ev, port, fab_.pool[pkt], qlen, cause);
   }
   // switches (switch.cpp)
   void switch_receive(uint32_t in_port, uint32_t pkt);
@@ -509,33 +501,20 @@ class Network final : public CcHost {
   /// Returns a departing (or dropped) packet's bytes to its ingress accounting; may send RESUME.
   void release_ingress(uint32_t pkt, uint32_t cls);
   void send_pfc(uint32_t in_port, uint32_t cls, bool pause);
-  void pint_stamp(uint32_t port, Packet& pk);
   // hosts (host.cpp)
   void nic_send(uint32_t port);
   void host_receive(uint32_t port, uint32_t pkt);
   void receive_data(uint32_t port, uint32_t pkt);
   void receive_ack(uint32_t pkt);
   void flow_done(uint32_t id);
-  uint32_t pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport) const;
   void on_timer(uint32_t id, int slot);
   void on_rto(uint32_t id);
-  Time ser(uint32_t bytes, uint64_t rate) const { return serialization_time(bytes, rate, ns_trunc_); }
   // fast-forward (skip.cpp)
   static uint16_t timer_aux(const Flow& f, int slot) {
     return static_cast<uint16_t>(((f.epoch & kTimerEpochMask) << 2) | slot);
   }
   static int timer_slot(uint16_t aux) { return aux & 3; }
   static uint16_t timer_epoch(uint16_t aux) { return aux >> 2; }
-  /// The port switch `node` forwards a packet of header (src, dst hosts, sport, dport) out of: the
-  /// reference's ECMP choice, hash(src IP, dst IP, ports, node) mod the number of next hops
-  /// (docs/network-model.md §12); kNoRoute when it has no route to dst. Forwarding and the path
-  /// views (switch_path) both ask it, so they cannot disagree.
-  uint32_t egress(uint32_t node, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport) const;
-  static constexpr uint32_t kNoRoute = UINT32_MAX;
-  /// Appends to `path` the switch egress ports a packet of header (src, dst, sport, dport) takes
-  /// from the switch behind host port `nic` (egress() at every switch).
-  void switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                   std::vector<uint32_t>& path) const;
   /// Sends control packet `pkt` past frozen port `port` without touching its queues: it reaches the
   /// peer after the serialization of the `ahead` bytes queued before it in its class (the frozen
   /// partition's standing queue, which an ACK of another flow waits behind in packet mode: a
@@ -560,18 +539,16 @@ class Network final : public CcHost {
   /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
   void evacuate(uint32_t port, const std::vector<uint32_t>& members);
 
-  SimConfig cfg_;
   Kernel kernel_;
   std::unique_ptr<CongestionControl> cc_;
-  std::vector<Node> nodes_;
-  std::vector<Port> ports_;
-  Routing routing_;
-  PacketPool pool_;
+  Fabric fab_;  // nodes, ports, routes, packets, parameters
   FlowTable flows_;
+  SwitchModel switch_;
+  NicModel nic_;
+  std::vector<uint32_t> nic_dropped_;    // nic_send: finished QPs the NIC let go of
   bool keep_finished_ = false;
   std::vector<uint32_t> finished_held_;  // finished flows whose state waits for the controller's tick
   std::vector<uint32_t> tick_done_;      // at_barrier: those the running tick lets go of
-  std::unordered_set<uint32_t> unsent_finished_;  // finished flows with bytes left, until their NIC drops them
   std::vector<uint32_t> start_order_;   // flow ids in start-time order (pending starts)
   size_t next_start_ = 0;
   std::vector<FlowSpec> injected_;  // flows injected during the current instant, not yet created
@@ -581,21 +558,9 @@ class Network final : public CcHost {
   EventClient* client_ = nullptr;
   bool stopped_ = false;
   int stop_signal_ = 0;  // the signal that set stopped_ (0: none)
-  bool ns_trunc_ = true;
-  uint8_t ack_class_ = 3;
-  IntMode int_mode_ = IntMode::None;
-  PintCodec pint_;
-  uint32_t data_extra_ = 0, ack_bytes_ = kAckMinBytes;
-  uint64_t nic_rate_ = 0;
-  struct ShortHeadroom {
-    uint32_t port;
-    uint64_t headroom, need;  // bytes
-  };
-  std::vector<ShortHeadroom> short_headroom_;  // switch ports whose headroom cannot make PFC lossless
   uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
   uint64_t drops_[3] = {};                      // by DropCause
   uint64_t retx_packets_ = 0, retx_bytes_ = 0;  // data sent again (payload bytes)
-  Time rto_ = 0;
   Time last_finish_ = -1;
   uint64_t max_queue_ = 0;
   uint32_t max_queue_port_ = 0;

@@ -1,0 +1,204 @@
+// Fabric (include/wormhole/net/fabric.h): wiring from the topology, switch set-up, ECMP and NIC choice.
+#include "wormhole/net/fabric.h"
+
+#include <fmt/core.h>
+
+#include "wormhole/core/cause.h"
+#include "wormhole/core/input_error.h"
+#include "wormhole/net/hash.h"
+
+namespace wh {
+
+NetParams NetParams::from(const SimConfig& cfg, const CongestionControl& cc) {
+  NetParams p;
+  p.payload = cfg.packet_payload_size;
+  p.data_extra = cc.int_bytes();
+  p.ack_bytes = std::max(kAckMinBytes, kAckHeaderBytes + cc.int_bytes());
+  p.int_mode = cc.int_mode();
+  p.int_multi = cfg.int_multi;
+  p.pint_log_base = cfg.pint_log_base;
+  p.ns_trunc = cfg.ns_truncation;
+  p.l2_chunk_size = cfg.l2_chunk_size;
+  p.l2_ack_interval = cfg.l2_ack_interval;
+  p.l2_back_to_zero = cfg.l2_back_to_zero;
+  p.has_win = cfg.has_win;
+  p.var_win = cfg.var_win;
+  p.global_t = cfg.global_t;
+  p.rate_bound = cfg.rate_bound;
+  p.ack_class = cfg.ack_high_prio ? 0 : 3;
+  p.rto = static_cast<Time>(cfg.rto_us * 1e6 + 0.5);
+  p.enable_qcn = cfg.enable_qcn;
+  p.pfc_pause = cfg.pause_time_us > 0;
+  p.buffer_bytes = static_cast<uint64_t>(cfg.buffer_size_mb * 1024 * 1024);
+  p.pfc_lossless_headroom = cfg.pfc_lossless_headroom;
+  p.ecn = cfg.ecn;
+  p.ecn_origin = cfg.origin_of("KMAX_MAP");
+  p.error_rate_per_link = cfg.error_rate_per_link;
+  p.seed = cfg.seed;
+  p.link_down_us = cfg.link_down_us;
+  p.link_down_a = cfg.link_down_a;
+  p.link_down_b = cfg.link_down_b;
+  p.link_down_origin = cfg.origin_of("LINK_DOWN");
+  p.portable_order = cfg.portable_order;
+  return p;
+}
+
+uint32_t NetParams::mtu() const { return payload + kDataHeaderBytes + data_extra; }
+
+Fabric::Fabric(const NetParams& p, const Topology& topo) : params(p) {
+  build_ports(topo);
+  configure_switches(topo);
+}
+
+void Fabric::build_ports(const Topology& topo) {
+  const uint32_t n = topo.num_nodes;
+  std::vector<uint32_t> degree(n, 0);
+  for (const TopoLink& l : topo.links) ++degree[l.a], ++degree[l.b];
+  nodes.resize(n);
+  uint32_t next = 0;
+  for (uint32_t v = 0; v < n; ++v) {
+    nodes[v].is_switch = topo.is_switch[v];
+    nodes[v].is_nvswitch = topo.nvswitch(v);
+    nodes[v].first_port = next;
+    next += degree[v];
+  }
+  if (next >= cause::kMaxContextPorts)  // the event order names a port's moved packets in 23 bits
+    throw InputError(topo.file, 1,
+                     "the topology has " + std::to_string(next) + " ports (two a link), more than the " +
+                         std::to_string(cause::kMaxContextPorts - 1) + " the event order can tell apart",
+                     "simulate a smaller fabric");
+  ports.resize(next);
+  std::vector<uint32_t> used(n, 0);
+  for (const TopoLink& l : topo.links) {
+    const uint32_t pa = nodes[l.a].first_port + used[l.a]++;
+    const uint32_t pb = nodes[l.b].first_port + used[l.b]++;
+    for (auto [p, node, peer] : {std::tuple{pa, l.a, pb}, std::tuple{pb, l.b, pa}}) {
+      Port& pt = ports[p];
+      pt.node = node;
+      pt.if_index = used[node];
+      pt.peer = peer;
+      pt.rate_bps = l.rate_bps;
+      pt.delay = l.delay;
+      pt.error_rate = l.error_rate > 0 ? l.error_rate : params.error_rate_per_link;
+      pt.rng = Rng(params.seed, p);
+    }
+  }
+  for (uint32_t v = 0; v < n; ++v) nodes[v].num_ports = used[v];
+  for (uint32_t v = 0; v < n; ++v)
+    if (!nodes[v].is_switch && nodes[v].num_ports > 0) {
+      nic_rate = ports[nodes[v].first_port].rate_bps;
+      break;
+    }
+}
+
+void Fabric::configure_switches(const Topology& topo) {
+  for (uint32_t v = 0; v < nodes.size(); ++v) {
+    Node& nd = nodes[v];
+    if (!nd.is_switch) continue;
+    nd.buffer_bytes = params.buffer_bytes;
+    for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
+      Port& pt = ports[p];
+      auto it = params.ecn.find(pt.rate_bps);
+      if (nd.is_nvswitch) {
+        // NVLink has no ECN: SimAI's NVSwitchNode marks nothing, and its rates (e.g. 2880 Gb/s) are
+        // in no ECN map. A queue never exceeds these thresholds.
+        pt.kmin = pt.kmax = UINT64_MAX;
+        pt.pmax = 0;
+      } else if (it == params.ecn.end()) {
+        // Name the topology line of the link and the config line of the maps.
+        int link_line = 0;
+        uint32_t seen = 0;
+        for (const TopoLink& l : topo.links)
+          if ((l.a == v || l.b == v) && ++seen == pt.if_index) link_line = l.line;
+        const auto& [file, line] = params.ecn_origin;
+        throw InputError(file, line,
+                         "link rate " + std::to_string(pt.rate_bps) + " bit/s (" + topo.file + " line " +
+                             std::to_string(link_line) + ", switch " + std::to_string(v) + " interface " +
+                             std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
+                         "add " + std::to_string(pt.rate_bps) + " with its thresholds to all three maps");
+      } else {
+        pt.kmin = it->second.kmin_bytes;
+        pt.kmax = it->second.kmax_bytes;
+        pt.pmax = it->second.pmax;
+      }
+      const uint64_t delay_ns = static_cast<uint64_t>(pt.delay / kNs);
+      pt.headroom = pt.rate_bps * delay_ns / 8 / 1000000000ull * 3;
+      // What a pause needs (docs/network-model.md §11.1): the bytes on the wire towards us while the
+      // pause travels and while the last sent ones arrive (2 × rate × delay), plus the packet our
+      // egress is sending when the pause is due and the one the upstream has started.
+      const uint64_t need = 2 * (pt.rate_bps * delay_ns / 8 / 1000000000ull) + 2 * uint64_t(params.mtu());
+      if (pt.headroom < need) {
+        if (params.pfc_lossless_headroom) pt.headroom = need;
+        else short_headroom.push_back({p, pt.headroom, need});
+      }
+      pt.pfc_shift = 3;
+      uint64_t rate = pt.rate_bps;
+      while (rate > nic_rate && pt.pfc_shift > 0) --pt.pfc_shift, rate /= 2;
+      nd.total_hdrm += pt.headroom;
+      nd.total_rsrv += kReserveBytes;
+    }
+  }
+}
+
+std::string Fabric::headroom_warning() const {
+  if (short_headroom.empty()) return {};
+  std::string list;
+  size_t runs = 0, i = 0, listed = 0;
+  while (i < short_headroom.size()) {
+    // A run: consecutive interfaces of one switch with the same headroom and need.
+    const ShortHeadroom& a = short_headroom[i];
+    size_t j = i + 1;
+    while (j < short_headroom.size() && short_headroom[j].port == short_headroom[j - 1].port + 1 &&
+           ports[short_headroom[j].port].node == ports[a.port].node && short_headroom[j].headroom == a.headroom &&
+           short_headroom[j].need == a.need)
+      ++j;
+    if (runs++ < 16) {
+      const uint32_t first = ports[a.port].if_index, last = ports[short_headroom[j - 1].port].if_index;
+      list += fmt::format("{}switch {} if {}{} ({} < {} B)", list.empty() ? "" : "; ", ports[a.port].node, first,
+                          last > first ? fmt::format("-{}", last) : "", a.headroom, a.need);
+      listed += j - i;
+    }
+    i = j;
+  }
+  if (listed < short_headroom.size()) list += "; and " + std::to_string(short_headroom.size() - listed) + " more";
+  return std::to_string(short_headroom.size()) +
+         " switch port(s) have a PFC headroom (3 x rate x delay, the reference's rule) below what a lossless "
+         "pause needs (2 x rate x delay + 2 x " + std::to_string(params.mtu()) +
+         "-B packets), so PFC can drop packets there, as in the reference: " + list +
+         ". Set PFC_LOSSLESS_HEADROOM 1 for a lossless headroom";
+}
+
+void Fabric::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
+                         std::vector<uint32_t>& path) const {
+  uint32_t node = ports[ports[nic].peer].node;
+  // A path longer than the node count would be a routing loop; routes are shortest paths.
+  for (size_t guard = 0; nodes[node].is_switch && guard < nodes.size(); ++guard) {
+    const uint32_t out = egress(node, src, dst, sport, dport);
+    if (out == kNoRoute) break;
+    path.push_back(out);
+    node = ports[ports[out].peer].node;
+  }
+}
+
+uint32_t Fabric::pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport,
+                          uint16_t dport) const {
+  const std::span<const uint32_t> nics = routing.host_nics(src, dst);
+  if (nics.empty()) return UINT32_MAX;
+  if (nics.size() == 1) return nics[0];
+  return nics[qp_hash(sip, dip, sport, dport) % nics.size()];
+}
+
+void Fabric::assign_nics(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t& nic,
+                         uint32_t& rx_nic) const {
+  nic = pick_nic(src, dst, node_ip(src), node_ip(dst), sport, dport);
+  // The receiver's NIC for ACKs: the hash of the reverse QP (GetNicIdxOfRxQp); computed here,
+  // not per packet, since routes only change on LINK_DOWN.
+  if (nodes[dst].num_ports > 1) rx_nic = pick_nic(dst, src, node_ip(dst), node_ip(src), dport, sport);
+}
+
+bool Fabric::is_link_down_port(uint32_t p) const {
+  const uint32_t a = ports[p].node, b = ports[ports[p].peer].node;
+  return (a == params.link_down_a && b == params.link_down_b) || (a == params.link_down_b && b == params.link_down_a);
+}
+
+}  // namespace wh
