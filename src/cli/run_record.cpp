@@ -53,7 +53,7 @@ void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const T
     meta.nodes.push_back({n.is_nvswitch ? "nvswitch" : n.is_switch ? "switch" : "host",
                           tier[v] == UINT32_MAX ? 0 : tier[v], n.num_ports, n.first_port});
   }
-  // Interfaces are numbered per node in link order (Network::build_ports): replay it.
+  // Interfaces are numbered per node in link order (Fabric::build_ports): replay it.
   meta.links.clear();
   std::vector<uint32_t> used(nodes.size(), 0);
   for (const TopoLink& l : topo.links) {

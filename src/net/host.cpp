@@ -75,7 +75,7 @@ void Network::nic_send(uint32_t port) {
   if (!p.up || p.txdone_pending) return;
   const Time now = kernel_.now();
   // 1. ACK/NACK queue: strict priority unless its PFC class is paused.
-  if (!p.queue[0].empty() && !p.paused[fab_.params.ack_class]) return transmit(port, p.dequeue(0, fab_.pool));
+  if (nic_.ack_first(port)) return transmit(port, p.dequeue(0, fab_.pool));
   // 2. Round robin over the QPs.
   nic_dropped_.clear();
   const NicModel::Pick pick = nic_.pick(port, now, nic_dropped_);

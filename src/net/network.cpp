@@ -268,16 +268,10 @@ void Network::on_timer(uint32_t id, int slot) {
 
 void Network::on_rto(uint32_t id) {
   Flow& f = flows_.state(id);
-  const Time now = kernel_.now();
-  if (now - f.last_progress >= fab_.params.rto) {
-    if (f.snd_nxt > f.snd_una) {  // data outstanding and no progress: go back to snd_una
-      ++rto_fired_;
-      log_undo(kUndoRto);
-      f.snd_nxt = f.snd_una;
-      f.rto_recovery = true;
-      if (f.nic != UINT32_MAX) nic_send(f.nic);
-    }
-    f.last_progress = now;
+  if (nic_.on_rto(f, kernel_.now())) {
+    ++rto_fired_;
+    log_undo(kUndoRto);
+    if (f.nic != UINT32_MAX) nic_send(f.nic);
   }
   set_timer(id, f, kRtoSlot, f.last_progress + fab_.params.rto);
 }

@@ -44,9 +44,8 @@ std::vector<uint32_t> Network::ack_path(uint32_t id) const {
 }
 
 Time Network::link_down_time() const {
-  if (fab_.params.link_down_us <= 0) return -1;
-  const Time t = 2 * kSec + static_cast<Time>(fab_.params.link_down_us) * kUs;
-  return t >= kernel_.now() ? t : -1;
+  const Time t = fab_.params.link_down_time();
+  return t >= 0 && t >= kernel_.now() ? t : -1;
 }
 
 Time Network::next_flow_start() const {

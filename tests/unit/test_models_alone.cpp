@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "wormhole/cc/factory.h"
 #include "wormhole/net/fabric.h"
 #include "wormhole/net/flow_table.h"
 #include "wormhole/net/nic_model.h"
@@ -304,4 +305,104 @@ TEST_F(NicFixture, TheSenderAdvancesOnAcksGoesBackOnANackAndFinishesAtTheEnd) {
   EXPECT_FALSE(nic.on_ack(f, ack, 5 * kUs));  // counts as 8,000
   ack.seq = 12'000;
   EXPECT_TRUE(nic.on_ack(f, ack, 6 * kUs));
+}
+
+TEST_F(NicFixture, PastTheAckIntervalEveryInOrderPacketIsAcknowledged) {
+  // The reference resets the milestone to L2_ACK_INTERVAL on every packet (docs/network-model.md §1):
+  // with 3,000 B, packets ending at 1,000 and 2,000 get no ACK, every one from 3,000 on does.
+  fab.params.l2_ack_interval = 3'000;
+  Flow& f = flows.state(qp(1, 10'000));
+  Packet pk;
+  pk.payload = 1000;
+  std::vector<NicModel::Reply> replies;
+  for (uint64_t seq = 0; seq < 5'000; seq += 1000) {
+    pk.seq = seq;
+    replies.push_back(nic.on_data(f, pk, 0).reply);
+  }
+  using R = NicModel::Reply;
+  EXPECT_EQ(replies, (std::vector<R>{R::None, R::None, R::Ack, R::Ack, R::Ack}));
+}
+
+TEST_F(NicFixture, AcksGoFirstUnlessTheirClassIsPausedAndATimeoutGoesBackOnlyWithoutProgress) {
+  Port& p = fab.ports[0];
+  EXPECT_FALSE(nic.ack_first(0));
+  const uint32_t ack = fab.pool.alloc();
+  fab.pool[ack].size = 60;
+  p.enqueue(0, ack, 60);
+  EXPECT_TRUE(nic.ack_first(0));
+  p.paused[3] = true;  // ACKs travel in class 3 unless ACK_HIGH_PRIO
+  EXPECT_FALSE(nic.ack_first(0));
+  fab.params.ack_class = 0;
+  EXPECT_TRUE(nic.ack_first(0));
+
+  fab.params.rto = 100 * kUs;
+  Flow& f = flows.state(qp(1, 10'000));
+  f.snd_nxt = 5'000, f.snd_una = 2'000, f.last_progress = 10 * kUs;
+  EXPECT_FALSE(nic.on_rto(f, 109 * kUs));  // 99 µs without progress: not yet
+  EXPECT_EQ(f.snd_nxt, 5'000u);
+  EXPECT_TRUE(nic.on_rto(f, 110 * kUs));
+  EXPECT_EQ(f.snd_nxt, 2'000u);
+  EXPECT_TRUE(f.rto_recovery);
+  EXPECT_EQ(f.last_progress, 110 * kUs);
+  f.snd_nxt = 2'000;  // nothing outstanding: only the clock restarts
+  f.rto_recovery = false;
+  EXPECT_FALSE(nic.on_rto(f, 300 * kUs));
+  EXPECT_EQ(f.last_progress, 300 * kUs);
+}
+
+TEST(NetParams, TakeEveryValueTheModelReadsFromTheSettingsAndTheCc) {
+  SimConfig c;
+  c.cc_mode = 3;  // HPCC: 42 B of INT in data packets
+  c.rate_ai_bps = c.rate_hai_bps = 50'000'000;
+  c.packet_payload_size = 9000;
+  c.l2_chunk_size = 4000, c.l2_ack_interval = 1, c.l2_back_to_zero = true;
+  c.has_win = false, c.var_win = true, c.global_t = false, c.rate_bound = false;
+  c.ack_high_prio = true, c.int_multi = 4, c.pint_log_base = 1.01, c.ns_truncation = false;
+  c.rto_us = 2.5, c.enable_qcn = false, c.pause_time_us = 0, c.buffer_size_mb = 9.5;
+  c.pfc_lossless_headroom = true, c.error_rate_per_link = 0.001, c.seed = 7, c.portable_order = true;
+  c.link_down_us = 3, c.link_down_a = 4, c.link_down_b = 5;
+  c.ecn[k100G] = EcnThresholds{1, 2, 0.5};
+  c.key_origin["KMAX_MAP"] = {"conf.txt", 12};
+  c.path = "conf.txt";
+  SimConfig hpcc = c;
+  hpcc.has_win = true;  // the HPCC factory refuses HAS_WIN 0; only its INT sizes matter here
+  const auto cc = make_cc(hpcc, nullptr);
+  const NetParams p = NetParams::from(c, *cc);
+  EXPECT_EQ(p.payload, 9000u);
+  EXPECT_EQ(p.int_mode, IntMode::Hpcc);
+  EXPECT_EQ(p.data_extra, 42u);
+  EXPECT_EQ(p.ack_bytes, 88u);  // 46 B of header + 42 B of INT, above the 60-B minimum
+  EXPECT_EQ(p.mtu(), 9000u + 48u + 42u);
+  EXPECT_EQ(p.int_multi, 4u);
+  EXPECT_DOUBLE_EQ(p.pint_log_base, 1.01);
+  EXPECT_FALSE(p.ns_trunc);
+  EXPECT_EQ(p.l2_chunk_size, 4000u);
+  EXPECT_EQ(p.l2_ack_interval, 1u);
+  EXPECT_TRUE(p.l2_back_to_zero);
+  EXPECT_FALSE(p.has_win);
+  EXPECT_TRUE(p.var_win);
+  EXPECT_FALSE(p.global_t);
+  EXPECT_FALSE(p.rate_bound);
+  EXPECT_EQ(p.ack_class, 0);
+  EXPECT_EQ(p.rto, 2'500'000);  // ps
+  EXPECT_FALSE(p.enable_qcn);
+  EXPECT_FALSE(p.pfc_pause);
+  EXPECT_EQ(p.buffer_bytes, 9'961'472u);  // 9.5 × 2^20
+  EXPECT_TRUE(p.pfc_lossless_headroom);
+  EXPECT_EQ(p.ecn.at(k100G).kmax_bytes, 2u);
+  EXPECT_EQ(p.ecn_origin, (SettingOrigin{"conf.txt", 12}));
+  EXPECT_EQ(p.link_down_origin, (SettingOrigin{"conf.txt", 0}));  // not given: the file, line 0
+  EXPECT_DOUBLE_EQ(p.error_rate_per_link, 0.001);
+  EXPECT_EQ(p.seed, 7u);
+  EXPECT_TRUE(p.portable_order);
+  EXPECT_EQ(p.link_down_time(), 2 * kSec + 3 * kUs);
+  EXPECT_EQ(p.link_down_a, 4u);
+  EXPECT_EQ(p.link_down_b, 5u);
+  // The defaults are the reference's: a 60-B ACK, ACKs in class 3, a 10-ms timeout, 16 MiB, no LINK_DOWN.
+  const NetParams d = NetParams::from(SimConfig{}, *cc);
+  EXPECT_EQ(d.ack_class, 3);
+  EXPECT_EQ(d.rto, 10'000 * kUs);
+  EXPECT_EQ(d.buffer_bytes, 16u << 20);
+  EXPECT_EQ(d.link_down_time(), -1);
+  EXPECT_EQ(NetParams{}.rto, d.rto);
 }

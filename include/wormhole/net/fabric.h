@@ -21,12 +21,15 @@ namespace wh {
 /// is its i-th link in file order: ports[node.first_port + i - 1]) and configures every switch's
 /// shared buffer, PFC headroom and ECN thresholds from the parameters; routes are built on first use
 /// (routes()). The members are the model's state, read and changed by SwitchModel, NicModel and
-/// Network; the functions below only read them.
+/// Network; the functions below only read them, except routes(), which builds the routes. Not copied:
+/// the routes refer to its nodes and ports.
 struct Fabric {
   /// Throws InputError naming the topology when it has more ports than the event order can tell apart,
   /// and naming the KMAX_MAP setting (with the link's topology line) when a switch link's rate has no
   /// entry in the ECN maps.
   Fabric(const NetParams& params, const Topology& topo);
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
 
   NetParams params;
   std::vector<Node> nodes;

@@ -15,16 +15,16 @@ namespace wh {
 /// Where a setting was given, for error messages: (file or "command line", line; 0 if not given).
 using SettingOrigin = std::pair<std::string, int>;
 
-/// What the network model (Fabric, SwitchModel, NicModel, Network) reads of a run's settings.
-/// Units are in the names; every field is the config key's value or a value derived from it and the
-/// congestion control (INT header sizes), as noted.
+/// What the network model (Fabric, SwitchModel, NicModel, Network) reads of a run's settings: each
+/// field is a config key's value, or one derived from it and the congestion control (INT header
+/// sizes), with its unit in its comment. The defaults are SimConfig's (the reference's).
 struct NetParams {
   // packets
   uint32_t payload = 1000;       ///< PACKET_PAYLOAD_SIZE, bytes of a full data packet's payload
   uint32_t data_extra = 0;       ///< INT bytes each data packet carries (the CC's int_bytes())
   uint32_t ack_bytes = 60;       ///< an ACK's size: max(60, header + INT bytes), bytes
   IntMode int_mode = IntMode::None;  ///< what switches stamp into data packets (the CC's)
-  uint32_t int_multi = 1;        ///< INT_MULTI: HPCC's byte-counter unit multiplier
+  uint32_t int_multi = 1;        ///< INT_MULTI: multiplies INT's byte-counter and queue-length units (128 B, 80 B)
   double pint_log_base = 1.05;   ///< PINT_LOG_BASE
   bool ns_trunc = true;          ///< NS_TRUNCATION: serialization truncated to whole ns
   // receiver and sender (docs/network-model.md §8–§9)
@@ -36,7 +36,7 @@ struct NetParams {
   bool global_t = true;          ///< GLOBAL_T: every flow uses the fabric's max RTT and BDP
   bool rate_bound = true;        ///< RATE_BOUND: a QP is paced at its CC rate
   uint8_t ack_class = 3;         ///< the class a host's PFC must leave open for its ACKs (0 with ACK_HIGH_PRIO)
-  Time rto = 0;                  ///< RTO_US as ps (0: off)
+  Time rto = 10'000 * kUs;       ///< RTO_US as ps (0: off)
   // switches (docs/network-model.md §10–§11)
   bool enable_qcn = true;        ///< ENABLE_QCN: ECN marking at dequeue
   bool pfc_pause = true;         ///< PAUSE_TIME > 0: a PAUSE frame pauses (0: every frame resumes)

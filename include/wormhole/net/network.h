@@ -117,6 +117,8 @@ constexpr uint16_t kTimerEpochMask = 0x3fff;
 /// start times; run() advances the kernel.
 class Network final : public CcHost {
  public:
+  Network(const Network&) = delete;  // its models refer to its fabric and flow table
+  Network& operator=(const Network&) = delete;
   /// Keeps of `cfg` only its NetParams (with `cc`'s INT sizes). Throws InputError (naming the config
   /// file) if a link rate has no entry in the ECN maps, or LINK_DOWN names nodes that are not linked,
   /// and (naming the topology) if it has more ports than the event order can tell apart.
@@ -436,7 +438,7 @@ class Network final : public CcHost {
     if (skip_) finished_held_.push_back(id);
     else release_done_flow(id);
   }
-  /// Releases finished flow `id`'s state, or keeps it until its NIC compacts it (unsent_finished_).
+  /// Releases finished flow `id`'s state, or keeps it until its NIC compacts it (NicModel::hold_until_dropped).
   void release_done_flow(uint32_t id);
   /// Frees finished flow `id`'s QP state; with a FlowSink, hands over its record and retires it.
   void release_state(uint32_t id) {
@@ -467,7 +469,6 @@ class Network final : public CcHost {
   void materialize_injected();
   void schedule_next_start();  ///< the start event of the next pending start time, if none is pending
   void link_down();
-  bool is_link_down_port(uint32_t p) const;  ///< does port p belong to the LINK_DOWN link?
   bool owns(const Event& e) const;           ///< distributed: does this rank execute `e`?
   bool counted_elsewhere(const Event& e) const;  ///< distributed: run here but counted by another rank
   // links (network.cpp)

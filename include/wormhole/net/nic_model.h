@@ -1,6 +1,7 @@
-// The host NIC's decisions on the fabric's and the QPs' state: which QP sends next (ACKs first, then
-// round robin with pacing and windows), the data packet it sends, the receiver's go-back-N reply and
-// the sender's reading of an ACK. Sending and events are the Network's (docs/network-model.md §8–§9).
+// The host NIC's decisions on the fabric's and the QPs' state: what it sends next (its ACKs first, then
+// a QP by round robin with pacing and windows), the data packet, the receiver's go-back-N reply, the
+// sender's reading of an ACK and its retransmission timeout. Sending and events are the Network's
+// (docs/network-model.md §8–§9). The per-packet choices are defined in this header, to inline.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -19,7 +20,15 @@ namespace wh {
 class NicModel {
  public:
   NicModel(Fabric& fabric, FlowTable& flows) : fab_(fabric), flows_(flows) {}
+  NicModel(const NicModel&) = delete;  // it refers to its fabric and flow table
+  NicModel& operator=(const NicModel&) = delete;
 
+  /// Whether NIC `port` sends an ACK/NACK of its queue next: they have strict priority unless the
+  /// ACKs' PFC class (3, or 0 with ACK_HIGH_PRIO) is paused.
+  bool ack_first(uint32_t port) const {
+    const Port& p = fab_.ports[port];
+    return !p.queue[0].empty() && !p.paused[fab_.params.ack_class];
+  }
   /// The QP NIC `port` sends a data packet of now, or when it can next.
   struct Pick {
     uint32_t flow = UINT32_MAX;  ///< the chosen QP's flow id; UINT32_MAX: none is eligible now
@@ -44,10 +53,12 @@ class NicModel {
     Reply reply = Reply::None;
     bool duplicate = false;  ///< the packet was below rcv_nxt (acknowledged only if a timeout resent it)
   };
-  /// Data packet `pk` of flow `f` reaches its receiver at `now` (ps): in order, rcv_nxt advances and an
-  /// ACK is due at every L2_ACK_INTERVAL bytes (or at an L2_CHUNK_SIZE boundary); ahead of rcv_nxt, a
-  /// NACK at most every 500 µs for one rcv_nxt (rewinding to the chunk under L2_BACK_TO_ZERO); below
-  /// it, an ACK only if a retransmission timeout resent it.
+  /// Data packet `pk` of flow `f` reaches its receiver at `now` (ps). In order, rcv_nxt advances and an
+  /// ACK is due once rcv_nxt reaches L2_ACK_INTERVAL bytes — the reference resets its milestone to the
+  /// interval on every packet, so from then on every in-order packet is acknowledged — or at an
+  /// L2_CHUNK_SIZE boundary. Ahead of rcv_nxt: a NACK at most every 500 µs for one rcv_nxt (rewinding
+  /// to the chunk's start under L2_BACK_TO_ZERO). Below it: an ACK only if a retransmission timeout
+  /// resent it.
   Received on_data(Flow& f, const Packet& pk, Time now) const;
   /// Turns data packet `pk` into its reply `r` (Ack or Nack) in place, acknowledging `rcv_nxt`
   /// (bytes): addresses and ports swapped, CE echoed as the CNP flag, send time and INT kept.
@@ -56,6 +67,22 @@ class NicModel {
   /// boundary under L2_BACK_TO_ZERO). Returns true when the flow is complete; otherwise a NACK
   /// rewinds snd_nxt to snd_una (go-back-N) and CNPs are counted, and the CC's reaction is the caller's.
   bool on_ack(Flow& f, const Packet& pk, Time now) const;
+
+  /// The retransmission timer of flow `f` fired at `now` (ps; RTO_US): with no progress for a whole
+  /// timeout and data outstanding, the sender goes back to snd_una (returns true; the packets are
+  /// marked as resent by a timeout until snd_una moves). The progress clock restarts either way.
+  bool on_rto(Flow& f, Time now) const {
+    bool back = false;
+    if (now - f.last_progress >= fab_.params.rto) {
+      if (f.snd_nxt > f.snd_una) {
+        f.snd_nxt = f.snd_una;
+        f.rto_recovery = true;
+        back = true;
+      }
+      f.last_progress = now;
+    }
+    return back;
+  }
 
   /// Keeps finished flow `id`'s state until its NIC drops it from its QP list (acknowledged past
   /// snd_nxt, it still has bytes its NIC may send, as the reference's does).

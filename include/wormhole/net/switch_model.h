@@ -1,7 +1,8 @@
 // The shared-buffer switch's decisions on the fabric's state: ingress admission and PFC (the MMU),
 // which class an egress port serves next, ECN marking at dequeue, and the telemetry stamped into data
 // packets (HPCC INT, PINT). Sending frames and packets is the Network's (docs/network-model.md §10–§11).
-// The per-packet decisions are defined here, in the header: they run on every hop and must inline.
+// The per-packet decisions are defined here, in the header: they run on every hop and must inline
+// (PINT's stamp, rarer and longer, is in switch_model.cpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -17,6 +18,8 @@ namespace wh {
 class SwitchModel {
  public:
   explicit SwitchModel(Fabric& fabric) : fab_(fabric) {}
+  SwitchModel(const SwitchModel&) = delete;  // it refers to its fabric
+  SwitchModel& operator=(const SwitchModel&) = delete;
 
   /// What ingress admission decided for a packet.
   enum class Admit : uint8_t {
