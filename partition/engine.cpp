@@ -47,7 +47,7 @@ DistributedEngine::DistributedEngine(Network& net, MPI_Comm comm, const RankMap&
   lookahead_ = std::min(map.edge_cut > 0 ? map.lookahead_ps : kTimeMax, client_lookahead);
   net_.set_distribution(map.rank_of, static_cast<uint32_t>(rank_));
   net_.kernel().set_hold_barriers(false);  // held in run(), between windows
-  net_.set_client_lookahead(client_lookahead);
+  net_.client_clock().set_lookahead(client_lookahead);
 }
 
 void DistributedEngine::run(Time until) {
@@ -59,7 +59,7 @@ void DistributedEngine::run(Time until) {
     // With a window hook, its count rides along (negated: one MPI_MIN gives both the earliest time
     // and the largest count), so the monitors add no collective to a window; so does a signal any
     // rank has seen (negated too), and every rank stops at this edge.
-    int64_t mine[3] = {std::min(k.queue().next_time(), net_.next_client_event()),
+    int64_t mine[3] = {std::min(k.queue().next_time(), net_.client_clock().next_event()),
                        hook_ ? -static_cast<int64_t>(hook_->pending()) : 0, -static_cast<int64_t>(interrupt_signal())};
     int64_t got[3] = {0, 0, 0};
     MPI_Allreduce(mine, got, 3, MPI_INT64_T, MPI_MIN, comm_);
@@ -100,7 +100,7 @@ void DistributedEngine::run(Time until) {
     const bool go_on = net_.run_client(end);
     times_.compute_s += since(t0);
     if (!go_on) {
-      net_.truncate_after(net_.stop_event());
+      net_.truncate_after(net_.client_clock().stop_event());
       stopped_ = true;
       break;
     }
@@ -110,11 +110,11 @@ void DistributedEngine::run(Time until) {
   if (!stopped_) {
     int64_t last = net_.last_event_time();
     MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, comm_);
-    uint64_t pending = net_.kernel().pending() + (rank_ == 0 ? net_.client_pending() : 0);  // the client: once
+    uint64_t pending = net_.kernel().pending() + (rank_ == 0 ? net_.client_clock().kernel().pending() : 0);  // the client: once
     MPI_Allreduce(MPI_IN_PLACE, &pending, 1, MPI_UINT64_T, MPI_SUM, comm_);
     net_.set_run_end(last, net_.stopped_by_signal() ? std::max<uint64_t>(pending, 1) : pending);  // a signal: not run dry
   } else {
-    net_.set_run_end(net_.stop_event().time, 1);  // stopped, not run dry
+    net_.set_run_end(net_.client_clock().stop_event().time, 1);  // stopped, not run dry
   }
   times_.events = net_.stats().events;
 }

@@ -177,7 +177,7 @@ void MonitorExchange::finish(Time qlen_end, Time ports_end, bool stopped) {
     if (trace_) {
       std::vector<TaggedTrace>& mine = trace_->tagged();
       mine.erase(std::remove_if(mine.begin(), mine.end(),
-                                [&](const TaggedTrace& t) { return !t.barrier && net_.ran_after_stop(t.at, t.exec); }),
+                                [&](const TaggedTrace& t) { return !t.barrier && net_.client_clock().after_stop(t.at, t.exec); }),
                  mine.end());
     }
   }

@@ -139,7 +139,7 @@ Gathered gather_results(const Shared& s, const DistributedEngine& engine, const 
     return a.at.before(b.at) || (!b.at.before(a.at) && a.seq < b.seq);
   });
   for (const TaggedPfc& p : pfc) {
-    if (engine.stopped() && net.ran_after_stop(p.at, p.exec)) continue;
+    if (engine.stopped() && net.client_clock().after_stop(p.at, p.exec)) continue;
     if (p.rank == static_cast<uint32_t>(s.rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
     g.pfc.push_back(p.rec);
   }

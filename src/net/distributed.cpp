@@ -18,7 +18,7 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   node_rank_ = std::move(node_rank);
   rank_ = rank;
   kernel_.set_order(EventOrder::Portable);
-  client_kernel_.set_order(EventOrder::Portable);
+  clock_.kernel().set_order(EventOrder::Portable);
   cut_port_.assign(fab_.ports.size(), 0);
   for (uint32_t p = 0; p < fab_.ports.size(); ++p)
     cut_port_[p] = node_rank_[fab_.ports[p].node] != node_rank_[fab_.ports[fab_.ports[p].peer].node];
@@ -60,22 +60,22 @@ void Network::accept(const CrossPacket& c) {
 }
 
 void Network::schedule_client(Time at, uint32_t target, uint16_t aux, bool on_time) {
-  Kernel& from = in_client_ ? client_kernel_ : kernel_;
+  Kernel& from = clock_.running() ? clock_.kernel() : kernel_;
   const Cause c = from.client_cause();
   const bool lagging = client_ && !node_rank_.empty();
-  if (lagging && on_time && at < from.now() + client_lookahead_)
+  if (lagging && on_time && at < from.now() + clock_.lookahead())
     throw std::logic_error("an on-time client event was scheduled less than the client lookahead ahead");
   if (at < from.now()) throw std::logic_error("a client event was scheduled in the past");
-  (lagging && !on_time ? client_kernel_ : kernel_).schedule(at, kClient, target, aux, c);
+  (lagging && !on_time ? clock_.kernel() : kernel_).schedule(at, kClient, target, aux, c);
 }
 
 void Network::stop() {
   // In a distributed run only the client's time may stop the run: every rank runs the client, so
   // every rank stops at the same point; a stop from one rank's network event would stop it alone.
-  if (!node_rank_.empty() && client_ && !in_client_)
+  if (!node_rank_.empty() && client_ && !clock_.running())
     throw std::logic_error("a distributed run was stopped outside the client's time");
   stopped_ = true;
-  if (in_client_) stop_event_ = client_kernel_.running(), stop_exec_ = client_exec_;
+  if (clock_.running()) clock_.note_stop();
 }
 
 void Network::deliver(const std::vector<Completion>& all) {
@@ -96,52 +96,13 @@ void Network::deliver(const std::vector<Completion>& all) {
       for (const Completion& c : all) observer_->flow_finished(c.rec);
     return;
   }
-  delivering_.erase(delivering_.begin(), delivering_.begin() + static_cast<long>(deliver_pos_));
-  deliver_pos_ = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    delivering_.push_back(all[i]);
-    // One client-time event per network event that finished flows: the client reacts to them as
-    // that event, so what it schedules has the cause it has in one process. Identical events run
-    // separately get one each (they pop in any order among themselves: all alike).
-    if (i == 0 || !all[i - 1].same_event(all[i])) client_kernel_.queue().push(all[i].at);
-  }
-}
-
-namespace {
-struct ClientRunner {
-  Network& net;
-  void handle(const Event& e) { net.client_handle(e); }
-  void on_tick() {}
-  bool keep_running() const { return net.keep_running(); }
-  void at_barrier() {}  // the client's kernel has none
-};
-}  // namespace
-
-void Network::client_handle(const Event& e) {
-  if (e.kind == kClient) {
-    client_exec_ = UINT64_MAX;  // a client event has no identical twin among the network's events
-    if (client_) client_->client_event(e.target, e.aux);
-    return;
-  }
-  ++pseudo_events_;
-  // The completions of the next finishing event (the pseudo-events pop in the completions' order).
-  const size_t first = deliver_pos_;
-  client_exec_ = deliver_pos_ < delivering_.size() ? delivering_[first].exec : UINT64_MAX;
-  while (deliver_pos_ < delivering_.size() && delivering_[deliver_pos_].same_event(delivering_[first])) {
-    const FlowRecord& r = delivering_[deliver_pos_++].rec;
-    if (observer_) observer_->flow_finished(r);
-  }
+  clock_.queue(all);
 }
 
 bool Network::run_client(Time until) {
-  ClientRunner runner{*this};
-  in_client_ = true;
-  client_kernel_.run(until, runner);
-  in_client_ = false;
+  clock_.run(until, client_, observer_, stopped_);
   return !stopped_;
 }
-
-Time Network::next_client_event() { return client_kernel_.queue().next_time(); }
 
 void Network::begin_window() {
   window_log_.clear();
@@ -152,28 +113,22 @@ void Network::begin_window() {
   peaks_.push_back({max_queue_event_, 0, max_queue_, max_queue_port_});
 }
 
-bool Network::after_stop(const Event& e, uint64_t exec) const {
-  // Identical events (same time, key and owner) run one after the other on their owner's rank: among
-  // them, those run after the stopping one (its execution number) are after it.
-  return stop_event_.before(e) || (!e.before(stop_event_) && exec > stop_exec_);
-}
-
 void Network::truncate_after(const Event& x) {
   bool counters_back = false;
   for (const Logged& l : window_log_) {
-    if (!after_stop(l.e, l.exec)) continue;
+    if (!clock_.after_stop(l.e, l.exec)) continue;
     ++foreign_events_;
     if (!counters_back) discarded_ = l.discarded, bypassed_ = l.bypassed, held_count_ = l.held, counters_back = true;
   }
   Peak best = peaks_.front();
   for (const Peak& p : peaks_)
-    if (!after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after x
+    if (!clock_.after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after x
   max_queue_ = best.bytes, max_queue_port_ = best.port, max_queue_event_ = best.at;
   last_finish_ = window_last_finish_;
   size_t keep_flows = flows_.size();
   bool rewound = false;
   for (const Undo& u : undo_) {
-    if (!after_stop(u.at, u.exec)) {
+    if (!clock_.after_stop(u.at, u.exec)) {
       if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_.finish(u.arg));
       continue;
     }
@@ -211,6 +166,5 @@ void Network::truncate_after(const Event& x) {
   end_override_ = x.time;
 }
 
-uint64_t Network::client_events() const { return client_kernel_.events_executed() - pseudo_events_; }
 
 }  // namespace wh

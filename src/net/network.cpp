@@ -424,7 +424,7 @@ FlowRecord Network::record(uint32_t id) const {
 RunStats Network::stats() const {
   RunStats s;
   // A distributed run's client events run in the client's own time on every rank; rank 0 counts them.
-  s.events = kernel_.events_executed() - foreign_events_ + (rank_ == 0 ? client_events() : 0);
+  s.events = kernel_.events_executed() - foreign_events_ + (rank_ == 0 ? clock_.client_events() : 0);
   s.sim_end = end_override_ >= 0 ? end_override_ : kernel_.now();
   s.last_finish = last_finish_;
   s.packets_dropped = dropped_;

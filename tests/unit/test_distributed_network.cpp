@@ -49,7 +49,7 @@ std::vector<FlowSpec> incast_flows() {
 /// Makes `net` the only rank of a distributed run (before its client schedules anything, as the engine).
 void one_rank(Network& net) {
   net.set_distribution(std::vector<uint32_t>(net.nodes().size(), 0), 0);
-  net.set_client_lookahead(kTimeMax / 4);
+  net.client_clock().set_lookahead(kTimeMax / 4);
   net.kernel().set_hold_barriers(false);  // held between windows (Wormhole's ticks)
 }
 
@@ -57,7 +57,7 @@ void one_rank(Network& net) {
 void run_in_windows(Network& net, Time until, Time window) {
   net.routing();
   for (;;) {
-    const Time start = std::min(net.kernel().queue().next_time(), net.next_client_event());
+    const Time start = std::min(net.kernel().queue().next_time(), net.client_clock().next_event());
     if (start == kTimeMax || start > until) break;
     if (net.kernel().barrier() <= start) {
       net.kernel().run_barrier(net);
@@ -72,7 +72,7 @@ void run_in_windows(Network& net, Time until, Time window) {
     std::stable_sort(done.begin(), done.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
     net.deliver(done);
     if (!net.run_client(end)) {
-      net.truncate_after(net.stop_event());
+      net.truncate_after(net.client_clock().stop_event());
       return;
     }
   }
@@ -169,7 +169,7 @@ TEST(DistributedNetwork, StopInsideAWindowUndoesTheFastForwardAfterIt) {
     net->add_flows({flow(0, 2, 60'000'000)});
     if (distributed) {
       one_rank(*net);
-      net->set_client_lookahead(1 * kUs);
+      net->client_clock().set_lookahead(1 * kUs);
     }
     auto client = std::make_unique<ReleaseAndStop>(*net, b, release, stop);
     auto ff = std::make_unique<FastForward>(*net, ws, 1 * kSec);

@@ -121,7 +121,7 @@ static_assert(sizeof(TraceRecord) == 48, "the trace record is 48 bytes on disk")
 /// records before the events of its instant — merges the ranks' records into one process's order.
 struct TaggedTrace {
   Event at;           ///< the running event; at a barrier, its time and as key Network::ports_evacuated()
-  uint64_t exec;      ///< the event's execution number on its rank (Network::ran_after_stop)
+  uint64_t exec;      ///< the event's execution number on its rank (ClientClock::after_stop)
   uint32_t barrier;   ///< 1: made by a barrier's work (a Wormhole tick), not by an event
   uint32_t rank;      ///< the rank that made it (set when gathered)
   TraceRecord rec;

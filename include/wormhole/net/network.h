@@ -16,6 +16,7 @@
 #include "wormhole/core/interrupt.h"
 #include "wormhole/core/kernel.h"
 #include "wormhole/net/cc.h"
+#include "wormhole/net/client_clock.h"
 #include "wormhole/net/fabric.h"
 #include "wormhole/net/pint.h"
 #include "wormhole/net/flow.h"
@@ -32,33 +33,6 @@
 #include "wormhole/net/topology.h"
 
 namespace wh {
-
-/// Receives what the network reports while it runs.
-class NetObserver {
- public:
-  virtual ~NetObserver() = default;
-  virtual void flow_finished(const FlowRecord& f) {}
-  virtual void pfc(const PfcRecord& p) {}
-  /// Called every 65,536 events (progress reporting).
-  virtual void tick(Time now, uint64_t events, uint64_t flows_finished) {}
-};
-
-/// Receives each finished flow's final record once the network lets go of the flow
-/// (Network::retire_flows_to): the results of a run that keeps no per-flow history.
-class FlowSink {
- public:
-  virtual ~FlowSink() = default;
-  virtual void flow_retired(const FlowRecord& r) = 0;
-};
-
-/// Receives the events a client of the network (the workload driver) schedules for itself with
-/// Network::schedule_client(): compute phases, start latencies, update delays. They are ordered
-/// with the network's own events by the kernel, so a run stays deterministic.
-class EventClient {
- public:
-  virtual ~EventClient() = default;
-  virtual void client_event(uint32_t target, uint16_t aux) = 0;
-};
 
 /// Event kinds of the network model.
 enum EventKind : uint16_t {
@@ -87,18 +61,6 @@ struct CrossPacket {
   uint32_t to_rank : 31;  ///< the rank of the peer's node
   uint32_t bypass : 1;    ///< it passed a frozen port (Network::bypass): a kBypass event, not the wire
   Packet pkt;
-};
-
-/// A flow finished at event `at`: what every rank's observer and client learn at the next window edge.
-/// Identical events can run one after the other (two ACKs reaching a host through one wire in the
-/// same ps, each arrival its own event with the same time, key and owner): `exec`, the rank's count of
-/// events run so far, tells them apart; the owner's rank alone runs them, so it orders them too.
-struct Completion {
-  Event at;
-  uint64_t exec = 0;  ///< the finishing event's execution number on its rank
-  FlowRecord rec;
-  bool before(const Completion& o) const { return at.before(o.at) || (!o.at.before(at) && exec < o.exec); }
-  bool same_event(const Completion& o) const { return !before(o) && !o.before(*this); }
 };
 
 /// A data packet retransmitted after a timeout that a receiver acknowledged although it already held
@@ -147,20 +109,21 @@ class Network final : public CcHost {
   }
   /// Schedules EventClient::client_event(target, aux) at `at` (ps, >= client_now()). `on_time`:
   /// the event calls into the network (inject_flow) and is scheduled at least the client lookahead
-  /// ahead (set_client_lookahead); in a distributed run it runs in the network's time on every
+  /// ahead (ClientClock::lookahead); in a distributed run it runs in the network's time on every
   /// rank, the client's other events run in the client's lagging time (run_client).
   void schedule_client(Time at, uint32_t target, uint16_t aux = 0, bool on_time = false);
   void set_client(EventClient* c) { client_ = c; }
   /// The time of the client's running event (ps): the network's now, or in a distributed run the
   /// client's own clock while run_client() runs it.
   Time client_now() const {
-    return in_client_ ? client_kernel_.now() : end_override_ >= 0 ? end_override_ : kernel_.now();
+    return clock_.running() ? clock_.now() : end_override_ >= 0 ? end_override_ : kernel_.now();
   }
-  /// Events waiting in the client's own time (a distributed run).
-  size_t client_pending() const { return client_kernel_.pending(); }
+  /// The client's own time in a distributed run (idle in one process).
+  ClientClock& client_clock() { return clock_; }
+  const ClientClock& client_clock() const { return clock_; }
   /// Events still pending: the kernel's and the client's; after a distributed run, over every rank.
   size_t pending_events() const {
-    return pending_override_ != SIZE_MAX ? pending_override_ : kernel_.pending() + client_kernel_.pending();
+    return pending_override_ != SIZE_MAX ? pending_override_ : kernel_.pending() + clock_.kernel().pending();
   }
   /// Ends the run after the running event (a workload's last GPU finished).
   void stop();
@@ -350,22 +313,10 @@ class Network final : public CcHost {
   /// time, which lags the network's by up to one window: the client reacts to a completion with
   /// events in its own time, and reaches the network only through on-time events at least the
   /// client lookahead later. Returns false once the client called stop().
+  /// On-time client events scheduled less than ClientClock::lookahead() ahead throw std::logic_error.
   bool run_client(Time until);
-  /// The earliest pending client event (ps), or kTimeMax.
-  Time next_client_event();
-  /// ps: on-time client events must be scheduled at least this far ahead (the engine's window
-  /// cannot be longer); a violation throws std::logic_error.
-  void set_client_lookahead(Time t) { client_lookahead_ = t; }
-  /// Client events run in the client's time so far (what rank 0 adds to the event count).
-  uint64_t client_events() const;
   /// Starts a window: what truncate_after() may have to undo is recorded from here.
   void begin_window();
-  /// run_client's handler: a client event, or the completions of one network event.
-  void client_handle(const Event& e);
-  /// The event after which stop() was called (valid once run_client returned false).
-  const Event& stop_event() const { return stop_event_; }
-  /// Whether an event (with its execution number on this rank) ran after the stop (see stop_event()).
-  bool ran_after_stop(const Event& e, uint64_t exec) const { return after_stop(e, exec); }
   /// Undoes what this rank counted after `x` in its last window (the network ran the window before
   /// the client stopped at x): events, ECN marks, drops, RTOs, flows finished or injected after it,
   /// the peak queue; the run's end becomes x's time.
@@ -375,7 +326,7 @@ class Network final : public CcHost {
   void set_run_end(Time last_event, size_t pending) { end_override_ = last_event, pending_override_ = pending; }
   /// ps: the time of the last event this rank ran, network or client (a distributed run's end is
   /// the latest over the ranks).
-  Time last_event_time() const { return std::max(kernel_.now(), client_kernel_.now()); }
+  Time last_event_time() const { return std::max(kernel_.now(), clock_.now()); }
   /// Receiver side: retransmitted duplicates of complete flows acknowledged on this rank while the
   /// flow's sender runs on another. One process drops them if the sender has finished by then; a
   /// distributed run cannot know that in time, so the caller compares them with the finish times
@@ -575,21 +526,13 @@ class Network final : public CcHost {
   std::vector<LateAck> late_acks_;
   uint64_t foreign_events_ = 0;      // popped but run by another rank (or counted there)
   std::vector<Completion> completions_;
-  // the client's lagging time (distributed run with a client)
-  Kernel client_kernel_;
-  bool in_client_ = false;
-  std::vector<Completion> delivering_;  // completions waiting in the client's time, in order
-  size_t deliver_pos_ = 0;
-  uint64_t pseudo_events_ = 0;          // client-kernel events that were completions, not client events
-  Event stop_event_;
+  ClientClock clock_;  // the client's lagging time (distributed run with a client)
   struct Logged {
     Event e;
     uint64_t exec;                                 // its execution number
     uint64_t discarded, bypassed, held;            // the fast-forward counters before it
   };
   std::vector<Logged> window_log_;  // counted events of the window
-  uint64_t stop_exec_ = UINT64_MAX, client_exec_ = UINT64_MAX;  // the stopping event's execution number (if a twin)
-  bool after_stop(const Event& e, uint64_t exec) const;
   struct Peak {
     Event at;
     uint64_t exec;  // the event's execution number (identical events tell apart)
@@ -622,7 +565,6 @@ class Network final : public CcHost {
   }
   Time end_override_ = -1;
   size_t pending_override_ = SIZE_MAX;
-  Time client_lookahead_ = 0;
   // monitors and the packet trace
   SampleHook* sampler_ = nullptr;
   Time sample_due_ = kTimeMax;  // the sampler's next instant

@@ -95,7 +95,7 @@ class DistributedEngine final : public TickExchange {
   /// ps: the smallest delay of a cut link; kTimeMax when nothing is cut.
   Time lookahead() const { return lookahead_; }
   const RankTimes& times() const { return times_; }
-  /// Whether the client stopped the run (then Network::stop_event() says where).
+  /// Whether the client stopped the run (then ClientClock::stop_event() says where).
   bool stopped() const { return stopped_; }
 
   // TickExchange (collective)
