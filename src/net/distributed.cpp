@@ -17,6 +17,7 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   if (sink_) throw std::logic_error("set_distribution: flows are retired to a FlowSink (one process only)");
   node_rank_ = std::move(node_rank);
   rank_ = rank;
+  ledger_.set_journaling(client_ != nullptr);  // a lagging client may stop inside a window
   kernel_.set_order(EventOrder::Portable);
   clock_.kernel().set_order(EventOrder::Portable);
   cut_port_.assign(fab_.ports.size(), 0);
@@ -105,50 +106,18 @@ bool Network::run_client(Time until) {
 }
 
 void Network::begin_window() {
-  window_log_.clear();
-  undo_.clear();
+  ledger_.begin_window();
   credit_undo_.clear();
-  window_last_finish_ = last_finish_;
-  peaks_.clear();
-  peaks_.push_back({max_queue_event_, 0, max_queue_, max_queue_port_});
 }
 
 void Network::truncate_after(const Event& x) {
-  bool counters_back = false;
-  for (const Logged& l : window_log_) {
-    if (!clock_.after_stop(l.e, l.exec)) continue;
-    ++foreign_events_;
-    if (!counters_back) discarded_ = l.discarded, bypassed_ = l.bypassed, held_count_ = l.held, counters_back = true;
-  }
-  Peak best = peaks_.front();
-  for (const Peak& p : peaks_)
-    if (!clock_.after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after x
-  max_queue_ = best.bytes, max_queue_port_ = best.port, max_queue_event_ = best.at;
-  last_finish_ = window_last_finish_;
   size_t keep_flows = flows_.size();
   bool rewound = false;
-  for (const Undo& u : undo_) {
-    if (!clock_.after_stop(u.at, u.exec)) {
-      if (u.what == kUndoFinish) last_finish_ = std::max(last_finish_, flows_.finish(u.arg));
-      continue;
-    }
+  for (const RunLedger::Entry& u : ledger_.take_back_after(clock_)) {
     switch (u.what) {
-      case kUndoEcn: --ecn_marks_; break;
-      case kUndoDrop:
-        --dropped_;
-        --drops_[u.arg];
-        break;
-      case kUndoRetx:
-        --retx_packets_;
-        retx_bytes_ -= u.arg;
-        break;
-      case kUndoRto: --rto_fired_; break;
-      case kUndoFinish:
-        flows_.set_finish(u.arg, -1);
-        --flows_finished_;
-        break;
-      case kUndoInject: keep_flows = std::min<size_t>(keep_flows, u.arg); break;
-      case kUndoCredit: {
+      case RunLedger::kFinish: flows_.set_finish(u.arg, -1); break;
+      case RunLedger::kInject: keep_flows = std::min<size_t>(keep_flows, u.arg); break;
+      case RunLedger::kCredit: {
         const CreditUndo& c = credit_undo_[u.arg];
         // The flow's state, or what it left in its FlowInfo if it finished and was released.
         uint64_t& bytes = flows_.live(c.id) ? flows_.state(c.id).skipped_bytes : flows_.info(c.id).skipped_bytes;
@@ -157,14 +126,14 @@ void Network::truncate_after(const Event& x) {
         time -= c.time;
         break;
       }
-      case kUndoSkipHook:  // the first after x: the controller as it was then
+      case RunLedger::kSkipHook:  // the first after x: the controller as it was then
         if (!rewound) skip_->rewind(u.arg), rewound = true;
         break;
+      default: break;  // the ledger's own counts, taken back there
     }
   }
   flows_.truncate(keep_flows);  // flows injected after x: one process never created them
   end_override_ = x.time;
 }
-
 
 }  // namespace wh

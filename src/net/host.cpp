@@ -83,9 +83,7 @@ void Network::nic_send(uint32_t port) {
     uint32_t retx = 0;
     const uint32_t pkt = nic_.build_data(pick.flow, now, retx);
     if (retx) {
-      ++retx_packets_;
-      retx_bytes_ += retx;
-      log_undo(kUndoRetx, retx);
+      ledger_.retransmit(retx);
     }
     for (uint32_t id : nic_dropped_) release_state(id);
     return transmit(port, pkt);
@@ -139,10 +137,8 @@ void Network::receive_ack(uint32_t pkt) {
 void Network::flow_done(uint32_t id) {
   Flow& f = flows_.state(id);
   flows_.set_finish(id, kernel_.now());
-  last_finish_ = kernel_.now();
-  log_undo(kUndoFinish, id);
+  ledger_.finish(id);
   for (Time& t : f.timer_at) t = -1;  // cancels CC timers and the RTO
-  ++flows_finished_;
   if (!node_rank_.empty()) {
     // Every rank's observer and client hear of it at the next window edge (deliver).
     completions_.push_back({kernel_.running(), kernel_.events_executed(), record(id)});

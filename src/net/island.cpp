@@ -160,8 +160,7 @@ void Network::start_replayed(uint32_t id) {
 
 void Network::finish_replayed(uint32_t id) {
   flows_.set_finish(id, kernel_.now());
-  last_finish_ = kernel_.now();
-  ++flows_finished_;
+  ledger_.finish(id);
   if (observer_) observer_->flow_finished(record(id));
   retire_to_sink(id);  // never in a partition or on a NIC's list: nothing refers to it
 }

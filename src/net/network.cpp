@@ -130,7 +130,7 @@ uint32_t Network::inject(const FlowSpec& spec, bool replayed) {
 
 void Network::materialize_injected() {
   routing();
-  log_undo(kUndoInject, static_cast<uint32_t>(flows_.size()));
+  ledger_.note(RunLedger::kInject, static_cast<uint32_t>(flows_.size()));
   for (size_t i = 0; i < injected_.size(); ++i) {
     FlowInfo f = make_flow(injected_[i]);
     f.start = kernel_.now();
@@ -161,18 +161,18 @@ void Network::handle(const Event& e) {
   if (e.time >= sample_due_) sample_due_ = sampler_->sample(e.time);
   if (!node_rank_.empty()) {
     if (!owns(e)) {
-      ++foreign_events_;
+      ++ledger_.foreign_events;
       return;
     }
-    if (counted_elsewhere(e)) ++foreign_events_;
-    else if (client_) window_log_.push_back({e, kernel_.events_executed(), discarded_, bypassed_, held_count_});
+    if (counted_elsewhere(e)) ++ledger_.foreign_events;
+    else ledger_.event_counted();
   }
   switch (e.kind) {
     case kTxDone: {
       Port& p = fab_.ports[e.target];
       // Left behind by a fast-forward: another epoch, or not its time (either alone could wrap).
       if (e.aux != p.epoch || e.time != p.busy_until) {
-        ++discarded_;
+        ++ledger_.discarded;
         break;
       }
       p.txdone_pending = false;
@@ -183,13 +183,13 @@ void Network::handle(const Event& e) {
     case kArrive: {
       const Port& p = fab_.ports[e.target];
       if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(e.target);
-      else ++discarded_;
+      else ++ledger_.discarded;
       break;
     }
     case kWake: {
       Port& p = fab_.ports[e.target];
       if (e.aux != p.epoch) {  // left behind by a fast-forward
-        ++discarded_;
+        ++ledger_.discarded;
         break;
       }
       if (e.time != p.wake_at) break;  // superseded by an earlier retry
@@ -211,11 +211,11 @@ void Network::handle(const Event& e) {
       // A finished flow's timers are cancelled (flow_done); once its state is released, nothing is left
       // to do but count one a fast-forward left behind, as it would be counted with its state.
       if (!flows_.live(e.target)) {
-        if (timer_epoch(e.aux) != (flows_.released_epoch(e.target) & kTimerEpochMask)) ++discarded_;
+        if (timer_epoch(e.aux) != (flows_.released_epoch(e.target) & kTimerEpochMask)) ++ledger_.discarded;
         break;
       }
       if (timer_epoch(e.aux) == (flows_.state(e.target).epoch & kTimerEpochMask)) on_timer(e.target, timer_slot(e.aux));
-      else ++discarded_;
+      else ++ledger_.discarded;
       break;
     case kQpStart: start_flow(e.target); break;
     case kInject:
@@ -238,7 +238,7 @@ void Network::on_tick() {
   // A stop asked for by a signal is seen here, every 65,536 events (a few ms of wall time), not after
   // every event: the run loop's own check stays one byte (callgrind: 2 instructions an event less).
   if (interrupted() && !stopped_ && !distributed()) stop_by_signal(interrupt_signal());
-  if (observer_) observer_->tick(kernel_.now(), kernel_.events_executed(), flows_finished_);
+  if (observer_) observer_->tick(kernel_.now(), kernel_.events_executed(), ledger_.flows_finished);
 }
 
 void Network::set_timer(uint32_t id, Flow& f, int slot, Time at) {
@@ -269,8 +269,7 @@ void Network::on_timer(uint32_t id, int slot) {
 void Network::on_rto(uint32_t id) {
   Flow& f = flows_.state(id);
   if (nic_.on_rto(f, kernel_.now())) {
-    ++rto_fired_;
-    log_undo(kUndoRto);
+    ledger_.timeout();
     if (f.nic != UINT32_MAX) nic_send(f.nic);
   }
   set_timer(id, f, kRtoSlot, f.last_progress + fab_.params.rto);
@@ -424,22 +423,22 @@ FlowRecord Network::record(uint32_t id) const {
 RunStats Network::stats() const {
   RunStats s;
   // A distributed run's client events run in the client's own time on every rank; rank 0 counts them.
-  s.events = kernel_.events_executed() - foreign_events_ + (rank_ == 0 ? clock_.client_events() : 0);
+  s.events = kernel_.events_executed() - ledger_.foreign_events + (rank_ == 0 ? clock_.client_events() : 0);
   s.sim_end = end_override_ >= 0 ? end_override_ : kernel_.now();
-  s.last_finish = last_finish_;
-  s.packets_dropped = dropped_;
-  s.drops_buffer = drops_[kDropBuffer];
-  s.drops_loss = drops_[kDropLoss];
-  s.drops_link_down = drops_[kDropLinkDown];
-  s.retransmitted_packets = retx_packets_;
-  s.retransmitted_bytes = retx_bytes_;
-  s.ecn_marks = ecn_marks_;
-  s.max_queue_bytes = max_queue_;
+  s.last_finish = ledger_.last_finish;
+  s.packets_dropped = ledger_.dropped;
+  s.drops_buffer = ledger_.drops[kDropBuffer];
+  s.drops_loss = ledger_.drops[kDropLoss];
+  s.drops_link_down = ledger_.drops[kDropLinkDown];
+  s.retransmitted_packets = ledger_.retx_packets;
+  s.retransmitted_bytes = ledger_.retx_bytes;
+  s.ecn_marks = ledger_.ecn_marks;
+  s.max_queue_bytes = ledger_.max_queue;
   if (!fab_.ports.empty()) {
-    s.max_queue_node = fab_.ports[max_queue_port_].node;
-    s.max_queue_if = fab_.ports[max_queue_port_].if_index;
+    s.max_queue_node = fab_.ports[ledger_.max_queue_port].node;
+    s.max_queue_if = fab_.ports[ledger_.max_queue_port].if_index;
   }
-  s.retransmit_timeouts = rto_fired_;
+  s.retransmit_timeouts = ledger_.rto_fired;
   s.max_rtt_ns = fab_.routing.max_rtt_ns();
   s.max_bdp_bytes = fab_.routing.max_bdp_bytes();
   return s;

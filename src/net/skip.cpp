@@ -56,14 +56,14 @@ void Network::credit(uint32_t id, int64_t bytes, Time time) {
   Flow& f = flows_.state(id);
   f.skipped_bytes = static_cast<uint64_t>(static_cast<int64_t>(f.skipped_bytes) + bytes);
   f.skipped_time += time;
-  if (client_ && !node_rank_.empty()) {
-    log_undo(kUndoCredit, static_cast<uint32_t>(credit_undo_.size()));
+  if (ledger_.journaling()) {
+    ledger_.note(RunLedger::kCredit, static_cast<uint32_t>(credit_undo_.size()));
     credit_undo_.push_back({id, bytes, time});
   }
 }
 
 void Network::notify_flow_started(uint32_t id) {
-  if (client_ && !node_rank_.empty()) log_undo(kUndoSkipHook, skip_->mark());
+  if (ledger_.journaling()) ledger_.note(RunLedger::kSkipHook, skip_->mark());
   skip_->flow_started(id);
 }
 
@@ -86,7 +86,7 @@ void Network::bypass(uint32_t port, uint32_t pkt, uint64_t ahead) {
   const Port& p = fab_.ports[port];
   if (!p.up) return drop(pkt);
   fab_.pool[pkt].in_port = p.peer;
-  ++bypassed_;
+  ++ledger_.bypassed;
   const Time at = kernel_.now() + fab_.ser(ahead + fab_.pool[pkt].size, p.rate_bps) + p.delay;
   const Cause c = packet_cause(kernel_.cause(), pkt);
   if (!cut_port_.empty() && cut_port_[port]) {
@@ -130,7 +130,7 @@ uint32_t Network::hold(uint32_t port, uint32_t pkt, Time due, bool interrupt) {
   h.interrupt = interrupt;
   h.cause = packet_cause(kernel_.cause(), pkt);
   ++h.gen;
-  ++held_count_;
+  ++ledger_.held;
   kernel_.schedule(h.due, kHeld, slot, h.gen, h.cause);
   return slot;
 }
@@ -144,7 +144,7 @@ void Network::hold_for_pull_back(uint32_t port, uint32_t pkt, uint32_t frozen) {
 void Network::deliver_held(uint32_t slot, Time at, uint16_t gen) {
   Held& h = held_[slot];
   if (h.due != at || h.gen != gen) {  // re-timed by a later shift of its partition
-    ++discarded_;
+    ++ledger_.discarded;
     return;
   }
   const uint32_t pkt = h.pkt, port = h.port;
@@ -210,7 +210,7 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       continue;
     }
     fab_.pool[s.pkt].in_port = p.peer;
-    ++bypassed_;
+    ++ledger_.bypassed;
     kernel_.schedule(s.arrive, kBypass, s.pkt, 0, packet_cause(s.cause, s.pkt));
   }
 }

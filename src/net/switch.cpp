@@ -29,10 +29,7 @@ void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   o.enqueue(c, pkt, queued.size);
   if (o.bytes_total > o.peak_mark) o.peak_mark = o.bytes_total;
   if (tracer_) trace(TraceEvent::Enqu, out, pkt, o.queue_bytes[c]);
-  if (o.bytes_total > max_queue_) {
-    max_queue_ = o.bytes_total, max_queue_port_ = out, max_queue_event_ = kernel_.running();
-    if (client_ && !node_rank_.empty()) peaks_.push_back({max_queue_event_, kernel_.events_executed(), max_queue_, out});
-  }
+  ledger_.queue_seen(o.bytes_total, out);
   kick(out);
 }
 
@@ -78,8 +75,7 @@ void Network::switch_send(uint32_t port) {
   Packet& pk = fab_.pool[pkt];
   if (c != 0 && switch_.ecn_mark(port, c)) {
     pk.ecn = 1;
-    ++ecn_marks_;
-    log_undo(kUndoEcn);
+    ledger_.ecn_mark();
   }
   if (pk.type == PktType::Data) switch_.stamp_telemetry(port, pk, kernel_.now());
   p.tx_bytes += size;

@@ -27,6 +27,7 @@
 #include "wormhole/net/port.h"
 #include "wormhole/net/probe.h"
 #include "wormhole/net/results.h"
+#include "wormhole/net/run_ledger.h"
 #include "wormhole/net/routing.h"
 #include "wormhole/net/skip_hooks.h"
 #include "wormhole/net/switch_model.h"
@@ -112,7 +113,10 @@ class Network final : public CcHost {
   /// ahead (ClientClock::lookahead); in a distributed run it runs in the network's time on every
   /// rank, the client's other events run in the client's lagging time (run_client).
   void schedule_client(Time at, uint32_t target, uint16_t aux = 0, bool on_time = false);
-  void set_client(EventClient* c) { client_ = c; }
+  void set_client(EventClient* c) {
+    client_ = c;
+    ledger_.set_journaling(client_ && distributed());  // a lagging client may stop inside a window
+  }
   /// The time of the client's running event (ps): the network's now, or in a distributed run the
   /// client's own clock while run_client() runs it.
   Time client_now() const {
@@ -276,14 +280,14 @@ class Network final : public CcHost {
   /// The start time of the next flow added with add_flows that has not started yet, or -1.
   Time next_flow_start() const;
   /// Control packets that passed a frozen port, and packets held for a frozen flow, so far.
-  uint64_t packets_bypassed() const { return bypassed_; }
-  uint64_t packets_held() const { return held_count_; }
+  uint64_t packets_bypassed() const { return ledger_.bypassed; }
+  uint64_t packets_held() const { return ledger_.held; }
   /// Ports a freeze has emptied of other flows' packets so far (shift). Every rank of a distributed run
   /// empties every port of a partition it freezes, its own or not, so the count numbers the work done
   /// at a barrier alike on every rank: the packet trace orders a barrier's records by it.
   uint64_t ports_evacuated() const { return evacuated_; }
   /// Events a fast-forward left behind, found stale and dropped when their time came.
-  uint64_t events_discarded() const { return discarded_; }
+  uint64_t events_discarded() const { return ledger_.discarded; }
 
   // --- distributed runs (partition/engine.h) ---
   /// Makes this network one rank's share of a distributed run: it executes only the events of the
@@ -333,7 +337,7 @@ class Network final : public CcHost {
   /// and reports any that differ (none in a lossless run: only RTO retransmissions make them).
   const std::vector<LateAck>& late_acks() const { return late_acks_; }
   /// The event at which the peak switch queue (RunStats::max_queue_bytes) was first reached.
-  const Event& max_queue_event() const { return max_queue_event_; }
+  const Event& max_queue_event() const { return ledger_.max_queue_event; }
 
   // --- results and inspection ---
   /// Flow `id`'s identity and outcome (from its state while it has one).
@@ -350,7 +354,7 @@ class Network final : public CcHost {
   const SwitchModel& switch_model() const { return switch_; }
   /// The routes (built on first use: by add_flows, run or this call).
   Routing& routing();
-  uint64_t flows_finished() const { return flows_finished_; }
+  uint64_t flows_finished() const { return ledger_.flows_finished; }
 
   // --- CcHost ---
   Time now() const override { return kernel_.now(); }
@@ -431,15 +435,14 @@ class Network final : public CcHost {
   void handle_pfc_frame(uint32_t port, const Packet& p);
   /// Keeps the port's PFC-paused time (Port::paused_total) after its paused classes changed.
   void note_paused(uint32_t port);
-  /// Why a packet was dropped (RunStats::drops_*).
-  enum DropCause : uint8_t { kDropBuffer = 0, kDropLoss = 1, kDropLinkDown = 2 };
+  using DropCause = RunLedger::DropCause;
+  static constexpr DropCause kDropBuffer = RunLedger::kDropBuffer, kDropLoss = RunLedger::kDropLoss,
+                             kDropLinkDown = RunLedger::kDropLinkDown;
   /// Drops packet `pkt` at `port` (UINT32_MAX: unknown) for `cause`.
   void drop(uint32_t pkt, DropCause cause = kDropLinkDown, uint32_t port = UINT32_MAX) {
     if (tracer_ && port != UINT32_MAX) trace(TraceEvent::Drop, port, pkt, 0, cause);
     fab_.pool.release(pkt);
-    ++dropped_;
-    ++drops_[cause];
-    log_undo(kUndoDrop, cause);
+    ledger_.drop(cause);
   }
   /// The packet trace's event of `pkt` at `port`, if its node is traced.
   void trace(TraceEvent ev, uint32_t port, uint32_t pkt, uint64_t qlen, uint8_t cause = 0) {
@@ -510,48 +513,16 @@ class Network final : public CcHost {
   EventClient* client_ = nullptr;
   bool stopped_ = false;
   int stop_signal_ = 0;  // the signal that set stopped_ (0: none)
-  uint64_t flows_finished_ = 0, dropped_ = 0, ecn_marks_ = 0, rto_fired_ = 0;
-  uint64_t drops_[3] = {};                      // by DropCause
-  uint64_t retx_packets_ = 0, retx_bytes_ = 0;  // data sent again (payload bytes)
-  Time last_finish_ = -1;
-  uint64_t max_queue_ = 0;
-  uint32_t max_queue_port_ = 0;
+  RunLedger ledger_{kernel_};  // the run's counts; journaled in a distributed run with a client
   std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
-  Event max_queue_event_;
   // distributed run
   std::vector<uint32_t> node_rank_;  // empty: one process
   uint32_t rank_ = 0;
   std::vector<uint8_t> cut_port_;    // the port's peer node is on another rank
   std::vector<CrossPacket> outbox_;
   std::vector<LateAck> late_acks_;
-  uint64_t foreign_events_ = 0;      // popped but run by another rank (or counted there)
   std::vector<Completion> completions_;
   ClientClock clock_;  // the client's lagging time (distributed run with a client)
-  struct Logged {
-    Event e;
-    uint64_t exec;                                 // its execution number
-    uint64_t discarded, bypassed, held;            // the fast-forward counters before it
-  };
-  std::vector<Logged> window_log_;  // counted events of the window
-  struct Peak {
-    Event at;
-    uint64_t exec;  // the event's execution number (identical events tell apart)
-    uint64_t bytes;
-    uint32_t port;
-  };
-  std::vector<Peak> peaks_;             // each new peak queue (to undo after a stop)
-  // What the current window counted, by event, to undo after a stop inside it (truncate_after).
-  enum UndoKind : uint8_t { kUndoEcn, kUndoDrop, kUndoRto, kUndoFinish, kUndoInject, kUndoCredit, kUndoSkipHook, kUndoRetx };
-  struct Undo {
-    Event at;
-    uint64_t exec;
-    UndoKind what;
-    // kUndoFinish: the flow; kUndoInject: flows_.size() before the injection; kUndoCredit: index in
-    // credit_undo_; kUndoSkipHook: the controller's mark (SkipHooks::mark) before a flow started;
-    // kUndoDrop: the DropCause; kUndoRetx: the retransmitted payload bytes
-    uint32_t arg;
-  };
-  std::vector<Undo> undo_;
   struct CreditUndo {
     uint32_t id;
     int64_t bytes;
@@ -559,10 +530,6 @@ class Network final : public CcHost {
   };
   std::vector<CreditUndo> credit_undo_;  // the window's fast-forward credits (Network::credit)
   void notify_flow_started(uint32_t id);  // SkipHooks::flow_started, marked for the undo log
-  Time window_last_finish_ = -1;        // last_finish_ when the window began
-  void log_undo(UndoKind what, uint32_t arg = 0) {
-    if (client_ && !node_rank_.empty()) undo_.push_back({kernel_.running(), kernel_.events_executed(), what, arg});
-  }
   Time end_override_ = -1;
   size_t pending_override_ = SIZE_MAX;
   // monitors and the packet trace
@@ -592,7 +559,6 @@ class Network final : public CcHost {
   };
   static_assert(sizeof(Held) == 56, "a Held field was added or removed: decide whether Held::shift_times() moves it");
   std::vector<Held> held_;
-  uint64_t bypassed_ = 0, held_count_ = 0, discarded_ = 0;
   uint64_t evacuated_ = 0;  // evacuate() calls
   std::vector<uint32_t> free_held_;
 };
