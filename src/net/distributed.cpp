@@ -20,9 +20,7 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   ledger_.set_journaling(client_ != nullptr);  // a lagging client may stop inside a window
   kernel_.set_order(EventOrder::Portable);
   clock_.kernel().set_order(EventOrder::Portable);
-  cut_port_.assign(fab_.ports.size(), 0);
-  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
-    cut_port_[p] = node_rank_[fab_.ports[p].node] != node_rank_[fab_.ports[fab_.ports[p].peer].node];
+  for (Port& p : fab_.ports) p.cut = node_rank_[p.node] != node_rank_[fab_.ports[p.peer].node];
 }
 
 bool Network::owns(const Event& e) const {

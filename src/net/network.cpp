@@ -292,7 +292,7 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
     p.txdone_pending = true;
     kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
   }
-  if (!cut_port_.empty() && cut_port_[port]) {
+  if (p.cut) {
     // The peer's rank queues it on its copy of the wire (accept) at the next window edge: the
     // link's delay is at least the window, so it arrives after that.
     outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[fab_.ports[p.peer].node], 0, fab_.pool[pkt]});

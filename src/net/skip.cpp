@@ -89,7 +89,7 @@ void Network::bypass(uint32_t port, uint32_t pkt, uint64_t ahead) {
   ++ledger_.bypassed;
   const Time at = kernel_.now() + fab_.ser(ahead + fab_.pool[pkt].size, p.rate_bps) + p.delay;
   const Cause c = packet_cause(kernel_.cause(), pkt);
-  if (!cut_port_.empty() && cut_port_[port]) {
+  if (p.cut) {
     // The peer's rank schedules the same event (Network::accept); the link's delay covers the window.
     outbox_.push_back({at, c, port, node_rank_[fab_.ports[p.peer].node], 1, fab_.pool[pkt]});
     fab_.pool.release(pkt);

@@ -518,7 +518,6 @@ class Network final : public CcHost {
   // distributed run
   std::vector<uint32_t> node_rank_;  // empty: one process
   uint32_t rank_ = 0;
-  std::vector<uint8_t> cut_port_;    // the port's peer node is on another rank
   std::vector<CrossPacket> outbox_;
   std::vector<LateAck> late_acks_;
   std::vector<Completion> completions_;

@@ -34,6 +34,7 @@ struct Port {
   Time delay = 0;           ///< propagation delay, ps
   double error_rate = 0;    ///< drop probability of packets received by this port
   bool up = true;
+  bool cut = false;         ///< distributed run: the peer's node is on another rank (set once at wire-up)
   Time busy_until = 0;      ///< ps: serializing a packet until then
   Cause tx_cause;           ///< the end-of-transmission event's cause (scheduled lazily on switches)
   bool txdone_pending = false;  ///< a kTxDone event is scheduled at busy_until
