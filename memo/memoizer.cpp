@@ -79,8 +79,13 @@ void Memoizer::tick(Time now) {
   // and what they have sent by now. Every rank has the same starting_ (its calls are the
   // controller's, alike everywhere); each gives the flows it sends, 0 for the others, so the sums
   // are the values (exact in doubles below 2^53).
+  struct Start {  // a period's flow, from its sender's rank (0 from the others)
+    double sent;     // bytes it had sent at the period's start
+    double rate;     // its CC rate then, bit/s
+    double snd_nxt;  // its snd_nxt now, bytes
+  };
   std::vector<Record*> recs;
-  std::vector<double> v;
+  std::vector<Start> v;
   for (uint32_t pid : starting_) {
     auto it = open_.find(pid);
     if (it == open_.end() || !it->second.pending) continue;
@@ -89,20 +94,18 @@ void Memoizer::tick(Time now) {
     recs.push_back(&r);
     for (size_t i = 0; i < r.flows.size(); ++i) {
       const Flow& f = net_.flow(r.flows[i]);
-      v.push_back(double(r.sent[i]));
-      v.push_back(double(r.rate[i]));
-      v.push_back(net_.owns_node(f.src) ? double(f.snd_nxt) : 0.0);
+      v.push_back({double(r.sent[i]), double(r.rate[i]), net_.owns_node(f.src) ? double(f.snd_nxt) : 0.0});
     }
   }
   starting_.clear();
-  if (TickExchange* x = ff_.exchange(); x && !v.empty()) x->sum(v);
+  if (TickExchange* x = ff_.exchange(); x && !v.empty()) x->sum_rows(v);
   size_t j = 0;
   for (Record* r : recs) {
     r->sent_now.clear();
-    for (size_t i = 0; i < r->flows.size(); ++i, j += 3) {
-      r->sent[i] = static_cast<uint64_t>(v[j]);
-      r->rate[i] = static_cast<uint64_t>(v[j + 1]);
-      r->sent_now.push_back(static_cast<uint64_t>(v[j + 2]));
+    for (size_t i = 0; i < r->flows.size(); ++i, ++j) {
+      r->sent[i] = static_cast<uint64_t>(v[j].sent);
+      r->rate[i] = static_cast<uint64_t>(v[j].rate);
+      r->sent_now.push_back(static_cast<uint64_t>(v[j].snd_nxt));
     }
     r->begun = true;
     r->looked_up_at = now;

@@ -170,7 +170,7 @@ void DistributedEngine::exchange() {
 
 void DistributedEngine::merge(std::vector<uint32_t>& pids) { pids = gather_to_all(comm_, pids); }
 
-void DistributedEngine::sum(std::vector<double>& v) {
+void DistributedEngine::sum(std::span<double> v) {
   MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, comm_);
 }
 

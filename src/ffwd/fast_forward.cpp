@@ -537,16 +537,23 @@ void FastForward::on_tick() {
   // spread, bytes left before its guard, and the goodput's trend and where it holds — measured by
   // the rank that runs the flow's sender (all of them in one process) and summed over ranks, so
   // every rank decides alike.
-  enum : size_t { kGoodput, kSpread, kRoom, kTrend, kTrendAt, kWait, kFigures };
+  struct Figures {
+    double goodput = 0;   // bytes/ps
+    double spread = 0;    // (max − min) / mean of its rate window; +inf: waiting for its CC's timer
+    double room = 0;      // bytes left before its guard
+    double trend = 0;     // relative change of the goodput per ps
+    double trend_at = 0;  // ps: where the trend holds
+    double wait = 0;      // samples its window still needs
+  };
   const double payload = net_.params().payload;
   std::vector<size_t> first(due.size() + 1, 0);
   for (size_t i = 0; i < due.size(); ++i) first[i + 1] = first[i] + parts_.flows(due[i]).size();
   const size_t n = first.back();
-  std::vector<double> v(kFigures * n, 0.0);
+  std::vector<Figures> v(n);
   for (size_t i = 0; i < due.size(); ++i) {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
-      double* fig = &v[kFigures * j++];
+      Figures& fig = v[j++];
       if (!owned(id)) continue;
       Track& t = track(id);
       const Flow& f = net_.flow(id);
@@ -556,9 +563,9 @@ void FastForward::on_tick() {
       const Track::Mark* m = t.marks;
       if (t.n_marks == 0 || f.last_progress - m[0].t < 2 * f.base_rtt || f.last_progress <= m[0].t) continue;
       const double g = double(f.snd_una - m[0].acked) / double(f.last_progress - m[0].t);
-      fig[kGoodput] = g;
-      fig[kRoom] = room(f, g);
-      fig[kTrendAt] = 0.5 * (double(m[0].t) + double(f.last_progress));
+      fig.goodput = g;
+      fig.room = room(f, g);
+      fig.trend_at = 0.5 * (double(m[0].t) + double(f.last_progress));
       // The trend: goodput over [m0, m1] against over [m1, now], each at least two RTTs long.
       if (t.n_marks >= 2 && m[1].t - m[0].t >= 2 * f.base_rtt && f.last_progress - m[1].t >= 2 * f.base_rtt && g > 0) {
         const double d1 = double(m[1].t - m[0].t), d2 = double(f.last_progress - m[1].t);
@@ -566,7 +573,7 @@ void FastForward::on_tick() {
         // Each span's bytes are whole packets, so a difference within a packet per span is no trend.
         const double resolution = payload * (1 / d1 + 1 / d2);
         const double apart = 0.5 * double(f.last_progress - m[0].t);  // between the two spans' middles
-        fig[kTrend] = std::max(0.0, std::fabs(g2 - g1) - resolution) / apart / g;
+        fig.trend = std::max(0.0, std::fabs(g2 - g1) - resolution) / apart / g;
       }
     }
   }
@@ -590,11 +597,11 @@ void FastForward::on_tick() {
         // line rate now, so this holds for it too).
         const bool all_line_rate = t.window.min() >= f.max_rate_bps;
         const uint64_t needed = all_line_rate ? line_rate_window_ : window_;
-        double& spread = v[kFigures * j + kSpread];
+        double& spread = v[j].spread;
         if (waiting) spread = std::numeric_limits<double>::infinity();
         else if (all_line_rate && t.window.count() >= needed) spread = 0.0;
         else spread = t.window.spread();
-        if (t.window.count() < needed) v[kFigures * j + kWait] = static_cast<double>(needed - t.window.count());
+        if (t.window.count() < needed) v[j].wait = static_cast<double>(needed - t.window.count());
       }
       ++j;
     }
@@ -607,18 +614,18 @@ void FastForward::on_tick() {
   } else {
     for (size_t i = 0; i < due.size(); ++i) check(i);
   }
-  if (exchange_ && n > 0) exchange_->sum(v);
+  if (exchange_ && n > 0) exchange_->sum_rows(v);
   // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
   std::vector<double> spread(due.size(), 0.0), wait(due.size(), 1.0);
   for (size_t i = 0; i < due.size(); ++i) {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
       Track& t = track(id);
-      const double* fig = &v[kFigures * j++];
-      t.goodput = fig[kGoodput], t.left = fig[kRoom];
-      t.trend = fig[kTrend], t.trend_at = static_cast<Time>(fig[kTrendAt]);
-      spread[i] = std::max(spread[i], fig[kSpread]);
-      wait[i] = std::max(wait[i], fig[kWait]);
+      const Figures& fig = v[j++];
+      t.goodput = fig.goodput, t.left = fig.room;
+      t.trend = fig.trend, t.trend_at = static_cast<Time>(fig.trend_at);
+      spread[i] = std::max(spread[i], fig.spread);
+      wait[i] = std::max(wait[i], fig.wait);
     }
   }
   stats_.checks += due.size();

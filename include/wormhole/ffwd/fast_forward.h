@@ -2,9 +2,12 @@
 // and fast-forwarding with skip-back (the Wormhole paper: partitions, steady-state detection and fast-forwarding).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "wormhole/core/chunked.h"
@@ -29,7 +32,19 @@ class TickExchange {
   virtual void merge(std::vector<uint32_t>& pids) = 0;
   /// Element-wise sum over ranks; each value is measured by one rank, the others give 0, so the
   /// sum is that value exactly.
-  virtual void sum(std::vector<double>& v) = 0;
+  virtual void sum(std::span<double> v) = 0;
+  /// sum() over rows of figures, e.g. one row per flow: `Row` is a struct whose members are all
+  /// double (named figures instead of offsets into a flat vector).
+  template <class Row>
+  void sum_rows(std::vector<Row>& rows) {
+    static_assert(std::is_trivially_copyable_v<Row> && sizeof(Row) % sizeof(double) == 0,
+                  "a row of figures is a struct of doubles");
+    std::vector<double> flat(rows.size() * (sizeof(Row) / sizeof(double)));
+    if (flat.empty()) return;
+    std::memcpy(flat.data(), rows.data(), flat.size() * sizeof(double));
+    sum(flat);
+    std::memcpy(rows.data(), flat.data(), flat.size() * sizeof(double));
+  }
   /// Element-wise AND over ranks (1/0).
   virtual void all(std::vector<uint8_t>& v) = 0;
   /// Every rank's bytes, concatenated in rank order.

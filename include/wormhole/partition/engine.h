@@ -100,7 +100,7 @@ class DistributedEngine final : public TickExchange {
 
   // TickExchange (collective)
   void merge(std::vector<uint32_t>& pids) override;
-  void sum(std::vector<double>& v) override;
+  void sum(std::span<double> v) override;
   void all(std::vector<uint8_t>& v) override;
   void gather(std::vector<uint8_t>& bytes) override;
 
