@@ -169,6 +169,17 @@ struct NicFixture : ::testing::Test {
     fab.ports[0].qps.push_back(id);
     return id;
   }
+  /// The receiver's replies to in-order 1,000-B packets of flow `f` up to `end` bytes, at time 0.
+  std::vector<NicModel::Reply> in_order(Flow& f, uint64_t end) {
+    Packet pk;
+    pk.payload = 1000;
+    std::vector<NicModel::Reply> replies;
+    for (uint64_t seq = f.rcv_nxt; seq < end; seq += 1000) {
+      pk.seq = seq;
+      replies.push_back(nic.on_data(f, pk, 0).reply);
+    }
+    return replies;
+  }
 };
 
 }  // namespace
@@ -246,18 +257,12 @@ TEST_F(NicFixture, AFinishedQpWithBytesLeftSendsThemAndIsHandedBackWhenItsNicDro
 TEST_F(NicFixture, TheReceiverAcksEveryChunkNacksAGapOncePer500UsAndAcksAResentDuplicate) {
   fab.params.l2_chunk_size = 4'000;
   fab.params.l2_ack_interval = 1'000'000;  // ACKs at chunk boundaries only
-  const uint32_t id = qp(1, 20'000);
-  Flow& f = flows.state(id);
+  Flow& f = flows.state(qp(1, 20'000));
+  using R = NicModel::Reply;
+  EXPECT_EQ(in_order(f, 8'000), (std::vector<R>{R::None, R::None, R::None, R::Ack, R::None, R::None, R::None, R::Ack}));
+  EXPECT_EQ(f.rcv_nxt, 8'000u);
   Packet pk;
   pk.payload = 1000;
-  std::vector<NicModel::Reply> replies;
-  for (uint64_t seq = 0; seq < 8'000; seq += 1000) {
-    pk.seq = seq;
-    replies.push_back(nic.on_data(f, pk, 0).reply);
-  }
-  using R = NicModel::Reply;
-  EXPECT_EQ(replies, (std::vector<R>{R::None, R::None, R::None, R::Ack, R::None, R::None, R::None, R::Ack}));
-  EXPECT_EQ(f.rcv_nxt, 8'000u);
   pk.seq = 9'000;  // 8,000 is missing
   EXPECT_EQ(nic.on_data(f, pk, 1 * kUs).reply, R::Nack);
   EXPECT_EQ(nic.on_data(f, pk, 2 * kUs).reply, R::None);    // the same gap within 500 µs
@@ -312,15 +317,8 @@ TEST_F(NicFixture, PastTheAckIntervalEveryInOrderPacketIsAcknowledged) {
   // with 3,000 B, packets ending at 1,000 and 2,000 get no ACK, every one from 3,000 on does.
   fab.params.l2_ack_interval = 3'000;
   Flow& f = flows.state(qp(1, 10'000));
-  Packet pk;
-  pk.payload = 1000;
-  std::vector<NicModel::Reply> replies;
-  for (uint64_t seq = 0; seq < 5'000; seq += 1000) {
-    pk.seq = seq;
-    replies.push_back(nic.on_data(f, pk, 0).reply);
-  }
   using R = NicModel::Reply;
-  EXPECT_EQ(replies, (std::vector<R>{R::None, R::None, R::Ack, R::Ack, R::Ack}));
+  EXPECT_EQ(in_order(f, 5'000), (std::vector<R>{R::None, R::None, R::Ack, R::Ack, R::Ack}));
 }
 
 TEST_F(NicFixture, AcksGoFirstUnlessTheirClassIsPausedAndATimeoutGoesBackOnlyWithoutProgress) {
