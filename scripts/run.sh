@@ -15,5 +15,7 @@ shift || true
 # Not needed (nor wanted, e.g. in a read-only data folder) when -o/--output-dir says where outputs go.
 wants_out_dirs=1
 for a in "$@"; do [[ "$a" == -o || "$a" == --output-dir || "$a" == --output-dir=* || "$a" == -o?* ]] && wants_out_dirs=0; done
-[[ "$config" == *.toml || $wants_out_dirs == 0 ]] || mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
+# Only beside a config that exists: a mistyped path gets wormhole's error and leaves no folders behind.
+[[ "$config" == *.toml || $wants_out_dirs == 0 || ! -f "$config" ]] ||
+  mkdir -p "$(dirname "$config")"/out/{dcqcn,hpcc,timely,dctcp,hpccpint}
 exec "$root/build/wormhole" run "$config" "$@"

@@ -64,8 +64,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Every rank of an mpirun parses the same command line: one of them says what is wrong.
-    if (launched_ranks() == 1 || launched_rank() == 0)
-      std::fprintf(stderr, "wormhole: error: %s (fix: see wormhole --help)\n", e.what());
+    if (launched_ranks() == 1 || launched_rank() == 0) {
+      const bool missing = std::string(e.what()).find("File does not exist") != std::string::npos;
+      std::fprintf(stderr, "wormhole: error: %s (fix: %s)\n", e.what(),
+                   missing ? "check the path: a scenario is a .toml file or an HPCC config.txt, e.g. "
+                             "inputs/llm/moe-32g.toml"
+                           : "see wormhole --help");
+    }
     return 2;
   }
   try {

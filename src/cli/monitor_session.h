@@ -49,7 +49,7 @@ class MonitorSession {
   void print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat = 1) const;
   /// Takes the queue monitor's samples due up to `qlen_end` and the port monitor's up to `ports_end`
   /// (ps), closes the files. OutputError on a write error. Distributed: collective; `stopped`: the
-  /// client stopped the run (Network::stop_event), so what the ranks ran after it is left out.
+  /// client stopped the run (ClientClock::stop_event), so what the ranks ran after it is left out.
   void finish(Time qlen_end, Time ports_end, bool stopped = false);
   /// The files written, for the summary ("" if none).
   std::string outputs() const;

@@ -117,6 +117,24 @@ std::vector<InputToken> read_input_tokens(const std::string& path) {
   return out;
 }
 
+bool record_spans_lines(const std::vector<InputToken>& toks, size_t first, size_t fields) {
+  const size_t last = std::min(first + fields, toks.size()) - 1;
+  return first < toks.size() && toks[last].line != toks[first].line;
+}
+
+void rethrow_at_record_line(const InputError& e, const std::string& path, const std::vector<InputToken>& toks,
+                            size_t spanning, size_t fields, const std::string& what, const std::string& fix) {
+  if (spanning >= toks.size()) throw e;
+  const int line = toks[spanning].line;
+  size_t k = 0;  // every field of that line, those of a record before it included
+  for (const InputToken& t : toks) k += t.line == line;
+  throw InputError(path, line,
+                   "the line has " + std::to_string(k) + " field" + (k == 1 ? "" : "s") + " where a " + what + " has " +
+                       std::to_string(fields) + ", so the " + what + "s after it were read shifted (the fields are read "
+                       "as one stream, as the reference does); then: " + e.what(),
+                   fix);
+}
+
 uint64_t parse_data_rate(const std::string& s) {
   Decimal d;
   const size_t n = scan_decimal(s, false, false, d);

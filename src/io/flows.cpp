@@ -95,62 +95,68 @@ std::vector<FlowSpec> read_flows(const std::string& path, const Topology& topo, 
   const int header_line = toks[0].line;
   std::vector<FlowSpec> flows;
   size_t i = 1;
+  size_t spanning = SIZE_MAX;  // the first flow read over more than one line
   for (uint64_t k = 0; k < f; ++k) {
-    if (i >= toks.size())
-      throw InputError(path, header_line, "the header says " + std::to_string(f) + " flows but only " +
-                       std::to_string(k) + " flow lines follow", "add the missing flows or set the count to " +
-                       std::to_string(k));
-    if (i + 6 > toks.size()) throw InputError(path, toks[i].line, "incomplete flow line", kLineFix);
-    const InputToken* t = &toks[i];
-    i += 6;
+    if (spanning == SIZE_MAX && record_spans_lines(toks, i, 6)) spanning = i;
     FlowSpec fl;
-    fl.line = t[0].line;
-    uint64_t v[5];
-    static const char* const kField[] = {"src", "dst", "pg", "dport", "size"};
-    for (int c = 0; c < 5; ++c)
-      if (!parse_uint(t[c].text, v[c]))
-        throw InputError(path, t[c].line, std::string(kField[c]) + " \"" + t[c].text + "\" is not a whole number", kLineFix);
-    for (int c = 0; c < 2; ++c) {
-      if (v[c] >= topo.num_nodes)
-        throw InputError(path, t[c].line, std::string(kField[c]) + " " + t[c].text + " is out of range",
-                         "node ids are 0.." + std::to_string(topo.num_nodes - 1) + " in " + topo.file);
-      if (topo.is_switch[v[c]])
-        throw InputError(path, t[c].line, std::string(kField[c]) + " " + t[c].text + " is a switch",
-                         "flows run between hosts; switch ids are " + switch_ranges(topo));
-    }
-    if (v[0] == v[1])
-      throw InputError(path, fl.line, "src and dst are both " + t[0].text, "a flow needs two different hosts");
-    if (v[2] > 7)
-      throw InputError(path, t[2].line, "pg " + t[2].text + " is not a priority group 0..7",
-                       "use pg 3 as the upstream examples do");
-    if (v[3] > 65535)
-      throw InputError(path, t[3].line, "dport " + t[3].text + " does not fit in 16 bits", "give a port 0..65535");
-    if (v[4] == 0 || v[4] >= (uint64_t(1) << 32))
-      throw InputError(path, t[4].line, (v[4] ? "size " + t[4].text + " does not fit the reference's 32-bit size" : std::string("size 0: a flow needs at least 1 byte")),
-                       "give a size in bytes from 1 to 4294967295");
-    uint64_t ns = 0;
-    switch (start_ns(t[5].text, ns)) {
-      case StartParse::ok: break;
-      case StartParse::malformed:
-        throw InputError(path, t[5].line, "start time \"" + t[5].text + "\" is not a number of seconds", kLineFix);
-      case StartParse::negative:
-        throw InputError(path, t[5].line, "negative start time " + t[5].text, "give a start time >= 0 s (usually >= 2)");
-      case StartParse::too_large:
+    try {
+      if (i >= toks.size())
+        throw InputError(path, header_line, "the header says " + std::to_string(f) + " flows but only " +
+                         std::to_string(k) + " flow lines follow", "add the missing flows or set the count to " +
+                         std::to_string(k));
+      if (i + 6 > toks.size()) throw InputError(path, toks[i].line, "incomplete flow line", kLineFix);
+      const InputToken* t = &toks[i];
+      i += 6;
+      fl.line = t[0].line;
+      uint64_t v[5];
+      static const char* const kField[] = {"src", "dst", "pg", "dport", "size"};
+      for (int c = 0; c < 5; ++c)
+        if (!parse_uint(t[c].text, v[c]))
+          throw InputError(path, t[c].line, std::string(kField[c]) + " \"" + t[c].text + "\" is not a whole number", kLineFix);
+      for (int c = 0; c < 2; ++c) {
+        if (v[c] >= topo.num_nodes)
+          throw InputError(path, t[c].line, std::string(kField[c]) + " " + t[c].text + " is out of range",
+                           "node ids are 0.." + std::to_string(topo.num_nodes - 1) + " in " + topo.file);
+        if (topo.is_switch[v[c]])
+          throw InputError(path, t[c].line, std::string(kField[c]) + " " + t[c].text + " is a switch",
+                           "flows run between hosts; switch ids are " + switch_ranges(topo));
+      }
+      if (v[0] == v[1])
+        throw InputError(path, fl.line, "src and dst are both " + t[0].text, "a flow needs two different hosts");
+      if (v[2] > 7)
+        throw InputError(path, t[2].line, "pg " + t[2].text + " is not a priority group 0..7",
+                         "use pg 3 as the upstream examples do");
+      if (v[3] > 65535)
+        throw InputError(path, t[3].line, "dport " + t[3].text + " does not fit in 16 bits", "give a port 0..65535");
+      if (v[4] == 0 || v[4] >= (uint64_t(1) << 32))
+        throw InputError(path, t[4].line, (v[4] ? "size " + t[4].text + " does not fit the reference's 32-bit size" : std::string("size 0: a flow needs at least 1 byte")),
+                         "give a size in bytes from 1 to 4294967295");
+      uint64_t ns = 0;
+      switch (start_ns(t[5].text, ns)) {
+        case StartParse::ok: break;
+        case StartParse::malformed:
+          throw InputError(path, t[5].line, "start time \"" + t[5].text + "\" is not a number of seconds", kLineFix);
+        case StartParse::negative:
+          throw InputError(path, t[5].line, "negative start time " + t[5].text, "give a start time >= 0 s (usually >= 2)");
+        case StartParse::too_large:
+          throw InputError(path, t[5].line, "start time " + t[5].text + " s is too large", "give a start time below 9e6 s");
+      }
+      if (ns > static_cast<uint64_t>(INT64_MAX / kNs))
         throw InputError(path, t[5].line, "start time " + t[5].text + " s is too large", "give a start time below 9e6 s");
+      fl.src = static_cast<uint32_t>(v[0]);
+      fl.dst = static_cast<uint32_t>(v[1]);
+      fl.pg = static_cast<uint32_t>(v[2]);
+      fl.dport = static_cast<uint32_t>(v[3]);
+      fl.size_bytes = v[4];
+      // The range checks above used the decimal value; the time is the reference's (binary) one.
+      fl.start = static_cast<Time>(reference_start_ns(std::strtod(t[5].text.c_str(), nullptr))) * kNs;
+      if (!flows.empty() && fl.start < flows.back().start)
+        throw InputError(path, fl.line, "start time " + t[5].text + " s is earlier than the previous line's (line " +
+                         std::to_string(flows.back().line) + "): the reference's flow scheduler breaks",
+                         "sort flow.txt by start time");
+    } catch (const InputError& e) {
+      rethrow_at_record_line(e, path, toks, spanning, 6, "flow", kLineFix);
     }
-    if (ns > static_cast<uint64_t>(INT64_MAX / kNs))
-      throw InputError(path, t[5].line, "start time " + t[5].text + " s is too large", "give a start time below 9e6 s");
-    fl.src = static_cast<uint32_t>(v[0]);
-    fl.dst = static_cast<uint32_t>(v[1]);
-    fl.pg = static_cast<uint32_t>(v[2]);
-    fl.dport = static_cast<uint32_t>(v[3]);
-    fl.size_bytes = v[4];
-    // The range checks above used the decimal value; the time is the reference's (binary) one.
-    fl.start = static_cast<Time>(reference_start_ns(std::strtod(t[5].text.c_str(), nullptr))) * kNs;
-    if (!flows.empty() && fl.start < flows.back().start)
-      throw InputError(path, fl.line, "start time " + t[5].text + " s is earlier than the previous line's (line " +
-                       std::to_string(flows.back().line) + "): the reference's flow scheduler breaks",
-                       "sort flow.txt by start time");
     flows.push_back(fl);
   }
 

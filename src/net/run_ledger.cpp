@@ -16,16 +16,19 @@ void RunLedger::begin_window() {
 }
 
 std::vector<RunLedger::Entry> RunLedger::take_back_after(const ClientClock& clock) {
+  if (!journaling_) return {};  // nothing was written down to take back
   bool counts_back = false;
   for (const Counted& c : events_) {
     if (!clock.after_stop(c.e, c.exec)) continue;
     ++foreign_events;
     if (!counts_back) discarded = c.discarded, bypassed = c.bypassed, held = c.held, counts_back = true;
   }
-  Peak best = peaks_.front();
-  for (const Peak& p : peaks_)
-    if (!clock.after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after the stop
-  max_queue = best.bytes, max_queue_port = best.port, max_queue_event = best.at;
+  if (!peaks_.empty()) {  // empty before the first begin_window()
+    Peak best = peaks_.front();
+    for (const Peak& p : peaks_)
+      if (!clock.after_stop(p.at, p.exec)) best = p;  // peaks only grow: the last one not after the stop
+    max_queue = best.bytes, max_queue_port = best.port, max_queue_event = best.at;
+  }
   last_finish = window_last_finish_;
   std::vector<Entry> theirs;
   for (const Entry& u : entries_) {

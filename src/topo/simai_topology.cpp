@@ -116,23 +116,30 @@ SimaiTopology read_simai_topology(const std::string& path) {
 
   std::vector<uint32_t> degree(n, 0);
   t.links.reserve(l);
+  size_t spanning = SIZE_MAX;  // the first link read over more than one line
   for (uint64_t k = 0; k < l; ++k) {
-    if (i >= toks.size())
-      throw InputError(path, hline, "the header declares " + std::to_string(l) + " links but only " + std::to_string(k) +
-                       " link lines follow", "add the missing links or set link_num to " + std::to_string(k));
-    if (i + 5 > toks.size()) throw InputError(path, toks[i].line, "incomplete link line", kLinkFix);
-    const InputToken* f = &toks[i];
-    i += 5;
-    const TopoLink link =
-        parse_link_line(path, f, t, {"GPUs", kLinkFix});
+    if (spanning == SIZE_MAX && record_spans_lines(toks, i, 5)) spanning = i;
+    TopoLink link;
+    try {
+      if (i >= toks.size())
+        throw InputError(path, hline, "the header declares " + std::to_string(l) + " links but only " + std::to_string(k) +
+                         " link lines follow", "add the missing links or set link_num to " + std::to_string(k));
+      if (i + 5 > toks.size()) throw InputError(path, toks[i].line, "incomplete link line", kLinkFix);
+      const InputToken* f = &toks[i];
+      i += 5;
+      link = parse_link_line(path, f, t, {"GPUs", kLinkFix});
+    } catch (const InputError& e) {
+      rethrow_at_record_line(e, path, toks, spanning, 5, "link", kLinkFix);
+    }
     ++degree[link.a];
     ++degree[link.b];
     t.links.push_back(link);
   }
   // SimAI reads exactly link_num lines; more text is most likely links the header does not count.
   if (i < toks.size())
-    throw InputError(path, toks[i].line, "text after the " + std::to_string(l) + " links the header declares",
-                     "set link_num to the number of link lines, or delete the extra text");
+    rethrow_at_record_line(InputError(path, toks[i].line, "text after the " + std::to_string(l) + " links the header declares",
+                                      "set link_num to the number of link lines, or delete the extra text"),
+                           path, toks, spanning, 5, "link", kLinkFix);
   for (uint32_t v = 0; v < gpus; ++v)
     if (degree[v] == 0)
       throw InputError(path, hline, "disconnected GPU " + std::to_string(v) + " (no link names it)",

@@ -113,6 +113,13 @@ class Counters(Case):
         self.assertRegex(p.stdout, r"retransmission timeouts \d+")
 
 
+class MissingScenario(Case):
+    def test_a_missing_scenario_says_what_a_scenario_is(self):
+        p = self.run_wh("inputs/nope/config.txt", expect=2)
+        self.assertIn("File does not exist: inputs/nope/config.txt", p.stderr)
+        self.assertIn("fix: check the path: a scenario is a .toml file or an HPCC config.txt", p.stderr)
+
+
 class UnwritableOutputFolder(Case):
     """An output folder this user cannot write to is refused before the run, naming the folder and the fix
     (it named QLEN_MON_FILE's folder and said to create a folder that existed). As root every folder is

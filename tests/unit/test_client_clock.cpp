@@ -1,4 +1,4 @@
-// The client's own clock alone (docs/distributed.md, "The client's time"): completions queued at a
+// The client's own clock alone (partition/README.md, step 4): completions queued at a
 // window edge and the client's own events play in one order; a stop is placed among identical events.
 #include <gtest/gtest.h>
 

@@ -158,6 +158,20 @@ TEST(FlowErrors, FewerLinesThanDeclared) {
   EXPECT_TRUE(mentions(e, "incomplete flow line"));
 }
 
+// Regression: a line missing a field was blamed on the next line, whose first field was read as its
+// last ("flow.txt:4: size ... is not a whole number"); the error now names the line that is short.
+TEST(FlowErrors, ALineMissingAFieldOrWithOneTooManyIsNamed) {
+  InputError e = flow_error("3\n" + kOk + "0 1 3 100 1000000\n" + kOk);
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_TRUE(mentions(e, "the line has 5 fields where a flow has 6, so the flows after it were read shifted"));
+  EXPECT_TRUE(mentions(e, "then: "));  // the error the shifted reading met, kept
+  e = flow_error("2\n0 1 3 100 1000000 2.0 x\n" + kOk);
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_TRUE(mentions(e, "the line has 7 fields where a flow has 6"));
+  // Records over several lines are the reference's format too: read as long as they parse.
+  EXPECT_EQ(read_flows(temp_file("flow.txt", "1\n0 1 3\n100 1000000 2.0\n"), ring_topology()).size(), 1u);
+}
+
 TEST(FlowErrors, EndpointOutOfRange) {
   const InputError e = flow_error("2\n" + kOk + "0 36 3 100 1000000 2.0\n");
   EXPECT_EQ(e.line(), 3);

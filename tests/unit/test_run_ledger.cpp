@@ -47,10 +47,26 @@ struct Stopper final : EventClient {
 
 }  // namespace
 
+/// A client clock stopped at 2.5 µs, between the network events at 2 and 3 µs.
+struct StoppedClock {
+  ClientClock clock;
+  StoppedClock() {
+    clock.kernel().set_order(EventOrder::Portable);
+    clock.kernel().schedule(2500 * kNs, kClient, 0, 0, clock.kernel().client_cause());
+    Stopper stop(clock);
+    clock.run(10 * kUs, &stop, nullptr, stop.stopped);
+  }
+};
+
 TEST(RunLedger, InOneProcessItCountsAndJournalsNothing) {
   Kernel k;
+  k.set_order(EventOrder::Portable);
   RunLedger ledger(k);
+  ledger.begin_window();
   run_window(k, ledger);
+  // Nothing was journaled: a stop has nothing to take back.
+  const StoppedClock stopped;
+  EXPECT_TRUE(ledger.take_back_after(stopped.clock).empty());
   EXPECT_EQ(ledger.ecn_marks, 2u);
   EXPECT_EQ(ledger.dropped, 1u);
   EXPECT_EQ(ledger.drops[RunLedger::kDropLoss], 1u);
@@ -62,6 +78,7 @@ TEST(RunLedger, InOneProcessItCountsAndJournalsNothing) {
   EXPECT_EQ(ledger.max_queue, 9000u);
   EXPECT_EQ(ledger.max_queue_port, 7u);
   EXPECT_EQ(ledger.max_queue_event.time, 3 * kUs);
+  EXPECT_EQ(ledger.foreign_events, 0u);
 }
 
 TEST(RunLedger, AStopInsideTheWindowTakesBackTheCountsOfTheEventsAfterIt) {
@@ -72,13 +89,9 @@ TEST(RunLedger, AStopInsideTheWindowTakesBackTheCountsOfTheEventsAfterIt) {
   ledger.begin_window();
   run_window(k, ledger);
   // The client, lagging, stops at 2.5 µs: the network's events at 3 and 4 µs ran after it.
-  ClientClock clock;
-  clock.kernel().set_order(EventOrder::Portable);
-  clock.kernel().schedule(2500 * kNs, kClient, 0, 0, clock.kernel().client_cause());
-  Stopper stop(clock);
-  clock.run(10 * kUs, &stop, nullptr, stop.stopped);
-  ASSERT_EQ(clock.stop_event().time, 2500 * kNs);
-  const std::vector<RunLedger::Entry> theirs = ledger.take_back_after(clock);
+  const StoppedClock stopped;
+  ASSERT_EQ(stopped.clock.stop_event().time, 2500 * kNs);
+  const std::vector<RunLedger::Entry> theirs = ledger.take_back_after(stopped.clock);
   EXPECT_EQ(ledger.ecn_marks, 1u);
   EXPECT_EQ(ledger.dropped, 1u);
   EXPECT_EQ(ledger.retx_bytes, 500u);

@@ -148,8 +148,8 @@ TEST(TopologyErrors, BadRate) {
   InputError e = topo_error(kHeader + "0 1 100Gbit 1us 0\n");
   EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "bad link rate: \"100Gbit\" has an unknown rate unit"));
-  e = topo_error(kHeader + "0 1\n0Gbps 1us 0\n");
-  EXPECT_EQ(e.line(), 4);
+  e = topo_error(kHeader + "0 1\n0Gbps 1us 0\n");  // a link over two lines: named at its first
+  EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "link rate 0Gbps is 0"));
 }
 
@@ -179,6 +179,11 @@ TEST(TopologyErrors, FewerLinkLinesThanDeclared) {
   e = topo_error(kHeader + "0 1 100Gbps 1us 0\n0 2 100Gbps\n");
   EXPECT_EQ(e.line(), 4);
   EXPECT_TRUE(mentions(e, "incomplete link line"));
+  // Regression: a link line without its error rate was blamed on the next line ("bad error rate").
+  e = topo_error(kHeader + "0 1 100Gbps 1us\n0 2 100Gbps 1us 0\n");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_TRUE(mentions(e, "the line has 4 fields where a link has 5, so the links after it were read shifted"));
+  EXPECT_TRUE(mentions(e, "incomplete link line"));  // what the shifted reading met at line 4
 }
 
 TEST(TopologyErrors, DisconnectedHost) {

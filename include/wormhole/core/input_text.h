@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wormhole/core/input_error.h"
 #include "wormhole/core/time.h"
 
 namespace wh {
@@ -26,6 +27,18 @@ struct InputToken {
 /// The lexer shared by the input readers: `path` as whitespace-separated tokens (CR, tabs and a
 /// UTF-8 byte-order mark count as whitespace). Throws InputError(path, 0, ...) if it cannot be read.
 std::vector<InputToken> read_input_tokens(const std::string& path);
+
+/// Whether the record of `fields` tokens starting at toks[first] runs over more than one line.
+bool record_spans_lines(const std::vector<InputToken>& toks, size_t first, size_t fields);
+/// Reports `e`, an error found while reading records of `fields` tokens, at the line to fix. The
+/// reference reads these files as one stream of fields, so a record may run over lines; but when a
+/// file's records are one a line, the first one that does not is where a field is missing (or one
+/// too many), and every record after it was read shifted, so `e` names a later line. With
+/// `spanning`, the index of the first record that ran over lines (SIZE_MAX: none), this throws
+/// InputError(path, that record's first line, "the line has k fields where a <what> has <fields>
+/// ...; then: <e>", fix); without one it rethrows `e`.
+[[noreturn]] void rethrow_at_record_line(const InputError& e, const std::string& path, const std::vector<InputToken>& toks,
+                                         size_t spanning, size_t fields, const std::string& what, const std::string& fix);
 
 /// Parses a whole decimal unsigned integer; false on anything else (sign, space, overflow).
 bool parse_uint(const std::string& s, uint64_t& v);

@@ -1,5 +1,5 @@
 // The client's own time in a distributed run: the workload driver runs on every rank, lagging the
-// network's time by up to one window (docs/distributed.md, "The client's time").
+// network's time by up to one window (partition/README.md, step 4; docs/distributed.md).
 #pragma once
 #include <cstdint>
 #include <vector>

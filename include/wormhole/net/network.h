@@ -528,7 +528,7 @@ class Network final : public CcHost {
     Time time;
   };
   std::vector<CreditUndo> credit_undo_;  // the window's fast-forward credits (Network::credit)
-  void notify_flow_started(uint32_t id);  // SkipHooks::flow_started, marked for the undo log
+  void notify_flow_started(uint32_t id);  // SkipHooks::flow_started, marked in the ledger's journal
   Time end_override_ = -1;
   size_t pending_override_ = SIZE_MAX;
   // monitors and the packet trace

@@ -66,7 +66,8 @@ class RunLedger {
   /// those events count as another rank's, fast-forward's counts go back to what they were before the
   /// first of them, the peak queue to the last one before, the finishes and other counts after it are
   /// taken back, and the last finish is the latest before. Returns the entries of kinds kFinish,
-  /// kInject, kCredit and kSkipHook after the stop, in journal order, for the Network to undo.
+  /// kInject, kCredit and kSkipHook after the stop, in journal order, for the Network to undo. When
+  /// not journaling it changes nothing and returns none (nothing was written down).
   std::vector<Entry> take_back_after(const ClientClock& clock);
 
   // --- the counts (RunStats' fields) ---
