@@ -29,96 +29,96 @@ TopoLink parse_link_line(const std::string& path, const InputToken* f, const Top
   // A link between two hosts is an ordinary link (an NVLink mesh without a switch, as HPCC ns-3
   // runs it): the two talk over it in one hop; hosts still never forward (routing.cpp).
   try {
-      link.rate_bps = parse_data_rate(f[2].text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(path, f[2].line, std::string("bad link rate: ") + e.what(), "write a rate such as 100Gbps");
-    }
-    if (link.rate_bps == 0)
-      throw InputError(path, f[2].line, "link rate " + f[2].text + " is 0", "give a rate > 0, e.g. 100Gbps");
-    try {
-      link.delay = parse_time(f[3].text);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(path, f[3].line, std::string("bad link delay: ") + e.what(), "write a delay such as 0.001ms or 1000ns");
-    }
-    if (link.delay < 0)
-      throw InputError(path, f[3].line, "negative link delay " + f[3].text, "give a delay >= 0");
-    const std::string& er = f[4].text;
-    double err = -1;
-    auto [p, ec] = std::from_chars(er.data(), er.data() + er.size(), err);
-    if (ec != std::errc() || p != er.data() + er.size() || !(err >= 0 && err < 1))
-      throw InputError(path, f[4].line, "bad error rate \"" + er + "\": it must be a number in [0, 1)",
-                       "give a drop probability such as 0 or 0.001");
-    link.error_rate = err;
-    return link;
+    link.rate_bps = parse_data_rate(f[2].text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, f[2].line, std::string("bad link rate: ") + e.what(), "write a rate such as 100Gbps");
   }
+  if (link.rate_bps == 0)
+    throw InputError(path, f[2].line, "link rate " + f[2].text + " is 0", "give a rate > 0, e.g. 100Gbps");
+  try {
+    link.delay = parse_time(f[3].text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, f[3].line, std::string("bad link delay: ") + e.what(), "write a delay such as 0.001ms or 1000ns");
+  }
+  if (link.delay < 0)
+    throw InputError(path, f[3].line, "negative link delay " + f[3].text, "give a delay >= 0");
+  const std::string& er = f[4].text;
+  double err = -1;
+  auto [p, ec] = std::from_chars(er.data(), er.data() + er.size(), err);
+  if (ec != std::errc() || p != er.data() + er.size() || !(err >= 0 && err < 1))
+    throw InputError(path, f[4].line, "bad error rate \"" + er + "\": it must be a number in [0, 1)",
+                     "give a drop probability such as 0 or 0.001");
+  link.error_rate = err;
+  return link;
+}
 
-  Topology read_topology(const std::string& path) {
-    const std::vector<InputToken> toks = read_input_tokens(path);
-    Topology t;
-    t.file = path;
-    size_t i = 0;
-    const char* const kHeaderFix = "start the file with \"N S L\": node count, switch count, link count";
-
-    uint64_t hdr[3] = {0, 0, 0};
-    static const char* const kHeaderName[] = {"node count", "switch count", "link count"};
-    for (int h = 0; h < 3; ++h, ++i) {
+void read_link_lines(const std::string& path, const std::vector<InputToken>& toks, size_t& i, uint64_t count,
+                     int header_line, const char* count_key, Topology& t, const LinkLineStyle& style, size_t& spanning) {
+  t.links.reserve(t.links.size() + count);
+  for (uint64_t k = 0; k < count; ++k) {
+    if (spanning == SIZE_MAX && record_spans_lines(toks, i, 5)) spanning = i;
+    try {
       if (i >= toks.size())
-        throw InputError(path, toks.empty() ? 1 : toks.back().line, "malformed header: the file ends before the " +
-                         std::string(kHeaderName[h]), kHeaderFix);
-      if (!parse_uint(toks[i].text, hdr[h]) || hdr[h] > UINT32_MAX)
-        throw InputError(path, toks[i].line, "malformed header: " + std::string(kHeaderName[h]) + " \"" +
-                         toks[i].text + "\" is not a whole number", kHeaderFix);
-    }
-    const int header_line = toks[2].line;
-    const uint64_t n = hdr[0], s = hdr[1], l = hdr[2];
-    if (n == 0) throw InputError(path, toks[0].line, "malformed header: the node count is 0", kHeaderFix);
-    if (s > n)
-      throw InputError(path, toks[1].line, "malformed header: " + std::to_string(s) + " switches but only " +
-                       std::to_string(n) + " nodes", kHeaderFix);
-    t.num_nodes = static_cast<uint32_t>(n);
-    t.is_switch.assign(n, 0);
-
-    const std::string id_range = "node ids are 0.." + std::to_string(n - 1);
-    for (uint64_t k = 0; k < s; ++k, ++i) {
-      if (i >= toks.size())
-        throw InputError(path, header_line, "the header declares " + std::to_string(s) + " switches but the file ends after " +
-                         std::to_string(k) + " switch ids", "list every switch id after the header");
-      uint64_t id = 0;
-      if (!parse_uint(toks[i].text, id))
-        throw InputError(path, toks[i].line, "switch id \"" + toks[i].text + "\" is not a whole number",
-                         "list " + std::to_string(s) + " switch ids after the header");
-      if (id >= n)
-        throw InputError(path, toks[i].line, "switch id " + toks[i].text + " is out of range", id_range);
-      if (t.is_switch[id])
-        throw InputError(path, toks[i].line, "switch id " + toks[i].text + " is listed twice", "list each switch once");
-      t.is_switch[id] = 1;
-    }
-
-    std::vector<uint32_t> degree(n, 0);
-    const char* const kLinkFix = "write each link as \"a b rate delay error_rate\", e.g. \"0 16 100Gbps 0.001ms 0\"";
-    const LinkLineStyle kStyle{"hosts", kLinkFix};
-    t.links.reserve(l);
-    size_t spanning = SIZE_MAX;  // the first link read over more than one line
-    for (uint64_t k = 0; k < l; ++k) {
-      if (spanning == SIZE_MAX && record_spans_lines(toks, i, 5)) spanning = i;
-      TopoLink link;
-      try {
-      if (i >= toks.size())
-        throw InputError(path, header_line, "the header declares " + std::to_string(l) + " links but only " +
-                         std::to_string(k) + " link lines follow", "add the missing links or set the link count to " +
-                         std::to_string(k));
-      if (i + 5 > toks.size())
-        throw InputError(path, toks[i].line, "incomplete link line", kLinkFix);
+        throw InputError(path, header_line, "the header declares " + std::to_string(count) + " links but only " +
+                         std::to_string(k) + " link lines follow",
+                         "add the missing links or set " + std::string(count_key) + " to " + std::to_string(k));
+      if (i + 5 > toks.size()) throw InputError(path, toks[i].line, "incomplete link line", style.line_fix);
       const InputToken* f = &toks[i];
       i += 5;
-      link = parse_link_line(path, f, t, kStyle);
+      t.links.push_back(parse_link_line(path, f, t, style));
     } catch (const InputError& e) {
-      rethrow_at_record_line(e, path, toks, spanning, 5, "link", kLinkFix);
+      rethrow_at_record_line(e, path, toks, spanning, 5, "link", style.line_fix);
     }
-    ++degree[link.a];
-    ++degree[link.b];
-    t.links.push_back(link);
   }
+}
+
+Topology read_topology(const std::string& path) {
+  const std::vector<InputToken> toks = read_input_tokens(path);
+  Topology t;
+  t.file = path;
+  size_t i = 0;
+  const char* const kHeaderFix = "start the file with \"N S L\": node count, switch count, link count";
+
+  uint64_t hdr[3] = {0, 0, 0};
+  static const char* const kHeaderName[] = {"node count", "switch count", "link count"};
+  for (int h = 0; h < 3; ++h, ++i) {
+    if (i >= toks.size())
+      throw InputError(path, toks.empty() ? 1 : toks.back().line, "malformed header: the file ends before the " +
+                       std::string(kHeaderName[h]), kHeaderFix);
+    if (!parse_uint(toks[i].text, hdr[h]) || hdr[h] > UINT32_MAX)
+      throw InputError(path, toks[i].line, "malformed header: " + std::string(kHeaderName[h]) + " \"" +
+                       toks[i].text + "\" is not a whole number", kHeaderFix);
+  }
+  const int header_line = toks[2].line;
+  const uint64_t n = hdr[0], s = hdr[1], l = hdr[2];
+  if (n == 0) throw InputError(path, toks[0].line, "malformed header: the node count is 0", kHeaderFix);
+  if (s > n)
+    throw InputError(path, toks[1].line, "malformed header: " + std::to_string(s) + " switches but only " +
+                     std::to_string(n) + " nodes", kHeaderFix);
+  t.num_nodes = static_cast<uint32_t>(n);
+  t.is_switch.assign(n, 0);
+
+  const std::string id_range = "node ids are 0.." + std::to_string(n - 1);
+  for (uint64_t k = 0; k < s; ++k, ++i) {
+    if (i >= toks.size())
+      throw InputError(path, header_line, "the header declares " + std::to_string(s) + " switches but the file ends after " +
+                       std::to_string(k) + " switch ids", "list every switch id after the header");
+    uint64_t id = 0;
+    if (!parse_uint(toks[i].text, id))
+      throw InputError(path, toks[i].line, "switch id \"" + toks[i].text + "\" is not a whole number",
+                       "list " + std::to_string(s) + " switch ids after the header");
+    if (id >= n)
+      throw InputError(path, toks[i].line, "switch id " + toks[i].text + " is out of range", id_range);
+    if (t.is_switch[id])
+      throw InputError(path, toks[i].line, "switch id " + toks[i].text + " is listed twice", "list each switch once");
+    t.is_switch[id] = 1;
+  }
+
+  const char* const kLinkFix = "write each link as \"a b rate delay error_rate\", e.g. \"0 16 100Gbps 0.001ms 0\"";
+  size_t spanning = SIZE_MAX;
+  read_link_lines(path, toks, i, l, header_line, "the link count", t, {"hosts", kLinkFix}, spanning);
+  std::vector<uint32_t> degree(n, 0);
+  for (const TopoLink& link : t.links) ++degree[link.a], ++degree[link.b];
 
   for (uint32_t v = 0; v < n; ++v)
     if (!t.is_switch[v] && degree[v] == 0)

@@ -114,27 +114,10 @@ SimaiTopology read_simai_topology(const std::string& path) {
     if (k < nvs) s.topo.is_nvswitch[id] = 1;
   }
 
+  size_t spanning = SIZE_MAX;
+  read_link_lines(path, toks, i, l, hline, "link_num", t, {"GPUs", kLinkFix}, spanning);
   std::vector<uint32_t> degree(n, 0);
-  t.links.reserve(l);
-  size_t spanning = SIZE_MAX;  // the first link read over more than one line
-  for (uint64_t k = 0; k < l; ++k) {
-    if (spanning == SIZE_MAX && record_spans_lines(toks, i, 5)) spanning = i;
-    TopoLink link;
-    try {
-      if (i >= toks.size())
-        throw InputError(path, hline, "the header declares " + std::to_string(l) + " links but only " + std::to_string(k) +
-                         " link lines follow", "add the missing links or set link_num to " + std::to_string(k));
-      if (i + 5 > toks.size()) throw InputError(path, toks[i].line, "incomplete link line", kLinkFix);
-      const InputToken* f = &toks[i];
-      i += 5;
-      link = parse_link_line(path, f, t, {"GPUs", kLinkFix});
-    } catch (const InputError& e) {
-      rethrow_at_record_line(e, path, toks, spanning, 5, "link", kLinkFix);
-    }
-    ++degree[link.a];
-    ++degree[link.b];
-    t.links.push_back(link);
-  }
+  for (const TopoLink& link : t.links) ++degree[link.a], ++degree[link.b];
   // SimAI reads exactly link_num lines; more text is most likely links the header does not count.
   if (i < toks.size())
     rethrow_at_record_line(InputError(path, toks[i].line, "text after the " + std::to_string(l) + " links the header declares",
