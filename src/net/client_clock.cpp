@@ -15,39 +15,35 @@ void ClientClock::queue(const std::vector<Completion>& all) {
   }
 }
 
-namespace {
-struct Runner {
+struct ClientClock::Runner {
   ClientClock& clock;
   EventClient* client;
   NetObserver* observer;
   const bool& stopped;
-  std::vector<Completion>& delivering;
-  size_t& next;
-  uint64_t& completion_events;
-  uint64_t& twin_exec;
-  void handle(const Event& e) {
-    if (e.kind == kClient) {
-      twin_exec = UINT64_MAX;  // a client event has no identical twin among the network's events
-      if (client) client->client_event(e.target, e.aux);
-      return;
-    }
-    ++completion_events;
-    // The completions of the next finishing event (these events pop in the completions' order).
-    const size_t first = next;
-    twin_exec = next < delivering.size() ? delivering[first].exec : UINT64_MAX;
-    while (next < delivering.size() && delivering[next].same_event(delivering[first])) {
-      const FlowRecord& r = delivering[next++].rec;
-      if (observer) observer->flow_finished(r);
-    }
-  }
+  void handle(const Event& e) { clock.handle(e, client, observer); }
   void on_tick() {}
   bool keep_running() const { return !stopped; }
   void at_barrier() {}  // the client's kernel has none
 };
-}  // namespace
+
+void ClientClock::handle(const Event& e, EventClient* client, NetObserver* observer) {
+  if (e.kind == kClient) {
+    twin_exec_ = UINT64_MAX;  // a client event has no identical twin among the network's events
+    if (client) client->client_event(e.target, e.aux);
+    return;
+  }
+  ++completion_events_;
+  // The completions of the next finishing event (these events pop in the completions' order).
+  const size_t first = next_;
+  twin_exec_ = next_ < delivering_.size() ? delivering_[first].exec : UINT64_MAX;
+  while (next_ < delivering_.size() && delivering_[next_].same_event(delivering_[first])) {
+    const FlowRecord& r = delivering_[next_++].rec;
+    if (observer) observer->flow_finished(r);
+  }
+}
 
 void ClientClock::run(Time until, EventClient* client, NetObserver* observer, const bool& stopped) {
-  Runner runner{*this, client, observer, stopped, delivering_, next_, completion_events_, twin_exec_};
+  Runner runner{*this, client, observer, stopped};
   running_ = true;
   kernel_.run(until, runner);
   running_ = false;

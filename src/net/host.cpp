@@ -79,16 +79,15 @@ void Network::nic_send(uint32_t port) {
   // 2. Round robin over the QPs.
   nic_dropped_.clear();
   const NicModel::Pick pick = nic_.pick(port, now, nic_dropped_);
+  uint32_t pkt = UINT32_MAX;
   if (pick.flow != UINT32_MAX) {
     uint32_t retx = 0;
-    const uint32_t pkt = nic_.build_data(pick.flow, now, retx);
-    if (retx) {
-      ledger_.retransmit(retx);
-    }
-    for (uint32_t id : nic_dropped_) release_state(id);
-    return transmit(port, pkt);
+    pkt = nic_.build_data(pick.flow, now, retx);
+    if (retx) ledger_.retransmit(retx);
   }
+  // After the packet is built: the chosen QP may be one of those the NIC let go of.
   for (uint32_t id : nic_dropped_) release_state(id);
+  if (pkt != UINT32_MAX) return transmit(port, pkt);
   // 3. Nothing eligible: retry at the earliest next send time among QPs with bytes left.
   if (p.wake_at < 0 && pick.retry != kTimeMax && pick.retry > now) {
     p.wake_at = pick.retry;

@@ -43,7 +43,7 @@ class TickExchange {
     if (flat.empty()) return;
     std::memcpy(flat.data(), rows.data(), flat.size() * sizeof(double));
     sum(flat);
-    std::memcpy(rows.data(), flat.data(), flat.size() * sizeof(double));
+    std::memcpy(static_cast<void*>(rows.data()), flat.data(), flat.size() * sizeof(double));
   }
   /// Element-wise AND over ranks (1/0).
   virtual void all(std::vector<uint8_t>& v) = 0;

@@ -53,6 +53,9 @@ class ClientClock {
   }
 
  private:
+  struct Runner;  // the kernel's handler while run() runs
+  /// Runs client-time event `e`: a client event, or the completions of one network event.
+  void handle(const Event& e, EventClient* client, NetObserver* observer);
   Kernel kernel_;
   bool running_ = false;
   Time lookahead_ = 0;
