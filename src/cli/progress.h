@@ -1,4 +1,4 @@
-// Shared by the run paths: collects PFC records, writes text outputs as flows finish and prints
+// Shared by the run back ends (run_plan.h): collects PFC records, writes text outputs as flows finish and prints
 // progress to stderr every few seconds.
 #pragma once
 #include <algorithm>
@@ -12,7 +12,6 @@
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/net/network.h"
-#include "wormhole/version.h"
 
 namespace wh {
 
@@ -126,17 +125,6 @@ class RunObserver final : public NetObserver {
   bool quiet_;
   ProgressLine progress_;
 };
-
-/// The run's metadata, as both run paths write it.
-inline RunMetadata run_metadata(const Network& net, const SimConfig& cfg, const std::string& scenario, double wall_s) {
-  RunMetadata meta;
-  meta.scenario = scenario;
-  meta.version = WORMHOLE_VERSION;
-  meta.settings = effective_settings(cfg);
-  meta.stats = net.stats();
-  meta.stats.wall_s = wall_s;
-  return meta;
-}
 
 /// Verify mode's line: per kind, how many decisions were simulated instead, their errors, and how
 /// many failed the bound.

@@ -1,5 +1,6 @@
 // `wormhole run`: the main job on an HPCC config.txt scenario.
 #include "run_command.h"
+#include "run_plan.h"
 #include "memory_check.h"
 #include "monitor_session.h"
 #include "progress.h"
@@ -335,71 +336,65 @@ int run_command(const RunOptions& o) {
   // A Ctrl-C or a batch system's SIGTERM stops the run after the running event; the outputs are
   // then written as far as the run got (docs/results.md, "Stopping a run").
   install_interrupt_handlers();
-  if (std::filesystem::path(o.scenario).extension() == ".toml") return run_workload_scenario(o);
-  ConfigRun r = load_config_run(o, true);
-  const SimConfig& cfg = r.cfg;
-  Network& net = *r.net;
+  RunPlan plan = RunPlan::load(o, true);
+  Network& net = plan.net();
+  const SimConfig& cfg = plan.cfg();
   // Before any output is made: a bad memo file must not cost the previous run's outputs.
-  WormholeSession wormhole(net, cfg, cfg.stop_time(), o.memo_in);
+  WormholeSession wormhole(net, cfg, plan.until(), o.memo_in);
+  plan.name_outputs(o);
+  plan.check_memo_out(o);
 
   // Outputs last: every input has been checked by now.
   if (const int status = interrupted_in_setup()) return status;
-  check_config_outputs(r);
-  wormhole.set_memo_path(o.memo_out.empty() ? (std::filesystem::path(r.results).parent_path() / "memo.h5").string()
-                                            : o.memo_out);
-  if (!o.memo_out.empty()) check_memo_out(o.memo_out, {r.results, cfg.fct_output_file, cfg.pfc_output_file});
-  MonitorSession monitors(net, cfg, MonitorSession::plan(cfg, r.results, r.topo.num_nodes));
-  TextOutputs out(cfg.fct_output_file, cfg.pfc_output_file, cfg.path);
-  RunObserver obs(out, o.quiet);
-  net.set_observer(&obs);
-  FlowResults flows(std::filesystem::path(r.results).parent_path().string());  // finished flows' records, on disk
+  plan.make_outputs(o);
+  wormhole.set_memo_path(plan.memo_path(o));
+  MonitorSession monitors(net, cfg, plan.monitor_plan());
+  TextOutputs text(plan.fct(), plan.pfc(), plan.origin());
+  RunObserver obs(text, o.quiet);
+  FlowResults flows(std::filesystem::path(plan.results()).parent_path().string());  // finished flows' records, on disk
   net.retire_flows_to(&flows);
-  obs.progress().set_fraction([&net] { return net.flow_count() == 0 ? -1.0 : double(net.flows_finished()) / double(net.flow_count()); },
-                              "flows");
+  TrainingWork work = plan.make_work(obs, plan.collective_memo(wormhole), true);
+  plan.set_progress(obs.progress(), work, [&net] { return net.flows_finished(); });
   if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
+  if (CollectiveMemo* memo = plan.training() ? plan.workload().options.memo : nullptr)
+    obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
   if (!o.quiet) {
-    std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net.routing().max_rtt_ns()),
-                static_cast<unsigned long>(net.routing().max_bdp_bytes()));
-    monitors.print_estimate(r.specs);
+    plan.print_header(monitors);
     std::fflush(stdout);
   }
   const auto t0 = Clock::now();
-  net.run(cfg.stop_time());
+  bool complete = true;
+  if (work.client) complete = work.client->run(plan.until());
+  else net.run(plan.until());
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  out.flush();
+  text.flush();
   // The reference's queue monitor samples up to the stop time; the port monitor (PORT_MON_END 0)
   // until the last flow finished; both as far as an interrupted run got.
-  {
-    const Time now = net.kernel().now(), last = net.stats().last_finish;
-    const Time ports_end = cfg.port_mon_end_ns ? cfg.stop_time() : last >= 0 ? last : now;
-    const bool cut = net.stopped_by_signal();
-    monitors.finish(cut ? now : cfg.stop_time(), cut ? now : ports_end);
-  }
+  const auto [qlen_end, ports_end] = plan.monitor_ends(net.client_now(), net.stats().last_finish, net.stopped_by_signal());
+  monitors.finish(qlen_end, ports_end);
 
   add_held_flows(net, flows);
-  RunMetadata meta = run_metadata(net, cfg, cfg.path, wall);
-  fill_run_record(meta, net, cfg.cc_mode, r.topo, o.command_line, r.overrides);
+  RunStats stats = net.stats();
+  stats.wall_s = wall;
+  RunMetadata meta = plan.run_record(stats, o.command_line);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
-  const SlowdownStats slowdown = write_hdf5_results(r.results, flows, obs.pfc_, meta, nullptr, wormhole.report());
+  const std::vector<JobReport> reports = plan.job_reports(work);
+  const SlowdownStats slowdown = write_hdf5_results(plan.results(), flows, obs.pfc_, meta, work.report, wormhole.report(),
+                                                    work.jobs ? &reports : nullptr);
   wormhole.write_memo();
+  plan.write_reports(work, flows);
   if (stopped) {
-    print_interrupted(meta, net.flows_finished(), flows.size(), cfg.fct_output_file + " and " + cfg.pfc_output_file);
+    print_interrupted(meta, net.flows_finished(), flows.size(), plan.interrupted_outputs());
     return stopped;
   }
-
-  size_t no_path = 0;
-  for (uint32_t id = 0; id < net.flow_count(); ++id)
-    if (!net.flow_finished(id) && net.flow_info(id).started && net.flow(id).nic == UINT32_MAX) ++no_path;
-  print_unfinished(r, flows, meta.stats, no_path);
+  plan.print_outcome(complete, work, flows, slowdown, meta.stats, obs.pfc_.size(), meta.cc, o.quiet, &net);
   if (!o.quiet) {
-    print_run_summary(slowdown, meta.stats, obs.pfc_.size(), wall, meta.cc);
     wormhole.print_summary();
-    fmt::print("outputs: {} {} {}{}{}\n", cfg.fct_output_file, cfg.pfc_output_file, r.results,
-               wormhole.memo_path().empty() ? "" : " " + wormhole.memo_path(), monitors.outputs());
+    fmt::print("{}\n", plan.outputs_line(wormhole.memo_path(), monitors));
   } else {
     wormhole.print_warnings();
   }
-  return 0;
+  return RunPlan::exit_status(complete);
 }
 
 }  // namespace wh

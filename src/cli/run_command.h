@@ -41,13 +41,10 @@ struct RunOptions {
 };
 
 void add_run_options(CLI::App& cmd, RunOptions& o);
-/// Runs the scenario (an HPCC config.txt, or a .toml scenario via run_workload_scenario); returns
-/// the process exit status. Throws InputError on bad input.
+/// Runs the scenario (an HPCC config.txt, or a .toml training scenario) in one process (run_plan.h's
+/// one-process back end); returns the process exit status: 0, 3 when a workload (a job) was left
+/// incomplete (watchdog or stop time), 128 + signal when interrupted. Throws InputError on bad input.
 int run_command(const RunOptions& o);
-/// Runs a .toml scenario in one process: a training workload, a Chakra trace or several [[job]]s on a
-/// cluster, with any background flows (run_workload.cpp). Exit status 0 when the workload (every job)
-/// completed, 3 when collectives were left pending (watchdog or stop time), 130/143 when interrupted.
-int run_workload_scenario(const RunOptions& o);
 /// With PP > 1 run as a pipeline: throws InputError (the workload's line 1) when the rows hold no `ga`
 /// micro-batches find_micro_batches can find or, interleaved, when ga is not a multiple of PP or the
 /// micro-batches cannot be cut into the model chunks — before any output is made. Returns the model
@@ -59,8 +56,8 @@ uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSc
 /// "1F1B", "GPipe" or "interleaved 1F1B, v chunks per stage": the schedule the driver runs.
 std::string pipeline_name(const DriverOptions& o);
 
-/// An HPCC config.txt scenario read and checked, its network built with its flows: where the
-/// single-process and the distributed run (run_distributed.cpp) both start.
+/// An HPCC config.txt scenario read and checked, its network built with its flows (a RunPlan's flow-file
+/// kind, run_plan.h).
 struct ConfigRun {
   SimConfig cfg;
   Topology topo;
@@ -98,7 +95,8 @@ std::string background_summary(const Background& b, const FlowResults& flows, co
 /// trace's, plus the background flows. Sizes in bytes.
 std::vector<FlowSpec> run_traffic(const WorkloadRun& r);
 
-/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp): one
+/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp; a RunPlan's
+/// training kind): one
 /// SimAI workload, Chakra traces, or several jobs with background flows.
 struct WorkloadRun {
   Scenario sc;
@@ -143,18 +141,6 @@ void print_workload_header(const WorkloadRun& r);
 /// lines (one per job: its GPUs and start).
 void print_training_header(const WorkloadRun& r);
 
-/// The scenario's training work installed on its network as the network's client: a
-/// WorkloadDriver, a ChakraDriver or a JobSet. One process runs it with client->run(); a
-/// distributed run keeps one on every rank (TrainingClient).
-struct TrainingWork {
-  std::unique_ptr<TrainingClient> client;
-  const WorkloadReport* report = nullptr;  ///< one workload's or trace's report; null for jobs
-  JobSet* jobs = nullptr;                  ///< the jobs (owned by `client`); null otherwise
-};
-/// Builds it for `r` on r.net; `forward` receives every observer callback (the text outputs).
-/// Throws std::invalid_argument as the drivers' constructors do.
-TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward);
-
 /// Each job's fct.txt (its flows, in finish order as the fabric's fct.txt), between a JobSet and the
 /// observer it forwards to: every callback goes on to `next`.
 class JobFctFiles final : public NetObserver {
@@ -172,6 +158,19 @@ class JobFctFiles final : public NetObserver {
   const JobSet* jobs_ = nullptr;
   std::vector<std::ofstream> files_;
 };
+/// The scenario's training work installed on its network as the network's client: a
+/// WorkloadDriver, a ChakraDriver or a JobSet. One process runs it with client->run(); a
+/// distributed run keeps one on every rank (TrainingClient).
+struct TrainingWork {
+  std::unique_ptr<JobFctFiles> job_files;  ///< each job's fct.txt, between the jobs and the observer (RunPlan::make_work)
+  std::unique_ptr<TrainingClient> client;  ///< declared after job_files: destroyed first
+  const WorkloadReport* report = nullptr;  ///< one workload's or trace's report; null for jobs
+  JobSet* jobs = nullptr;                  ///< the jobs (owned by `client`); null otherwise
+};
+/// Builds it for `r` on r.net; `forward` receives every observer callback (the text outputs).
+/// Throws std::invalid_argument as the drivers' constructors do.
+TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward);
+
 /// Each job's report as results.h5's /jobs group holds it.
 std::vector<JobReport> job_reports(const WorkloadRun& r, const JobSet& jobs);
 /// jobs.csv (one row per job) in r.out and each job's workload CSVs in its folder. `flows`: every
@@ -188,7 +187,8 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const FlowResu
 void print_workload_summary(const WorkloadReport& r, const RunStats& s, double wall_s, size_t flows, size_t pfc_frames,
                             const std::string& cc);
 
-/// Runs an HPCC config.txt scenario over the ranks of `comm` (run_distributed.cpp); collective.
+/// Runs the scenario (an HPCC config.txt or a .toml training scenario) over the MPI ranks of
+/// MPI_COMM_WORLD (run_plan.h's distributed back end, run_distributed.cpp); collective.
 /// Returns the exit status; input errors are agreed on by all ranks and reported by rank 0.
 int run_distributed(const RunOptions& o, int rank, int ranks);
 

@@ -18,6 +18,7 @@
 #include "partition_command.h"
 #include "progress.h"
 #include "run_command.h"
+#include "run_plan.h"
 #include "run_record.h"
 #include "wormhole/io/hdf5_collective.h"
 #include "wormhole/core/input_error.h"
@@ -94,16 +95,11 @@ std::optional<int> agree(int rank, F&& step) {
 }
 
 
-/// What both kinds of scenario share once loaded: the network, the cut, the engine, the outputs.
-struct Shared {
-  Shared(const RunOptions& opts, int r, int n) : o(opts), rank(r), ranks(n) {}
-  const RunOptions& o;
-  int rank = 0, ranks = 1;
-  Network* net = nullptr;
-  const Topology* topo = nullptr;
+/// The run's cut: the rank map and what it was weighed by.
+struct Cut {
   RankMap map;
+  std::unique_ptr<Network> traffic;  ///< a training scenario's expected traffic, as flows (its flows come as it runs)
   const Network* weights = nullptr;  ///< what the cut was weighed by (flows sent per rank), if anything
-  std::string fct, pfc, results, origin;
 };
 
 /// The run's results after the engine ran: on rank 0 every flow record in id order (for the
@@ -120,8 +116,7 @@ struct Gathered {
   RunStats stats;
 };
 
-Gathered gather_results(const Shared& s, const DistributedEngine& engine, const RankObserver& obs, double wall) {
-  Network& net = *s.net;
+Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall) {
   Gathered g;
   g.stats = reduce_stats(MPI_COMM_WORLD, net);
   MPI_Allreduce(&wall, &g.stats.wall_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -133,14 +128,14 @@ Gathered gather_results(const Shared& s, const DistributedEngine& engine, const 
   std::sort(g.records.begin(), g.records.end(), [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; });
   // Every rank learns every PFC row's place (rows are few): each writes its own into /pfc.
   std::vector<TaggedPfc> mine = obs.pfc_;
-  for (TaggedPfc& p : mine) p.rank = static_cast<uint32_t>(s.rank);
+  for (TaggedPfc& p : mine) p.rank = static_cast<uint32_t>(rank);
   std::vector<TaggedPfc> pfc = gather_to_all(MPI_COMM_WORLD, mine);
   std::sort(pfc.begin(), pfc.end(), [](const TaggedPfc& a, const TaggedPfc& b) {
     return a.at.before(b.at) || (!b.at.before(a.at) && a.seq < b.seq);
   });
   for (const TaggedPfc& p : pfc) {
     if (engine.stopped() && net.client_clock().after_stop(p.at, p.exec)) continue;
-    if (p.rank == static_cast<uint32_t>(s.rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
+    if (p.rank == static_cast<uint32_t>(rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
     g.pfc.push_back(p.rec);
   }
   return g;
@@ -168,20 +163,54 @@ void warn_late_acks(const Gathered& g) {
                  diverged);
 }
 
-/// Cuts the network (or reads the map), prints the start-up summary on rank 0.
-RankMap cut(const RunOptions& o, const std::string& scenario, const Topology& topo, const Network* net, int ranks) {
-  return o.rank_map.empty() ? cut_network(scenario, topo, net, static_cast<uint32_t>(ranks), o.linear)
-                            : read_rank_map(o.rank_map, topo, net, static_cast<uint32_t>(ranks));
+/// Cuts the network (or reads the map): weighed by the flows of a flow file, by the expected traffic
+/// of a training scenario (the workload's, the trace's, or every job's and the background flows).
+Cut cut(const RunOptions& o, RunPlan& plan, int ranks) {
+  Cut c;
+  if (plan.training()) c.traffic = traffic_network(plan.workload());
+  const Network& weights = plan.training() ? *c.traffic : plan.net();
+  c.weights = weights.flow_count() == 0 ? nullptr : &weights;
+  c.map = o.rank_map.empty() ? cut_network(o.scenario, plan.topo(), c.weights, static_cast<uint32_t>(ranks), o.linear)
+                             : read_rank_map(o.rank_map, plan.topo(), c.weights, static_cast<uint32_t>(ranks));
+  return c;
 }
 
-void print_start(const Shared& s) {
+/// The options of a distributed run: same-time events in the order that does not depend on the cut
+/// (Event::make_key). Throws InputError for EVENT_ORDER reference and for --linear with --rank-map; notes
+/// (`speak`) that the scenario's own EVENT_ORDER reference is replaced.
+RunOptions portable_options(const RunOptions& o, bool speak) {
+  RunOptions portable = o;
+  const bool training = std::filesystem::path(o.scenario).extension() == ".toml";
+  bool given = false;
+  for (const auto& [key, value] : parse_sets(o.sets))
+    if (key == "EVENT_ORDER" || key == "network.EVENT_ORDER") {
+      if (value == "reference")  // other values: the config reader names what is wrong
+        throw InputError("command line", 0,
+                         "--set " + key + "=" + value + ": a distributed run orders same-time events portably",
+                         "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
+      given = true;
+    }
+  if (!o.rank_map.empty() && o.linear)
+    throw InputError("command line", 0, "--linear and --rank-map both choose the cut",
+                     "give one of them (--rank-map FILE takes the cut from FILE)");
+  if (given) return portable;
+  const SimConfig asked =
+      training ? read_scenario(o.scenario, parse_sets(o.sets)).net : read_hpcc_config(o.scenario, parse_sets(o.sets));
+  if (!asked.portable_order && asked.key_origin.count("EVENT_ORDER") && speak)
+    std::fprintf(stderr, "wormhole: note: %s asks for EVENT_ORDER reference; a distributed run orders same-time "
+                         "events portably (its results are those of one process run with --set "
+                         "EVENT_ORDER=portable)\n",
+                 o.scenario.c_str());
+  portable.sets.push_back(training ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
+  return portable;
+}
+
+void print_start(const RunOptions& o, const RunPlan& plan, const Cut& c, int ranks) {
   fmt::print("distributed run over {} ranks (EVENT_ORDER portable: the results of one process run with --set "
              "EVENT_ORDER=portable): ",
-             s.ranks);
-  print_rank_summary(*s.topo, s.weights, s.map,
-                     !s.o.rank_map.empty() ? "rank map " + s.o.rank_map : s.o.linear ? "linear" : "METIS k-way");
-  std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(s.net->routing().max_rtt_ns()),
-              static_cast<unsigned long>(s.net->routing().max_bdp_bytes()));
+             ranks);
+  print_rank_summary(plan.topo(), c.weights, c.map,
+                     !o.rank_map.empty() ? "rank map " + o.rank_map : o.linear ? "linear" : "METIS k-way");
   std::fflush(stdout);
 }
 
@@ -194,104 +223,47 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // docs/results.md.)
   install_interrupt_handlers();
   const bool lead = rank == 0, speak = lead && !o.quiet;
-  const bool workload = std::filesystem::path(o.scenario).extension() == ".toml";
-  ConfigRun cr;
-  WorkloadRun wr;
-  Shared s(o, rank, ranks);
-  std::unique_ptr<Network> traffic;
-  if (auto failed = agree(rank, [&] {
-        // Same-time events in the order that does not depend on the cut (Event::make_key).
-        RunOptions portable = o;
-        bool given = false;
-        for (const auto& [key, value] : parse_sets(o.sets))
-          if (key == "EVENT_ORDER" || key == "network.EVENT_ORDER") {
-            if (value == "reference")  // other values: the config reader names what is wrong
-              throw InputError("command line", 0,
-                               "--set " + key + "=" + value + ": a distributed run orders same-time events portably",
-                               "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
-            given = true;
-          }
-        if (!o.rank_map.empty() && o.linear)
-          throw InputError("command line", 0, "--linear and --rank-map both choose the cut",
-                           "give one of them (--rank-map FILE takes the cut from FILE)");
-        if (!given) {
-          // The scenario's own EVENT_ORDER reference (if any) is replaced: say so (rank 0).
-          const SimConfig asked = workload ? read_scenario(o.scenario, parse_sets(o.sets)).net
-                                           : read_hpcc_config(o.scenario, parse_sets(o.sets));
-          const bool file_says_reference = !asked.portable_order && asked.key_origin.count("EVENT_ORDER");
-          if (file_says_reference && lead)
-            std::fprintf(stderr, "wormhole: note: %s asks for EVENT_ORDER reference; a distributed run orders same-time "
-                                 "events portably (its results are those of one process run with --set "
-                                 "EVENT_ORDER=portable)\n",
-                         o.scenario.c_str());
-          portable.sets.push_back(workload ? "network.EVENT_ORDER=portable" : "EVENT_ORDER=portable");
-        }
-        const SimConfig* cfg = nullptr;
-        if (workload) {
-          wr = load_workload_run(portable, lead);
-          make_workload_outputs(o, wr, false);  // the paths; the folder once every input is checked
-          s.net = wr.net.get(), s.topo = &wr.topo.topo, cfg = &wr.cfg;
-          s.results = wr.results, s.origin = wr.sc.path;
-        } else {
-          cr = load_config_run(portable, lead);
-          s.net = cr.net.get(), s.topo = &cr.topo, cfg = &cr.cfg;
-          s.results = cr.results, s.origin = cr.cfg.path;
-        }
-        s.fct = cfg->fct_output_file, s.pfc = cfg->pfc_output_file;
-        if (!cfg->portable_order)  // e.g. a quoted "reference" on the command line
-          throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
-                           "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
-        // A training scenario's cut is weighed by its expected traffic (its flows exist only as it
-        // runs): the workload's, the trace's, or every job's and the background flows.
-        if (workload) traffic = traffic_network(wr);
-        const Network* weights = workload ? traffic.get() : s.net;
-        s.map = cut(o, o.scenario, *s.topo, weights->flow_count() == 0 ? nullptr : weights, ranks);
-        s.weights = weights->flow_count() == 0 ? nullptr : weights;
-        // Outputs last, by rank 0 (the others write only results.h5, after many collectives).
-        if (lead) {
-          if (workload) make_workload_outputs(o, wr, true);
-          else check_config_outputs(cr);
-        }
-      }))
-    return *failed;
-  const SimConfig& cfg = workload ? wr.cfg : cr.cfg;
-  Network& net = *s.net;
+  std::optional<RunPlan> plan;
+  Cut c;
   std::optional<DistributedEngine> engine;
-  std::unique_ptr<TextOutputs> text;
   // Wormhole's controller (and memoizer) on every rank, alike; its ticks are held between windows
   // (engine.h). Every rank reads a --memo file; rank 0 writes the memo file (the store is the same
   // on every rank: the ranks take the same decisions).
   std::optional<WormholeSession> wormhole;
+  if (auto failed = agree(rank, [&] {
+        plan.emplace(RunPlan::load(portable_options(o, lead), lead));
+        plan->name_outputs(o);  // the paths; the folders once every input is checked
+        if (!plan->cfg().portable_order)  // e.g. a quoted "reference" on the command line
+          throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
+                           "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
+        c = cut(o, *plan, ranks);
+        engine.emplace(plan->net(), MPI_COMM_WORLD, c.map, plan->client_lookahead());
+        wormhole.emplace(plan->net(), plan->cfg(), plan->until(), o.memo_in, speak);
+        if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
+        if (lead) plan->check_memo_out(o);
+      }))
+    return *failed;
+  const SimConfig& cfg = plan->cfg();
+  Network& net = plan->net();
+  std::unique_ptr<TextOutputs> text;
   // The monitors: each rank samples and traces its own nodes, rank 0 writes the files (monitor_exchange.h).
   std::unique_ptr<MonitorSession> monitors;
   if (auto failed = agree(rank, [&] {
-        engine.emplace(net, MPI_COMM_WORLD, s.map, workload ? wr.options.send_latency : kTimeMax);
-        wormhole.emplace(net, cfg, workload ? wr.until : cfg.stop_time(), o.memo_in, speak);
-        if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
-        if (lead && workload) WormholeSession::collective_unused(cfg, "a distributed run does not have it yet");
-        wormhole->set_memo_path(o.memo_out.empty()
-                                    ? (std::filesystem::path(s.results).parent_path() / "memo.h5").string()
-                                    : o.memo_out);
-        if (lead && !o.memo_out.empty()) check_memo_out(o.memo_out, {s.results, s.fct, s.pfc});
-        if (lead) {
-          if (workload) write_topology_copy(wr);
-          text = std::make_unique<TextOutputs>(s.fct, s.pfc, s.origin);
-        }
+        // Outputs last, by rank 0 (the others write only results.h5, after many collectives).
+        if (lead) plan->make_outputs(o);
+        if (lead && plan->training())
+          WormholeSession::collective_unused(cfg, "a distributed run does not have it yet");
+        wormhole->set_memo_path(plan->memo_path(o));
+        if (lead) text = std::make_unique<TextOutputs>(plan->fct(), plan->pfc(), plan->origin());
         // After the cut (the engine gave the network its ranks); files by rank 0, after the others.
-        MonitorSession::Plan plan =
-            workload ? wr.monitors : MonitorSession::plan(cfg, s.results, static_cast<uint32_t>(net.nodes().size()));
-        monitors = std::make_unique<MonitorSession>(net, cfg, std::move(plan), MPI_COMM_WORLD, s.map.rank_of);
+        monitors = std::make_unique<MonitorSession>(net, cfg, plan->monitor_plan(), MPI_COMM_WORLD, c.map.rank_of);
         engine->set_window_hook(monitors->window_hook());
       }))
     return *failed;
   if (speak) {
-    if (workload) print_training_header(wr);
-    if (workload && monitors->any())
-      monitors->print_estimate(run_traffic(wr));
-    else if (!workload)
-      monitors->print_estimate(cr.specs);
-    print_start(s);
-    if (engine->lookahead() < s.map.lookahead_ps)
+    plan->print_header(*monitors);
+    print_start(o, *plan, c, ranks);
+    if (engine->lookahead() < c.map.lookahead_ps)
       std::printf("windows of %.3f ns: the workload's send latency, shorter than the cut's lookahead%s\n",
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
@@ -308,64 +280,36 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // The training work on every rank, alike (TrainingClient): it hears every completion at the window
   // edges, in the run's order. Rank 0 also writes each job's fct.txt as its flows finish.
   TrainingWork work;
-  std::unique_ptr<JobFctFiles> job_files;
-  if (auto failed = agree(rank, [&] {
-        if (!workload) return;
-        NetObserver* forward = &obs;
-        if (!wr.jobs.empty()) {
-          std::vector<std::string> paths;
-          if (lead)
-            for (const std::string& d : wr.job_dirs) paths.push_back((std::filesystem::path(d) / "fct.txt").string());
-          job_files = std::make_unique<JobFctFiles>(obs, paths);
-          forward = job_files.get();
-        }
-        work = make_training_work(wr, forward);
-        if (job_files) job_files->set_jobs(work.jobs);
-      }))
-    return *failed;
+  if (auto failed = agree(rank, [&] { work = plan->make_work(obs, nullptr, lead); })) return *failed;
   TrainingClient* const client = work.client.get();
-  if (!client) net.set_observer(&obs);
   // Every rank holds every flow and hears every completion, so rank 0 can tell the share done.
-  if (client)
-    obs.progress().set_fraction([client] { return client->progress(); },
-                                wr.chakra.ranks.empty() ? "the workload's bytes" : "trace nodes");
-  else
-    obs.progress().set_fraction(
-        [&obs, &net] { return net.flow_count() == 0 ? -1.0 : double(obs.finished()) / double(net.flow_count()); }, "flows");
+  plan->set_progress(obs.progress(), work, [&obs] { return obs.finished(); });
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
   if (client) client->start();
-  engine->run(workload ? wr.until : cfg.stop_time());
-  const bool complete = client ? client->finish(wr.until) : true;
+  engine->run(plan->until());
+  const bool complete = client ? client->finish(plan->until()) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Gathered g = gather_results(s, *engine, obs, wall);
-  // The monitors' ends as one process has them: the reference's queue monitor to the stop time, the
-  // port monitor (PORT_MON_END 0) to the last finish; a workload's both to its end.
+  Gathered g = gather_results(net, rank, *engine, obs, wall);
+  // The monitors' ends as one process has them.
   if (auto failed = agree(rank, [&] {
-        const Time now = net.client_now(), last = g.stats.last_finish;
-        const Time ports_end = workload ? now : cfg.port_mon_end_ns ? cfg.stop_time() : last >= 0 ? last : now;
-        monitors->finish(workload ? now : cfg.stop_time(), ports_end, engine->stopped());
+        const auto [qlen_end, ports_end] = plan->monitor_ends(net.client_now(), g.stats.last_finish, net.stopped_by_signal());
+        monitors->finish(qlen_end, ports_end, engine->stopped());
       }))
     return *failed;
   if (wormhole->controller()) {
-    uint64_t c[3] = {net.events_discarded(), net.packets_bypassed(), net.packets_held()};
-    MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    wormhole->set_rank_totals(g.stats.events, c[0], c[1], c[2]);
+    uint64_t counts[3] = {net.events_discarded(), net.packets_bypassed(), net.packets_held()};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    wormhole->set_rank_totals(g.stats.events, counts[0], counts[1], counts[2]);
   }
 
-  RunMetadata meta;
-  meta.scenario = s.origin;
-  meta.version = WORMHOLE_VERSION;
-  meta.settings = effective_settings(cfg);
-  meta.stats = g.stats;
-  fill_run_record(meta, net, cfg.cc_mode, *s.topo, o.command_line, workload ? wr.overrides : cr.overrides);
-  if (workload) meta.scenario_keys = scenario_values(wr.sc);
+  RunMetadata meta = plan->run_record(g.stats, o.command_line);
   const int stopped = note_interrupt(meta, net, g.stats.sim_end);
   // One results file, each rank writing its own rows through MPI-IO.
-  const std::vector<JobReport> jobs = work.jobs ? job_reports(wr, *work.jobs) : std::vector<JobReport>{};
+  const std::vector<JobReport> jobs = plan->job_reports(work);
   if (auto failed = agree(rank, [&] {
         try {
-          write_hdf5_results_collective(MPI_COMM_WORLD, s.results, g.mine, net.flow_count(), g.my_pfc,
+          write_hdf5_results_collective(MPI_COMM_WORLD, plan->results(), g.mine, net.flow_count(), g.my_pfc,
                                         g.my_pfc_rows, g.pfc.size(), meta, work.report, wormhole->report(),
                                         work.jobs ? &jobs : nullptr);
         } catch (const InputError&) {
@@ -374,7 +318,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
           throw;  // agreed too
         } catch (const std::exception& e) {
           // An HDF5 failure inside a collective call may have left other ranks waiting in it.
-          std::fprintf(stderr, "wormhole: error (rank %d): writing %s: %s\n", rank, s.results.c_str(), e.what());
+          std::fprintf(stderr, "wormhole: error (rank %d): writing %s: %s\n", rank, plan->results().c_str(), e.what());
           MPI_Abort(MPI_COMM_WORLD, 1);
         }
       }))
@@ -383,41 +327,26 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     if (!lead) return;
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
-    if (work.report) write_workload_csvs(wr.out, *work.report);
     wormhole->write_memo();
     warn_late_acks(g);
     const FlowResults flows(std::move(g.records));
-    if (work.jobs) write_jobs_reports(wr, *work.jobs, flows);
+    plan->write_reports(work, flows);
     if (stopped) {
-      print_interrupted(meta, obs.finished(), flows.size(),
-                        workload ? "fct.txt, pfc.txt and the CSVs in " + wr.out : s.fct + " and " + s.pfc);
+      print_interrupted(meta, obs.finished(), flows.size(), plan->interrupted_outputs());
       return;
     }
-    if (!workload) print_unfinished(cr, flows, g.stats, 0);
-    if (!complete && work.report)
-      std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
-    if (work.jobs)  // says which jobs are incomplete, quiet or not
-      print_jobs_summary(wr, *work.jobs, flows, slowdown_stats(flows), g.stats, g.pfc.size(), g.stats.wall_s, meta.cc, o.quiet, nullptr);
+    plan->print_outcome(complete, work, flows, slowdown_stats(flows), g.stats, g.pfc.size(), meta.cc, o.quiet, nullptr);
     if (o.quiet) {
       wormhole->print_warnings();
       return;
     }
-    if (work.report) {
-      print_workload_summary(*work.report, g.stats, g.stats.wall_s, flows.size(), g.pfc.size(), meta.cc);
-      if (!wr.background.empty()) fmt::print("{}\n", background_summary(wr.background, flows, nullptr));
-    }
-    else if (!workload) print_run_summary(slowdown_stats(flows), g.stats, g.pfc.size(), g.stats.wall_s, meta.cc);
     wormhole->print_summary();
     print_rank_times(g);
-    const std::string& memo = wormhole->memo_path();  // as one process says it
-    const std::string mon = monitors->any() ? " (monitors:" + monitors->outputs() + ")" : "";
-    if (work.jobs) fmt::print("outputs: {} (jobs.csv; per job: {}/<job>/){}{}\n", wr.out, wr.out, memo.empty() ? "" : " (memo file " + memo + ")", mon);
-    else if (workload) fmt::print("outputs: {}{}{}\n", wr.out, memo.empty() ? "" : " (memo file " + memo + ")", mon);
-    else fmt::print("outputs: {} {} {}{}{}\n", s.fct, s.pfc, s.results, memo.empty() ? "" : " " + memo, monitors->outputs());
+    fmt::print("{}\n", plan->outputs_line(wormhole->memo_path(), *monitors));
   });
   if (failed) return *failed;
   if (stopped) return stopped;
-  return complete ? 0 : 3;
+  return RunPlan::exit_status(complete);
 }
 
 }  // namespace wh

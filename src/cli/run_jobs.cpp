@@ -1,7 +1,7 @@
 // A scenario with [[job]] entries: several training jobs (and optional background flows) on one fabric
 // (docs/workloads.md §11) — their set-up and their reports: the fabric's outputs plus /jobs in results.h5,
-// jobs.csv, and each job's fct.txt and workload CSVs in a folder of its name. run_workload_scenario and
-// the distributed run use them alike.
+// jobs.csv, and each job's fct.txt and workload CSVs in a folder of its name. Both back ends of the run plan
+// (run_plan.h) use them alike.
 #include <fmt/core.h>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
 // The run record of results.h5 (docs/results.md, /run and /topology): what was run, how it was
-// asked for, and on what fabric — filled in by both run paths from the network they built.
+// asked for, and on what fabric — filled in by the run plan (run_plan.h) from the network it built.
 #pragma once
 #include <string>
 #include <utility>

@@ -188,6 +188,19 @@ class MemoCommands(unittest.TestCase):
             self.assertIn(said, p.stderr)
         self.assertEqual(fct.read_bytes(), before)
 
+    def test_memo_out_onto_a_training_runs_results_is_refused(self):
+        # A .toml scenario's outputs are named from its [output] dir (or -o): the check once ran before they
+        # were, so --memo-out onto results.h5 was let through and the memo file replaced the results.
+        out = self.dir / "train"
+        out.mkdir()
+        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
+        for target in (out / "results.h5", out / "fct.txt"):
+            p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(out), "-q", "--set", "wormhole.enabled=true",
+                                "--set", "wormhole.memo=true", "--memo-out", str(target)], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"--memo-out {target} is also where the run writes", p.stderr)
+        self.assertEqual(sorted(out.iterdir()), [])  # refused before anything was written
+
     def test_memo_flag_beside_an_explicit_memo_setting(self):
         # --memo implies WORMHOLE_MEMO 1: said again with --set it is no "set twice" warning (it was one,
         # naming "command line:0 ... line 0"); turned off with --set it contradicts --memo and is refused.

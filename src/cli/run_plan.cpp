@@ -1,0 +1,171 @@
+// The run plan (run_plan.h): what a `wormhole run` does that depends on its kind of scenario.
+#include "run_plan.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "progress.h"
+#include "run_record.h"
+#include "wormhole/io/workload_results.h"
+#include "wormhole/version.h"
+
+namespace wh {
+
+RunPlan RunPlan::load(const RunOptions& o, bool speak) {
+  RunPlan p;
+  if (std::filesystem::path(o.scenario).extension() == ".toml")
+    p.workload_ = std::make_unique<WorkloadRun>(load_workload_run(o, speak));
+  else
+    p.config_ = std::make_unique<ConfigRun>(load_config_run(o, speak));
+  return p;
+}
+
+void RunPlan::name_outputs(const RunOptions& o) {
+  if (training()) make_workload_outputs(o, *workload_, false);
+}
+
+void RunPlan::make_outputs(const RunOptions& o) {
+  if (!training()) return check_config_outputs(*config_);
+  make_workload_outputs(o, *workload_, true);
+  write_topology_copy(*workload_);
+}
+
+std::string RunPlan::memo_path(const RunOptions& o) const {
+  return o.memo_out.empty() ? (std::filesystem::path(results()).parent_path() / "memo.h5").string() : o.memo_out;
+}
+
+void RunPlan::check_memo_out(const RunOptions& o) const {
+  if (!o.memo_out.empty()) wh::check_memo_out(o.memo_out, {results(), fct(), pfc()});
+}
+
+MonitorSession::Plan RunPlan::monitor_plan() const {
+  if (training()) return workload_->monitors;
+  return MonitorSession::plan(cfg(), results(), static_cast<uint32_t>(net().nodes().size()));
+}
+
+TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective_memo, bool job_fct) {
+  TrainingWork w;
+  if (!training()) {
+    net().set_observer(&forward);  // the flows' completions come straight from the network
+    return w;
+  }
+  WorkloadRun& r = *workload_;
+  NetObserver* next = &forward;
+  if (!r.jobs.empty()) {
+    std::vector<std::string> paths;  // each job's own fct.txt
+    if (job_fct)
+      for (const std::string& d : r.job_dirs) paths.push_back((std::filesystem::path(d) / "fct.txt").string());
+    w.job_files = std::make_unique<JobFctFiles>(forward, paths);
+    next = w.job_files.get();
+  }
+  r.options.memo = collective_memo;
+  TrainingWork made = make_training_work(r, next);
+  w.client = std::move(made.client);
+  w.report = made.report;
+  w.jobs = made.jobs;
+  if (w.job_files) w.job_files->set_jobs(w.jobs);
+  return w;
+}
+
+CollectiveMemo* RunPlan::collective_memo(WormholeSession& wormhole) {
+  if (!training()) return nullptr;
+  const WorkloadRun& r = *workload_;
+  const SimConfig& c = cfg();
+  if (!r.jobs.empty()) WormholeSession::collective_unused(c, "several jobs share the fabric (one workload per run uses it)");
+  else if (!r.background.empty()) WormholeSession::collective_unused(c, "background flows share the fabric");
+  else if (!r.chakra.ranks.empty()) WormholeSession::collective_unused(c, "a Chakra trace's collectives are not offered to it");
+  else return wormhole.collective_memo(net(), c);
+  return nullptr;
+}
+
+void RunPlan::set_progress(ProgressLine& line, const TrainingWork& work, std::function<uint64_t()> finished) const {
+  if (TrainingClient* client = work.client.get()) {
+    line.set_fraction([client] { return client->progress(); },
+                      workload_->chakra.ranks.empty() ? "the workload's bytes" : "trace nodes");
+    return;
+  }
+  const Network* n = &net();
+  line.set_fraction(
+      [n, finished] { return n->flow_count() == 0 ? -1.0 : double(finished()) / double(n->flow_count()); }, "flows");
+}
+
+void RunPlan::print_header(const MonitorSession& monitors) {
+  if (training()) {
+    print_training_header(*workload_);
+    if (monitors.any()) monitors.print_estimate(run_traffic(*workload_));
+    return;
+  }
+  monitors.print_estimate(config_->specs);
+  std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net().routing().max_rtt_ns()),
+              static_cast<unsigned long>(net().routing().max_bdp_bytes()));
+}
+
+std::pair<Time, Time> RunPlan::monitor_ends(Time now, Time last_finish, bool cut) const {
+  if (training() || cut) return {now, now};
+  const SimConfig& c = cfg();
+  return {c.stop_time(), c.port_mon_end_ns ? c.stop_time() : last_finish >= 0 ? last_finish : now};
+}
+
+RunMetadata RunPlan::run_record(const RunStats& stats, const std::string& command_line) const {
+  RunMetadata meta;
+  meta.scenario = origin();
+  meta.version = WORMHOLE_VERSION;
+  meta.settings = effective_settings(cfg());
+  meta.stats = stats;
+  fill_run_record(meta, net(), cfg().cc_mode, topo(), command_line,
+                  training() ? workload_->overrides : config_->overrides);
+  if (training()) meta.scenario_keys = scenario_values(workload_->sc);
+  return meta;
+}
+
+std::vector<JobReport> RunPlan::job_reports(const TrainingWork& work) const {
+  return work.jobs ? wh::job_reports(*workload_, *work.jobs) : std::vector<JobReport>{};
+}
+
+void RunPlan::write_reports(const TrainingWork& work, const FlowResults& flows) const {
+  if (work.jobs) write_jobs_reports(*workload_, *work.jobs, flows);
+  else if (work.report) write_workload_csvs(workload_->out, *work.report);
+}
+
+std::string RunPlan::interrupted_outputs() const {
+  if (!training()) return fct() + " and " + pfc();
+  return std::string("fct.txt, pfc.txt and the CSVs") + (workload_->jobs.empty() ? "" : ", jobs.csv and the jobs' CSVs") +
+         " in " + workload_->out;
+}
+
+void RunPlan::print_outcome(bool complete, const TrainingWork& work, const FlowResults& flows,
+                            const SlowdownStats& slowdown, const RunStats& stats, size_t pfc_frames,
+                            const std::string& cc, bool quiet, const Network* net) const {
+  if (!training()) {
+    size_t no_path = 0;  // what LINK_DOWN left without a route (known in one process)
+    if (net)
+      for (uint32_t id = 0; id < net->flow_count(); ++id)
+        if (!net->flow_finished(id) && net->flow_info(id).started && net->flow(id).nic == UINT32_MAX) ++no_path;
+    print_unfinished(*config_, flows, stats, no_path);
+    if (!quiet) print_run_summary(slowdown, stats, pfc_frames, stats.wall_s, cc);
+    return;
+  }
+  const WorkloadRun& r = *workload_;
+  if (work.jobs) {  // says which jobs are incomplete, quiet or not
+    print_jobs_summary(r, *work.jobs, flows, slowdown, stats, pfc_frames, stats.wall_s, cc, quiet, net);
+    return;
+  }
+  if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
+  if (quiet) return;
+  print_workload_summary(*work.report, stats, stats.wall_s, flows.size(), pfc_frames, cc);
+  if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, flows, net));
+}
+
+std::string RunPlan::outputs_line(const std::string& memo, const MonitorSession& monitors) const {
+  if (!training())
+    return fmt::format("outputs: {} {} {}{}{}", fct(), pfc(), results(), memo.empty() ? "" : " " + memo, monitors.outputs());
+  const std::string& out = workload_->out;
+  const std::string m = memo.empty() ? "" : " (memo file " + memo + ")";
+  const std::string mon = monitors.any() ? " (monitors:" + monitors.outputs() + ")" : "";
+  if (!workload_->jobs.empty()) return fmt::format("outputs: {} (jobs.csv; per job: {}/<job>/){}{}", out, out, m, mon);
+  return fmt::format("outputs: {}{}{}", out, m, mon);
+}
+
+}  // namespace wh
