@@ -66,6 +66,9 @@ class EventQueue {
     --size_;
     return true;
   }
+  /// The head of the bucket being drained (nullptr when drained): most often the next event to pop,
+  /// so the kernel can start fetching what it will touch while the current one runs.
+  const Event* peek_run() const { return run_pos_ < run_.size() ? &run_[run_pos_] : nullptr; }
   /// Events waiting in the heap beside the bucket being drained (diagnostics and tests: it should
   /// hold only events scheduled into the current 4-ns bucket).
   size_t side_heap_size() const { return side_.size(); }
