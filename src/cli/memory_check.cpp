@@ -46,7 +46,7 @@ uint64_t kept_bytes_per_flow(bool file_flow) {
   int on = 0, ranks = 1;
   MPI_Initialized(&on);
   if (on) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (file_flow) return bytes_per_file_flow() + (ranks > 1 ? bytes_gathered_per_flow() : 0);
+  if (file_flow) return bytes_per_file_flow() + (ranks > 1 ? bytes_owned_record() : 0);
   return ranks > 1 ? bytes_per_flow_distributed() : bytes_per_flow();
 }
 

@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <exception>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -102,12 +103,13 @@ struct Cut {
   const Network* weights = nullptr;  ///< what the cut was weighed by (flows sent per rank), if anything
 };
 
-/// The run's results after the engine ran: on rank 0 every flow record in id order (for the
-/// summary); on every rank its own flows' records, and every PFC row in the run's order (those
-/// after a client's stop left out) with the rank that recorded it; the statistics; rank 0 also
-/// every rank's times.
+/// The run's results after the engine ran: on rank 0 every flow record (streamed to `records`, on
+/// disk) and their slowdown statistics (for the results file and the summary); on every rank its own
+/// flows' records, and every PFC row in the run's order (those after a client's stop left out) with
+/// the rank that recorded it; the statistics; rank 0 also every rank's times.
 struct Gathered {
-  std::vector<FlowRecord> records, mine;
+  std::vector<FlowRecord> mine;
+  SlowdownStats slowdown;
   std::vector<PfcRecord> pfc;
   std::vector<uint64_t> my_pfc_rows;
   std::vector<PfcRecord> my_pfc;
@@ -116,16 +118,17 @@ struct Gathered {
   RunStats stats;
 };
 
-Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall) {
+/// Collective. `records`: rank 0's sink for every flow's record (nullptr elsewhere). Throws on rank 0
+/// only (OutputError: the records' file cannot be written), once every collective is done.
+Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall,
+                        FlowResults* records) {
   Gathered g;
   g.stats = reduce_stats(MPI_COMM_WORLD, net);
   MPI_Allreduce(&wall, &g.stats.wall_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   for (uint32_t id = 0; id < net.flow_count(); ++id)
     if (net.owns_node(net.flow_info(id).src)) g.mine.push_back(net.record(id));
-  g.records = gather_to_root(MPI_COMM_WORLD, g.mine);
   g.late = gather_to_root(MPI_COMM_WORLD, net.late_acks());
   g.times = gather_to_root(MPI_COMM_WORLD, std::vector<RankTimes>{engine.times()});
-  std::sort(g.records.begin(), g.records.end(), [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; });
   // Every rank learns every PFC row's place (rows are few): each writes its own into /pfc.
   std::vector<TaggedPfc> mine = obs.pfc_;
   for (TaggedPfc& p : mine) p.rank = static_cast<uint32_t>(rank);
@@ -138,6 +141,18 @@ Gathered gather_results(Network& net, int rank, const DistributedEngine& engine,
     if (p.rank == static_cast<uint32_t>(rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
     g.pfc.push_back(p.rec);
   }
+  // Last, so that a failure to write them leaves no rank inside a collective.
+  std::exception_ptr failed;
+  gather_to_root_in_chunks(MPI_COMM_WORLD, g.mine, 65536, [&](const FlowRecord& r) {
+    if (failed) return;
+    try {
+      records->flow_retired(r);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  if (failed) std::rethrow_exception(failed);
+  if (records) g.slowdown = slowdown_stats(*records);
   return g;
 }
 
@@ -152,10 +167,10 @@ void print_rank_times(const Gathered& g) {
 
 /// One process drops a retransmitted duplicate once its sender has finished; a receiver on another
 /// rank cannot know that in time. Says so if it happened (it needs an RTO).
-void warn_late_acks(const Gathered& g) {
+void warn_late_acks(const Gathered& g, const FlowResults& records) {
   size_t diverged = 0;
   for (const LateAck& a : g.late)
-    if (g.records[a.flow].finished() && g.records[a.flow].finish <= a.at) ++diverged;
+    records.for_each([&](const FlowRecord& r) { diverged += r.finished() && r.finish <= a.at; }, a.flow, a.flow + 1);
   if (diverged)
     std::fprintf(stderr,
                  "wormhole: warning: %zu retransmitted duplicates were acknowledged after their flow had finished (one "
@@ -290,7 +305,15 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   engine->run(plan->until());
   const bool complete = client ? client->finish(plan->until()) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Gathered g = gather_results(net, rank, *engine, obs, wall);
+  // Every flow's record, streamed to rank 0 into a file of its own beside the results (as one process
+  // spills them), for the summary and the reports.
+  std::unique_ptr<FlowResults> records;
+  Gathered g;
+  if (auto failed = agree(rank, [&] {
+        if (lead) records = std::make_unique<FlowResults>(std::filesystem::path(plan->results()).parent_path().string());
+      }))
+    return *failed;
+  if (auto failed = agree(rank, [&] { g = gather_results(net, rank, *engine, obs, wall, records.get()); })) return *failed;
   // The monitors' ends as one process has them.
   if (auto failed = agree(rank, [&] {
         const auto [qlen_end, ports_end] = plan->monitor_ends(net.client_now(), g.stats.last_finish, net.stopped_by_signal());
@@ -310,7 +333,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (auto failed = agree(rank, [&] {
         try {
           write_hdf5_results_collective(MPI_COMM_WORLD, plan->results(), g.mine, net.flow_count(), g.my_pfc,
-                                        g.my_pfc_rows, g.pfc.size(), meta, work.report, wormhole->report(),
+                                        g.my_pfc_rows, g.pfc.size(), meta, g.slowdown, work.report, wormhole->report(),
                                         work.jobs ? &jobs : nullptr);
         } catch (const InputError&) {
           throw;  // agreed by every rank (the file cannot be created or written): said once
@@ -328,14 +351,14 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
     wormhole->write_memo();
-    warn_late_acks(g);
-    const FlowResults flows(std::move(g.records));
+    const FlowResults& flows = *records;
+    warn_late_acks(g, flows);
     plan->write_reports(work, flows);
     if (stopped) {
       print_interrupted(meta, obs.finished(), flows.size(), plan->interrupted_outputs());
       return;
     }
-    plan->print_outcome(complete, work, flows, slowdown_stats(flows), g.stats, g.pfc.size(), meta.cc, o.quiet, nullptr);
+    plan->print_outcome(complete, work, flows, g.slowdown, g.stats, g.pfc.size(), meta.cc, o.quiet, nullptr);
     if (o.quiet) {
       wormhole->print_warnings();
       return;

@@ -9,7 +9,7 @@
 //   hyperslab runs: H5S_SELECT_OR is quadratic in the number of runs in HDF5 1.10 (minutes for
 //   50,000 runs), the point selection linear.
 // - attributes (root, /run, /wormhole): written by every rank with identical values, as HDF5's
-//   collective metadata operations require; /run's slowdown statistics from all ranks' flows.
+//   collective metadata operations require; /run's slowdown statistics as rank 0 computed them.
 // - /wormhole/partitions: replicated data, written by rank 0 alone (independently).
 // - /run/settings: variable-length strings, which HDF5 1.10 cannot write through MPI-IO; rank 0
 //   adds it after the collective file is closed, reopening it with the default (serial) driver.
@@ -150,78 +150,42 @@ uint64_t permutation_residue(const std::vector<hsize_t>& rows, uint64_t total, M
   return residue;
 }
 
-// What rank 0 needs of each flow for the /run slowdown statistics (slowdown_stats).
-struct FlowKey {
-  int64_t start, finish;
-  uint64_t ideal_fct_ns, min_fct_ns;
-  uint64_t id;
-};
-
-// Collective: slowdown_stats over all ranks' flows in id order (ids checked to be 0 .. total-1),
-// computed on rank 0 and sent to every rank.
-SlowdownStats global_slowdown_stats(MPI_Comm comm, const std::vector<FlowRecord>& mine, uint64_t total) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  std::vector<FlowKey> keys;
-  keys.reserve(mine.size());
-  for (const FlowRecord& f : mine) keys.push_back({f.start, f.finish, f.ideal_fct_ns, f.min_fct_ns, f.id});
-  MPI_Datatype key_type;
-  MPI_Type_contiguous(int(sizeof(FlowKey)), MPI_BYTE, &key_type);
-  MPI_Type_commit(&key_type);
-  const int count = int(keys.size());
-  std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  std::vector<FlowKey> all(rank == 0 ? total : 0);
-  if (rank == 0) std::partial_sum(counts.begin(), counts.end() - 1, displs.begin() + 1);
-  MPI_Gatherv(keys.data(), count, key_type, all.data(), counts.data(), displs.data(), key_type, 0, comm);
-  MPI_Type_free(&key_type);
-
-  SlowdownStats stats;
-  if (rank == 0) {
-    std::vector<FlowRecord> flows(total);
-    for (const FlowKey& k : all) {
-      FlowRecord& f = flows[k.id];
-      f.id = uint32_t(k.id);
-      f.start = k.start;
-      f.finish = k.finish;
-      f.ideal_fct_ns = k.ideal_fct_ns;
-      f.min_fct_ns = k.min_fct_ns;
-    }
-    stats = slowdown_stats(flows);
-  }
-  static_assert(std::is_trivially_copyable_v<SlowdownStats>);
-  MPI_Bcast(&stats, int(sizeof stats), MPI_BYTE, 0, comm);
-  return stats;
-}
-
 // Collective: creates root table `t` with `total` rows; this rank writes records[order[i]] at row
-// rows[i] (rows sorted), converted by `row_of`, in one collective transfer.
+// rows[i] (rows sorted), converted by `row_of`, in rounds of at most `per_round` rows (every rank
+// takes part in every round, with no rows once it has written its own).
 template <class Row, class Record, class RowOf>
-void write_owned_rows(hid_t file, hid_t dxpl, const Table& t, uint64_t total, const std::vector<Record>& records,
-                      const std::vector<hsize_t>& rows, const std::vector<size_t>& order, RowOf row_of) {
+void write_owned_rows(MPI_Comm comm, hid_t file, hid_t dxpl, const Table& t, uint64_t total,
+                      const std::vector<Record>& records, const std::vector<hsize_t>& rows,
+                      const std::vector<size_t>& order, RowOf row_of, size_t per_round) {
   const std::string what = std::string("/") + t.name;
   Handle ds = create_table(file, t.name, t.types.second, total, t.units, t.description);
-  const size_t n = rows.size();
-  std::vector<Row> buf(std::max<size_t>(n, 1));
-  for (size_t i = 0; i < n; ++i) buf[i] = row_of(records[order[i]]);
-  // In place to the packed file layout (a Row is at least as large as its packed form), unless the
-  // Row already has it.
-  if (n > 0 && check(H5Tequal(t.types.first, t.types.second), "comparing the row types of " + what) == 0) {
-    std::vector<unsigned char> background(n * H5Tget_size(t.types.second));
-    check(H5Tconvert(t.types.first, t.types.second, n, buf.data(), background.data(), H5P_DEFAULT),
-          "packing the rows of " + what);
-  }
   Handle fspace(check(H5Dget_space(ds), "getting the space of " + what), H5Sclose);
-  const hsize_t mdim = std::max<size_t>(n, 1);
-  Handle mspace = make_space({mdim}, {mdim}, "creating a memory space for " + what);
-  if (n > 0) {
-    check(H5Sselect_elements(fspace, H5S_SELECT_SET, n, rows.data()), "selecting this rank's rows of " + what);
-  } else {
-    check(H5Sselect_none(fspace), "selecting no rows of " + what);
-    check(H5Sselect_none(mspace), "selecting no rows of " + what);
+  const bool packed = check(H5Tequal(t.types.first, t.types.second), "comparing the row types of " + what) != 0;
+  uint64_t rounds = (rows.size() + per_round - 1) / per_round;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm);
+  std::vector<Row> buf(std::max<size_t>(std::min(rows.size(), per_round), 1));
+  std::vector<unsigned char> background;
+  for (uint64_t k = 0; k < std::max<uint64_t>(rounds, 1); ++k) {
+    const size_t from = std::min<size_t>(rows.size(), k * per_round);
+    const size_t n = std::min(rows.size() - from, per_round);
+    for (size_t i = 0; i < n; ++i) buf[i] = row_of(records[order[from + i]]);
+    // In place to the packed file layout (a Row is at least as large as its packed form), unless the
+    // Row already has it.
+    if (n > 0 && !packed) {
+      background.resize(n * H5Tget_size(t.types.second));
+      check(H5Tconvert(t.types.first, t.types.second, n, buf.data(), background.data(), H5P_DEFAULT),
+            "packing the rows of " + what);
+    }
+    const hsize_t mdim = std::max<size_t>(n, 1);
+    Handle mspace = make_space({mdim}, {mdim}, "creating a memory space for " + what);
+    if (n > 0) {
+      check(H5Sselect_elements(fspace, H5S_SELECT_SET, n, rows.data() + from), "selecting this rank's rows of " + what);
+    } else {
+      check(H5Sselect_none(fspace), "selecting no rows of " + what);
+      check(H5Sselect_none(mspace), "selecting no rows of " + what);
+    }
+    check(H5Dwrite(ds, t.types.second, mspace, fspace, dxpl, buf.data()), "writing " + what);
   }
-  check(H5Dwrite(ds, t.types.second, mspace, fspace, dxpl, buf.data()), "writing " + what);
 }
 
 // Collective: rank 0 checks that `file` can be created (with the serial driver, so the error is
@@ -260,8 +224,9 @@ void check_creatable(MPI_Comm comm, const std::string& file, const std::string& 
 void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const std::vector<FlowRecord>& my_flows,
                                    uint64_t total_flows, const std::vector<PfcRecord>& my_pfc,
                                    const std::vector<uint64_t>& my_pfc_rows, uint64_t total_pfc,
-                                   const RunMetadata& meta, const WorkloadReport* workload, const SkipReport* skip,
-                                   const std::vector<JobReport>* jobs) {
+                                   const RunMetadata& meta, const SlowdownStats& slowdown,
+                                   const WorkloadReport* workload, const SkipReport* skip,
+                                   const std::vector<JobReport>* jobs, size_t rows_per_round) {
   QuietErrors quiet;
   const int rank = comm_rank(comm);
 
@@ -294,7 +259,9 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   }
   problem = agree(comm, problem);
   if (!problem.empty()) throw std::invalid_argument("write_hdf5_results_collective(" + path + "): " + problem);
-  const SlowdownStats stats = global_slowdown_stats(comm, my_flows, total_flows);
+  SlowdownStats stats = slowdown;  // rank 0's
+  static_assert(std::is_trivially_copyable_v<SlowdownStats>);
+  MPI_Bcast(&stats, int(sizeof stats), MPI_BYTE, 0, comm);
 
   // 2. The file can be created, then is, by all ranks at once: under a temporary name (rank 0's pid,
   // the same on every rank), renamed into place by rank 0 when complete, as the one-process writer
@@ -317,8 +284,8 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   Handle dxpl(check(H5Pcreate(H5P_DATASET_XFER), "creating a property list"), H5Pclose);
   check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "requesting collective transfers");
   write_root_attributes(file);
-  write_owned_rows<FlowRow>(file, dxpl, flows_table(), total_flows, my_flows, flow_rows, flow_order, flow_row);
-  write_owned_rows<PfcRow>(file, dxpl, pfc_table(), total_pfc, my_pfc, pfc_rows, pfc_order, pfc_row);
+  write_owned_rows<FlowRow>(comm, file, dxpl, flows_table(), total_flows, my_flows, flow_rows, flow_order, flow_row, std::max<size_t>(rows_per_round, 1));
+  write_owned_rows<PfcRow>(comm, file, dxpl, pfc_table(), total_pfc, my_pfc, pfc_rows, pfc_order, pfc_row, std::max<size_t>(rows_per_round, 1));
   write_run_attributes(create_run_group(file), meta, stats);
   if (skip) write_wormhole(file, *skip, rank == 0);
   check(file.close(), "closing " + path);

@@ -75,14 +75,15 @@ uint64_t bytes_per_file_flow() {
          sizeof(PathMetrics) + 2 * sizeof(void*) + sizeof(void*);
 }
 
-uint64_t bytes_gathered_per_flow() {
-  constexpr uint64_t kResultsRow = 104;  // the results file's conversion buffer, measured
-  return sizeof(FlowRecord) + kResultsRow;
+uint64_t bytes_owned_record() {
+  // Its record, built at the end by the rank that ran it (all of them, if one rank sent every flow);
+  // rank 0 takes everyone's in rounds, onto disk, and the results rows are written in rounds too.
+  return sizeof(FlowRecord);
 }
 
 uint64_t bytes_per_flow_distributed() {
-  // A rank keeps every flow's FlowInfo to the end, and rank 0 gathers every flow's record.
-  return bytes_per_flow() + sizeof(FlowInfo) + bytes_gathered_per_flow();
+  // A rank keeps every flow's FlowInfo to the end.
+  return bytes_per_flow() + sizeof(FlowInfo) + bytes_owned_record();
 }
 
 uint64_t bytes_per_running_flow() { return sizeof(Flow) + sizeof(uint32_t); }  // its state and its NIC's list entry

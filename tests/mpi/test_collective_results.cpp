@@ -332,7 +332,7 @@ void error_cases(const std::string& dir, const Results& all, const Mine& mine) {
   const uint64_t nf = all.flows.size(), np = all.pfc.size();
   const std::string missing = dir + "/missing/out.h5";
   const std::string what = expect_error<InputError>("missing directory", [&] {
-    write_hdf5_results_collective(MPI_COMM_WORLD, missing, mine.flows, nf, mine.pfc, mine.pfc_rows, np, all.meta);
+    write_hdf5_results_collective(MPI_COMM_WORLD, missing, mine.flows, nf, mine.pfc, mine.pfc_rows, np, all.meta, SlowdownStats{});
   });
   if (g_rank == 0) {
     try {
@@ -350,7 +350,7 @@ void error_cases(const std::string& dir, const Results& all, const Mine& mine) {
     wrong.pfc_rows.push_back(np);
   }
   expect_error<std::invalid_argument>("row out of range", [&] {
-    write_hdf5_results_collective(MPI_COMM_WORLD, bad, wrong.flows, nf, wrong.pfc, wrong.pfc_rows, np, all.meta);
+    write_hdf5_results_collective(MPI_COMM_WORLD, bad, wrong.flows, nf, wrong.pfc, wrong.pfc_rows, np, all.meta, SlowdownStats{});
   });
   if (g_size >= 2) {
     wrong = mine;
@@ -363,12 +363,12 @@ void error_cases(const std::string& dir, const Results& all, const Mine& mine) {
         }
     }
     expect_error<std::invalid_argument>("flow owned twice", [&] {
-      write_hdf5_results_collective(MPI_COMM_WORLD, bad, wrong.flows, nf, wrong.pfc, wrong.pfc_rows, np, all.meta);
+      write_hdf5_results_collective(MPI_COMM_WORLD, bad, wrong.flows, nf, wrong.pfc, wrong.pfc_rows, np, all.meta, SlowdownStats{});
     });
     RunMetadata other = all.meta;
     if (g_rank == g_size - 1) other.stats.wall_s += 1;  // a rank's own wall time, not reduced
     expect_error<std::invalid_argument>("metadata differs", [&] {
-      write_hdf5_results_collective(MPI_COMM_WORLD, bad, mine.flows, nf, mine.pfc, mine.pfc_rows, np, other);
+      write_hdf5_results_collective(MPI_COMM_WORLD, bad, mine.flows, nf, mine.pfc, mine.pfc_rows, np, other, SlowdownStats{});
     });
   }
   if (g_rank == 0) CHECK(!std::filesystem::exists(bad), "a file was written despite invalid arguments");
@@ -409,16 +409,23 @@ int main(int argc, char** argv) {
     c.start = 1000, c.end = 1234000;
     wl.collectives = {c};
     wl.end_to_end.total = 1234567;
+    const SlowdownStats slowdown = slowdown_stats(all.flows);
     write_hdf5_results_collective(MPI_COMM_WORLD, collective, mine.flows, all.flows.size(), mine.pfc, mine.pfc_rows,
-                                  all.pfc.size(), all.meta, nullptr, &all.skip);
+                                  all.pfc.size(), all.meta, slowdown, nullptr, &all.skip);
     if (g_rank == 0) {
       write_hdf5_results(serial, all.flows, all.pfc, all.meta, nullptr, &all.skip);
       compare_files(serial, collective, true);
     }
+    // The same in rounds of 7 rows a rank: every rank takes part in each round, with fewer or no rows
+    // once its own are written (uneven counts, one rank owning none of a table).
+    const std::string rounds = dir + "/rounds_collective.h5";
+    write_hdf5_results_collective(MPI_COMM_WORLD, rounds, mine.flows, all.flows.size(), mine.pfc, mine.pfc_rows,
+                                  all.pfc.size(), all.meta, slowdown, nullptr, &all.skip, nullptr, 7);
+    if (g_rank == 0) compare_files(serial, rounds, true);
     // With /workload (VL-string tables: h5diff compares them, the C API comparison above cannot).
     const std::string wl_collective = dir + "/wl_collective.h5", wl_serial = dir + "/wl_serial.h5";
     write_hdf5_results_collective(MPI_COMM_WORLD, wl_collective, mine.flows, all.flows.size(), mine.pfc,
-                                  mine.pfc_rows, all.pfc.size(), all.meta, &wl);
+                                  mine.pfc_rows, all.pfc.size(), all.meta, slowdown, &wl);
     if (g_rank == 0) {
       write_hdf5_results(wl_serial, all.flows, all.pfc, all.meta, &wl);
 #ifdef WH_H5DIFF
@@ -434,7 +441,7 @@ int main(int argc, char** argv) {
     // A run without flows, PFC frames or settings: empty tables, NaN statistics, no /wormhole.
     RunMetadata bare;
     bare.scenario = "empty.toml";
-    write_hdf5_results_collective(MPI_COMM_WORLD, dir + "/empty_collective.h5", {}, 0, {}, {}, 0, bare);
+    write_hdf5_results_collective(MPI_COMM_WORLD, dir + "/empty_collective.h5", {}, 0, {}, {}, 0, bare, slowdown_stats(std::vector<FlowRecord>{}));
     if (g_rank == 0) {
       write_hdf5_results(dir + "/empty_serial.h5", std::vector<FlowRecord>{}, {}, bare);
       compare_files(dir + "/empty_serial.h5", dir + "/empty_collective.h5", false);

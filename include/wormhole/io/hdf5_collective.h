@@ -25,9 +25,11 @@ namespace wh {
 ///   exactly 0 .. total_flows-1 (a flow's row in /flows is its id). A rank may own none.
 /// - `my_pfc`, `my_pfc_rows` (same length): this rank's PFC frames and the row of each in /pfc;
 ///   across ranks disjoint, together exactly 0 .. total_pfc-1. A rank may own none.
-/// The /run slowdown statistics (flows_finished, slowdown_*, fct_*) are computed over all ranks'
-/// flows in id order, bit for bit as the serial writer does (the flows' times and ideal FCTs,
-/// 32 bytes per flow, are gathered on rank 0 for that).
+/// - `slowdown`: the /run slowdown statistics (flows_finished, slowdown_*, fct_*): rank 0's is written
+///   (the others' are ignored), which must be slowdown_stats() over all flows in id order, as the serial
+///   writer computes them (a distributed run streams every record to rank 0 for its summary anyway).
+/// Each rank writes its rows in rounds of at most `rows_per_round` (one collective transfer per round),
+/// so what it holds for them is that round's, not a copy of all its rows (same value on every rank).
 ///
 /// Errors, raised on every rank alike (the ranks agree before throwing, so none is left waiting):
 /// std::invalid_argument if the ranks' arguments do not fit together (a row out of range or owned
@@ -40,8 +42,8 @@ namespace wh {
 void write_hdf5_results_collective(MPI_Comm comm, const std::string& path,
                                    const std::vector<FlowRecord>& my_flows, uint64_t total_flows,
                                    const std::vector<PfcRecord>& my_pfc, const std::vector<uint64_t>& my_pfc_rows,
-                                   uint64_t total_pfc, const RunMetadata& meta,
+                                   uint64_t total_pfc, const RunMetadata& meta, const SlowdownStats& slowdown,
                                    const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
-                                   const std::vector<JobReport>* jobs = nullptr);
+                                   const std::vector<JobReport>* jobs = nullptr, size_t rows_per_round = 65536);
 
 }  // namespace wh

@@ -32,11 +32,11 @@ uint64_t bytes_per_flow();
 /// finished: they may all be held at once): its entry, FlowInfo, spec, place in the start order and
 /// path metrics (one entry per source–destination pair at most), track index and statistics figure.
 uint64_t bytes_per_file_flow();
-/// A workload flow on a rank of a distributed run, which keeps every flow's FlowInfo, and rank 0 every
-/// flow's record and results row at the end.
+/// A workload flow on a rank of a distributed run, which keeps every flow's FlowInfo, and the record
+/// of each flow it ran at the end.
 uint64_t bytes_per_flow_distributed();
-/// What rank 0 of a distributed run gathers of each flow at the end: its record and results row.
-uint64_t bytes_gathered_per_flow();
+/// What a rank of a distributed run holds of each flow it ran at the end: its record.
+uint64_t bytes_owned_record();
 /// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
 /// (Flow) and its NIC's list entry; freed and reused once it finished.
 uint64_t bytes_per_running_flow();
