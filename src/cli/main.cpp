@@ -65,11 +65,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Every rank of an mpirun parses the same command line: one of them says what is wrong.
     if (launched_ranks() == 1 || launched_rank() == 0) {
-      const bool missing = std::string(e.what()).find("File does not exist") != std::string::npos;
-      std::fprintf(stderr, "wormhole: error: %s (fix: %s)\n", e.what(),
-                   missing ? "check the path: a scenario is a .toml file or an HPCC config.txt, e.g. "
-                             "inputs/llm/moe-32g.toml"
-                           : "see wormhole --help");
+      const std::string what = e.what();
+      const bool missing = what.find("File does not exist") != std::string::npos;
+      // Only the scenario is a positional argument; --memo, --rank-map, ... name themselves.
+      const bool scenario = missing && what.rfind("scenario", 0) == 0;
+      std::fprintf(stderr, "wormhole: error: %s (fix: %s)\n", what.c_str(),
+                   scenario  ? "check the path: a scenario is a .toml file or an HPCC config.txt, e.g. "
+                               "inputs/llm/moe-32g.toml"
+                   : missing ? "check the path"
+                             : "see wormhole --help");
     }
     return 2;
   }

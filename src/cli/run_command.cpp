@@ -1,4 +1,5 @@
-// `wormhole run`: the main job on an HPCC config.txt scenario.
+// `wormhole run`: the main job, in one process (the run plan's one-process back end, run_plan.h), and what
+// the runs of both back ends share: options, output checks, summaries.
 #include "run_command.h"
 #include "run_plan.h"
 #include "memory_check.h"
@@ -89,7 +90,6 @@ void check_writable_dir(const std::string& dir, const std::pair<std::string, int
 }
 
 void check_memo_out(const std::string& path, const std::vector<std::string>& others) {
-  check_output_dir(path, {"command line", 0}, "--memo-out file");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError("command line", 0, "--memo-out " + path + " is a directory", "give a file name, e.g. " +

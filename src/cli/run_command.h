@@ -95,8 +95,8 @@ std::string background_summary(const Background& b, const FlowResults& flows, co
 /// trace's, plus the background flows. Sizes in bytes.
 std::vector<FlowSpec> run_traffic(const WorkloadRun& r);
 
-/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp; a RunPlan's
-/// training kind): one
+/// A .toml training-workload scenario read and checked, its network built (run_workload.cpp; a
+/// RunPlan's training kind): one
 /// SimAI workload, Chakra traces, or several jobs with background flows.
 struct WorkloadRun {
   Scenario sc;
@@ -130,7 +130,8 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak);
 /// Throws InputError naming the [[job]] (placement, a workload that does not fit its GPUs).
 void load_jobs(WorkloadRun& r, bool speak);
 /// Sets the output paths (fct.txt, pfc.txt, results; each job's folder) from -o or the scenario's
-/// [output] dir; with `write`, creates the folders and checks the results file's folder
+/// [output] dir, and plans the monitors (MonitorSession::plan: InputError for a bad TRACE_FILE, even
+/// without `write`); with `write`, creates the folders and checks the results file's folder
 /// (InputError if it cannot).
 void make_workload_outputs(const RunOptions& o, WorkloadRun& r, bool write);
 /// Writes the generated topology if the scenario asks for it (topology.write).
@@ -230,9 +231,10 @@ void check_output_dir(const std::string& path, const std::pair<std::string, int>
 /// folder `dir` (faccessat(2) with W_OK | X_OK, effective ids), with the fix: let the user write there
 /// or choose another folder for `what`.
 void check_writable_dir(const std::string& dir, const std::pair<std::string, int>& origin, const std::string& what);
-/// Checks `--memo-out PATH` before the run: its directory exists (check_output_dir), it is not a
-/// directory itself, and it is none of the run's other outputs (`others`: results.h5, fct.txt,
-/// pfc.txt, which it would overwrite). Throws InputError naming what to change.
+/// Checks `--memo-out PATH` before any output is made: it is not a directory, and it is none of the
+/// run's other outputs (`others`: results.h5, fct.txt, pfc.txt, which it would overwrite). Its folder is
+/// checked (check_output_dir) once the run's own folders are made: -o may be making it. Throws
+/// InputError naming what to change.
 void check_memo_out(const std::string& path, const std::vector<std::string>& others);
 
 }  // namespace wh

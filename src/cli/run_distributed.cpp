@@ -114,12 +114,14 @@ struct Gathered {
   std::vector<uint64_t> my_pfc_rows;
   std::vector<PfcRecord> my_pfc;
   std::vector<LateAck> late;
+  size_t diverged = 0;  ///< rank 0: late acknowledgements that came after their flow had finished
   std::vector<RankTimes> times;
   RunStats stats;
 };
 
 /// Collective. `records`: rank 0's sink for every flow's record (nullptr elsewhere). Throws on rank 0
-/// only (OutputError: the records' file cannot be written), once every collective is done.
+/// only (OutputError: the records' file cannot be written; std::logic_error: the ranks' flow ids are not
+/// exactly 0 .. n - 1), once every collective is done.
 Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall,
                         FlowResults* records) {
   Gathered g;
@@ -141,9 +143,14 @@ Gathered gather_results(Network& net, int rank, const DistributedEngine& engine,
     if (p.rank == static_cast<uint32_t>(rank)) g.my_pfc.push_back(p.rec), g.my_pfc_rows.push_back(g.pfc.size());
     g.pfc.push_back(p.rec);
   }
-  // Last, so that a failure to write them leaves no rank inside a collective.
+  // Last, so that a failure to write them leaves no rank inside a collective. Each record passing is
+  // checked against the late acknowledgements of its flow (rank 0 has them all by now).
+  std::sort(g.late.begin(), g.late.end(), [](const LateAck& a, const LateAck& b) { return a.flow < b.flow; });
   std::exception_ptr failed;
-  gather_to_root_in_chunks(MPI_COMM_WORLD, g.mine, 65536, [&](const FlowRecord& r) {
+  gather_to_root_in_chunks(MPI_COMM_WORLD, g.mine, 1 << 17, [&](const FlowRecord& r) {
+    const auto [lo, hi] = std::equal_range(g.late.begin(), g.late.end(), LateAck{r.id, 0},
+                                           [](const LateAck& a, const LateAck& b) { return a.flow < b.flow; });
+    for (auto a = lo; a != hi; ++a) g.diverged += r.finished() && r.finish <= a->at;
     if (failed) return;
     try {
       records->flow_retired(r);
@@ -167,15 +174,12 @@ void print_rank_times(const Gathered& g) {
 
 /// One process drops a retransmitted duplicate once its sender has finished; a receiver on another
 /// rank cannot know that in time. Says so if it happened (it needs an RTO).
-void warn_late_acks(const Gathered& g, const FlowResults& records) {
-  size_t diverged = 0;
-  for (const LateAck& a : g.late)
-    records.for_each([&](const FlowRecord& r) { diverged += r.finished() && r.finish <= a.at; }, a.flow, a.flow + 1);
-  if (diverged)
+void warn_late_acks(const Gathered& g) {
+  if (g.diverged)
     std::fprintf(stderr,
                  "wormhole: warning: %zu retransmitted duplicates were acknowledged after their flow had finished (one "
                  "process drops them): the results may differ from a single-process run\n",
-                 diverged);
+                 g.diverged);
 }
 
 /// Cuts the network (or reads the map): weighed by the flows of a flow file, by the expected traffic
@@ -252,6 +256,10 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
           throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",
                            "drop it, or set EVENT_ORDER=portable; the reference order needs one process");
         c = cut(o, *plan, ranks);
+      }))
+    return *failed;
+  // A step of its own: the engine's constructor is collective, so no rank may have failed alone before it.
+  if (auto failed = agree(rank, [&] {
         engine.emplace(plan->net(), MPI_COMM_WORLD, c.map, plan->client_lookahead());
         wormhole.emplace(plan->net(), plan->cfg(), plan->until(), o.memo_in, speak);
         if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
@@ -283,6 +291,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
+  c.traffic.reset(), c.weights = nullptr;  // a second network of the expected flows: the cut is made
   if (speak && cfg.wormhole.enabled && cfg.wormhole.threads != 1) {
     // mpirun binds each rank to one core by default (up to 2 ranks): its oneTBB threads then share it.
     cpu_set_t cpus;
@@ -352,7 +361,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     text->flush();
     wormhole->write_memo();
     const FlowResults& flows = *records;
-    warn_late_acks(g, flows);
+    warn_late_acks(g);
     plan->write_reports(work, flows);
     if (stopped) {
       print_interrupted(meta, obs.finished(), flows.size(), plan->interrupted_outputs());

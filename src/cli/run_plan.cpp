@@ -27,17 +27,36 @@ void RunPlan::name_outputs(const RunOptions& o) {
 }
 
 void RunPlan::make_outputs(const RunOptions& o) {
-  if (!training()) return check_config_outputs(*config_);
-  make_workload_outputs(o, *workload_, true);
-  write_topology_copy(*workload_);
+  if (training()) make_workload_outputs(o, *workload_, true);
+  else check_config_outputs(*config_);
+  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+  if (training()) write_topology_copy(*workload_);
 }
 
 std::string RunPlan::memo_path(const RunOptions& o) const {
   return o.memo_out.empty() ? (std::filesystem::path(results()).parent_path() / "memo.h5").string() : o.memo_out;
 }
 
+std::vector<std::string> RunPlan::output_files() const {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files = {results(), fct(), pfc()};
+  const MonitorSession::Plan m = monitor_plan();
+  for (const std::string* p : {&m.qlen, &m.trace, &m.ports, &m.bw, &m.rate, &m.cnp})
+    if (!p->empty()) files.push_back(*p);
+  if (!training()) return files;
+  const WorkloadRun& r = *workload_;
+  const auto csvs = [&files](const fs::path& dir) {
+    for (const std::string& name : workload_csv_names()) files.push_back((dir / name).string());
+  };
+  if (r.jobs.empty()) csvs(r.out);
+  else files.push_back((fs::path(r.out) / "jobs.csv").string());
+  for (const std::string& d : r.job_dirs) files.push_back((fs::path(d) / "fct.txt").string()), csvs(d);
+  if (!r.sc.topology.write.empty()) files.push_back((fs::path(r.out) / r.sc.topology.write).string());
+  return files;
+}
+
 void RunPlan::check_memo_out(const RunOptions& o) const {
-  if (!o.memo_out.empty()) wh::check_memo_out(o.memo_out, {results(), fct(), pfc()});
+  if (!o.memo_out.empty()) wh::check_memo_out(o.memo_out, output_files());
 }
 
 MonitorSession::Plan RunPlan::monitor_plan() const {
@@ -97,9 +116,9 @@ void RunPlan::print_header(const MonitorSession& monitors) {
     if (monitors.any()) monitors.print_estimate(run_traffic(*workload_));
     return;
   }
-  monitors.print_estimate(config_->specs);
   std::printf("maxRtt=%lu maxBdp=%lu\n", static_cast<unsigned long>(net().routing().max_rtt_ns()),
               static_cast<unsigned long>(net().routing().max_bdp_bytes()));
+  monitors.print_estimate(config_->specs);
 }
 
 std::pair<Time, Time> RunPlan::monitor_ends(Time now, Time last_finish, bool cut) const {

@@ -5,6 +5,7 @@
 // load, Wormhole, outputs, monitors, the training work, run, monitors' ends, run record, results,
 // reports, summary.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +19,9 @@ namespace wh {
 
 class ProgressLine;
 
+/// A loaded scenario of either kind with its network built, and each step of a run that depends on the
+/// kind. The output paths (results(), fct(), pfc()) of a training scenario are set by name_outputs: call it
+/// right after load.
 class RunPlan {
  public:
   /// Loads the scenario `o.scenario` names (load_config_run, or load_workload_run for a .toml file)
@@ -27,12 +31,14 @@ class RunPlan {
 
   /// A .toml training scenario (its flows come from a training client as it runs); else a flow file.
   bool training() const { return workload_ != nullptr; }
+  /// The network the scenario built, its settings and its topology.
   Network& net() { return training() ? *workload_->net : *config_->net; }
   const Network& net() const { return training() ? *workload_->net : *config_->net; }
   const SimConfig& cfg() const { return training() ? workload_->cfg : config_->cfg; }
   const Topology& topo() const { return training() ? workload_->topo.topo : config_->topo; }
   /// The scenario file the run record names.
   const std::string& origin() const { return training() ? workload_->sc.path : config_->cfg.path; }
+  /// Output paths: the HDF5 results file, fct.txt and pfc.txt ("" for a training scenario before name_outputs).
   const std::string& results() const { return training() ? workload_->results : config_->results; }
   const std::string& fct() const { return cfg().fct_output_file; }
   const std::string& pfc() const { return cfg().pfc_output_file; }
@@ -53,7 +59,10 @@ class RunPlan {
   void make_outputs(const RunOptions& o);
   /// Where memoization writes (--memo-out, or memo.h5 beside the results).
   std::string memo_path(const RunOptions& o) const;
-  /// Checks --memo-out against the run's other outputs (check_memo_out); nothing without it.
+  /// Every file the run writes: results, fct.txt, pfc.txt, the monitors' files, a training scenario's
+  /// CSVs (each job's fct.txt and CSVs, jobs.csv) and its topology copy. After name_outputs.
+  std::vector<std::string> output_files() const;
+  /// Checks --memo-out against every file the run writes (check_memo_out); nothing without it.
   void check_memo_out(const RunOptions& o) const;
   /// The monitors this scenario asks for (MonitorSession::plan); after name_outputs.
   MonitorSession::Plan monitor_plan() const;

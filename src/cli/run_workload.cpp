@@ -1,4 +1,5 @@
-// `wormhole run SCENARIO.toml`: a training workload on a GPU cluster (docs/workloads.md).
+// A .toml training scenario (docs/workloads.md): loading it (load_workload_run), its outputs, headers and
+// summaries, for the run plan (run_plan.h).
 #include <fmt/core.h>
 
 #include <limits>

@@ -187,15 +187,18 @@ double LayerRecord::busbw_gibps(Phase p) const {
   return algbw_gibps(p) * busbw_factor(op[size_t(p)], ranks[size_t(p)]);
 }
 
+const std::vector<std::string>& workload_csv_names() {
+  static const std::vector<std::string> names = {"end_to_end.csv", "layers.csv", "collectives.csv", "iterations.csv",
+                                                 "gpus.csv"};
+  return names;
+}
+
 void write_workload_csvs(const std::string& dir, const WorkloadReport& r) {
   namespace fs = std::filesystem;
-  const std::pair<const char*, std::string> files[] = {
-      {"end_to_end.csv", end_to_end_csv(r)},
-      {"layers.csv", layers_csv(r)},
-      {"collectives.csv", collectives_csv(r)},
-      {"iterations.csv", iterations_csv(r)},
-      {"gpus.csv", gpus_csv(r)},
-  };
+  const std::string texts[] = {end_to_end_csv(r), layers_csv(r), collectives_csv(r), iterations_csv(r), gpus_csv(r)};
+  static_assert(std::size(texts) == 5);
+  std::vector<std::pair<std::string, std::string>> files;  // (name, text), in workload_csv_names' order
+  for (size_t k = 0; k < std::size(texts); ++k) files.emplace_back(workload_csv_names().at(k), texts[k]);
   // Every file goes to a temporary name first and is renamed only once all of them are written:
   // a reader never sees a truncated file, nor a new end_to_end.csv beside an old layers.csv.
   const std::string suffix = fmt::format(".tmp{}", ::getpid());

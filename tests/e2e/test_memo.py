@@ -194,12 +194,29 @@ class MemoCommands(unittest.TestCase):
         out = self.dir / "train"
         out.mkdir()
         scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
-        for target in (out / "results.h5", out / "fct.txt"):
+        for target in (out / "results.h5", out / "fct.txt", out / "gpus.csv", out / "end_to_end.csv"):
             p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(out), "-q", "--set", "wormhole.enabled=true",
                                 "--set", "wormhole.memo=true", "--memo-out", str(target)], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn(f"--memo-out {target} is also where the run writes", p.stderr)
         self.assertEqual(sorted(out.iterdir()), [])  # refused before anything was written
+        # Into the folder -o is about to make: accepted (the folder is made before the memo file's is checked).
+        fresh = self.dir / "fresh"
+        p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(fresh), "-q", "--set", "wormhole.enabled=true",
+                            "--set", "wormhole.memo=true", "--memo-out", str(fresh / "m.h5")], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue((fresh / "m.h5").is_file() and (fresh / "results.h5").is_file())
+        (self.dir / "cfg").mkdir()
+        work = copy_scenario("hpcc-bundled-example", self.dir / "cfg")
+        p = run(work, "config_hpcc.txt", "-o", str(work / "new"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
+                "--memo-out", str(work / "new" / "m.h5"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue((work / "new" / "m.h5").is_file())
+        # ... but not onto a monitor's file (the config's queue monitor writes qlen.txt there).
+        p = run(work, "config_hpcc.txt", "-o", str(work / "new"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
+                "--memo-out", str(work / "new" / "qlen.txt"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("is also where the run writes", p.stderr)
 
     def test_memo_flag_beside_an_explicit_memo_setting(self):
         # --memo implies WORMHOLE_MEMO 1: said again with --set it is no "set twice" warning (it was one,

@@ -119,6 +119,11 @@ class MissingScenario(Case):
         self.assertIn("File does not exist: inputs/nope/config.txt", p.stderr)
         self.assertIn("fix: check the path: a scenario is a .toml file or an HPCC config.txt", p.stderr)
 
+    def test_a_missing_memo_file_is_not_called_a_scenario(self):
+        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
+        p = self.run_wh(scenario, "--memo", "none.h5", expect=2)
+        self.assertIn("--memo: File does not exist: none.h5 (fix: check the path)", p.stderr)
+
 
 class UnwritableOutputFolder(Case):
     """An output folder this user cannot write to is refused before the run, naming the folder and the fix

@@ -1,6 +1,6 @@
 // gather_to_root_in_chunks (wormhole/partition/engine.h) under mpiexec with 2 and 3 ranks (plain
 // main, exit 0 = pass): rank r holds 5r + 1 values (r = 1 then holds more than two rounds, rank 0
-// one value), streamed in rounds of 3; rank 0 must take every value once, in (round, rank, index)
+// one value), streamed in rounds of 3 a rank (3 × ranks in all); rank 0 must take every value once, in (round, rank, index)
 // order, holding one round at a time; the other ranks take nothing.
 #include <mpi.h>
 
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> mine(count(rank));
   for (size_t i = 0; i < mine.size(); ++i) mine[i] = uint64_t(rank) * 1000 + i;  // rank r's i-th value
   std::vector<uint64_t> taken;
-  wh::gather_to_root_in_chunks(MPI_COMM_WORLD, mine, 3, [&](uint64_t v) { taken.push_back(v); });
+  wh::gather_to_root_in_chunks(MPI_COMM_WORLD, mine, 3 * size_t(size), [&](uint64_t v) { taken.push_back(v); });
   // Rounds of 3: round k has values 3k .. 3k+2 of each rank that still has them.
   std::vector<uint64_t> expected;
   if (rank == 0)

@@ -17,7 +17,8 @@ namespace wh {
 /// Records handed over during the run (FlowSink::flow_retired, in release order) are appended to one
 /// unlinked temporary file in a folder given at construction (the outputs' folder), 80 B a record, in
 /// blocks of up to 2,048 records of one range of 2^bucket_bits ids; records added with add() (the
-/// flows a network still holds at the end, or a distributed run's gathered records) stay in memory.
+/// flows a network still holds at the end) stay in memory. A distributed run streams every rank's records
+/// to rank 0 through flow_retired.
 /// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (84 MB by default)
 /// besides the added records; every read sorts each range again (linear: each record is moved to its
 /// id's slot), so a run reads its records once if it can.

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "wormhole/workload/records.h"
 
@@ -32,9 +33,11 @@ double busbw_factor(const std::string& op, uint32_t ranks);
 ///  * gpus.csv: gpu, compute_us, exposed_us, exposed_tp_us, exposed_dp_us, exposed_ep_us, exposed_dp_ep_us,
 ///    exposed_pp_us, bubble_us, update_us, finish_us (empty if the GPU did not finish), one row per GPU;
 ///    exposed_us is the sum of the five exposed columns (the bubble is not exposure).
-/// Each file is written under a temporary name and renamed into place once all four are written,
+/// Each file is written under a temporary name and renamed into place once all five are written,
 /// so none is ever left half-written. Throws InputError naming the file if one cannot be written
 /// (missing or read-only directory, full disk).
 void write_workload_csvs(const std::string& dir, const WorkloadReport& r);
+/// The names of the files write_workload_csvs writes into its folder.
+const std::vector<std::string>& workload_csv_names();
 
 }  // namespace wh

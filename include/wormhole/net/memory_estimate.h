@@ -35,7 +35,7 @@ uint64_t bytes_per_file_flow();
 /// A workload flow on a rank of a distributed run, which keeps every flow's FlowInfo, and the record
 /// of each flow it ran at the end.
 uint64_t bytes_per_flow_distributed();
-/// What a rank of a distributed run holds of each flow it ran at the end: its record.
+/// Bytes a rank of a distributed run holds of each flow it ran, at the end: its record.
 uint64_t bytes_owned_record();
 /// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
 /// (Flow) and its NIC's list entry; freed and reused once it finished.

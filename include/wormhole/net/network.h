@@ -367,7 +367,8 @@ class Network final : public CcHost {
   /// event costs about 19 first-level cache misses, most of them in reaching its ports; one event ahead
   /// is as good as two, and also fetching an arrival's peer port was slower (docs/benchmarks.md).
   void prefetch(const Event& e) const {
-    if (e.kind > kWake) return;  // the port events: kTxDone, kArrive, kWake
+    static_assert(kTxDone == 0 && kArrive == 1 && kWake == 2, "the port events are the kinds up to kWake");
+    if (e.kind > kWake) return;
     const Port& p = fab_.ports[e.target];
     __builtin_prefetch(&p.busy_until);
     __builtin_prefetch(&p.wire);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -142,16 +143,21 @@ std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
   return all;
 }
 
-/// Streams every rank's `mine` to rank 0 in rounds of at most `chunk` elements a rank, calling
-/// `take(const T&)` there for each, in (round, rank, index) order; rank 0 holds at most one round at a
-/// time (a whole gather_to_root of GPT-7B's flow records is 0.3 GB). Collective; T trivially copyable.
+/// Streams every rank's `mine` to rank 0 in rounds of at most `per_round` elements in all (each rank
+/// sends up to max(1, per_round / ranks) a round), calling `take(const T&)` there for each, in (round,
+/// rank, index) order, so rank 0 holds one round at a time (a whole gather_to_root of GPT-7B's flow
+/// records is 0.3 GB). `take` must not throw (rank 0 would leave the others waiting in the next round):
+/// keep a failure and act on it after the call. Collective; T trivially copyable; `per_round` >= 1.
+/// Throws std::invalid_argument on every rank alike for `per_round` = 0.
 template <class T, class Take>
-void gather_to_root_in_chunks(MPI_Comm comm, const std::vector<T>& mine, size_t chunk, Take&& take) {
+void gather_to_root_in_chunks(MPI_Comm comm, const std::vector<T>& mine, size_t per_round, Take&& take) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  if (per_round == 0) throw std::invalid_argument("gather_to_root_in_chunks: per_round must be at least 1");
+  const size_t chunk = std::min<size_t>(std::max<size_t>(per_round / size_t(size), 1), INT32_MAX / size_t(size));
   const BytesType<T> type;
-  uint64_t rounds = (mine.size() + chunk - 1) / chunk;
+  uint64_t rounds = mine.size() / chunk + (mine.size() % chunk != 0);
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm);
   std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
   std::vector<T> got;
@@ -160,7 +166,7 @@ void gather_to_root_in_chunks(MPI_Comm comm, const std::vector<T>& mine, size_t 
     const int n = static_cast<int>(std::min(mine.size() - from, chunk));
     MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
     if (rank == 0) {
-      int total = 0;
+      int total = 0;  // at most size × chunk <= INT32_MAX
       for (int r = 0; r < size; ++r) displs[r] = total, total += counts[r];
       got.resize(static_cast<size_t>(total));
     }
