@@ -134,7 +134,8 @@ RankMap read_rank_map(const std::string& path, const Topology& topo, const Netwo
   }
 }
 
-void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how) {
+void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how,
+                        bool expected) {
   fmt::print("{} ({}; imbalance = heaviest rank / mean, a node weighing 1 + ports + flows + {})\n", describe(m),
              how, net ? "MB of flow bytes through it" : "its links' rates in 100 Gb/s");
   std::vector<uint64_t> nodes(m.ranks), hosts(m.ranks), ports(m.ranks), flows(m.ranks), cut(m.ranks);
@@ -150,7 +151,8 @@ void print_rank_summary(const Topology& topo, const Network* net, const RankMap&
     for (uint32_t id = 0; id < net->flow_count(); ++id) ++flows[m.rank_of[net->flow_info(id).src]];  // a flow's sender runs it
   for (uint32_t r = 0; r < m.ranks; ++r)
     fmt::print("rank {}: {} nodes ({} hosts, {} switches), {} ports, {} cut links{}\n", r, nodes[r], hosts[r],
-               nodes[r] - hosts[r], ports[r], cut[r], net ? fmt::format(", {} flows sent", flows[r]) : "");
+               nodes[r] - hosts[r], ports[r], cut[r], !net ? "" : expected ? fmt::format(", {} source-destination pairs of its expected traffic", flows[r])
+                                            : fmt::format(", {} flows sent", flows[r]));
 }
 
 std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r) {
@@ -178,7 +180,8 @@ int partition_command(const PartitionOptions& o) {
   Topology topo;
   std::unique_ptr<Network> net;
   std::string what;
-  if (std::filesystem::path(o.scenario).extension() == ".toml") {
+  const bool training = std::filesystem::path(o.scenario).extension() == ".toml";
+  if (training) {
     RunOptions ro;
     ro.scenario = o.scenario;
     ro.sets = o.sets;
@@ -191,7 +194,8 @@ int partition_command(const PartitionOptions& o) {
                                : !r.chakra.ranks.empty() ? fmt::format("the collectives and sends of the Chakra trace {}", r.sc.workload.chakra)
                                                          : fmt::format("one iteration of {}'s collectives", r.sc.workload.file);
     what = net->flow_count() == 0 ? "link weights: rates (the workload has no traffic)"
-                                : fmt::format("link weights: bytes of {} ({} flows) routed over them", source, net->flow_count());
+                                : fmt::format("link weights: bytes of {} ({} source-destination pairs) routed over them", source,
+                                              net->flow_count());
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);
@@ -205,7 +209,7 @@ int partition_command(const PartitionOptions& o) {
   if (!o.map_file.empty()) check_output_dir(o.map_file, {"command line", 0}, "--map file");
   const RankMap m = cut_network(o.scenario, topo, net.get(), o.ranks, o.linear);
   fmt::print("{}: {} nodes, {} links; {}\n", o.scenario, topo.num_nodes, topo.links.size(), what);
-  print_rank_summary(topo, net.get(), m, o.linear ? "linear" : "METIS k-way");
+  print_rank_summary(topo, net.get(), m, o.linear ? "linear" : "METIS k-way", training);
   if (!o.map_file.empty()) {
     std::ofstream f(o.map_file);
     if (!f) throw InputError(o.map_file, 0, "cannot write the rank map", "check that its folder exists and is writable");

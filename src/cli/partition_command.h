@@ -52,7 +52,10 @@ std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r);
 /// network_graph weighs its cut by.
 std::unique_ptr<Network> traffic_network(const WorkloadRun& r);
 /// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
-/// ports, cut links and, with `net`, the flows it sends. `how`: where the map came from ("METIS k-way").
-void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how);
+/// ports, cut links and, with `net`, the flows it sends (`expected`: `net` is a training scenario's
+/// traffic_network, whose flows are the source-destination pairs of its expected traffic, and are named
+/// so). `how`: where the map came from ("METIS k-way").
+void print_rank_summary(const Topology& topo, const Network* net, const RankMap& m, const std::string& how,
+                        bool expected = false);
 
 }  // namespace wh

@@ -229,7 +229,7 @@ void print_start(const RunOptions& o, const RunPlan& plan, const Cut& c, int ran
              "EVENT_ORDER=portable): ",
              ranks);
   print_rank_summary(plan.topo(), c.weights, c.map,
-                     !o.rank_map.empty() ? "rank map " + o.rank_map : o.linear ? "linear" : "METIS k-way");
+                     !o.rank_map.empty() ? "rank map " + o.rank_map : o.linear ? "linear" : "METIS k-way", plan.training());
   std::fflush(stdout);
 }
 

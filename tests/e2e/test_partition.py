@@ -86,6 +86,11 @@ class Partition(unittest.TestCase):
                     p = wh("partition", scenario, "-n", n, "--map", self.dir / "m.txt", *extra)
                     self.assertEqual(p.returncode, 0, p.stderr)
                     self.assertIn("link weights: bytes of one iteration", p.stdout)  # the workload's traffic
+                    # per rank, the pairs of that traffic its GPUs send (not flows: they are summed per pair)
+                    pairs = int(re.search(r"\((\d+) source-destination pairs\) routed", p.stdout).group(1))
+                    per_rank = re.findall(r"(\d+) source-destination pairs of its expected traffic", p.stdout)
+                    self.assertEqual((len(per_rank), sum(map(int, per_rank))), (n, pairs), p.stdout)
+                    self.assertNotIn("flows sent", p.stdout)
                     m = read_map(self.dir / "m.txt")
                     for server in range(2):
                         nodes = list(range(8 * server, 8 * server + 8)) + [16 + 2 * server, 17 + 2 * server]
