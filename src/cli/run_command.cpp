@@ -307,10 +307,6 @@ void print_run_summary(const SlowdownStats& st, const RunStats& s, size_t pfc_fr
              wall > 0 ? s.events / wall / 1e6 : 0.0, cc, network_counts(s, pfc_frames));
 }
 
-std::string signal_name(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
-}
-
 int note_interrupt(RunMetadata& meta, const Network& net, Time now) {
   const int sig = net.stop_signal();  // 0 for a signal as the run ended: its outputs are whole
   if (!sig) return 0;

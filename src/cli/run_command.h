@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "monitor_session.h"
+#include "wormhole/core/interrupt.h"
 #include "wormhole/io/flows.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/io/results_writer.h"
@@ -193,8 +194,6 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
 /// Returns the exit status; input errors are agreed on by all ranks and reported by rank 0.
 int run_distributed(const RunOptions& o, int rank, int ranks);
 
-/// "SIGINT" / "SIGTERM" / "signal N".
-std::string signal_name(int sig);
 /// After a run: if a signal stopped it before its end (Network::stop_signal(), the same on every rank
 /// of a distributed run), sets meta.incomplete ("interrupted by SIGINT at simulated time ... s after
 /// N events", `now` in ps) and returns the exit status 128 + signal; else 0.

@@ -1,6 +1,8 @@
 // The workload driver (driver.h): per-GPU programs, collective instances and flow release.
 #include "wormhole/workload/driver.h"
 
+#include "wormhole/core/interrupt.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
@@ -833,8 +835,8 @@ void WorkloadDriver::finish_report(Time until) {
     // event (a max_time inside the first compute phase ran nothing at all).
     const bool dry = net_.pending_events() == 0;
     if (net_.stopped_by_signal())
-      report_.incomplete = fmt::format("interrupted (signal {}) at {:.6f} s while {} collectives pending:{}",
-                                       net_.stop_signal(), double(now) / kSec, pending_, describe_pending());
+      report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {} collectives pending:{}",
+                                       signal_name(net_.stop_signal()), double(now) / kSec, pending_, describe_pending());
     else
       report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
                                        dry ? "no runnable events" : "stopped by the time limit",

@@ -104,6 +104,8 @@ class Stop(unittest.TestCase):
             for job in ("a", "b"):  # the iteration it stopped in is marked, the ones before are whole
                 complete = [int(c) for c in f[f"jobs/{job}/iterations"]["complete"]]
                 self.assertEqual(complete, [1] * (len(complete) - 1) + [0], job)
+                # named as /run names it (it said "interrupted (signal 2)")
+                self.assertTrue(f[f"jobs/{job}"].attrs["incomplete"].startswith("interrupted by SIGINT at "), job)
         self.assertTrue((out / "jobs.csv").exists() and (out / "a" / "iterations.csv").exists())
 
     @unittest.skipUnless(shutil.which("mpirun"), "needs mpirun (Open MPI)")

@@ -3,6 +3,7 @@
 // (docs/results.md, "Stopping a run").
 #pragma once
 #include <csignal>
+#include <string>
 
 namespace wh {
 
@@ -15,6 +16,10 @@ inline volatile std::sig_atomic_t interrupt_signal = 0;
 inline int interrupt_signal() { return detail::interrupt_signal; }
 /// Whether a stop was asked for.
 inline bool interrupted() { return detail::interrupt_signal != 0; }
+/// "SIGINT" / "SIGTERM" / "signal N": how the run's messages name a signal.
+inline std::string signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+}
 
 /// Installs the handlers of SIGINT and SIGTERM: the first signal sets the flag and puts the default
 /// action back, so a second one ends the process at once (a stop that does not come).
