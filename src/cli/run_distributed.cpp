@@ -277,10 +277,11 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         if (lead && plan->training())
           WormholeSession::collective_unused(cfg, "a distributed run does not have it yet");
         wormhole->set_memo_path(plan->memo_path(o));
-        if (lead) text = std::make_unique<TextOutputs>(plan->fct(), plan->pfc(), plan->origin());
-        // After the cut (the engine gave the network its ranks); files by rank 0, after the others.
+        // After the cut (the engine gave the network its ranks); files by rank 0, after the others, and
+        // before fct.txt and pfc.txt are truncated (a monitor file that cannot be made leaves them as they were).
         monitors = std::make_unique<MonitorSession>(net, cfg, plan->monitor_plan(), MPI_COMM_WORLD, c.map.rank_of);
         engine->set_window_hook(monitors->window_hook());
+        if (lead) text = std::make_unique<TextOutputs>(plan->fct(), plan->pfc(), plan->origin());
       }))
     return *failed;
   if (speak) {

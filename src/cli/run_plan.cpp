@@ -29,7 +29,10 @@ void RunPlan::name_outputs(const RunOptions& o) {
 void RunPlan::make_outputs(const RunOptions& o) {
   if (training()) make_workload_outputs(o, *workload_, true);
   else check_config_outputs(*config_);
-  if (!o.memo_out.empty()) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+  if (!o.memo_out.empty()) {  // its folder may be one -o just made; and it may name one just made
+    check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+    wh::check_memo_out(o.memo_out, output_files());
+  }
   if (training()) write_topology_copy(*workload_);
 }
 

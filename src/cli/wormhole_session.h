@@ -41,13 +41,13 @@ class WormholeSession {
       if (warn) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     ff_ = std::make_unique<FastForward>(net, cfg.wormhole, run_end);
     if (!cfg.wormhole.memo && memo_in.empty()) return;
-    if (!cfg.wormhole.fast_forward)
+    if (!cfg.wormhole.fast_forward && warn)
       std::fprintf(stderr, "wormhole: warning: memoization with fast_forward = false records patterns but replays "
                            "none (a replay is a skip)%s\n",
                    memo_in.empty() ? "" : ", so the --memo file is not used");
     const std::string text = describe(net, cfg);
     const uint64_t ns = ns_ = memo_namespace(text);
-    if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode);
+    if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode, warn);
     db_.namespaces[ns] = text;
     rec_ = std::make_unique<Memoizer>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
   }
@@ -130,10 +130,10 @@ class WormholeSession {
   }
 
  private:
-  /// Loads a warm-start file (read_warm_start_file) into the run's database.
-  void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode) {
+  /// Loads a warm-start file (read_warm_start_file) into the run's database; `warn`: note an empty one.
+  void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode, bool warn) {
     db_ = read_warm_start_file(path, ns, text, cc_state_kind(cc_mode), "CC_MODE " + std::to_string(cc_mode), &warm_);
-    if (warm_ == 0)
+    if (warm_ == 0 && warn)
       std::fprintf(stderr, "wormhole: note: %s holds no pattern for this run's settings; nothing to replay from it\n",
                    path.c_str());
     warm_path_ = path;

@@ -2,6 +2,8 @@
 // driver that runs every rank's graph on the network.
 #include "wormhole/workload/chakra.h"
 
+#include "wormhole/core/interrupt.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
@@ -302,7 +304,9 @@ bool ChakraDriver::finish(Time) {
   report_.find_slowest_gpu();
   if (left_ > 0)
     report_.incomplete = fmt::format("{} at {:.6f} s with {} trace nodes not finished",
-                                     net_.pending_events() == 0 ? "no runnable events" : "stopped by the time limit",
+                                     net_.stopped_by_signal()      ? "interrupted by " + signal_name(net_.stop_signal())
+                                     : net_.pending_events() == 0 ? std::string("no runnable events")
+                                                                  : std::string("stopped by the time limit"),
                                      double(net_.client_now()) / kSec, left_);
   return left_ == 0;
 }

@@ -212,7 +212,13 @@ class MemoCommands(unittest.TestCase):
                 "--memo-out", str(work / "new" / "m.h5"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertTrue((work / "new" / "m.h5").is_file())
-        # ... but not onto a monitor's file (the config's queue monitor writes qlen.txt there).
+        # ... but not as the folder -o is about to make (it failed only when the memo file was written, at the end).
+        p = run(work, "config_hpcc.txt", "-o", str(work / "newer"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
+                "--memo-out", str(work / "newer"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("is a directory", p.stderr)
+        self.assertFalse((work / "newer" / "fct.txt").exists())
+        # ... nor onto a monitor's file (the config's queue monitor writes qlen.txt there).
         p = run(work, "config_hpcc.txt", "-o", str(work / "new"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
                 "--memo-out", str(work / "new" / "qlen.txt"))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)

@@ -143,8 +143,8 @@ std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
   return all;
 }
 
-/// Streams every rank's `mine` to rank 0 in rounds of at most `per_round` elements in all (each rank
-/// sends up to max(1, per_round / ranks) a round), calling `take(const T&)` there for each, in (round,
+/// Streams every rank's `mine` to rank 0 in rounds of at most max(per_round, ranks) elements in all (each
+/// rank sends up to max(1, per_round / ranks) a round), calling `take(const T&)` there for each, in (round,
 /// rank, index) order, so rank 0 holds one round at a time (a whole gather_to_root of GPT-7B's flow
 /// records is 0.3 GB). `take` must not throw (rank 0 would leave the others waiting in the next round):
 /// keep a failure and act on it after the call. Collective; T trivially copyable; `per_round` >= 1.
