@@ -145,11 +145,11 @@ Gathered gather_results(Network& net, int rank, const DistributedEngine& engine,
   }
   // Last, so that a failure to write them leaves no rank inside a collective. Each record passing is
   // checked against the late acknowledgements of its flow (rank 0 has them all by now).
-  std::sort(g.late.begin(), g.late.end(), [](const LateAck& a, const LateAck& b) { return a.flow < b.flow; });
+  const auto by_flow = [](const LateAck& a, const LateAck& b) { return a.flow < b.flow; };
+  std::sort(g.late.begin(), g.late.end(), by_flow);
   std::exception_ptr failed;
   gather_to_root_in_chunks(MPI_COMM_WORLD, g.mine, 1 << 17, [&](const FlowRecord& r) {
-    const auto [lo, hi] = std::equal_range(g.late.begin(), g.late.end(), LateAck{r.id, 0},
-                                           [](const LateAck& a, const LateAck& b) { return a.flow < b.flow; });
+    const auto [lo, hi] = std::equal_range(g.late.begin(), g.late.end(), LateAck{r.id, 0}, by_flow);
     for (auto a = lo; a != hi; ++a) g.diverged += r.finished() && r.finish <= a->at;
     if (failed) return;
     try {

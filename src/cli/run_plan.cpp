@@ -74,20 +74,17 @@ TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective
     return w;
   }
   WorkloadRun& r = *workload_;
-  NetObserver* next = &forward;
+  std::unique_ptr<JobFctFiles> job_files;
   if (!r.jobs.empty()) {
     std::vector<std::string> paths;  // each job's own fct.txt
     if (job_fct)
       for (const std::string& d : r.job_dirs) paths.push_back((std::filesystem::path(d) / "fct.txt").string());
-    w.job_files = std::make_unique<JobFctFiles>(forward, paths);
-    next = w.job_files.get();
+    job_files = std::make_unique<JobFctFiles>(forward, paths);
   }
   r.options.memo = collective_memo;
-  TrainingWork made = make_training_work(r, next);
-  w.client = std::move(made.client);
-  w.report = made.report;
-  w.jobs = made.jobs;
-  if (w.job_files) w.job_files->set_jobs(w.jobs);
+  w = make_training_work(r, job_files ? job_files.get() : &forward);
+  if (job_files) job_files->set_jobs(w.jobs);
+  w.job_files = std::move(job_files);
   return w;
 }
 

@@ -44,10 +44,9 @@ class RunPlan {
   const std::string& pfc() const { return cfg().pfc_output_file; }
   /// ps: the run's end: the stop time, or a workload's max_time if earlier.
   Time until() const { return training() ? workload_->until : config_->cfg.stop_time(); }
-  /// The training scenario (training() only) or the flow-file one (otherwise).
+  /// The training scenario (training() only).
   WorkloadRun& workload() { return *workload_; }
   const WorkloadRun& workload() const { return *workload_; }
-  const ConfigRun& config() const { return *config_; }
   /// The one-process latency a training client keeps between a completion and the flows it releases
   /// (the distributed engine's client lookahead, ps); kTimeMax without a client.
   Time client_lookahead() const { return training() ? workload_->options.send_latency : kTimeMax; }
