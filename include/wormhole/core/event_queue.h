@@ -25,7 +25,7 @@ class EventHeap {
 
 /// The kernel's event queue. Pop order is exactly (time, key), as one heap would give, but the
 /// work per event does not grow with the number of pending events: events within the next
-/// kBuckets × kBucketPs (67 µs) go into unsorted buckets of 1.024 ns; the bucket being drained
+/// kBuckets × 2^kBucketShift ps (67 µs) go into unsorted buckets of 1.024 ns; the bucket being drained
 /// is sorted once, and later events wait in a heap until the window reaches them. Times must not go backwards: push(e) requires e.time >= the time of
 /// the last event popped.
 class EventQueue {
@@ -66,11 +66,8 @@ class EventQueue {
     --size_;
     return true;
   }
-  /// The head of the bucket being drained (nullptr when drained): most often the next event to pop,
-  /// so the kernel can start fetching what it will touch while the current one runs.
-  const Event* peek_run() const { return run_pos_ < run_.size() ? &run_[run_pos_] : nullptr; }
   /// Events waiting in the heap beside the bucket being drained (diagnostics and tests: it should
-  /// hold only events scheduled into the current 4-ns bucket).
+  /// hold only events scheduled into the current 1.024-ns bucket).
   size_t side_heap_size() const { return side_.size(); }
 
  private:
@@ -109,7 +106,7 @@ class EventQueue {
   std::vector<uint32_t> head_;
   std::vector<uint64_t> bits_;              // non-empty slots
   // Non-zero words of bits_: finding the next event after a long gap (an accelerated run's
-  // skips leave the window nearly empty) reads a few words, not all 256.
+  // skips leave the window nearly empty) reads a few words, not all 1,024.
   std::vector<uint64_t> summary_;
   uint64_t cur_ = 0;                        // bucket being drained
   size_t size_ = 0;

@@ -94,8 +94,7 @@ class Kernel {
 
   /// Runs events in (time, key) order while the earliest is at or before `until` (ps) and
   /// handler.keep_running() is true, holding the barrier (set_barrier) on the way. Calls
-  /// handler.handle(const Event&) per event and handler.on_tick() every 65,536 events; a handler with
-  /// prefetch(const Event&) is shown the event likely to run next before each one runs. Returns the
+  /// handler.handle(const Event&) per event and handler.on_tick() every 65,536 events. Returns the
   /// number of events executed.
   template <class Handler>
   uint64_t run(Time until, Handler& handler) {
@@ -113,8 +112,6 @@ class Kernel {
       now_ = running_.time;
       current_ = order_ == EventOrder::Reference ? ++executions_ : running_.key;
       child_ = client_child_ = 0;
-      if constexpr (requires { handler.prefetch(running_); })
-        if (const Event* next = queue_.peek_run()) handler.prefetch(*next);
       handler.handle(running_);
       if ((++executed_ & 0xffff) == 0) handler.on_tick();
       // After every event: stop() must take effect at once (a workload stops when its last GPU

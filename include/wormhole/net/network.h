@@ -363,17 +363,6 @@ class Network final : public CcHost {
 
   // --- kernel handler interface ---
   void handle(const Event& e);
-  /// Starts loading the port lines the event likely to run next (`e`) reads first. At 1,024 GPUs an
-  /// event costs about 19 first-level cache misses, most of them in reaching its ports; one event ahead
-  /// is as good as two, and also fetching an arrival's peer port was slower (docs/benchmarks.md).
-  void prefetch(const Event& e) const {
-    static_assert(kTxDone == 0 && kArrive == 1 && kWake == 2, "the port events are the kinds up to kWake");
-    if (e.kind > kWake) return;
-    const Port& p = fab_.ports[e.target];
-    __builtin_prefetch(&p.busy_until);
-    __builtin_prefetch(&p.wire);
-    __builtin_prefetch(&p.epoch);
-  }
   void on_tick();
   /// False after stop(), or once a SIGINT / SIGTERM has been seen (wormhole/core/interrupt.h): the run
   /// ends after this event.
