@@ -100,7 +100,7 @@ void DistributedEngine::run(Time until) {
     const bool go_on = net_.run_client(end);
     times_.compute_s += since(t0);
     if (!go_on) {
-      net_.truncate_after(net_.client_clock().stop_event());
+      net_.truncate_after_stop();
       stopped_ = true;
       break;
     }

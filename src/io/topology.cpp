@@ -52,8 +52,9 @@ TopoLink parse_link_line(const std::string& path, const InputToken* f, const Top
   return link;
 }
 
-void read_link_lines(const std::string& path, const std::vector<InputToken>& toks, size_t& i, uint64_t count,
-                     int header_line, const char* count_key, Topology& t, const LinkLineStyle& style, size_t& spanning) {
+size_t read_link_lines(const std::string& path, const std::vector<InputToken>& toks, size_t& i, uint64_t count,
+                       int header_line, const char* count_key, Topology& t, const LinkLineStyle& style) {
+  size_t spanning = SIZE_MAX;
   t.links.reserve(t.links.size() + count);
   for (uint64_t k = 0; k < count; ++k) {
     if (spanning == SIZE_MAX && record_spans_lines(toks, i, 5)) spanning = i;
@@ -70,6 +71,7 @@ void read_link_lines(const std::string& path, const std::vector<InputToken>& tok
       rethrow_at_record_line(e, path, toks, spanning, 5, "link", style.line_fix);
     }
   }
+  return spanning;
 }
 
 Topology read_topology(const std::string& path) {
@@ -115,8 +117,7 @@ Topology read_topology(const std::string& path) {
   }
 
   const char* const kLinkFix = "write each link as \"a b rate delay error_rate\", e.g. \"0 16 100Gbps 0.001ms 0\"";
-  size_t spanning = SIZE_MAX;
-  read_link_lines(path, toks, i, l, header_line, "the link count", t, {"hosts", kLinkFix}, spanning);
+  read_link_lines(path, toks, i, l, header_line, "the link count", t, {"hosts", kLinkFix});
   std::vector<uint32_t> degree(n, 0);
   for (const TopoLink& link : t.links) ++degree[link.a], ++degree[link.b];
 

@@ -17,7 +17,7 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   if (sink_) throw std::logic_error("set_distribution: flows are retired to a FlowSink (one process only)");
   node_rank_ = std::move(node_rank);
   rank_ = rank;
-  ledger_.set_journaling(client_ != nullptr);  // a lagging client may stop inside a window
+  sync_journaling();
   kernel_.set_order(EventOrder::Portable);
   clock_.kernel().set_order(EventOrder::Portable);
   for (Port& p : fab_.ports) p.cut = node_rank_[p.node] != node_rank_[fab_.ports[p.peer].node];
@@ -108,7 +108,8 @@ void Network::begin_window() {
   credit_undo_.clear();
 }
 
-void Network::truncate_after(const Event& x) {
+void Network::truncate_after_stop() {
+  const Event& x = clock_.stop_event();
   size_t keep_flows = flows_.size();
   bool rewound = false;
   for (const RunLedger::Entry& u : ledger_.take_back_after(clock_)) {

@@ -114,8 +114,7 @@ SimaiTopology read_simai_topology(const std::string& path) {
     if (k < nvs) s.topo.is_nvswitch[id] = 1;
   }
 
-  size_t spanning = SIZE_MAX;
-  read_link_lines(path, toks, i, l, hline, "link_num", t, {"GPUs", kLinkFix}, spanning);
+  const size_t spanning = read_link_lines(path, toks, i, l, hline, "link_num", t, {"GPUs", kLinkFix});
   std::vector<uint32_t> degree(n, 0);
   for (const TopoLink& link : t.links) ++degree[link.a], ++degree[link.b];
   // SimAI reads exactly link_num lines; more text is most likely links the header does not count.

@@ -1,6 +1,6 @@
 // One rank's Network in a distributed run, without MPI: the engine's window loop run by hand on a
 // single rank. A client that stops the run inside a window must leave the statistics and flows of
-// one process stopped at the same event (Network::truncate_after undoes what ran after it).
+// one process stopped at the same event (Network::truncate_after_stop undoes what ran after it).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,7 +72,7 @@ void run_in_windows(Network& net, Time until, Time window) {
     std::stable_sort(done.begin(), done.end(), [](const Completion& a, const Completion& b) { return a.before(b); });
     net.deliver(done);
     if (!net.run_client(end)) {
-      net.truncate_after(net.client_clock().stop_event());
+      net.truncate_after_stop();
       return;
     }
   }

@@ -28,7 +28,8 @@ struct InputToken {
 /// UTF-8 byte-order mark count as whitespace). Throws InputError(path, 0, ...) if it cannot be read.
 std::vector<InputToken> read_input_tokens(const std::string& path);
 
-/// Whether the record of `fields` tokens starting at toks[first] runs over more than one line.
+/// Whether the record of `fields` tokens (>= 1) starting at toks[first] runs over more than one line
+/// (false when first >= toks.size(); a record cut short by the end is judged by the tokens it has).
 bool record_spans_lines(const std::vector<InputToken>& toks, size_t first, size_t fields);
 /// Reports `e`, an error found while reading records of `fields` tokens, at the line to fix. The
 /// reference reads these files as one stream of fields, so a record may run over lines; but when a

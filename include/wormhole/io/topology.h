@@ -23,11 +23,12 @@ struct LinkLineStyle {
 TopoLink parse_link_line(const std::string& path, const InputToken* f, const Topology& t, const LinkLineStyle& style);
 
 /// Reads the `count` link lines that start at toks[i] into t.links (parse_link_line each), moving i
-/// past them. `spanning` becomes the index of the first link read over more than one line (SIZE_MAX:
-/// none): an error after it is reported at its line (rethrow_at_record_line), where a field is
-/// missing. When the file ends first, the error names `header_line` and says to set `count_key`.
-void read_link_lines(const std::string& path, const std::vector<InputToken>& toks, size_t& i, uint64_t count,
-                     int header_line, const char* count_key, Topology& t, const LinkLineStyle& style, size_t& spanning);
+/// past them. Returns the token index of the first link read over more than one line (SIZE_MAX: none),
+/// for a caller that reads on: an error after it is reported at its line (rethrow_at_record_line),
+/// where a field is missing. Throws InputError: parse_link_line's, at that line when one ran over
+/// lines; when the file ends first, naming `header_line` and saying to set `count_key`.
+size_t read_link_lines(const std::string& path, const std::vector<InputToken>& toks, size_t& i, uint64_t count,
+                       int header_line, const char* count_key, Topology& t, const LinkLineStyle& style);
 
 /// Reads topology.txt. Only the first L link lines are read; text after them is ignored.
 /// Throws InputError (file, line, fix) for: a malformed header or line, a switch id out of range

@@ -41,11 +41,13 @@ class ClientClock {
   /// early once `stopped` is true (the client called Network::stop()).
   void run(Time until, EventClient* client, NetObserver* observer, const bool& stopped);
 
-  /// Notes that the client stopped at the event it is running.
+  /// Notes that the client stopped at the event it is running (precondition: running(), as
+  /// Network::stop() ensures).
   void note_stop() { stop_event_ = kernel_.running(), stop_exec_ = twin_exec_; }
   /// The event at which the client stopped (valid after note_stop()).
   const Event& stop_event() const { return stop_event_; }
-  /// Whether network event `e`, with its execution number `exec` on its rank, ran after the stop:
+  /// Whether network event `e`, with its execution number `exec` on its rank, ran after the stop
+  /// (meaningful only after note_stop(); before it nearly every event counts as after):
   /// identical events (same time, key and owner) run one after the other on their owner's rank, and
   /// among them those after the stopping one's number are after it.
   bool after_stop(const Event& e, uint64_t exec) const {

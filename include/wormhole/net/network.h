@@ -115,7 +115,7 @@ class Network final : public CcHost {
   void schedule_client(Time at, uint32_t target, uint16_t aux = 0, bool on_time = false);
   void set_client(EventClient* c) {
     client_ = c;
-    ledger_.set_journaling(client_ && distributed());  // a lagging client may stop inside a window
+    sync_journaling();
   }
   /// The time of the client's running event (ps): the network's now, or in a distributed run the
   /// client's own clock while run_client() runs it.
@@ -302,6 +302,8 @@ class Network final : public CcHost {
   bool owns_node(uint32_t n) const { return node_rank_.empty() || node_rank_[n] == rank_; }
   /// Whether this network is one rank's share of a distributed run (set_distribution).
   bool distributed() const { return !node_rank_.empty(); }
+  /// The ledger journals when a lagging client may stop inside a window: a distributed run with a client.
+  void sync_journaling() { ledger_.set_journaling(client_ && distributed()); }
   /// Packets sent over cut links since the last take (in execution order).
   std::vector<CrossPacket>& outbox() { return outbox_; }
   /// Queues a packet another rank sent over a cut link onto the local copy of its wire.
@@ -319,12 +321,13 @@ class Network final : public CcHost {
   /// client lookahead later. Returns false once the client called stop().
   /// On-time client events scheduled less than ClientClock::lookahead() ahead throw std::logic_error.
   bool run_client(Time until);
-  /// Starts a window: what truncate_after() may have to undo is recorded from here.
+  /// Starts a window: what truncate_after_stop() may have to undo is recorded from here.
   void begin_window();
-  /// Undoes what this rank counted after `x` in its last window (the network ran the window before
-  /// the client stopped at x): events, ECN marks, drops, RTOs, flows finished or injected after it,
-  /// the peak queue; the run's end becomes x's time.
-  void truncate_after(const Event& x);
+  /// Undoes what this rank counted after the client's stop (ClientClock::stop_event(); precondition: the
+  /// client stopped) in its last window, which the network ran before the client stopped: events, ECN
+  /// marks, drops, RTOs, flows finished or injected after it, the peak queue; the run's end becomes the
+  /// stopping event's time.
+  void truncate_after_stop();
   /// After a distributed run: the run's last event time (ps, over all ranks and the client) and the
   /// events pending anywhere, as one process would see them at its end.
   void set_run_end(Time last_event, size_t pending) { end_override_ = last_event, pending_override_ = pending; }

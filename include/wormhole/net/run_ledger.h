@@ -55,7 +55,8 @@ class RunLedger {
   void event_counted() {
     if (journaling_) events_.push_back({kernel_.running(), kernel_.events_executed(), discarded, bypassed, held});
   }
-  /// Journals an entry of the Network's own kinds (kInject, kCredit, kSkipHook) for the running event.
+  /// Journals an entry of the Network's own kinds (kInject, kCredit, kSkipHook only: a count kind noted
+  /// here was never counted, and a take-back would subtract it) for the running event.
   void note(Kind what, uint32_t arg = 0) {
     if (journaling_) entries_.push_back({kernel_.running(), kernel_.events_executed(), what, arg});
   }
@@ -67,7 +68,8 @@ class RunLedger {
   /// first of them, the peak queue to the last one before, the finishes and other counts after it are
   /// taken back, and the last finish is the latest before. Returns the entries of kinds kFinish,
   /// kInject, kCredit and kSkipHook after the stop, in journal order, for the Network to undo. When
-  /// not journaling it changes nothing and returns none (nothing was written down).
+  /// not journaling it changes nothing and returns none (nothing was written down). Call it once a
+  /// window, after the client stopped (ClientClock::note_stop): a second call takes back again.
   std::vector<Entry> take_back_after(const ClientClock& clock);
 
   // --- the counts (RunStats' fields) ---

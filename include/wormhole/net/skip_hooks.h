@@ -27,7 +27,7 @@ class SkipHooks {
   virtual void routes_changed() = 0;
   /// A distributed run with a client, before flow_started(): a mark of what the controller reports
   /// now, for rewind() if the client turns out to have stopped the run before this point
-  /// (Network::truncate_after); valid until the next tick.
+  /// (Network::truncate_after_stop); valid until the next tick.
   virtual uint32_t mark() { return 0; }
   /// Reports as at mark `m` (its statistics; the credits are the network's to undo).
   virtual void rewind(uint32_t m) {}
