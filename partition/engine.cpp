@@ -104,6 +104,7 @@ void DistributedEngine::run(Time until) {
       stopped_ = true;
       break;
     }
+    net_.retire_committed();  // the window's finishes stand now
   }
   // The run's end as one process sees it: its last event over every rank and the client, and
   // whether anything is left anywhere (a workload's watchdog tells a hang from a stop by that).

@@ -103,12 +103,11 @@ struct Cut {
   const Network* weights = nullptr;  ///< what the cut was weighed by (flows sent per rank), if anything
 };
 
-/// The run's results after the engine ran: on rank 0 every flow record (streamed to `records`, on
-/// disk) and their slowdown statistics (for the results file and the summary); on every rank its own
-/// flows' records, and every PFC row in the run's order (those after a client's stop left out) with
-/// the rank that recorded it; the statistics; rank 0 also every rank's times.
+/// The run's results after the engine ran, besides each rank's own flow records (on disk, FlowResults):
+/// on rank 0 every flow record (streamed to `records`, on disk) and their slowdown statistics (for the
+/// results file and the summary); on every rank every PFC row in the run's order (those after a
+/// client's stop left out) with the rank that recorded it; the statistics; rank 0 also every rank's times.
 struct Gathered {
-  std::vector<FlowRecord> mine;
   SlowdownStats slowdown;
   std::vector<PfcRecord> pfc;
   std::vector<uint64_t> my_pfc_rows;
@@ -119,16 +118,16 @@ struct Gathered {
   RunStats stats;
 };
 
-/// Collective. `records`: rank 0's sink for every flow's record (nullptr elsewhere). Throws on rank 0
-/// only (OutputError: the records' file cannot be written; std::logic_error: the ranks' flow ids are not
-/// exactly 0 .. n - 1), once every collective is done.
+/// Collective. `retired`: the records of this rank's flows the network retired as it ran, to which
+/// those it still holds are added. `records`: rank 0's sink for every flow's record (nullptr elsewhere).
+/// Throws on rank 0 only (OutputError: the records' file cannot be written; std::logic_error: the
+/// ranks' flow ids are not exactly 0 .. n - 1), once every collective is done.
 Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall,
-                        FlowResults* records) {
+                        FlowResults& retired, FlowResults* records) {
   Gathered g;
   g.stats = reduce_stats(MPI_COMM_WORLD, net);
   MPI_Allreduce(&wall, &g.stats.wall_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  for (uint32_t id = 0; id < net.flow_count(); ++id)
-    if (net.owns_node(net.flow_info(id).src)) g.mine.push_back(net.record(id));
+  add_held_flows(net, retired);
   g.late = gather_to_root(MPI_COMM_WORLD, net.late_acks());
   g.times = gather_to_root(MPI_COMM_WORLD, std::vector<RankTimes>{engine.times()});
   // Every rank learns every PFC row's place (rows are few): each writes its own into /pfc.
@@ -148,7 +147,8 @@ Gathered gather_results(Network& net, int rank, const DistributedEngine& engine,
   const auto by_flow = [](const LateAck& a, const LateAck& b) { return a.flow < b.flow; };
   std::sort(g.late.begin(), g.late.end(), by_flow);
   std::exception_ptr failed;
-  gather_to_root_in_chunks(MPI_COMM_WORLD, g.mine, 1 << 17, [&](const FlowRecord& r) {
+  const auto own = [&retired](const auto& give) { retired.for_each(give); };
+  gather_to_root_in_chunks<FlowRecord>(MPI_COMM_WORLD, retired.size(), own, 1 << 17, [&](const FlowRecord& r) {
     const auto [lo, hi] = std::equal_range(g.late.begin(), g.late.end(), LateAck{r.id, 0}, by_flow);
     for (auto a = lo; a != hi; ++a) g.diverged += r.finished() && r.finish <= a->at;
     if (failed) return;
@@ -301,6 +301,16 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
       std::fprintf(stderr, "wormhole: note: rank 0 is bound to one CPU (mpirun's default binding), so Wormhole's "
                            "threads share it; mpirun --bind-to none (or srun --cpus-per-task=N) lets them spread\n");
   }
+  // Each rank's finished flows leave it once their window stands, their records (of the flows it
+  // sends) to a file of its own beside the results.
+  std::unique_ptr<FlowResults> retired;
+  if (auto failed = agree(rank, [&] {
+        // Ranges of 2^17 ids (10 MB read back at a time, not the 84 MB of 2^20: every rank reads its own).
+        retired = std::make_unique<FlowResults>(std::filesystem::path(plan->results()).parent_path().string(), 17);
+        retired->hold_some();
+        net.retire_flows_to(retired.get());
+      }))
+    return *failed;
   RankObserver obs(net, text.get(), speak);
   // The training work on every rank, alike (TrainingClient): it hears every completion at the window
   // edges, in the run's order. Rank 0 also writes each job's fct.txt as its flows finish.
@@ -323,7 +333,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         if (lead) records = std::make_unique<FlowResults>(std::filesystem::path(plan->results()).parent_path().string());
       }))
     return *failed;
-  if (auto failed = agree(rank, [&] { g = gather_results(net, rank, *engine, obs, wall, records.get()); })) return *failed;
+  if (auto failed = agree(rank, [&] { g = gather_results(net, rank, *engine, obs, wall, *retired, records.get()); })) return *failed;
   // The monitors' ends as one process has them.
   if (auto failed = agree(rank, [&] {
         const auto [qlen_end, ports_end] = plan->monitor_ends(net.client_now(), g.stats.last_finish, net.stopped_by_signal());
@@ -342,7 +352,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   const std::vector<JobReport> jobs = plan->job_reports(work);
   if (auto failed = agree(rank, [&] {
         try {
-          write_hdf5_results_collective(MPI_COMM_WORLD, plan->results(), g.mine, net.flow_count(), g.my_pfc,
+          const OwnedFlows mine{retired->size(), [&](const auto& take) { retired->for_each(take); }};
+          write_hdf5_results_collective(MPI_COMM_WORLD, plan->results(), mine, net.flow_count(), g.my_pfc,
                                         g.my_pfc_rows, g.pfc.size(), meta, g.slowdown, work.report, wormhole->report(),
                                         work.jobs ? &jobs : nullptr);
         } catch (const InputError&) {

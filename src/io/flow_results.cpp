@@ -100,13 +100,14 @@ void FlowResults::flow_retired(const FlowRecord& r) {
   Bucket& b = *buckets_[k];
   b.pending.push_back(r);
   ++spilled_;
+  ids_end_ = std::max<uint64_t>(ids_end_, r.id + 1);
   if (b.pending.size() >= kPending) flush(b);
 }
 
 void FlowResults::for_each(const std::function<void(const FlowRecord&)>& fn, uint64_t first, uint64_t end) const {
   const auto by_id = [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; };
   if (!added_sorted_) std::sort(added_.begin(), added_.end(), by_id), added_sorted_ = true;
-  const uint64_t n = size();
+  const uint64_t n = some_ ? ids_end_ : size();  // ids are below n
   end = std::min(end, n);
   const uint64_t span = uint64_t(1) << bucket_bits_;
   std::vector<FlowRecord> range;
@@ -127,23 +128,25 @@ void FlowResults::for_each(const std::function<void(const FlowRecord&)>& fn, uin
     auto a = std::lower_bound(added_.begin(), added_.end(), lo, [](const FlowRecord& r, uint64_t id) { return r.id < id; });
     for (; a != added_.end() && a->id < hi; ++a) range.push_back(*a);
     std::inplace_merge(range.begin(), range.begin() + static_cast<long>(spilled), range.end(), by_id);
-    // Every id of the range below n comes once: the ranges are checked whole, whatever [first, end) is.
+    // Every id of the range below n comes once (with hold_some(), at most once): the ranges are
+    // checked whole, whatever [first, end) is.
     uint64_t next = lo;
     for (const FlowRecord& r : range) {
-      if (r.id != next)
-        throw std::logic_error("flow results: expected flow " + std::to_string(next) + ", found flow " + std::to_string(r.id));
+      if (r.id != next && !(some_ && r.id > next))
+        throw std::logic_error("flow results: expected flow " + std::to_string(next) + (some_ ? " or later" : "") +
+                               ", found flow " + std::to_string(r.id));
       if (r.id >= first && r.id < end) fn(r);
-      ++next;
+      next = r.id + 1;
     }
-    if (next != std::min(hi, n))
+    if (!some_ && next != std::min(hi, n))
       throw std::logic_error("flow results: " + std::to_string(n) + " records, ids of one range end at " + std::to_string(next));
   }
 }
 
 void add_held_flows(const Network& net, FlowResults& results) {
-  results.reserve_added(net.held_flows());
+  if (!net.distributed()) results.reserve_added(net.held_flows());
   for (uint32_t id = 0; id < net.flow_count(); ++id)
-    if (!net.flow_retired(id)) results.add(net.record(id));
+    if (!net.flow_retired(id) && net.owns_node(net.flow_info(id).src)) results.add(net.record(id));
 }
 
 }  // namespace wh

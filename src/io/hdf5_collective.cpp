@@ -23,7 +23,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -136,39 +138,70 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Σ mix(row) over this rank's rows minus Σ mix(r) over this rank's share of 0 .. total-1 (mod
-// 2^64). Summed over the ranks it is 0 when their rows together are exactly 0 .. total-1; a row
-// owned by two ranks (so another by none) leaves it nonzero but with probability ~2^-64.
-uint64_t permutation_residue(const std::vector<hsize_t>& rows, uint64_t total, MPI_Comm comm) {
+// Σ mix(r) over this rank's share of 0 .. total-1 (mod 2^64). Σ mix(row) over a rank's rows minus its
+// share's, summed over the ranks, is 0 when their rows together are exactly 0 .. total-1; a row owned
+// by two ranks (so another by none) leaves it nonzero but with probability ~2^-64.
+uint64_t share_residue(uint64_t total, MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const auto share_begin = [&](uint64_t r) { return total / size * r + std::min<uint64_t>(r, total % size); };
   uint64_t residue = 0;
-  for (hsize_t x : rows) residue += mix(x);
-  for (uint64_t x = share_begin(rank); x < share_begin(rank + 1); ++x) residue -= mix(x);
+  for (uint64_t x = share_begin(rank); x < share_begin(rank + 1); ++x) residue += mix(x);
   return residue;
 }
 
-// Collective: creates root table `t` with `total` rows; this rank writes records[order[i]] at row
-// rows[i] (rows sorted), converted by `row_of`, in rounds of at most `per_round` rows (every rank
-// takes part in every round, with no rows once it has written its own).
-template <class Row, class Record, class RowOf>
-void write_owned_rows(MPI_Comm comm, hid_t file, hid_t dxpl, const Table& t, uint64_t total,
-                      const std::vector<Record>& records, const std::vector<hsize_t>& rows,
-                      const std::vector<size_t>& order, RowOf row_of, size_t per_round) {
+uint64_t permutation_residue(const std::vector<hsize_t>& rows, uint64_t total, MPI_Comm comm) {
+  uint64_t residue = 0;
+  for (hsize_t x : rows) residue += mix(x);
+  return residue - share_residue(total, comm);
+}
+
+// Reads this rank's flows once for what write_hdf5_results_collective checks: returns Σ mix(id) less
+// the rank's share (permutation_residue); says in `problem` if an id is beyond `total`, not above the
+// one before, or the count differs from `flows.count`.
+uint64_t check_flow_rows(const OwnedFlows& flows, uint64_t total, MPI_Comm comm, std::string& problem) {
+  uint64_t residue = 0, seen = 0;
+  int64_t last = -1;
+  try {
+    flows.each([&](const FlowRecord& r) {
+      ++seen, residue += mix(r.id);
+      if (!problem.empty()) return;
+      if (r.id >= total)
+        problem = "/flows row " + std::to_string(r.id) + " is beyond the " + std::to_string(total) + " rows in all";
+      else if (static_cast<int64_t>(r.id) <= last)
+        problem = "/flows row " + std::to_string(r.id) + (static_cast<int64_t>(r.id) == last ? " given twice" : " out of order");
+      last = static_cast<int64_t>(r.id);
+    });
+  } catch (const std::exception& e) {  // agreed on, as a problem, before anything is written
+    problem = std::string("reading this rank's flows: ") + e.what();
+    return 0;
+  }
+  if (problem.empty() && seen != flows.count)
+    problem = std::to_string(seen) + " flows read, " + std::to_string(flows.count) + " announced";
+  return residue - share_residue(total, comm);
+}
+
+// Collective: creates root table `t` with `total` rows; this rank writes `count` records at their rows,
+// which each(take) hands over as take(record, row) in ascending row order, converted by `row_of`, in
+// rounds of at most `per_round` rows (every rank takes part in every round, with no rows once it has
+// written its own). If `each` throws, this rank's remaining rounds go empty (no rank is left waiting)
+// and the exception is rethrown after the last.
+template <class Row, class Record, class Each, class RowOf>
+void write_owned_rows(MPI_Comm comm, hid_t file, hid_t dxpl, const Table& t, uint64_t total, uint64_t count,
+                      Each&& each, RowOf row_of, size_t per_round) {
   const std::string what = std::string("/") + t.name;
   Handle ds = create_table(file, t.name, t.types.second, total, t.units, t.description);
   Handle fspace(check(H5Dget_space(ds), "getting the space of " + what), H5Sclose);
   const bool packed = check(H5Tequal(t.types.first, t.types.second), "comparing the row types of " + what) != 0;
-  uint64_t rounds = (rows.size() + per_round - 1) / per_round;
+  uint64_t rounds = (count + per_round - 1) / per_round;
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm);
-  std::vector<Row> buf(std::max<size_t>(std::min(rows.size(), per_round), 1));
+  std::vector<Row> buf(static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(count, per_round), 1)));
+  std::vector<hsize_t> rows(buf.size());
   std::vector<unsigned char> background;
-  for (uint64_t k = 0; k < std::max<uint64_t>(rounds, 1); ++k) {
-    const size_t from = std::min<size_t>(rows.size(), k * per_round);
-    const size_t n = std::min(rows.size() - from, per_round);
-    for (size_t i = 0; i < n; ++i) buf[i] = row_of(records[order[from + i]]);
+  size_t n = 0;
+  uint64_t done = 0;
+  const auto write_round = [&] {
     // In place to the packed file layout (a Row is at least as large as its packed form), unless the
     // Row already has it.
     if (n > 0 && !packed) {
@@ -179,13 +212,28 @@ void write_owned_rows(MPI_Comm comm, hid_t file, hid_t dxpl, const Table& t, uin
     const hsize_t mdim = std::max<size_t>(n, 1);
     Handle mspace = make_space({mdim}, {mdim}, "creating a memory space for " + what);
     if (n > 0) {
-      check(H5Sselect_elements(fspace, H5S_SELECT_SET, n, rows.data() + from), "selecting this rank's rows of " + what);
+      check(H5Sselect_elements(fspace, H5S_SELECT_SET, n, rows.data()), "selecting this rank's rows of " + what);
     } else {
       check(H5Sselect_none(fspace), "selecting no rows of " + what);
       check(H5Sselect_none(mspace), "selecting no rows of " + what);
     }
     check(H5Dwrite(ds, t.types.second, mspace, fspace, dxpl, buf.data()), "writing " + what);
+    n = 0, ++done;
+  };
+  std::exception_ptr failed;
+  try {
+    each([&](const Record& r, hsize_t row) {
+      if (done == rounds) throw std::logic_error("more rows of " + what + " than announced");
+      buf[n] = row_of(r), rows[n] = row, ++n;
+      if (n == buf.size()) write_round();
+    });
+  } catch (...) {
+    failed = std::current_exception();
+    n = 0;
   }
+  if (n > 0) write_round();
+  while (done < std::max<uint64_t>(rounds, 1)) write_round();
+  if (failed) std::rethrow_exception(failed);
 }
 
 // Collective: rank 0 checks that `file` can be created (with the serial driver, so the error is
@@ -227,6 +275,21 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
                                    const RunMetadata& meta, const SlowdownStats& slowdown,
                                    const WorkloadReport* workload, const SkipReport* skip,
                                    const std::vector<JobReport>* jobs, size_t rows_per_round) {
+  std::vector<FlowRecord> sorted = my_flows;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; });
+  const OwnedFlows flows{sorted.size(), [&sorted](const std::function<void(const FlowRecord&)>& take) {
+                           for (const FlowRecord& r : sorted) take(r);
+                         }};
+  write_hdf5_results_collective(comm, path, flows, total_flows, my_pfc, my_pfc_rows, total_pfc, meta, slowdown,
+                                workload, skip, jobs, rows_per_round);
+}
+
+void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const OwnedFlows& my_flows,
+                                   uint64_t total_flows, const std::vector<PfcRecord>& my_pfc,
+                                   const std::vector<uint64_t>& my_pfc_rows, uint64_t total_pfc,
+                                   const RunMetadata& meta, const SlowdownStats& slowdown,
+                                   const WorkloadReport* workload, const SkipReport* skip,
+                                   const std::vector<JobReport>* jobs, size_t rows_per_round) {
   QuietErrors quiet;
   const int rank = comm_rank(comm);
 
@@ -234,16 +297,15 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   std::string problem;
   if (my_pfc_rows.size() != my_pfc.size())
     problem = std::to_string(my_pfc.size()) + " PFC records but " + std::to_string(my_pfc_rows.size()) + " row numbers";
-  std::vector<hsize_t> flow_rows(my_flows.size()), pfc_rows(my_pfc_rows.begin(), my_pfc_rows.end());
-  for (size_t i = 0; i < my_flows.size(); ++i) flow_rows[i] = my_flows[i].id;
-  const std::vector<size_t> flow_order = sort_rows(flow_rows, total_flows, "/flows", problem);
+  std::vector<hsize_t> pfc_rows(my_pfc_rows.begin(), my_pfc_rows.end());
+  const uint64_t flow_residue = check_flow_rows(my_flows, total_flows, comm, problem);
   const std::vector<size_t> pfc_order = sort_rows(pfc_rows, total_pfc, "/pfc", problem);
   if (!problem.empty()) problem = "rank " + std::to_string(rank) + ": " + problem;
   // Equal digests everywhere ⇔ max(d) and max(~d) are complements.
   uint64_t digest[2] = {shared_digest(path, total_flows, total_pfc, meta, skip), 0};
   digest[1] = ~digest[0];
   MPI_Allreduce(MPI_IN_PLACE, digest, 2, MPI_UINT64_T, MPI_MAX, comm);
-  uint64_t sums[5] = {my_flows.size(), my_pfc.size(), permutation_residue(flow_rows, total_flows, comm),
+  uint64_t sums[5] = {my_flows.count, my_pfc.size(), flow_residue,
                       permutation_residue(pfc_rows, total_pfc, comm), !problem.empty()};
   MPI_Allreduce(MPI_IN_PLACE, sums, 5, MPI_UINT64_T, MPI_SUM, comm);
   if (sums[4] == 0) {  // no rank's own finding: those about all ranks together, the same on each
@@ -284,8 +346,16 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
   Handle dxpl(check(H5Pcreate(H5P_DATASET_XFER), "creating a property list"), H5Pclose);
   check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "requesting collective transfers");
   write_root_attributes(file);
-  write_owned_rows<FlowRow>(comm, file, dxpl, flows_table(), total_flows, my_flows, flow_rows, flow_order, flow_row, std::max<size_t>(rows_per_round, 1));
-  write_owned_rows<PfcRow>(comm, file, dxpl, pfc_table(), total_pfc, my_pfc, pfc_rows, pfc_order, pfc_row, std::max<size_t>(rows_per_round, 1));
+  const size_t per_round = std::max<size_t>(rows_per_round, 1);
+  write_owned_rows<FlowRow, FlowRecord>(
+      comm, file, dxpl, flows_table(), total_flows, my_flows.count,
+      [&](const auto& take) { my_flows.each([&](const FlowRecord& r) { take(r, hsize_t{r.id}); }); }, flow_row, per_round);
+  write_owned_rows<PfcRow, PfcRecord>(
+      comm, file, dxpl, pfc_table(), total_pfc, my_pfc.size(),
+      [&](const auto& take) {
+        for (size_t i = 0; i < pfc_rows.size(); ++i) take(my_pfc[pfc_order[i]], pfc_rows[i]);
+      },
+      pfc_row, per_round);
   write_run_attributes(create_run_group(file), meta, stats);
   if (skip) write_wormhole(file, *skip, rank == 0);
   check(file.close(), "closing " + path);

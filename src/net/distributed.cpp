@@ -14,7 +14,6 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
     throw InputError(file, line, "LINK_DOWN is not supported by a distributed run (it re-routes every rank's QPs at once)",
                      "run it in one process, or set LINK_DOWN 0 0 0");
   }
-  if (sink_) throw std::logic_error("set_distribution: flows are retired to a FlowSink (one process only)");
   node_rank_ = std::move(node_rank);
   rank_ = rank;
   sync_journaling();
@@ -28,7 +27,8 @@ bool Network::owns(const Event& e) const {
     case kTxDone:
     case kWake: return node_rank_[fab_.ports[e.target].node] == rank_;
     case kArrive: return node_rank_[fab_.ports[fab_.ports[e.target].peer].node] == rank_;
-    case kTimer: return node_rank_[flows_.info(e.target).src] == rank_;
+    case kTimer:
+      return flows_.retired(e.target) ? flows_.retired_local(e.target) : node_rank_[flows_.info(e.target).src] == rank_;
     // Flow starts, QP starts, injections and on-time client events run everywhere: every rank keeps
     // the same flow table (each creates the QPs of its own hosts) and the same Wormhole partitions.
     default: return true;
@@ -90,6 +90,8 @@ void Network::deliver(const std::vector<Completion>& all) {
       flows_.set_finish(c.rec.id, c.rec.finish);
       finished_with(c.rec.id);
     }
+  if (sink_)
+    for (const Completion& c : all) delivered_.push_back({c.rec.id, c.rec.finish});
   if (!client_) {
     if (observer_)
       for (const Completion& c : all) observer_->flow_finished(c.rec);
@@ -101,6 +103,28 @@ void Network::deliver(const std::vector<Completion>& all) {
 bool Network::run_client(Time until) {
   clock_.run(until, client_, observer_, stopped_);
   return !stopped_;
+}
+
+void Network::retire_committed() {
+  if (!sink_) return;
+  // Without a controller nothing refers to a delivered flow after its window; with one, its tick
+  // removes the flow from its partitions first (FastForward::remove_finished reads its path).
+  committed_.insert(committed_.end(), delivered_.begin(), delivered_.end());
+  delivered_.clear();
+  std::vector<Done>& ready = skip_ ? ticked_ : committed_;
+  size_t kept = 0;
+  for (const Done& d : ready) {
+    if (flows_.live(d.id)) {  // its state waits for a tick or its NIC (release_done_flow)
+      ready[kept++] = d;
+      continue;
+    }
+    // Another rank's flow this rank held no state of never had its finish set here.
+    if (flows_.finish(d.id) < 0) flows_.set_finish(d.id, d.finish);
+    const bool local = owns_node(flows_.info(d.id).src);
+    if (local) sink_->flow_retired(record(d.id));
+    flows_.retire(d.id, local);
+  }
+  ready.resize(kept);
 }
 
 void Network::begin_window() {

@@ -441,7 +441,7 @@ int main(int argc, char** argv) {
     // A run without flows, PFC frames or settings: empty tables, NaN statistics, no /wormhole.
     RunMetadata bare;
     bare.scenario = "empty.toml";
-    write_hdf5_results_collective(MPI_COMM_WORLD, dir + "/empty_collective.h5", {}, 0, {}, {}, 0, bare, slowdown_stats(std::vector<FlowRecord>{}));
+    write_hdf5_results_collective(MPI_COMM_WORLD, dir + "/empty_collective.h5", std::vector<FlowRecord>{}, 0, {}, {}, 0, bare, slowdown_stats(std::vector<FlowRecord>{}));
     if (g_rank == 0) {
       write_hdf5_results(dir + "/empty_serial.h5", std::vector<FlowRecord>{}, {}, bare);
       compare_files(dir + "/empty_serial.h5", dir + "/empty_collective.h5", false);

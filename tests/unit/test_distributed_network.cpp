@@ -10,6 +10,7 @@
 
 #include "wormhole/cc/factory.h"
 #include "wormhole/ffwd/fast_forward.h"
+#include "wormhole/io/flow_results.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/net/network.h"
 #include "net_fixtures.h"
@@ -75,6 +76,7 @@ void run_in_windows(Network& net, Time until, Time window) {
       net.truncate_after_stop();
       return;
     }
+    net.retire_committed();
   }
 }
 
@@ -125,6 +127,51 @@ TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
     EXPECT_EQ(dist.flows_finished(), finished);
     ASSERT_EQ(one.flow_count(), dist.flow_count());
     for (uint32_t id = 0; id < one.flow_count(); ++id) EXPECT_EQ(one.record(id).finish, dist.record(id).finish) << id;
+  }
+}
+
+TEST(DistributedNetwork, FinishedFlowsLeaveAtTheWindowEdgeAfterTheirs) {
+  // Each flow is forgotten (its record to the sink) once the window it finished in stands; a stop
+  // inside a window keeps that window's finishes, which are undone. Either way the records are those
+  // of one process, and a stale timer of a retired flow counts as its event did.
+  const SimConfig cfg = incast_config();
+  const Topology topo = star(7);
+  Network one(cfg, topo, make_cc(cfg, nullptr));
+  one.add_flows(incast_flows());
+  one.run(kTimeMax);
+  std::vector<Time> ends;
+  for (uint32_t id = 0; id < one.flow_count(); ++id) ends.push_back(one.record(id).finish);
+  std::sort(ends.begin(), ends.end());
+  ASSERT_GT(ends[2] - ends[1], 20 * kUs);  // the second and the third finish in different windows
+  for (const Time stop : {kTimeMax, ends[2] + kNs}) {
+    SCOPED_TRACE(stop);
+    Network ref(cfg, topo, make_cc(cfg, nullptr));
+    ref.add_flows(incast_flows());
+    std::unique_ptr<StopAt> c1;
+    if (stop != kTimeMax) c1 = std::make_unique<StopAt>(ref, stop);
+    ref.run(kTimeMax);
+
+    Network dist(cfg, topo, make_cc(cfg, nullptr));
+    dist.add_flows(incast_flows());
+    one_rank(dist);
+    FlowResults sink;
+    dist.retire_flows_to(&sink);
+    std::unique_ptr<StopAt> c2;
+    if (stop != kTimeMax) c2 = std::make_unique<StopAt>(dist, stop);
+    run_in_windows(dist, kTimeMax, 20 * kUs);
+    // Run dry: every flow left; stopped: the two that finished in windows before the stop's (the
+    // third finished in the stop's window, which a stop never lets stand).
+    EXPECT_EQ(sink.size(), stop == kTimeMax ? 6u : 2u);
+    EXPECT_EQ(dist.held_flows(), 6u - sink.size());
+    EXPECT_EQ(dist.stats().events, ref.stats().events);
+    add_held_flows(dist, sink);
+    ASSERT_EQ(sink.size(), 6u);
+    sink.for_each([&](const FlowRecord& r) {
+      const FlowRecord w = ref.record(static_cast<uint32_t>(r.id));
+      EXPECT_EQ(r.finish, w.finish) << r.id;
+      EXPECT_EQ(r.size_bytes, w.size_bytes) << r.id;
+      EXPECT_EQ(r.src, w.src) << r.id;
+    });
   }
 }
 

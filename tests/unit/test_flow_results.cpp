@@ -125,3 +125,30 @@ TEST(FlowResults, ARangeOfIdsReadsOnlyItsRanges) {
   EXPECT_EQ(seen.front(), 20u);
   EXPECT_EQ(seen.back(), 36u);
 }
+
+TEST(FlowResults, SomeFlowsComeBackInIdOrderWithGapsAndNoneTwice) {
+  // A distributed rank's own flows: every third id, spilled out of order over several ranges, plus
+  // two it still held at the end.
+  const auto dir = test::test_dir("flow_results");
+  FlowResults r(dir.string(), 2);  // ranges of 4 ids
+  r.hold_some();
+  for (uint32_t id : {9, 0, 15, 3, 21, 6}) r.flow_retired(record(id));
+  for (uint32_t id : {18, 12}) r.add(record(id));
+  std::vector<uint32_t> ids;
+  r.for_each([&](const FlowRecord& f) { ids.push_back(f.id); });
+  EXPECT_EQ(ids, (std::vector<uint32_t>{0, 3, 6, 9, 12, 15, 18, 21}));
+  EXPECT_EQ(r.size(), 8u);
+  ids.clear();
+  r.for_each([&](const FlowRecord& f) { ids.push_back(f.id); }, 5, 16);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{6, 9, 12, 15}));
+
+  FlowResults twice(dir.string(), 2);
+  twice.hold_some();
+  for (uint32_t id : {2, 7, 2}) twice.flow_retired(record(id));
+  EXPECT_THROW(twice.for_each([](const FlowRecord&) {}), std::logic_error);
+  FlowResults held_and_spilled(dir.string(), 2);
+  held_and_spilled.hold_some();
+  held_and_spilled.flow_retired(record(5));
+  held_and_spilled.add(record(5));
+  EXPECT_THROW(held_and_spilled.for_each([](const FlowRecord&) {}), std::logic_error);
+}

@@ -1,6 +1,7 @@
 // Every flow's result record of a run, for the summaries and the results file, without holding a
 // record per flow in memory: what the network retires while it runs goes to temporary files on disk.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,11 +39,16 @@ class FlowResults final : public FlowSink {
   FlowResults(const FlowResults&) = delete;
   FlowResults& operator=(const FlowResults&) = delete;
 
+  /// Holds the records of some of the run's flows only (a distributed rank's own): for_each() then
+  /// checks that no id comes twice instead of that the ids are exactly 0 .. size() - 1. Call it first.
+  void hold_some() { some_ = true; }
+
   void flow_retired(const FlowRecord& r) override;
   /// Adds a record kept in memory.
   void add(const FlowRecord& r) {
     added_.push_back(r);
     added_sorted_ = false;
+    ids_end_ = std::max<uint64_t>(ids_end_, r.id + 1);
   }
   /// Room for `n` more added records.
   void reserve_added(size_t n) { added_.reserve(added_.size() + n); }
@@ -52,8 +58,9 @@ class FlowResults final : public FlowSink {
   uint64_t spilled() const { return spilled_; }
 
   /// Calls fn(record) for every record in id order, or for the ids in [first, end) only (the ranges
-  /// outside are not read). Throws std::logic_error unless the ids are exactly 0 .. size() - 1 (checked
-  /// over what is read), OutputError if the temporary file cannot be read back.
+  /// outside are not read). Throws std::logic_error unless the ids are exactly 0 .. size() - 1 (with
+  /// hold_some(): unless they are distinct; checked over what is read), OutputError if the temporary
+  /// file cannot be read back.
   void for_each(const std::function<void(const FlowRecord&)>& fn, uint64_t first = 0,
                 uint64_t end = UINT64_MAX) const;
 
@@ -80,12 +87,14 @@ class FlowResults final : public FlowSink {
   mutable int64_t file_end_ = 0;
   mutable std::vector<std::unique_ptr<Bucket>> buckets_;  // by id >> bucket_bits_
   uint64_t spilled_ = 0;
+  uint64_t ids_end_ = 0;  // above every id held
+  bool some_ = false;     // hold_some()
   mutable std::vector<FlowRecord> added_;  // sorted by id when read
   mutable bool added_sorted_ = true;
 };
 
-/// Every flow's record of a one-process run: what `results` got while the run went (FlowSink), plus
-/// the flows `net` still holds, added to `results`.
+/// Every flow's record of a one-process run (of a distributed run: of the flows this rank sends): what
+/// `results` got while the run went (FlowSink), plus the flows `net` still holds, added to `results`.
 void add_held_flows(const Network& net, FlowResults& results);
 
 }  // namespace wh

@@ -4,12 +4,21 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "wormhole/io/results_writer.h"
 
 namespace wh {
+
+/// One rank's flows for write_hdf5_results_collective: `count` records, which each(take) hands to
+/// take(record) in ascending id order (e.g. FlowResults::for_each). It is called twice (checked, then
+/// written), so what the rank holds is a round's rows, not a copy of its records.
+struct OwnedFlows {
+  uint64_t count = 0;
+  std::function<void(const std::function<void(const FlowRecord&)>&)> each;
+};
 
 /// Writes the HDF5 results file of a distributed run, collectively over `comm`: the file holds
 /// exactly what the serial write_hdf5_results(path, all flows sorted by id, all PFC rows in row
@@ -21,8 +30,8 @@ namespace wh {
 /// Collective: every rank of `comm` (MPI initialised) calls it with the same `path`, `total_flows`,
 /// `total_pfc`, `meta` and `skip` (null on all ranks or on none); RunStats such as wall_s must be
 /// reduced by the caller first.
-/// - `my_flows`: the flows this rank owns, any order; across ranks disjoint, their ids together
-///   exactly 0 .. total_flows-1 (a flow's row in /flows is its id). A rank may own none.
+/// - `my_flows`: the flows this rank owns, in ascending id order; across ranks disjoint, their ids
+///   together exactly 0 .. total_flows-1 (a flow's row in /flows is its id). A rank may own none.
 /// - `my_pfc`, `my_pfc_rows` (same length): this rank's PFC frames and the row of each in /pfc;
 ///   across ranks disjoint, together exactly 0 .. total_pfc-1. A rank may own none.
 /// - `slowdown`: the /run slowdown statistics (flows_finished, slowdown_*, fct_*): rank 0's is written
@@ -39,6 +48,13 @@ namespace wh {
 /// writing. An HDF5 failure on only some ranks (an I/O error part-way) cannot be agreed on inside
 /// HDF5's own collective calls: treat std::runtime_error as fatal for the job (MPI_Abort).
 /// The file is replaced if it exists. On return, on any rank, the file is complete and closed.
+void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const OwnedFlows& my_flows,
+                                   uint64_t total_flows, const std::vector<PfcRecord>& my_pfc,
+                                   const std::vector<uint64_t>& my_pfc_rows, uint64_t total_pfc,
+                                   const RunMetadata& meta, const SlowdownStats& slowdown,
+                                   const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
+                                   const std::vector<JobReport>* jobs = nullptr, size_t rows_per_round = 65536);
+/// The same from this rank's flows in memory, in any order (a sorted copy is written).
 void write_hdf5_results_collective(MPI_Comm comm, const std::string& path,
                                    const std::vector<FlowRecord>& my_flows, uint64_t total_flows,
                                    const std::vector<PfcRecord>& my_pfc, const std::vector<uint64_t>& my_pfc_rows,

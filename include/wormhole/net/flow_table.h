@@ -48,6 +48,8 @@ class FlowTable {
   void set_finish(uint32_t id, Time t) { entries_[id].time = t; }
   /// Whether flow `id` has QP state now (started, and not released).
   bool live(uint32_t id) const { return entries_[id].info != kNone && entries_[id].state != kNone; }
+  /// Whether retired flow `id`'s sender runs here (retire(id, local)).
+  bool retired_local(uint32_t id) const { return (entries_[id].state & kLocal) != 0; }
   /// The timer epoch and clock offset (ps) of a flow without state (released; retired or not).
   uint16_t released_epoch(uint32_t id) const {
     return retired(id) ? static_cast<uint16_t>(entries_[id].state) : info(id).epoch;
@@ -90,15 +92,17 @@ class FlowTable {
     e.state = kNone;
     --live_;
   }
-  /// Gives back released, finished flow `id`'s FlowInfo, keeping its epoch and clock offset
-  /// (precondition: !live(id), finished(id), !retired(id); std::logic_error otherwise).
-  void retire(uint32_t id) {
+  /// Gives back released, finished flow `id`'s FlowInfo, keeping its epoch and clock offset, and
+  /// whether this process runs its sender (`local`: a distributed rank's stale timer events of the
+  /// flow are its own or another rank's) (precondition: !live(id), finished(id), !retired(id);
+  /// std::logic_error otherwise).
+  void retire(uint32_t id, bool local = true) {
     Entry& e = entries_[id];
     if (e.info == kNone || e.state != kNone || e.time < 0)
       throw std::logic_error("retiring flow " + std::to_string(id) + ", which is live, unfinished or retired");
     const FlowInfo& i = infos_[e.info];
     e.time = i.clock_offset;
-    e.state = i.epoch;
+    e.state = uint32_t{i.epoch} | (local ? kLocal : 0u);
     free_info_.push_back(e.info);
     e.info = kNone;
     --held_;
@@ -126,8 +130,9 @@ class FlowTable {
   struct Entry {
     Time time;          // its finish (-1 while running); once retired, its clock offset
     uint32_t info;      // FlowInfo slot; kNone once retired
-    uint32_t state;     // QP state slot (kNone: none); once retired, its timer epoch
+    uint32_t state;     // QP state slot (kNone: none); once retired, its timer epoch | kLocal
   };
+  static constexpr uint32_t kLocal = 1u << 16;  // above the 16-bit epoch
   static_assert(sizeof(Entry) == 16, "the one per-flow table kept to the end of a run");
   ChunkedVector<Entry, 14> entries_;
   ChunkedVector<FlowInfo, 12> infos_;

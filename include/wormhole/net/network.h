@@ -101,11 +101,13 @@ class Network final : public CcHost {
   /// Hands each finished flow's record to `sink` when its QP state is released (nothing refers to the
   /// flow any more) and forgets its FlowInfo: the run keeps 16 B of it (FlowTable), and flow_info()
   /// and record() of it are no longer available. Flows still held at the end are read with record().
-  /// One process only, set before the run: a distributed run can undo a finish at a stop inside a
-  /// window. Throws std::logic_error when distributed or keeping finished state.
+  /// Set before the run. In a distributed run (set_distribution first) a flow is forgotten only once
+  /// its finish can no longer be undone and the controller's tick has let go of it
+  /// (retire_committed()), on every rank; `sink` gets the records of the flows this rank sends.
+  /// Throws std::logic_error when keeping finished state.
   void retire_flows_to(FlowSink* sink) {
-    if (sink && (!node_rank_.empty() || keep_finished_))
-      throw std::logic_error("retire_flows_to: a distributed run, or one keeping finished state, keeps its flows");
+    if (sink && keep_finished_)
+      throw std::logic_error("retire_flows_to: a run keeping finished state keeps its flows");
     sink_ = sink;
   }
   /// Schedules EventClient::client_event(target, aux) at `at` (ps, >= client_now()). `on_time`:
@@ -323,6 +325,10 @@ class Network final : public CcHost {
   bool run_client(Time until);
   /// Starts a window: what truncate_after_stop() may have to undo is recorded from here.
   void begin_window();
+  /// After a window the client ran through without stopping (its finishes stand): retires, with a
+  /// FlowSink (retire_flows_to), the flows whose completions were delivered before it and, with a
+  /// skip controller, whose finish a tick has since handled; a flow still holding QP state waits.
+  void retire_committed();
   /// Undoes what this rank counted after the client's stop (ClientClock::stop_event(); precondition: the
   /// client stopped) in its last window, which the network ran before the client stopped: events, ECN
   /// marks, drops, RTOs, flows finished or injected after it, the peak queue; the run's end becomes the
@@ -383,6 +389,10 @@ class Network final : public CcHost {
     skip_->on_tick();
     for (uint32_t id : tick_done_) release_done_flow(id);
     tick_done_.clear();
+    if (sink_ && distributed()) {  // the controller has let go of the flows finished in committed windows
+      ticked_.insert(ticked_.end(), committed_.begin(), committed_.end());
+      committed_.clear();
+    }
   }
 
 
@@ -404,8 +414,9 @@ class Network final : public CcHost {
     retire_to_sink(id);
   }
   /// With a FlowSink, hands finished flow `id`'s record over and retires it (precondition: !live(id)).
+  /// A distributed run retires its flows at window edges instead (retire_committed()).
   void retire_to_sink(uint32_t id) {
-    if (sink_) {
+    if (sink_ && node_rank_.empty()) {
       sink_->flow_retired(record(id));
       flows_.retire(id);
     }
@@ -524,6 +535,13 @@ class Network final : public CcHost {
   std::vector<CrossPacket> outbox_;
   std::vector<LateAck> late_acks_;
   std::vector<Completion> completions_;
+  // Flows to retire (with a FlowSink), and their finishes (ps): delivered since the last committed
+  // window; committed, waiting for the controller's tick; ticked, to retire at the next commit.
+  struct Done {
+    uint32_t id;
+    Time finish;
+  };
+  std::vector<Done> delivered_, committed_, ticked_;
   ClientClock clock_;  // the client's lagging time (distributed run with a client)
   struct CreditUndo {
     uint32_t id;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
+#include <exception>
 #include <vector>
 
 #include "wormhole/core/time.h"
@@ -143,36 +144,63 @@ std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
   return all;
 }
 
-/// Streams every rank's `mine` to rank 0 in rounds of at most max(per_round, ranks) elements in all (each
-/// rank sends up to max(1, per_round / ranks) a round), calling `take(const T&)` there for each, in (round,
-/// rank, index) order, so rank 0 holds one round at a time (a whole gather_to_root of GPT-7B's flow
-/// records is 0.3 GB). `take` must not throw (rank 0 would leave the others waiting in the next round):
-/// keep a failure and act on it after the call. Collective; T trivially copyable; `per_round` >= 1.
-/// Throws std::invalid_argument on every rank alike for `per_round` = 0.
-template <class T, class Take>
-void gather_to_root_in_chunks(MPI_Comm comm, const std::vector<T>& mine, size_t per_round, Take&& take) {
+/// Streams every rank's `count` elements, which each(give) hands to give(const T&) in order, to rank 0
+/// in rounds of at most max(per_round, ranks) elements in all (each rank sends up to max(1, per_round /
+/// ranks) a round), calling `take(const T&)` there for each, in (round, rank, index) order, so no rank
+/// holds more than a round (a whole gather_to_root of GPT-7B's flow records is 0.3 GB). `take` must not
+/// throw (rank 0 would leave the others waiting in the next round): keep a failure and act on it after
+/// the call. If `each` throws (or gives more than `count`), this rank sends nothing more, takes part in
+/// every round left, and the exception is rethrown at the end (on this rank only). Collective; T
+/// trivially copyable; `per_round` >= 1. Throws std::invalid_argument on every rank alike for
+/// `per_round` = 0.
+template <class T, class Each, class Take>
+void gather_to_root_in_chunks(MPI_Comm comm, uint64_t count, Each&& each, size_t per_round, Take&& take) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (per_round == 0) throw std::invalid_argument("gather_to_root_in_chunks: per_round must be at least 1");
   const size_t chunk = std::min<size_t>(std::max<size_t>(per_round / size_t(size), 1), INT32_MAX / size_t(size));
   const BytesType<T> type;
-  uint64_t rounds = mine.size() / chunk + (mine.size() % chunk != 0);
+  uint64_t rounds = count / chunk + (count % chunk != 0);
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm);
   std::vector<int> counts(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
-  std::vector<T> got;
-  for (uint64_t k = 0; k < rounds; ++k) {
-    const size_t from = std::min(mine.size(), k * chunk);
-    const int n = static_cast<int>(std::min(mine.size() - from, chunk));
+  std::vector<T> mine, got;
+  mine.reserve(static_cast<size_t>(std::min<uint64_t>(count, chunk)));
+  uint64_t done = 0;
+  const auto round = [&] {
+    const int n = static_cast<int>(mine.size());
     MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
     if (rank == 0) {
       int total = 0;  // at most size × chunk <= INT32_MAX
       for (int r = 0; r < size; ++r) displs[r] = total, total += counts[r];
       got.resize(static_cast<size_t>(total));
     }
-    MPI_Gatherv(mine.data() + from, n, type, got.data(), counts.data(), displs.data(), type, 0, comm);
+    MPI_Gatherv(mine.data(), n, type, got.data(), counts.data(), displs.data(), type, 0, comm);
     for (const T& x : got) take(x);
+    mine.clear(), ++done;
+  };
+  std::exception_ptr failed;
+  try {
+    each([&](const T& x) {
+      if (done == rounds) throw std::logic_error("gather_to_root_in_chunks: more elements than announced");
+      mine.push_back(x);
+      if (mine.size() == chunk) round();
+    });
+  } catch (...) {
+    failed = std::current_exception();
+    mine.clear();
   }
+  if (!mine.empty()) round();
+  while (done < rounds) round();
+  if (failed) std::rethrow_exception(failed);
+}
+
+/// The same for every rank's vector `mine`.
+template <class T, class Take>
+void gather_to_root_in_chunks(MPI_Comm comm, const std::vector<T>& mine, size_t per_round, Take&& take) {
+  gather_to_root_in_chunks<T>(
+      comm, mine.size(), [&](const auto& give) { for (const T& x : mine) give(x); }, per_round,
+      std::forward<Take>(take));
 }
 
 /// Every rank's `mine`, in rank order, on every rank. Collective; T trivially copyable.
