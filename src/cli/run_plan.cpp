@@ -67,7 +67,7 @@ MonitorSession::Plan RunPlan::monitor_plan() const {
   return MonitorSession::plan(cfg(), results(), static_cast<uint32_t>(net().nodes().size()));
 }
 
-TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective_memo, bool job_fct) {
+TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective_memo, bool writes_outputs) {
   TrainingWork w;
   if (!training()) {
     net().set_observer(&forward);  // the flows' completions come straight from the network
@@ -77,11 +77,13 @@ TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective
   std::unique_ptr<JobFctFiles> job_files;
   if (!r.jobs.empty()) {
     std::vector<std::string> paths;  // each job's own fct.txt
-    if (job_fct)
+    if (writes_outputs)
       for (const std::string& d : r.job_dirs) paths.push_back((std::filesystem::path(d) / "fct.txt").string());
     job_files = std::make_unique<JobFctFiles>(forward, paths);
   }
   r.options.memo = collective_memo;
+  r.options.flow_tags = writes_outputs;
+  for (JobRun& j : r.jobs) j.options.flow_tags = writes_outputs;
   w = make_training_work(r, job_files ? job_files.get() : &forward);
   if (job_files) job_files->set_jobs(w.jobs);
   w.job_files = std::move(job_files);

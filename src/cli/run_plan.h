@@ -67,10 +67,12 @@ class RunPlan {
   MonitorSession::Plan monitor_plan() const;
 
   /// The training work on the network as its client (empty for a flow file), forwarding to `forward`.
-  /// `collective_memo`: the collective memo the drivers use (nullptr: none). Each job's fct.txt is
-  /// written when `job_fct` (rank 0 of a distributed run, or one process). Throws as
-  /// make_training_work and JobFctFiles do.
-  TrainingWork make_work(NetObserver& forward, CollectiveMemo* collective_memo, bool job_fct);
+  /// `collective_memo`: the collective memo the drivers use (nullptr: none). `writes_outputs`: this
+  /// process writes the run's outputs (one process, or rank 0 of a distributed run), so it writes
+  /// each job's fct.txt as flows finish and its drivers keep each flow's tag for /workload/flows
+  /// (DriverOptions::flow_tags); the other ranks do neither. Throws as make_training_work and
+  /// JobFctFiles do.
+  TrainingWork make_work(NetObserver& forward, CollectiveMemo* collective_memo, bool writes_outputs);
   /// The collective memo for this run's one-process back end: Wormhole's, for one training workload
   /// alone on the fabric; nullptr (with the warning saying why) for jobs, background flows, Chakra traces
   /// and flow files.

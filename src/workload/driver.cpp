@@ -640,7 +640,7 @@ void WorkloadDriver::inject(uint32_t inst, uint32_t f) {
   ft.flow = memo >= 0 && o_.memo->replaying(memo) ? net_.replay_flow(spec) : net_.inject_flow(spec);
   if (memo >= 0) o_.memo->released(memo, f, ft.flow);
   flow_owner_.set(ft.flow, std::pair{inst, f});
-  report_.flows.push_back(ft);
+  if (o_.flow_tags) report_.flows.push_back(ft);
 }
 
 void WorkloadDriver::flow_finished(const FlowRecord& r) {

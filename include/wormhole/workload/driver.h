@@ -50,6 +50,9 @@ struct DriverOptions {
   uint32_t job = 0;
   /// Replays collectives that run alone on an island (nullptr: none; not owned; shared by the jobs).
   class CollectiveMemo* memo = nullptr;
+  /// Keeps each flow's tag for the results (WorkloadReport::flows, /workload/flows: 24 B a flow). A
+  /// distributed run's ranks that do not write the results leave it off: their report has no flows.
+  bool flow_tags = true;
 };
 
 /// The traffic of one iteration of `w`: every collective's flows as the driver would plan them
