@@ -82,8 +82,9 @@ TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective
     job_files = std::make_unique<JobFctFiles>(forward, paths);
   }
   r.options.memo = collective_memo;
-  r.options.flow_tags = writes_outputs;
-  for (JobRun& j : r.jobs) j.options.flow_tags = writes_outputs;
+  const std::string folder = std::filesystem::path(results()).parent_path().string();
+  r.options.flow_tags = writes_outputs, r.options.flow_tag_dir = folder;
+  for (JobRun& j : r.jobs) j.options.flow_tags = writes_outputs, j.options.flow_tag_dir = folder;
   w = make_training_work(r, job_files ? job_files.get() : &forward);
   if (job_files) job_files->set_jobs(w.jobs);
   w.job_files = std::move(job_files);

@@ -20,7 +20,7 @@ namespace wh {
 /// blocks of up to 2,048 records of one range of 2^bucket_bits ids; records added with add() (the
 /// flows a network still holds at the end) stay in memory. A distributed run streams every rank's records
 /// to rank 0 through flow_retired.
-/// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (84 MB by default)
+/// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (10 MB by default)
 /// besides the added records; every read sorts each range again (linear: each record is moved to its
 /// id's slot), so a run reads its records once if it can.
 /// Without a folder every record stays in memory.
@@ -34,7 +34,7 @@ class FlowResults final : public FlowSink {
   /// working folder), created now and unlinked at once, so a folder that cannot take it fails before the
   /// run and nothing is left behind however the run ends. Throws OutputError(dir, …) when the file
   /// cannot be created, or later written or read (a full disk).
-  explicit FlowResults(const std::string& dir, uint32_t bucket_bits = 20);
+  explicit FlowResults(const std::string& dir, uint32_t bucket_bits = 17);
   ~FlowResults() override;
   FlowResults(const FlowResults&) = delete;
   FlowResults& operator=(const FlowResults&) = delete;
@@ -82,7 +82,7 @@ class FlowResults final : public FlowSink {
   void whole(Io io, FlowRecord* records, const Block& k, const char* problem) const;
 
   std::string dir_;
-  uint32_t bucket_bits_ = 20;
+  uint32_t bucket_bits_ = 17;
   int fd_ = -1;
   mutable int64_t file_end_ = 0;
   mutable std::vector<std::unique_ptr<Bucket>> buckets_;  // by id >> bucket_bits_

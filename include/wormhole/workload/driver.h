@@ -53,6 +53,9 @@ struct DriverOptions {
   /// Keeps each flow's tag for the results (WorkloadReport::flows, /workload/flows: 24 B a flow). A
   /// distributed run's ranks that do not write the results leave it off: their report has no flows.
   bool flow_tags = true;
+  /// Where the tags are kept on disk but for one block (a temporary file in the outputs' folder);
+  /// empty: in memory.
+  std::string flow_tag_dir;
 };
 
 /// The traffic of one iteration of `w`: every collective's flows as the driver would plan them
@@ -131,7 +134,8 @@ class WorkloadDriver final : public TrainingClient {
   /// unless `install` is false (a JobSet does it and dispatches); `forward` (optional) receives
   /// every NetObserver callback too (e.g. the fct.txt writer).
   /// Throws std::invalid_argument for a report GPU out of range, iterations 0, hosts of another
-  /// size than layout.gpus, or (PP > 1) micro-batches find_micro_batches cannot find.
+  /// size than layout.gpus, or (PP > 1) micro-batches find_micro_batches cannot find; OutputError
+  /// if the tags' file cannot be made in DriverOptions::flow_tag_dir.
   WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
                  NetObserver* forward = nullptr, bool install = true);
   ~WorkloadDriver() override;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wormhole/core/chunked.h"
+#include "wormhole/core/spill_vector.h"
 
 #include "wormhole/core/time.h"
 
@@ -118,8 +119,9 @@ struct WorkloadReport {
   std::vector<IterationRecord> iterations;
   std::vector<LayerRecord> layers;            ///< iteration-major, then row order
   std::vector<CollectiveRecord> collectives;  ///< in order of first issue
-  /// One per flow the collectives became, in flow id order (grown in chunks: millions of rows).
-  ChunkedVector<FlowTag, 14> flows;
+  /// One per flow the collectives became, in flow id order (millions of rows: kept on disk but for a
+  /// block when the driver is given a folder, DriverOptions::flow_tag_dir).
+  SpillVector<FlowTag, 14> flows;
   std::vector<GpuRecord> per_gpu;             ///< by GPU id
   /// The GPU exposed longest to communication, PP included (GpuRecord::exposed; the lowest id among
   /// equals): where the run's time went.

@@ -1,0 +1,94 @@
+// An append-only table that can keep its full blocks on disk: per-flow rows a run only writes out at
+// its end (the workload's flow tags) then cost memory for one block, not for every flow.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace wh {
+
+/// The temporary file behind a SpillVector (src/core/spill_file.cpp): created in a folder and unlinked
+/// at once, so nothing is left behind however the run ends. Errors are OutputError(folder, …).
+class SpillFile {
+ public:
+  /// Throws OutputError(dir, …) if the file cannot be created ("" is the working folder).
+  explicit SpillFile(const std::string& dir);
+  ~SpillFile();
+  SpillFile(const SpillFile&) = delete;
+  SpillFile& operator=(const SpillFile&) = delete;
+  /// Writes or reads `bytes` at `offset` whole; OutputError(dir, …) if it cannot (a full disk).
+  void write(const void* data, size_t bytes, int64_t offset) const;
+  void read(void* data, size_t bytes, int64_t offset) const;
+
+ private:
+  std::string dir_;
+  int fd_ = -1;
+};
+
+/// Sequence of trivially copyable T, appended only, read by index. In memory (in blocks of 2^kBits
+/// elements, as ChunkedVector) until spill_to() names a folder; from then on every full block is
+/// written to a temporary file there and freed, and reading an element of one loads its block back
+/// (one block is cached: read in index order, each block is read once). Index precondition: i < size()
+/// (unchecked). A copy holds every element in memory.
+template <class T, unsigned kBits = 14>
+class SpillVector {
+  static_assert(std::is_trivially_copyable_v<T>, "written to disk as bytes");
+
+ public:
+  static constexpr size_t kBlock = size_t(1) << kBits;
+  SpillVector() = default;
+  SpillVector(SpillVector&&) noexcept = default;
+  SpillVector& operator=(SpillVector&&) noexcept = default;
+  /// Throws OutputError when a block of `o` cannot be read back.
+  SpillVector(const SpillVector& o) {
+    for (size_t i = 0; i < o.size(); ++i) push_back(o[i]);
+  }
+  SpillVector& operator=(const SpillVector& o) {
+    if (this != &o) *this = SpillVector(o);
+    return *this;
+  }
+
+  /// Keeps full blocks in a temporary file in folder `dir` from now on (those already full go now).
+  /// Throws OutputError(dir, …) if the file cannot be created or written.
+  void spill_to(const std::string& dir) {
+    file_ = std::make_unique<SpillFile>(dir);
+    for (size_t k = 0; k < size_ / kBlock; ++k)
+      if (blocks_[k]) spill(k);
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Appends `v`. Throws OutputError when a full block cannot be written.
+  void push_back(const T& v) {
+    const size_t k = size_ >> kBits;
+    if (k == blocks_.size()) blocks_.emplace_back(std::make_unique<T[]>(kBlock));
+    blocks_[k][size_ & (kBlock - 1)] = v;
+    if ((++size_ & (kBlock - 1)) == 0 && file_) spill(k);
+  }
+  /// Element `i`. Throws OutputError when its block cannot be read back.
+  T operator[](size_t i) const {
+    const size_t k = i >> kBits;
+    if (blocks_[k]) return blocks_[k][i & (kBlock - 1)];
+    if (cached_ != k) {
+      if (!cache_) cache_ = std::make_unique<T[]>(kBlock);
+      file_->read(cache_.get(), kBlock * sizeof(T), static_cast<int64_t>(k * kBlock * sizeof(T)));
+      cached_ = k;
+    }
+    return cache_[i & (kBlock - 1)];
+  }
+
+ private:
+  void spill(size_t k) {
+    file_->write(blocks_[k].get(), kBlock * sizeof(T), static_cast<int64_t>(k * kBlock * sizeof(T)));
+    blocks_[k].reset();
+  }
+  std::vector<std::unique_ptr<T[]>> blocks_;  // null: on disk
+  size_t size_ = 0;
+  std::unique_ptr<SpillFile> file_;
+  mutable std::unique_ptr<T[]> cache_;
+  mutable size_t cached_ = SIZE_MAX;
+};
+
+}  // namespace wh
