@@ -22,6 +22,7 @@
 #include "run_plan.h"
 #include "run_record.h"
 #include "wormhole/io/hdf5_collective.h"
+#include "wormhole/io/slowdown_collective.h"
 #include "wormhole/core/input_error.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
@@ -120,8 +121,9 @@ struct Gathered {
 
 /// Collective. `retired`: the records of this rank's flows the network retired as it ran, to which
 /// those it still holds are added. `records`: rank 0's sink for every flow's record (nullptr elsewhere).
-/// Throws on rank 0 only (OutputError: the records' file cannot be written; std::logic_error: the
-/// ranks' flow ids are not exactly 0 .. n - 1), once every collective is done.
+/// Throws once every collective is done: on rank 0 if the records' file cannot be written (OutputError)
+/// or the ranks' flow ids are not exactly 0 .. n - 1 (std::logic_error); on every rank as
+/// slowdown_stats_collective does.
 Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall,
                         FlowResults& retired, FlowResults* records) {
   Gathered g;
@@ -158,8 +160,9 @@ Gathered gather_results(Network& net, int rank, const DistributedEngine& engine,
       failed = std::current_exception();
     }
   });
+  // Collective, so before rank 0 says its failure (with no records then: no statistics).
+  g.slowdown = slowdown_stats_collective(MPI_COMM_WORLD, retired, failed ? nullptr : records);
   if (failed) std::rethrow_exception(failed);
-  if (records) g.slowdown = slowdown_stats(*records);
   return g;
 }
 
@@ -305,8 +308,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // sends) to a file of its own beside the results.
   std::unique_ptr<FlowResults> retired;
   if (auto failed = agree(rank, [&] {
-        // Ranges of 2^17 ids (10 MB read back at a time, not the 84 MB of 2^20: every rank reads its own).
-        retired = std::make_unique<FlowResults>(std::filesystem::path(plan->results()).parent_path().string(), 17);
+        retired = std::make_unique<FlowResults>(std::filesystem::path(plan->results()).parent_path().string());
         retired->hold_some();
         net.retire_flows_to(retired.get());
       }))

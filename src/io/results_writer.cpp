@@ -47,9 +47,6 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
   throw InputError(config_file, 0, problem, fix);
 }
 
-// Nearest-rank percentile (1-based rank = ceil(pct/100 · n)). Integer arithmetic: ceil(0.99 · n) in
-// floating point can land one rank too high for some n.
-size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pct * n + 99) / 100, 1, n) - 1; }
 
 // p50, p99 and the maximum of `v` (not empty; reordered): the values a full sort would give at those
 // ranks, by selection (linear time; a sort of millions of figures per statistic was a visible share
@@ -167,36 +164,43 @@ void TextOutputs::flush() {
   pfc_.flush();
 }
 
+// Nearest-rank percentile (1-based rank = ceil(pct/100 · n)). Integer arithmetic: ceil(0.99 · n) in
+// floating point can land one rank too high for some n.
+size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pct * n + 99) / 100, 1, n) - 1; }
+
 void SlowdownCollector::reserve(size_t flows) {
-  slowdown_.reserve(flows), ref_.reserve(flows), fct_.reserve(flows);
+  if (keep_) slowdown_.reserve(flows), ref_.reserve(flows), fct_.reserve(flows);
 }
 
 void SlowdownCollector::add(const FlowRecord& f) {
   ++total_;
   if (!f.finished()) return;
-  slowdown_.push_back(f.slowdown()), sum_ += slowdown_.back();
-  ref_.push_back(f.slowdown_ref()), ref_sum_ += ref_.back();
-  fct_.push_back(f.fct_ns()), fct_sum_ += fct_.back();
+  ++finished_;
+  const double slowdown = f.slowdown(), ref = f.slowdown_ref();
+  const uint64_t fct = f.fct_ns();
+  sum_ += slowdown, ref_sum_ += ref, fct_sum_ += fct;
+  if (keep_) slowdown_.push_back(slowdown), ref_.push_back(ref), fct_.push_back(fct);
 }
 
 SlowdownStats SlowdownCollector::result() {
   SlowdownStats s;
   s.total = total_;
-  s.finished = slowdown_.size();
-  if (!slowdown_.empty()) fill(s);
-  *this = SlowdownCollector{};
+  s.finished = finished_;
+  if (finished_ > 0) fill(s);
+  *this = SlowdownCollector{keep_};
   return s;
 }
 
 void SlowdownCollector::fill(SlowdownStats& s) {
-  const double n = double(slowdown_.size());
+  const double n = double(finished_);
   s.mean = sum_ / n;
+  s.ref_mean = ref_sum_ / n;
+  s.fct_mean_us = double(fct_sum_) / n / 1000.0;
+  if (!keep_) return;
   const auto [p50, p99, max] = p50_p99_max(slowdown_);
   s.p50 = p50, s.p99 = p99, s.max = max;
-  s.ref_mean = ref_sum_ / n;
   const std::array<double, 3> ref = p50_p99_max(ref_);
   s.ref_p50 = ref[0], s.ref_p99 = ref[1];
-  s.fct_mean_us = double(fct_sum_) / n / 1000.0;
   s.fct_p99_us = double(p50_p99_max(fct_)[1]) / 1000.0;
 }
 

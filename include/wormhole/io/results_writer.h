@@ -136,9 +136,11 @@ struct SlowdownStats {
 };
 /// SlowdownStats gathered one flow record at a time, in id order (the means are sums in that order, so
 /// every way of visiting the flows in id order gives the same bits). Keeps 24 B of every finished flow
-/// until result() (reserve() sets that much aside for every flow, finished or not).
+/// until result() (reserve() sets that much aside for every flow, finished or not), unless it keeps
+/// no figures: then it gives the counts and means only (the percentiles 0), and holds nothing per flow.
 class SlowdownCollector {
  public:
+  explicit SlowdownCollector(bool keep_figures = true) : keep_(keep_figures) {}
   /// Sets aside room for `flows` flows' figures (24 B each).
   void reserve(size_t flows);
   /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
@@ -149,6 +151,8 @@ class SlowdownCollector {
  private:
   void fill(SlowdownStats& s);  // the means and percentiles, from at least one finished flow
 
+  bool keep_ = true;
+  size_t finished_ = 0;
   size_t total_ = 0;
   std::vector<double> slowdown_, ref_;
   std::vector<uint64_t> fct_;
@@ -159,5 +163,7 @@ SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);
 /// The same over the flows with ids in [first, end) of `flows` (read in id order, so the means are
 /// summed as the vector version sums them). Throws as FlowResults::for_each.
 SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first = 0, uint32_t end = UINT32_MAX);
+/// The 0-based index of the nearest-rank percentile `pct` of `n` sorted values (rank ceil(pct/100 · n)).
+size_t rank_index(size_t n, unsigned pct);
 
 }  // namespace wh
