@@ -42,13 +42,7 @@ uint64_t parse_memory_size(const std::string& text) {
   return static_cast<uint64_t>(bytes);
 }
 
-uint64_t kept_bytes_per_flow(bool file_flow) {
-  int on = 0, ranks = 1;
-  MPI_Initialized(&on);
-  if (on) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (file_flow) return bytes_per_file_flow() + (ranks > 1 ? bytes_owned_record() : 0);
-  return ranks > 1 ? bytes_per_flow_distributed() : bytes_per_flow();
-}
+uint64_t kept_bytes_per_flow(bool file_flow) { return file_flow ? bytes_per_file_flow() : bytes_per_flow(); }
 
 uint64_t memory_limit(const std::string& option, std::string* source) {
   if (!option.empty()) {

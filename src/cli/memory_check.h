@@ -25,9 +25,8 @@ struct MemoryEstimate {
 /// Throws InputError naming --memory-limit for a value that is not a size.
 uint64_t memory_limit(const std::string& option, std::string* source);
 
-/// Bytes a flow keeps to the end of this run: bytes_per_flow (bytes_per_flow_distributed when MPI runs
-/// with more than one rank), plus for a flow made at set-up (`file_flow`: a flow file's or background
-/// flow) what bytes_per_file_flow adds.
+/// Bytes a flow keeps to the end of this run, on every rank alike: bytes_per_flow, or for a flow made at
+/// set-up (`file_flow`: a flow file's or background flow) bytes_per_file_flow.
 uint64_t kept_bytes_per_flow(bool file_flow);
 
 /// Reads a size: a number with an optional unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,

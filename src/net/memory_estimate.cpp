@@ -57,14 +57,12 @@ namespace {
 // A flow's entry in the flow table, Wormhole's track index, and at the end its three figures of the
 // summary statistics (SlowdownCollector: two slowdowns and its FCT, gathered while results.h5 is written).
 constexpr uint64_t kEveryFlow = 16 + sizeof(uint32_t) + 2 * sizeof(double) + sizeof(uint64_t);
-// A workload flow's row of /workload/flows.
-constexpr uint64_t kFlowTag = 24;
-
 }  // namespace
 
 uint64_t bytes_per_flow() {
-  // Its FlowInfo and result record are not kept once it finished (FlowSink).
-  return kEveryFlow + kFlowTag;
+  // Its FlowInfo and result record are not kept once it finished (FlowSink), nor its row of
+  // /workload/flows (on disk but for a block).
+  return kEveryFlow;
 }
 
 uint64_t bytes_per_file_flow() {
@@ -73,17 +71,6 @@ uint64_t bytes_per_file_flow() {
   // as if every flow had a pair of its own.
   return kEveryFlow + sizeof(FlowInfo) + sizeof(FlowSpec) + sizeof(uint32_t) + sizeof(uint64_t) +
          sizeof(PathMetrics) + 2 * sizeof(void*) + sizeof(void*);
-}
-
-uint64_t bytes_owned_record() {
-  // Its record, built at the end by the rank that ran it (all of them, if one rank sent every flow);
-  // rank 0 takes everyone's in rounds, onto disk, and the results rows are written in rounds too.
-  return sizeof(FlowRecord);
-}
-
-uint64_t bytes_per_flow_distributed() {
-  // A rank keeps every flow's FlowInfo to the end.
-  return bytes_per_flow() + sizeof(FlowInfo) + bytes_owned_record();
 }
 
 uint64_t bytes_per_running_flow() { return sizeof(Flow) + sizeof(uint32_t); }  // its state and its NIC's list entry

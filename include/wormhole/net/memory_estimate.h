@@ -23,20 +23,16 @@ struct NetworkFootprint {
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 NetworkFootprint estimate_network_bytes(const Topology& topo);
 
-/// Bytes each workload flow of a one-process run keeps until the run ends: its 16-B flow-table entry,
-/// its flow tag (24 B) and Wormhole's track index, and at the end its three figures of the statistics. Its
-/// FlowInfo (88 B) lives only until the flow finished, and its record then goes to disk (FlowSink).
-/// Packets and events are not counted.
+/// Bytes each workload flow keeps until the run ends: its 16-B flow-table entry and Wormhole's track
+/// index, and at the end its three figures of the statistics (on a rank of a distributed run, of the
+/// flows it sent). Its FlowInfo (88 B) lives only until the flow finished, and its record then goes to
+/// disk (FlowSink), as its row of /workload/flows does while it is made. Packets and events are not
+/// counted. The same on every rank of a distributed run.
 uint64_t bytes_per_flow();
 /// A flow of a flow file (or a background flow), made at set-up with its FlowInfo (88 B, held until it
 /// finished: they may all be held at once): its entry, FlowInfo, spec, place in the start order and
 /// path metrics (one entry per source–destination pair at most), track index and statistics figure.
 uint64_t bytes_per_file_flow();
-/// A workload flow on a rank of a distributed run, which keeps every flow's FlowInfo, and the record
-/// of each flow it ran at the end.
-uint64_t bytes_per_flow_distributed();
-/// Bytes a rank of a distributed run holds of each flow it ran, at the end: its record.
-uint64_t bytes_owned_record();
 /// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
 /// (Flow) and its NIC's list entry; freed and reused once it finished.
 uint64_t bytes_per_running_flow();
