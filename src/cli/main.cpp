@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
           // Past the agreed set-up an error is this rank's alone: the others would wait for it in
           // their next collective for ever (srun does not kill them), so the job ends here.
           std::fprintf(stderr, "wormhole: error (rank %d): %s\n", rank, e.what());
-          MPI_Abort(MPI_COMM_WORLD, dynamic_cast<const wh::InputError*>(&e) ? 2 : 1);
+          MPI_Abort(MPI_COMM_WORLD, dynamic_cast<const wh::InputError*>(&e)    ? 2
+                                    : dynamic_cast<const wh::OutputError*>(&e) ? 4
+                                                                               : 1);
         }
         MPI_Finalize();
         return status;

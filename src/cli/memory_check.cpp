@@ -10,8 +10,6 @@
 #include <fstream>
 #include <stdexcept>
 
-#include <mpi.h>
-
 #include "wormhole/core/input_error.h"
 #include "wormhole/net/memory_estimate.h"
 

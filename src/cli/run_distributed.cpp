@@ -72,7 +72,8 @@ class RankObserver final : public NetObserver {
 };
 
 /// Runs `step` on every rank; if it throws on any, every rank learns it (no rank is left waiting in
-/// a collective), the ranks that failed print their message and all return its exit status.
+/// a collective), the lowest rank that failed prints its message and all return the highest exit
+/// status over the ranks (2: InputError, 4: OutputError, 1: anything else).
 template <class F>
 std::optional<int> agree(int rank, F&& step) {
   int status = 0;
@@ -81,6 +82,8 @@ std::optional<int> agree(int rank, F&& step) {
     step();
   } catch (const InputError& e) {
     status = 2, message = e.what();
+  } catch (const OutputError& e) {
+    status = 4, message = e.what();
   } catch (const std::exception& e) {
     status = 1, message = e.what();
   }
@@ -122,7 +125,8 @@ struct Gathered {
 /// Collective. `retired`: the records of this rank's flows the network retired as it ran, to which
 /// those it still holds are added. `records`: rank 0's sink for every flow's record (nullptr elsewhere).
 /// Throws once every collective is done: on rank 0 if the records' file cannot be written (OutputError)
-/// or the ranks' flow ids are not exactly 0 .. n - 1 (std::logic_error); on every rank as
+/// or the ranks' flow ids are not exactly 0 .. n - 1 (std::logic_error); on a rank whose own records
+/// cannot be read back (OutputError); on every rank if any of these happened, or as
 /// slowdown_stats_collective does.
 Gathered gather_results(Network& net, int rank, const DistributedEngine& engine, const RankObserver& obs, double wall,
                         FlowResults& retired, FlowResults* records) {
@@ -150,18 +154,26 @@ Gathered gather_results(Network& net, int rank, const DistributedEngine& engine,
   std::sort(g.late.begin(), g.late.end(), by_flow);
   std::exception_ptr failed;
   const auto own = [&retired](const auto& give) { retired.for_each(give); };
-  gather_to_root_in_chunks<FlowRecord>(MPI_COMM_WORLD, retired.size(), own, 1 << 17, [&](const FlowRecord& r) {
-    const auto [lo, hi] = std::equal_range(g.late.begin(), g.late.end(), LateAck{r.id, 0}, by_flow);
-    for (auto a = lo; a != hi; ++a) g.diverged += r.finished() && r.finish <= a->at;
-    if (failed) return;
-    try {
-      records->flow_retired(r);
-    } catch (...) {
-      failed = std::current_exception();
-    }
-  });
-  // Collective, so before rank 0 says its failure (with no records then: no statistics).
-  g.slowdown = slowdown_stats_collective(MPI_COMM_WORLD, retired, failed ? nullptr : records);
+  try {
+    gather_to_root_in_chunks<FlowRecord>(MPI_COMM_WORLD, retired.size(), own, 1 << 17, [&](const FlowRecord& r) {
+      const auto [lo, hi] = std::equal_range(g.late.begin(), g.late.end(), LateAck{r.id, 0}, by_flow);
+      for (auto a = lo; a != hi; ++a) g.diverged += r.finished() && r.finish <= a->at;
+      if (failed) return;
+      try {
+        records->flow_retired(r);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  } catch (...) {  // this rank's records could not be read back: it took part in every round all the same
+    if (!failed) failed = std::current_exception();
+  }
+  // Collective, so every rank takes part before one says its failure (every rank then throws).
+  try {
+    g.slowdown = slowdown_stats_collective(MPI_COMM_WORLD, retired, failed ? nullptr : records, failed != nullptr);
+  } catch (...) {
+    if (!failed) throw;
+  }
   if (failed) std::rethrow_exception(failed);
   return g;
 }

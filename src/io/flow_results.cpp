@@ -145,7 +145,7 @@ void FlowResults::for_each(const std::function<void(const FlowRecord&)>& fn, uin
 }
 
 void add_held_flows(const Network& net, FlowResults& results) {
-  if (!net.distributed()) results.reserve_added(net.held_flows());
+  if (!net.distributed()) results.reserve_added(net.held_flows());  // a rank holds other ranks' flows too
   for (uint32_t id = 0; id < net.flow_count(); ++id)
     if (!net.flow_retired(id) && net.owns_node(net.flow_info(id).src)) results.add(net.record(id));
 }

@@ -185,8 +185,9 @@ uint64_t check_flow_rows(const OwnedFlows& flows, uint64_t total, MPI_Comm comm,
 // Collective: creates root table `t` with `total` rows; this rank writes `count` records at their rows,
 // which each(take) hands over as take(record, row) in ascending row order, converted by `row_of`, in
 // rounds of at most `per_round` rows (every rank takes part in every round, with no rows once it has
-// written its own). If `each` throws, this rank's remaining rounds go empty (no rank is left waiting)
-// and the exception is rethrown after the last.
+// written its own). If `each` throws (or gives rows past the rounds every rank takes part in), this
+// rank's remaining rounds go empty (no rank is left waiting) and the exception is rethrown after the
+// last; an HDF5 failure inside a round (std::runtime_error) is thrown at once.
 template <class Row, class Record, class Each, class RowOf>
 void write_owned_rows(MPI_Comm comm, hid_t file, hid_t dxpl, const Table& t, uint64_t total, uint64_t count,
                       Each&& each, RowOf row_of, size_t per_round) {
@@ -221,13 +222,15 @@ void write_owned_rows(MPI_Comm comm, hid_t file, hid_t dxpl, const Table& t, uin
     n = 0, ++done;
   };
   std::exception_ptr failed;
+  bool writing = false;  // an HDF5 failure inside a round is not the source's: it goes out as it is
   try {
     each([&](const Record& r, hsize_t row) {
       if (done == rounds) throw std::logic_error("more rows of " + what + " than announced");
       buf[n] = row_of(r), rows[n] = row, ++n;
-      if (n == buf.size()) write_round();
+      if (n == buf.size()) writing = true, write_round(), writing = false;
     });
   } catch (...) {
+    if (writing) throw;
     failed = std::current_exception();
     n = 0;
   }
@@ -369,7 +372,7 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
       Handle run(check(H5Gopen2(f, "run", H5P_DEFAULT), "opening group /run"), H5Gclose);
       write_run_record(f, run, meta);
       run.close();
-      // Replicated on every rank; VL strings (layer names) cannot go through MPI-IO here either.
+      // Rank 0's (the only rank keeping /workload/flows); VL strings (layer names) cannot go through MPI-IO here either.
       if (workload) write_workload(f, *workload);
       if (jobs) write_jobs(f, *jobs);
       check(f.close(), "closing " + path);

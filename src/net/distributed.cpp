@@ -91,7 +91,8 @@ void Network::deliver(const std::vector<Completion>& all) {
       finished_with(c.rec.id);
     }
   if (sink_)
-    for (const Completion& c : all) delivered_.push_back({c.rec.id, c.rec.finish});
+    for (const Completion& c : all)
+      if (c.rec.id < flows_.size()) delivered_.push_back({c.rec.id, c.rec.finish});
   if (!client_) {
     if (observer_)
       for (const Completion& c : all) observer_->flow_finished(c.rec);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 #include "wormhole/partition/engine.h"
@@ -27,6 +28,27 @@ int main(int argc, char** argv) {
         for (size_t i = 3 * k; i < 3 * k + 3 && i < count(r); ++i) expected.push_back(uint64_t(r) * 1000 + i);
   int failed = taken != expected;
   if (failed) std::fprintf(stderr, "rank %d: FAIL: took %zu values, expected %zu, or in another order\n", rank, taken.size(), expected.size());
+  // The last rank's source fails after 4 of its 6 values: it takes part in every round left and gets
+  // the error back; the others run through; rank 0 takes what it sent in full rounds before (3: the
+  // fourth was waiting for its round).
+  taken.clear();
+  bool threw = false;
+  try {
+    wh::gather_to_root_in_chunks<uint64_t>(
+        MPI_COMM_WORLD, 6,
+        [&](const auto& give) {
+          for (uint64_t i = 0; i < 6; ++i) {
+            if (rank == size - 1 && i == 4) throw std::runtime_error("unreadable");
+            give(uint64_t(rank) * 1000 + i);
+          }
+        },
+        3 * size_t(size), [&](uint64_t v) { taken.push_back(v); });
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  if (threw != (rank == size - 1)) std::fprintf(stderr, "rank %d: FAIL: threw %d\n", rank, threw), failed = 1;
+  if (rank == 0 && taken.size() != 6 * size_t(size) - 3)
+    std::fprintf(stderr, "rank 0: FAIL: took %zu values after a failure, expected %zu\n", taken.size(), 6 * size_t(size) - 3), failed = 1;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
   return failed;

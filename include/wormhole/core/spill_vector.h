@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace wh {
@@ -40,8 +42,16 @@ class SpillVector {
  public:
   static constexpr size_t kBlock = size_t(1) << kBits;
   SpillVector() = default;
-  SpillVector(SpillVector&&) noexcept = default;
-  SpillVector& operator=(SpillVector&&) noexcept = default;
+  /// The moved-from vector is empty (in memory).
+  SpillVector(SpillVector&& o) noexcept { *this = std::move(o); }
+  SpillVector& operator=(SpillVector&& o) noexcept {
+    if (this == &o) return *this;
+    blocks_ = std::move(o.blocks_), o.blocks_.clear();
+    size_ = std::exchange(o.size_, 0);
+    file_ = std::move(o.file_), cache_ = std::move(o.cache_);
+    cached_ = std::exchange(o.cached_, SIZE_MAX);
+    return *this;
+  }
   /// Throws OutputError when a block of `o` cannot be read back.
   SpillVector(const SpillVector& o) {
     for (size_t i = 0; i < o.size(); ++i) push_back(o[i]);
@@ -52,14 +62,22 @@ class SpillVector {
   }
 
   /// Keeps full blocks in a temporary file in folder `dir` from now on (those already full go now).
-  /// Throws OutputError(dir, …) if the file cannot be created or written.
+  /// Throws OutputError(dir, …) if the file cannot be created or written, std::logic_error if it
+  /// already spills.
   void spill_to(const std::string& dir) {
+    if (file_) throw std::logic_error("SpillVector::spill_to: already spilling");
     file_ = std::make_unique<SpillFile>(dir);
     for (size_t k = 0; k < size_ / kBlock; ++k)
       if (blocks_[k]) spill(k);
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  /// Blocks held in memory (not on disk; the read cache not counted).
+  size_t blocks_in_memory() const {
+    size_t n = 0;
+    for (const auto& b : blocks_) n += b != nullptr;
+    return n;
+  }
   /// Appends `v`. Throws OutputError when a full block cannot be written.
   void push_back(const T& v) {
     const size_t k = size_ >> kBits;

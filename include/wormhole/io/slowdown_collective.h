@@ -13,10 +13,12 @@ namespace wh {
 /// the sums are added as one process adds them; nullptr on the other ranks), the percentiles and the
 /// maximum by a selection over the ranks' own flows (`mine`: this rank's records; across ranks
 /// disjoint, together every flow), each rank holding the figures of its own flows only (24 B each).
-/// Collective over `comm`. Returns the statistics on every rank.
+/// `failed_here`: this rank has already failed (it reads nothing; every rank then throws). Collective
+/// over `comm`. Returns the same statistics on every rank.
 /// Throws, on every rank alike once all have read their records: the reading rank's own exception
 /// (OutputError: a temporary file cannot be read back; std::logic_error: ids not as FlowResults
-/// expects), std::runtime_error on the others.
-SlowdownStats slowdown_stats_collective(MPI_Comm comm, const FlowResults& mine, const FlowResults* all);
+/// expects), std::runtime_error naming the first rank that failed on the others.
+SlowdownStats slowdown_stats_collective(MPI_Comm comm, const FlowResults& mine, const FlowResults* all,
+                                        bool failed_here = false);
 
 }  // namespace wh

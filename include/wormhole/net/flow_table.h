@@ -108,7 +108,8 @@ class FlowTable {
     --held_;
   }
   /// Forgets the flows from id `n` on (their states and FlowInfos are freed). Throws std::logic_error if
-  /// one of them was retired (only a distributed run truncates, and it retires none).
+  /// one of them was retired (only a distributed run truncates, the flows made after a stop inside its
+  /// last window, and it retires only flows whose window stood: made before those).
   void truncate(size_t n) {
     for (size_t id = n; id < entries_.size(); ++id) {
       const uint32_t i = static_cast<uint32_t>(id);

@@ -328,6 +328,7 @@ class Network final : public CcHost {
   /// After a window the client ran through without stopping (its finishes stand): retires, with a
   /// FlowSink (retire_flows_to), the flows whose completions were delivered before it and, with a
   /// skip controller, whose finish a tick has since handled; a flow still holding QP state waits.
+  /// Throws what the FlowSink throws (OutputError: its file cannot be written).
   void retire_committed();
   /// Undoes what this rank counted after the client's stop (ClientClock::stop_event(); precondition: the
   /// client stopped) in its last window, which the network ran before the client stopped: events, ECN

@@ -149,8 +149,9 @@ std::vector<T> gather_to_root(MPI_Comm comm, const std::vector<T>& mine) {
 /// ranks) a round), calling `take(const T&)` there for each, in (round, rank, index) order, so no rank
 /// holds more than a round (a whole gather_to_root of GPT-7B's flow records is 0.3 GB). `take` must not
 /// throw (rank 0 would leave the others waiting in the next round): keep a failure and act on it after
-/// the call. If `each` throws (or gives more than `count`), this rank sends nothing more, takes part in
-/// every round left, and the exception is rethrown at the end (on this rank only). Collective; T
+/// the call. If `each` throws (or gives more than the rounds every rank takes part in can carry), this
+/// rank sends nothing more, takes part in every round left, and the exception is rethrown at the end
+/// (on this rank only). Collective; T
 /// trivially copyable; `per_round` >= 1. Throws std::invalid_argument on every rank alike for
 /// `per_round` = 0.
 template <class T, class Each, class Take>

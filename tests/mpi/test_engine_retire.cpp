@@ -1,0 +1,72 @@
+// DistributedEngine (wormhole/partition/engine.h) under mpiexec with 2 and 3 ranks (plain main, exit 0 =
+// pass): a 6-to-1 incast on a star, cut over the ranks, with each rank's finished flows retired to a
+// FlowResults. Every flow must have left every rank by the end (none held), the records of the flows a
+// rank sends must be exactly those flows, and their finishes those of one process.
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "../unit/net_fixtures.h"
+#include "wormhole/cc/factory.h"
+#include "wormhole/io/flow_results.h"
+#include "wormhole/io/hpcc_config.h"
+#include "wormhole/partition/engine.h"
+
+using namespace wh;
+
+namespace {
+
+int check() {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  SimConfig cfg = read_hpcc_config(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt");
+  cfg.portable_order = true;
+  const Topology topo = test::star(7);
+  std::vector<FlowSpec> flows;
+  for (uint32_t h = 1; h <= 6; ++h) flows.push_back(test::flow(h, 0, 200'000 * h));
+
+  Network one(cfg, topo, make_cc(cfg, nullptr));
+  one.add_flows(flows);
+  one.run(kTimeMax);
+
+  Network net(cfg, topo, make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  RankMap map;  // the switch and host 0 on rank 0, the senders spread over the ranks
+  map.ranks = static_cast<uint32_t>(size);
+  map.rank_of.assign(8, 0);
+  for (uint32_t h = 1; h <= 6; ++h) map.rank_of[h] = h % static_cast<uint32_t>(size);
+  for (uint32_t h = 0; h < 7; ++h) map.edge_cut += map.rank_of[h] != 0;
+  map.lookahead_ps = 1 * kUs;
+  DistributedEngine engine(net, MPI_COMM_WORLD, map);
+  FlowResults mine;
+  mine.hold_some();
+  net.retire_flows_to(&mine);
+  engine.run(kTimeMax);
+
+  int failed = 0;
+  if (net.held_flows() != 0) std::fprintf(stderr, "rank %d: FAIL: %zu flows still held\n", rank, net.held_flows()), failed = 1;
+  std::vector<uint32_t> ids, want;
+  for (uint32_t id = 0; id < net.flow_count(); ++id)
+    if (map.rank_of[flows[id].src] == static_cast<uint32_t>(rank)) want.push_back(id);
+  mine.for_each([&](const FlowRecord& r) {
+    ids.push_back(r.id);
+    if (r.finish != one.record(r.id).finish)
+      std::fprintf(stderr, "rank %d: FAIL: flow %u finished at %lld, one process %lld\n", rank, r.id,
+                   static_cast<long long>(r.finish), static_cast<long long>(one.record(r.id).finish)), failed = 1;
+  });
+  if (ids != want) std::fprintf(stderr, "rank %d: FAIL: %zu records for %zu flows sent\n", rank, ids.size(), want.size()), failed = 1;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return failed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int failed = check();  // the engine's MPI types are freed before MPI_Finalize
+  MPI_Finalize();
+  return failed;
+}
