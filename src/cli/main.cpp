@@ -2,6 +2,7 @@
 // `--help`, `--version`.
 #include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -38,6 +39,9 @@ long launched_rank() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write past a file-size limit (ulimit -f) then fails with EFBIG, and the writer names the file
+  // (exit 4), instead of the signal ending the process without a word and with a file half written.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"wormhole: packet-level RDMA fabric simulator with the HPCC ns-3 model's semantics: LLM training "
                "workloads (SimAI) on GPU clusters, or HPCC flow files"};
   app.set_version_flag("--version", std::string("wormhole ") + WORMHOLE_VERSION);

@@ -125,6 +125,24 @@ class MissingScenario(Case):
         self.assertIn("--memo: File does not exist: none.h5 (fix: check the path)", p.stderr)
 
 
+class FileSizeLimit(Case):
+    def test_a_file_size_limit_names_the_file_and_exits_4(self):
+        # ulimit -f: the write past the limit fails (EFBIG) and the writer says which file, as a full
+        # disk does; the signal the kernel sends for it used to end the process without a word.
+        import resource
+        scenario = SOURCE_DIR / "inputs" / "llm" / "moe-32g.toml"
+        limit = 3_000_000  # fct.txt (about 1 MB) fits, results.h5 does not
+        p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(self.dir / "out"), "-q"], capture_output=True,
+                           text=True, timeout=300, cwd=self.dir,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        for m in CRASH_MARKERS:
+            self.assertNotIn(m, p.stderr)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn("results.h5", p.stderr)
+        self.assertIn("File too large", p.stderr)
+        self.assertEqual(sorted(x.name for x in (self.dir / "out").iterdir() if x.name.startswith("results.h5")), [])
+
+
 class UnwritableOutputFolder(Case):
     """An output folder this user cannot write to is refused before the run, naming the folder and the fix
     (it named QLEN_MON_FILE's folder and said to create a folder that existed). As root every folder is
