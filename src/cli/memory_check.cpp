@@ -117,8 +117,8 @@ void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& so
   }
   if (speak && e.run_flows && e.setup() + e.run_flows > limit)
     std::fprintf(stderr,
-                 "wormhole: warning: run to its end, the workload's %lu flows keep about %s more (every flow's state "
-                 "stays until the run ends): with the set-up's %s that is above the %s limit, so the run may run out "
+                 "wormhole: warning: run to its end, the workload's %lu flows keep about %s more (what each flow "
+                 "keeps until the run ends): with the set-up's %s that is above the %s limit, so the run may run out "
                  "of memory before it ends (fewer iterations or GPUs, or workload.max_time to stop it earlier)\n",
                  static_cast<unsigned long>(e.run_flow_count), format_bytes(e.run_flows).c_str(),
                  format_bytes(e.setup()).c_str(), format_bytes(limit).c_str());
