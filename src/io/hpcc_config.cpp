@@ -457,6 +457,7 @@ SimConfig make_hpcc_config(const std::string& base_path, const std::vector<Confi
                               fs::path(c.topology_file).is_relative() &&
                               fs::exists(dir / c.topology_file, ec);
   if (next_to_config) {
+    c.inputs_dir = dir.string();
     for (std::string* f : {&c.topology_file, &c.flow_file, &c.trace_file, &c.trace_output_file,
                            &c.fct_output_file, &c.pfc_output_file, &c.qlen_mon_file})
       if (!f->empty() && fs::path(*f).is_relative()) *f = (dir / *f).string();
@@ -479,7 +480,6 @@ const std::vector<std::string>& hpcc_config_keys() {
 void check_input_files(const SimConfig& c) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path dir = fs::path(c.path).parent_path();
   for (auto [key, file] : {std::pair{"TOPOLOGY_FILE", &c.topology_file}, {"FLOW_FILE", &c.flow_file},
                            {"TRACE_FILE", &c.trace_file}}) {
     const auto [f, l] = c.origin_of(key);
@@ -487,13 +487,27 @@ void check_input_files(const SimConfig& c) {
     if (file->empty() && optional) continue;
     if (file->empty()) throw InputError(f, l, std::string(key) + " is not set", std::string("add ") + key + " <path>");
     if (fs::exists(*file, ec)) continue;
-    // An absolute path (the reader resolves one found relative to the config's folder) names itself.
-    const std::string where = fs::path(*file).is_relative()
-                                  ? ": " + (fs::current_path(ec) / *file).string() +
-                                        (dir.empty() ? "" : " (and not beside the config in " + dir.string() + ")")
-                                  : "";
-    throw InputError(f, l, std::string(key) + " " + *file + " not found" + where,
-                     "give a path relative to the config's folder or to the current directory");
+    // Where it was looked for: beside the config (every relative path of a config whose TOPOLOGY_FILE
+    // is there), or in the working folder (TOPOLOGY_FILE: in both); an absolute path names itself.
+    const fs::path p(*file);
+    const auto absolute = [&](const fs::path& x) { return (fs::current_path(ec) / x).lexically_normal().string(); };
+    const fs::path rel = c.inputs_dir.empty() ? fs::path() : p.lexically_relative(c.inputs_dir);
+    const bool beside = !rel.empty() && *rel.begin() != "..";  // (the reader joined it to the config's folder)
+    const bool topology = std::string_view(key) == "TOPOLOGY_FILE";
+    std::string where, fix;
+    if (beside) {
+      where = " beside the config: " + absolute(p);
+      fix = "give a path relative to the config's folder (where its TOPOLOGY_FILE is), or an absolute path";
+    } else if (!p.is_relative()) {
+      fix = "check the path";
+    } else {
+      const fs::path dir = fs::path(c.path).parent_path();
+      where = ": " + absolute(p) + (topology && !dir.empty() ? " (nor beside the config: " + absolute(dir / p) + ")" : "");
+      fix = topology ? "give a path relative to the config's folder or to the current directory, or an absolute path"
+                     : "give a path relative to the current directory (the config's TOPOLOGY_FILE is not beside it), or "
+                       "an absolute path";
+    }
+    throw InputError(f, l, std::string(key) + " " + (beside ? rel.string() : *file) + " not found" + where, fix);
   }
 }
 

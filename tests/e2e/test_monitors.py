@@ -244,7 +244,8 @@ class Monitors(unittest.TestCase):
         self.assertFalse((self.dir / "bad").exists())  # refused before any output
         # A missing TRACE_FILE is named with the setting that gave it, before any output.
         p, _ = self.run_wh(RING / "config_dcqcn.txt", "bad-trace", "--set", "TRACE_FILE=missing.txt", expect=2)
-        self.assertRegex(p.stderr, r"command line: TRACE_FILE \S*/missing\.txt not found \(fix: ")
+        self.assertRegex(p.stderr, r"command line: TRACE_FILE missing\.txt not found beside the config: "
+                                   r"\S*/hpcc-ring16-fattree-k4-1MB/missing\.txt \(fix: ")
         self.assertFalse((self.dir / "bad-trace").exists())
 
 

@@ -119,6 +119,22 @@ class MissingScenario(Case):
         self.assertIn("File does not exist: inputs/nope/config.txt", p.stderr)
         self.assertIn("fix: check the path: a scenario is a .toml file or an HPCC config.txt", p.stderr)
 
+    def test_a_missing_input_names_the_path_it_was_looked_for_at(self):
+        # A config whose TOPOLOGY_FILE is beside it reads every relative input from there: the error
+        # gives the path as typed and where it was looked for (it gave the joined path as if typed, and
+        # a working-folder path that was never tried).
+        config = "inputs/hpcc-ring16-fattree-k4-1MB/config_dcqcn.txt"
+        ring = SOURCE_DIR / "inputs" / "hpcc-ring16-fattree-k4-1MB"
+        for key, want in (("FLOW_FILE", f"FLOW_FILE nope.txt not found beside the config: {ring / 'nope.txt'} (fix: give "
+                                        "a path relative to the config's folder"),
+                          ("TOPOLOGY_FILE", f"TOPOLOGY_FILE nope.txt not found: {SOURCE_DIR / 'nope.txt'} (nor beside the "
+                                            f"config: {ring / 'nope.txt'}) (fix: ")):
+            p = subprocess.run([str(WORMHOLE), "run", config, "--set", f"{key}=nope.txt", "-o", str(self.dir / "out")],
+                               capture_output=True, text=True, timeout=60, cwd=SOURCE_DIR)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(want, p.stderr)
+            self.assertFalse((self.dir / "out").exists())
+
     def test_a_missing_memo_file_is_not_called_a_scenario(self):
         scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
         p = self.run_wh(scenario, "--memo", "none.h5", expect=2)

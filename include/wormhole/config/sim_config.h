@@ -33,6 +33,9 @@ struct SimConfig {
   uint32_t l2_ack_interval = 0;            ///< L2_ACK_INTERVAL, bytes
   bool l2_back_to_zero = false;            ///< L2_BACK_TO_ZERO
   std::string topology_file, flow_file, trace_file;  ///< resolved paths
+  /// The folder relative input and output paths were resolved against: the config's when its
+  /// TOPOLOGY_FILE is found there, else "" (the working folder, as the reference).
+  std::string inputs_dir;
   std::string trace_output_file;           ///< TRACE_OUTPUT_FILE: the packet trace (docs/network-model.md §5.4)
   std::string fct_output_file = "fct.txt"; ///< FCT_OUTPUT_FILE
   std::string pfc_output_file = "pfc.txt"; ///< PFC_OUTPUT_FILE
