@@ -1,16 +1,8 @@
 // FlowResults (include/wormhole/io/flow_results.h): retired flows' records on disk, read back in id order.
 #include "wormhole/io/flow_results.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <stdexcept>
-
-#include "wormhole/core/input_error.h"
 
 namespace wh {
 
@@ -20,8 +12,6 @@ namespace {
 // buffer is freed, so ranges whose flows finished long ago (a run of 100 M flows has 763) hold only
 // the few records that still trickle in.
 constexpr size_t kPending = 2048;
-
-std::string system_error() { return std::strerror(errno ? errno : EIO); }
 
 // Sorts by id the records of one range (ids from lo, fewer than `slots` past lo) by moving each to its
 // id's slot, in place: linear, where a sort of a million records was a visible share of writing the
@@ -53,21 +43,12 @@ void sort_by_placing(std::vector<FlowRecord>& range, uint64_t lo, uint64_t slots
 }  // namespace
 
 FlowResults::FlowResults(const std::string& dir, uint32_t bucket_bits)
-    : dir_(dir.empty() ? "." : dir), bucket_bits_(bucket_bits) {
-  std::string name = (std::filesystem::path(dir_) / ".wormhole-flows-XXXXXX").string();
-  fd_ = ::mkstemp(name.data());
-  if (fd_ < 0) throw OutputError(dir_, "cannot create a temporary file for the flows' records: " + system_error());
-  ::unlink(name.c_str());  // gone with the process, however it ends
-}
-
-FlowResults::~FlowResults() {
-  if (fd_ >= 0) ::close(fd_);
-}
+    : bucket_bits_(bucket_bits), file_(std::make_unique<SpillFile>(dir, "the flows' records")) {}
 
 void FlowResults::flush(Bucket& b) const {
   if (b.pending.empty()) return;
   const Block k{file_end_, static_cast<uint32_t>(b.pending.size())};
-  whole(::pwrite, b.pending.data(), k, "cannot write the flows' records to a temporary file: ");
+  file_->write(b.pending.data(), k.count * sizeof(FlowRecord), k.offset);
   b.blocks.push_back(k);
   file_end_ += static_cast<int64_t>(k.count * sizeof(FlowRecord));
   b.written += b.pending.size();
@@ -77,24 +58,13 @@ void FlowResults::flush(Bucket& b) const {
 
 void FlowResults::read(const Bucket& b, FlowRecord* out) const {
   for (const Block& k : b.blocks) {
-    whole(::pread, out, k, "cannot read the flows' records back from a temporary file: ");
+    file_->read(out, k.count * sizeof(FlowRecord), k.offset);
     out += k.count;
   }
 }
 
-template <class Io>
-void FlowResults::whole(Io io, FlowRecord* records, const Block& k, const char* problem) const {
-  char* p = reinterpret_cast<char*>(records);
-  const size_t bytes = size_t(k.count) * sizeof(FlowRecord);
-  for (size_t done = 0; done < bytes;) {
-    const ssize_t n = io(fd_, p + done, bytes - done, k.offset + static_cast<int64_t>(done));
-    if (n <= 0) throw OutputError(dir_, problem + system_error());
-    done += static_cast<size_t>(n);
-  }
-}
-
 void FlowResults::flow_retired(const FlowRecord& r) {
-  if (fd_ < 0) return add(r);
+  if (!file_) return add(r);
   const size_t k = r.id >> bucket_bits_;
   if (k >= buckets_.size()) buckets_.resize(k + 1);
   if (!buckets_[k]) buckets_[k] = std::make_unique<Bucket>();

@@ -38,19 +38,20 @@ SlowdownStats slowdown_stats_collective(MPI_Comm comm, const FlowResults& mine, 
   SlowdownStats s;
   std::vector<uint64_t> slowdown, ref, fct;  // this rank's figures (keys; FCTs in ns as they are), sorted
   std::exception_ptr failed;
-  if (!failed_here) try {
-      if (all) {
-        SlowdownCollector means(false);
-        all->for_each([&](const FlowRecord& f) { means.add(f); });
-        s = means.result();
-      }
+  try {
+    if (all && !failed_here) {
+      SlowdownCollector means(false);
+      all->for_each([&](const FlowRecord& f) { means.add(f); });
+      s = means.result();
+    }
+    if (!failed_here)
       mine.for_each([&](const FlowRecord& f) {
         if (!f.finished()) return;
         slowdown.push_back(key(f.slowdown())), ref.push_back(key(f.slowdown_ref())), fct.push_back(f.fct_ns());
       });
-    } catch (...) {
-      failed = std::current_exception();
-    }
+  } catch (...) {
+    failed = std::current_exception();
+  }
   int first = failed || failed_here ? rank : INT32_MAX;
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   if (failed) std::rethrow_exception(failed);

@@ -125,7 +125,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   if (!o_.hosts.empty() && o_.hosts.size() != layout_.gpus)
     throw std::invalid_argument(fmt::format("{} hosts given for {} GPUs", o_.hosts.size(), layout_.gpus));
   if (layout_.stage_gpus == 0) layout_.stage_gpus = layout_.gpus;
-  if (o_.flow_tags && !o_.flow_tag_dir.empty()) report_.flows.spill_to(o_.flow_tag_dir);
+  if (o_.flow_tags && !o_.flow_tag_dir.empty()) report_.flows.spill_to(o_.flow_tag_dir, "the workload's flow tags");
   total_bytes_ = count_workload_flows(w_, layout_, o_).bytes;
   const size_t rows = w_.layers.size();
   if (!w_.header.micro) {

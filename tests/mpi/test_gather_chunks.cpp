@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> mine(count(rank));
   for (size_t i = 0; i < mine.size(); ++i) mine[i] = uint64_t(rank) * 1000 + i;  // rank r's i-th value
   std::vector<uint64_t> taken;
-  wh::gather_to_root_in_chunks(MPI_COMM_WORLD, mine, 3 * size_t(size), [&](uint64_t v) { taken.push_back(v); });
+  wh::gather_to_root_in_chunks<uint64_t>(
+      MPI_COMM_WORLD, mine.size(), [&](const auto& give) { for (uint64_t v : mine) give(v); }, 3 * size_t(size),
+      [&](uint64_t v) { taken.push_back(v); });
   // Rounds of 3: round k has values 3k .. 3k+2 of each rank that still has them.
   std::vector<uint64_t> expected;
   if (rank == 0)

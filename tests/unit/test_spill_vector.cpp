@@ -24,12 +24,12 @@ TEST(SpillVector, SpilledBlocksReadBackInAnyOrder) {
   SpillVector<Row, 3> v;  // blocks of 8
   for (size_t i = 0; i < 13; ++i) v.push_back(row(i));  // one full block in memory before spilling
   EXPECT_EQ(v.blocks_in_memory(), 2u);
-  v.spill_to(dir.string());
+  v.spill_to(dir.string(), "rows");
   EXPECT_EQ(v.blocks_in_memory(), 1u);  // the full one went
   for (size_t i = 13; i < 29; ++i) v.push_back(row(i));  // 3 full blocks on disk, 5 rows in the last
   ASSERT_EQ(v.size(), 29u);
   EXPECT_EQ(v.blocks_in_memory(), 1u);
-  EXPECT_THROW(v.spill_to(dir.string()), std::logic_error);
+  EXPECT_THROW(v.spill_to(dir.string(), "rows"), std::logic_error);
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 0);  // unlinked at once
   for (size_t i : {28, 0, 17, 7, 8, 23, 24, 3, 16}) {
     SCOPED_TRACE(i);
@@ -48,5 +48,5 @@ TEST(SpillVector, SpilledBlocksReadBackInAnyOrder) {
 
 TEST(SpillVector, AFolderThatCannotHoldTheFileIsAnOutputError) {
   SpillVector<Row, 3> v;
-  EXPECT_THROW(v.spill_to("/nonexistent-folder/x"), OutputError);
+  EXPECT_THROW(v.spill_to("/nonexistent-folder/x", "rows"), OutputError);
 }

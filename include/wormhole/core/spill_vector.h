@@ -12,12 +12,13 @@
 
 namespace wh {
 
-/// The temporary file behind a SpillVector (src/core/spill_file.cpp): created in a folder and unlinked
-/// at once, so nothing is left behind however the run ends. Errors are OutputError(folder, …).
+/// A temporary file of a run's spilled rows (a SpillVector's, FlowResults'; src/core/spill_file.cpp):
+/// created in a folder and unlinked at once, so nothing is left behind however the run ends. Errors
+/// are OutputError(folder, problem) naming `what` it holds ("the flows' records").
 class SpillFile {
  public:
   /// Throws OutputError(dir, …) if the file cannot be created ("" is the working folder).
-  explicit SpillFile(const std::string& dir);
+  SpillFile(const std::string& dir, std::string what);
   ~SpillFile();
   SpillFile(const SpillFile&) = delete;
   SpillFile& operator=(const SpillFile&) = delete;
@@ -26,7 +27,7 @@ class SpillFile {
   void read(void* data, size_t bytes, int64_t offset) const;
 
  private:
-  std::string dir_;
+  std::string dir_, what_;
   int fd_ = -1;
 };
 
@@ -61,12 +62,12 @@ class SpillVector {
     return *this;
   }
 
-  /// Keeps full blocks in a temporary file in folder `dir` from now on (those already full go now).
-  /// Throws OutputError(dir, …) if the file cannot be created or written, std::logic_error if it
-  /// already spills.
-  void spill_to(const std::string& dir) {
+  /// Keeps full blocks in a temporary file in folder `dir` from now on (those already full go now);
+  /// `what`: what its rows are, for errors (SpillFile). Throws OutputError(dir, …) if the file cannot
+  /// be created or written, std::logic_error if it already spills.
+  void spill_to(const std::string& dir, const std::string& what) {
     if (file_) throw std::logic_error("SpillVector::spill_to: already spilling");
-    file_ = std::make_unique<SpillFile>(dir);
+    file_ = std::make_unique<SpillFile>(dir, what);
     for (size_t k = 0; k < size_ / kBlock; ++k)
       if (blocks_[k]) spill(k);
   }

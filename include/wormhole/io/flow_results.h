@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "wormhole/core/spill_vector.h"
 #include "wormhole/net/network.h"
 #include "wormhole/net/results.h"
 
@@ -35,7 +36,7 @@ class FlowResults final : public FlowSink {
   /// run and nothing is left behind however the run ends. Throws OutputError(dir, …) when the file
   /// cannot be created, or later written or read (a full disk).
   explicit FlowResults(const std::string& dir, uint32_t bucket_bits = 17);
-  ~FlowResults() override;
+  ~FlowResults() override = default;
   FlowResults(const FlowResults&) = delete;
   FlowResults& operator=(const FlowResults&) = delete;
 
@@ -77,13 +78,9 @@ class FlowResults final : public FlowSink {
   };
   void flush(Bucket& b) const;
   void read(const Bucket& b, FlowRecord* out) const;
-  /// Reads or writes (pread / pwrite) block `k` whole; OutputError(dir_, problem + why) if it cannot.
-  template <class Io>
-  void whole(Io io, FlowRecord* records, const Block& k, const char* problem) const;
 
-  std::string dir_;
   uint32_t bucket_bits_ = 17;
-  int fd_ = -1;
+  std::unique_ptr<SpillFile> file_;  // null: every record in memory
   mutable int64_t file_end_ = 0;
   mutable std::vector<std::unique_ptr<Bucket>> buckets_;  // by id >> bucket_bits_
   uint64_t spilled_ = 0;

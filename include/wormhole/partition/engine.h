@@ -196,14 +196,6 @@ void gather_to_root_in_chunks(MPI_Comm comm, uint64_t count, Each&& each, size_t
   if (failed) std::rethrow_exception(failed);
 }
 
-/// The same for every rank's vector `mine`.
-template <class T, class Take>
-void gather_to_root_in_chunks(MPI_Comm comm, const std::vector<T>& mine, size_t per_round, Take&& take) {
-  gather_to_root_in_chunks<T>(
-      comm, mine.size(), [&](const auto& give) { for (const T& x : mine) give(x); }, per_round,
-      std::forward<Take>(take));
-}
-
 /// Every rank's `mine`, in rank order, on every rank. Collective; T trivially copyable.
 template <class T>
 std::vector<T> gather_to_all(MPI_Comm comm, const std::vector<T>& mine) {
