@@ -413,10 +413,9 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
     Coll& c = colls_[owner];
     if (c.flow_state[f] != 0) return;
     c.flow_state[f] = 1;
-    if (!c.batches.add(at, f)) return;  // joins the instant's batch, which has its event
+    if (!c.batches.add(at, f)) return;  // joins the instant's batch, which is due already
   }
-  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({owner, f}));
-  net_.schedule_client(at, slot, kRelease, true);
+  if (due_.add(at, owner)) net_.schedule_client(at, due_events_++, kRelease, true);
 }
 
 void ChakraDriver::inject(uint32_t owner, uint32_t f) {
@@ -464,10 +463,13 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       finished(timers_[target].first, timers_[target].second);
       break;
     case kRelease: {
-      const auto [owner, f] = releases_.take(target);
-      if (owner & kP2pBit) inject(owner, f);
-      else
-        for (uint32_t fl : colls_[owner].batches.take()) inject(owner, fl);  // the instant's batch (release)
+      // In WorkloadDriver's order (by first GPU), so that a converted SimAI workload runs alike.
+      const auto first_gpu = [&](uint32_t o) { return o & kP2pBit ? p2p_[o & ~kP2pBit].src : colls_[o].members.front(); };
+      for (uint32_t owner : due_.take(first_gpu)) {
+        if (owner & kP2pBit) inject(owner, 0);
+        else
+          for (uint32_t fl : colls_[owner].batches.take()) inject(owner, fl);  // the instant's batch (release)
+      }
       break;
     }
   }

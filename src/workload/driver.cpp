@@ -15,12 +15,10 @@ namespace wh {
 namespace {
 // aux codes of the driver's client events
 constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
-constexpr uint16_t kRelease = 1;   // target = index in releases_: a flow's (or a batch's) send latency is over
+constexpr uint16_t kRelease = 1;   // target = a count of instants: the oldest of due_ is over its send latency
 constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
-// In flow_owner_ and releases_, an instance index with this bit set is a pipeline transfer's index.
+// In flow_owner_ and due_, an instance index with this bit set is a pipeline transfer's index.
 constexpr uint32_t kPpBit = 0x80000000u;
-// In releases_, the plan flow of a collective's release: its instance's oldest batch.
-constexpr uint32_t kBatch = UINT32_MAX;
 }  // namespace
 
 /// A collective's plan, shared by identical collectives. Its flows, their ends, parents and
@@ -551,8 +549,7 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
     transfer_done(t);  // nothing to send: the receiver only waits for the sender
     return;
   }
-  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({kPpBit | t, 0}));
-  net_.schedule_client(now + o_.send_latency, slot, tag(kRelease), true);
+  due_at(now + o_.send_latency, kPpBit | t);
 }
 
 // GPU g needs the activation or gradient of a micro-batch; false: it blocks until transfer_done.
@@ -594,9 +591,24 @@ void WorkloadDriver::release(uint32_t inst, uint32_t f) {
   // On time: it injects flows, so a distributed run must see it in the network's time; it is
   // send_latency ahead, the client lookahead of a distributed run.
   const Time at = net_.client_now() + o_.send_latency;
-  if (!in.batches.add(at, f)) return;  // joins the instant's batch, which has its event
-  const uint32_t slot = static_cast<uint32_t>(releases_.push_back({inst, kBatch}));
-  net_.schedule_client(at, slot, tag(kRelease), true);
+  if (in.batches.add(at, f)) due_at(at, inst);  // else it joins the instant's batch, already due
+}
+
+void WorkloadDriver::due_at(Time at, uint32_t sender) {
+  if (due_.add(at, sender)) net_.schedule_client(at, due_events_++, tag(kRelease), true);
+}
+
+void WorkloadDriver::release_due() {
+  const auto first_gpu = [&](uint32_t s) {
+    return s & kPpBit ? transfers_[s & ~kPpBit].src : inst_[s].plan->members().front();
+  };
+  for (uint32_t s : due_.take(first_gpu)) {
+    if (s & kPpBit) {
+      inject(s, 0);
+      continue;
+    }
+    for (uint32_t fl : inst_[s].batches.take()) inject(s, fl);
+  }
 }
 
 void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
@@ -605,15 +617,9 @@ void WorkloadDriver::client_event(uint32_t target, uint16_t aux) {
       gpus_[target].timer_pending = false;
       advance(target);
       break;
-    case kRelease: {
-      const auto [inst, f] = releases_.take(target);
-      if (inst & kPpBit) {
-        inject(inst, 0);
-        break;
-      }
-      for (uint32_t fl : inst_[inst].batches.take()) inject(inst, fl);
+    case kRelease:
+      release_due();
       break;
-    }
     case kWgUpdate: {
       const WgUpdate u = wg_updates_[target];
       wg_done_at(u.gpu, u.row, u.iter, u.completed);

@@ -179,6 +179,23 @@ TEST(ReleaseBatches, FlowsOfOneInstantLeaveTogetherInPlanOrderOldestInstantFirst
   EXPECT_TRUE(b.add(25, 2));  // an instant already taken is opened again
 }
 
+TEST(DueReleases, SendersOfOneInstantStartByFirstGpuNotByReleaseOrder) {
+  DueReleases d;
+  const std::vector<uint32_t> first_gpu = {12, 4, 0, 4, 8};  // per sender
+  const auto key = [&](uint32_t s) { return first_gpu.at(s); };
+  EXPECT_TRUE(d.add(100, 0));   // opens the instant 100: one event
+  EXPECT_FALSE(d.add(100, 3));  // released in this order, by completions of the same ps
+  EXPECT_FALSE(d.add(100, 1));
+  EXPECT_FALSE(d.add(100, 2));
+  EXPECT_TRUE(d.add(200, 4));
+  EXPECT_THROW(d.add(150, 0), std::logic_error);  // before the latest instant
+  EXPECT_EQ(d.take(key), (std::vector<uint32_t>{2, 1, 3, 0}));  // GPUs 0, 4, 4 (sender 1 before 3), 12
+  EXPECT_EQ(d.take(key), (std::vector<uint32_t>{4}));
+  EXPECT_TRUE(d.empty());
+  EXPECT_THROW(d.take(key), std::logic_error);
+  EXPECT_TRUE(d.add(200, 1));  // an instant already taken (a send latency of 0) is opened again
+}
+
 // The wg collective does not block: its DP AllReduce (GPU i <-> i+8 across the two servers, over
 // the NICs) overlaps with the remaining backward rows; exposed is only the wait at the end.
 TEST(WorkloadDriver, WgCollectiveOverlapsWithBackward) {

@@ -15,6 +15,7 @@
 #include "wormhole/workload/records.h"
 #include "wormhole/net/network.h"
 #include "wormhole/workload/client.h"
+#include "wormhole/workload/release_batches.h"
 #include "wormhole/workload/collectives.h"
 
 namespace wh {
@@ -117,9 +118,10 @@ class ChakraDriver final : public TrainingClient {
   std::vector<P2p> p2p_;
   std::map<std::pair<std::string, uint32_t>, uint32_t> coll_of_;                 // (group, k) -> colls_
   std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> p2p_of_;  // (src, dst, tag, k)
-  // Release events: (owner, flow); owner's top bit: a p2p (its flow); a collective's event takes its
-  // oldest batch (Coll::batches; `flow` is the batch's first). Never reused (WorkloadDriver::releases_).
-  ChunkedQueue<std::pair<uint32_t, uint32_t>, 16> releases_;
+  // Owners whose flows start at each instant (owner's top bit: a p2p); a collective's takes its oldest
+  // batch (Coll::batches). One event per instant, its target a count never reused (WorkloadDriver::due_).
+  DueReleases due_;
+  uint32_t due_events_ = 0;
   std::vector<std::pair<uint32_t, uint32_t>> timers_;    // (rank, node) of running CPU nodes
   ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (owner, flow)
   uint64_t left_ = 0;  // nodes not finished

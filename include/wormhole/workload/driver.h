@@ -20,6 +20,7 @@
 #include "wormhole/workload/collective_memo.h"
 #include "wormhole/workload/collectives.h"
 #include "wormhole/workload/pipeline.h"
+#include "wormhole/workload/release_batches.h"
 #include "wormhole/workload/simai_workload.h"
 
 namespace wh {
@@ -227,10 +228,16 @@ class WorkloadDriver final : public TrainingClient {
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
   ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (instance, plan flow)
-  // Release events: (inst, plan flow), by the event's target. Indices are never reused: a distributed
-  // run's client appends while the network's time takes, so reused slots would differ from one
-  // process's, and the target orders events whose keys coincide. Taken chunks are freed.
-  ChunkedQueue<std::pair<uint32_t, uint32_t>, 16> releases_;
+  // Collectives (instance ids) and pipeline transfers (kPpBit | transfer) whose flows start at each
+  // instant, one event per instant (its target counts instants and is never reused: a distributed
+  // run's client appends while the network's time takes, and the target orders events whose keys
+  // coincide).
+  DueReleases due_;
+  uint32_t due_events_ = 0;
+  /// The flows of `sender` (an instance, or kPpBit | transfer) start at `at` (ps).
+  void due_at(Time at, uint32_t sender);
+  /// The oldest instant is due: its collectives' and transfers' flows start now, in DueReleases' order.
+  void release_due();
   struct WgUpdate {
     uint32_t gpu, row, iter;
     Time completed;  // communication completed at (ps), -1 = none

@@ -1,7 +1,9 @@
-// The flows of one collective that leave at one instant, kept together until they start.
+// The flows of one collective that leave at one instant, kept together until they start; and the
+// collectives (and point-to-point transfers) that start flows at one instant, started in a canonical order.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <stdexcept>
 #include <vector>
 
@@ -47,6 +49,49 @@ class ReleaseBatches {
     std::vector<uint32_t> flows;
   };
   std::vector<Batch> pending_;  // by start time; a handful at most (one per instant within a send latency)
+};
+
+/// The senders (a workload driver's collectives and transfers, by index) whose flows start at each
+/// instant, oldest instant first: one event per instant starts them all, by their first GPU (then by
+/// index), not in the order they were released. That order follows the order of same-instant
+/// completions and issues, an accident of the event queue (and of which island the collective memo
+/// replays first); a canonical one makes a recurring situation start alike (docs/workloads.md §5.8).
+/// Every sender due at an instant must be added before that instant's event runs: a send latency
+/// ahead (a distributed run's client runs at least that far ahead of the network's time).
+class DueReleases {
+ public:
+  /// `sender` starts flows at `at` (ps). Returns true when it opens a new instant: the caller schedules
+  /// one event for it. Throws std::logic_error if `at` is before the latest instant added.
+  bool add(Time at, uint32_t sender) {
+    if (!due_.empty() && at < due_.back().at)
+      throw std::logic_error("due releases: a sender added for an earlier instant than the one before");
+    const bool fresh = due_.empty() || due_.back().at != at;
+    if (fresh) due_.push_back({at, {}});
+    due_.back().senders.push_back(sender);
+    return fresh;
+  }
+  /// The oldest instant's senders, ordered by (first_gpu(sender), sender); they leave this object.
+  /// Throws std::logic_error when empty.
+  template <class FirstGpu>
+  std::vector<uint32_t> take(FirstGpu first_gpu) {
+    if (due_.empty()) throw std::logic_error("due releases: no instant to take");
+    std::vector<uint32_t> senders = std::move(due_.front().senders);
+    due_.pop_front();
+    std::vector<std::pair<uint32_t, uint32_t>> keyed;
+    keyed.reserve(senders.size());
+    for (uint32_t s : senders) keyed.emplace_back(first_gpu(s), s);
+    std::sort(keyed.begin(), keyed.end());
+    for (size_t i = 0; i < keyed.size(); ++i) senders[i] = keyed[i].second;
+    return senders;
+  }
+  bool empty() const { return due_.empty(); }
+
+ private:
+  struct Instant {
+    Time at;
+    std::vector<uint32_t> senders;
+  };
+  std::deque<Instant> due_;
 };
 
 }  // namespace wh
