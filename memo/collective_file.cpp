@@ -37,6 +37,9 @@ struct PortRow {
 struct QpRow {
   uint32_t flow;
 };
+struct SharedRow {
+  uint64_t peak;
+};
 
 std::pair<Handle, Handle> pattern_types() {
   return compound(sizeof(PatternRow), {
@@ -71,6 +74,9 @@ std::pair<Handle, Handle> port_types() {
 std::pair<Handle, Handle> qp_types() {
   return compound(sizeof(QpRow), {Field{"flow", HOFFSET(QpRow, flow), H5T_NATIVE_UINT32, H5T_STD_U32LE}});
 }
+std::pair<Handle, Handle> shared_types() {
+  return compound(sizeof(SharedRow), {Field{"peak", HOFFSET(SharedRow, peak), H5T_NATIVE_UINT64, H5T_STD_U64LE}});
+}
 
 }  // namespace
 
@@ -80,6 +86,7 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
   std::vector<FlowRow> flows;
   std::vector<PortRow> ports;
   std::vector<QpRow> qps;
+  std::vector<SharedRow> shared;
   for (const auto& [ns, store] : db.collectives) {
     // Sorted by key: the file does not depend on the hash table's order.
     std::vector<const std::pair<const std::string, CollectivePattern>*> sorted;
@@ -96,6 +103,7 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
         for (uint32_t f : p.qps[i]) qps.push_back({f});
       }
       rows.back().qps = static_cast<uint32_t>(qps.size() - rows.back().qp_offset);
+      shared.push_back({p.shared_peak});
     }
   }
   write_table(file, "collectives", pattern_types(), rows.data(), rows.size(),
@@ -111,6 +119,9 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
               "per pattern, its island's ports in order: the state it left there");
   write_table(file, "collective_qps", qp_types(), qps.data(), qps.size(), "plan flows",
               "per pattern and port, the finished QPs left on the NIC");
+  write_table(file, "collective_shared", shared_types(), shared.data(), shared.size(), "bytes",
+              "per pattern (row of /collectives): on an NVSwitch shared with other traffic, the most of its buffer "
+              "in use while it was recorded; 0 on a whole island (absent from older files: 0)");
 }
 
 void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, const std::string& fix) {
@@ -122,6 +133,11 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
   const auto flows = read_table<FlowRow>(file, "collective_flows", flow_types());
   const auto ports = read_table<PortRow>(file, "collective_ports", port_types());
   const auto qps = read_table<QpRow>(file, "collective_qps", qp_types());
+  const auto shared = has_link(file, "collective_shared")
+                          ? read_table<SharedRow>(file, "collective_shared", shared_types())
+                          : std::vector<SharedRow>(rows.size(), SharedRow{0});
+  if (shared.size() != rows.size())
+    throw InputError(path, 0, "the table /collective_shared has another length than /collectives (corrupt file)", fix);
   auto past = [](uint64_t off, uint64_t n, size_t size) { return off > size || n > size - off; };
   for (size_t k = 0; k < rows.size(); ++k) {
     const PatternRow& r = rows[k];
@@ -133,6 +149,7 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
       throw InputError(path, 0, where + " has a namespace /namespaces does not describe (corrupt file)", fix);
     CollectivePattern p;
     p.hits = r.hits;
+    p.shared_peak = shared[k].peak;
     std::vector<uint8_t> seen(r.flows, 0);
     for (uint64_t i = r.flow_offset; i < r.flow_offset + r.flows; ++i) {
       const FlowRow& f = flows[i];
@@ -165,7 +182,7 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
     std::string key(r.key_bytes, '\0');
     for (uint32_t i = 0; i < r.key_bytes; ++i) key[i] = static_cast<char>(keys[r.key_offset + i].b);
     auto [it, fresh] = db.collectives[r.ns].emplace(std::move(key), std::move(p));
-    if (!fresh) it->second.hits += r.hits;
+    if (!fresh) it->second.hits += r.hits, it->second.shared_peak = std::max(it->second.shared_peak, shared[k].peak);
   }
 }
 

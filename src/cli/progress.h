@@ -176,6 +176,12 @@ inline void print_skip_warnings(const SkipReport& r) {
                  "which another flow then disturbed: their completions may be off (WORMHOLE_COLLECTIVE_MEMO 0 simulates "
                  "them)\n",
                  static_cast<unsigned long>(c.follow_failures));
+  if (c.margin_violations > 0)
+    std::fprintf(stderr,
+                 "wormhole: warning: %lu collectives were replayed on an NVSwitch shared with other traffic whose buffer "
+                 "use, with what the replay stood for, came near a PFC threshold: a pause the replay could not see may "
+                 "have been due (WORMHOLE_COLLECTIVE_MEMO 0 simulates them)\n",
+                 static_cast<unsigned long>(c.margin_violations));
   if (c.conflicts > 0)
     std::fprintf(stderr,
                  "wormhole: warning: %lu flows started on an island while a replayed collective held it: they ran as if "

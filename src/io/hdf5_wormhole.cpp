@@ -64,6 +64,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
     attr_u64(g, "collective_memo_verify_failures", c.verify_failures);
     attr_u64(g, "collective_memo_conflicts", c.conflicts);
     attr_u64(g, "collective_memo_follow_failures", c.follow_failures);
+    attr_u64(g, "collective_memo_margin_violations", c.margin_violations);
   }
   const MemoReport& m = r.memo;
   attr_u8(g, "memo", m.on);

@@ -85,10 +85,49 @@ bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pair
   return true;
 }
 
+bool Network::enters_nvswitch(uint32_t a, uint32_t b) {
+  routing();
+  for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
+    for (uint32_t p : fab_.routing.host_nics(x, y))
+      if (fab_.nodes[fab_.ports[fab_.ports[p].peer].node].is_nvswitch) return true;
+  return false;
+}
+
+Island Network::sub_island(const Island& whole, const std::vector<uint32_t>& hosts) const {
+  Island out;
+  out.shared = true;
+  out.switches = whole.switches;
+  auto member = [&](uint32_t node) { return std::find(hosts.begin(), hosts.end(), node) != hosts.end(); };
+  for (uint32_t h : whole.hosts)
+    if (member(h)) out.hosts.push_back(h);
+  for (uint32_t q : whole.ports) {
+    const Port& p = fab_.ports[q];
+    if (member(p.node) || member(fab_.ports[p.peer].node)) out.ports.push_back(q);
+  }
+  return out;
+}
+
+uint64_t Network::take_shared_peak(uint32_t sw) {
+  Node& n = fab_.nodes[sw];
+  const uint64_t peak = std::max(n.shared_peak, n.shared_used);
+  n.shared_peak = n.shared_used;
+  return peak;
+}
+
+bool Network::below_pfc_thresholds(uint32_t sw, uint64_t bound) const {
+  const Node& n = fab_.nodes[sw];
+  if (bound + n.total_hdrm + n.total_rsrv >= n.buffer_bytes) return false;
+  // As SwitchModel::pfc_threshold, in the reference's 32-bit arithmetic, with `bound` bytes in use.
+  const uint32_t free = static_cast<uint32_t>(n.buffer_bytes - n.total_hdrm - n.total_rsrv - bound);
+  for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q)
+    if (bound >= (free >> fab_.ports[q].pfc_shift)) return false;
+  return true;
+}
+
 bool Network::island_quiet(const Island& is) const {
   const Time now = kernel_.now();
   for (uint32_t s : is.switches)
-    if (fab_.nodes[s].shared_used != 0) return false;
+    if (!is.shared && fab_.nodes[s].shared_used != 0) return false;
   for (uint32_t q : is.ports) {
     const Port& p = fab_.ports[q];
     if (p.bytes_total != 0 || !p.wire.empty() || p.txdone_pending || p.busy_until > now || p.wake_at >= 0 ||

@@ -27,17 +27,30 @@ bool CollectiveMemo::verify_this_hit() {
 int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                               const std::function<const std::string&()>& plan_key,
                               const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
-                              uint32_t flows) {
+                              uint32_t flows, const std::function<uint32_t(uint32_t host)>& involved) {
   ++stats_.considered;
   finalize_pending();
   Island is;
   std::string why;
-  // An island that reaches hosts outside the collective is shared with another group (TP 4 on an 8-GPU
-  // server): the other's traffic would disturb a recording, and followers would have replayed it.
-  if (flows == 0 || !net_.find_island(pairs, is, why) || is.hosts.size() != member_hosts.size()) {
+  if (flows == 0 || !net_.find_island(pairs, is, why)) {
     ++stats_.not_island;
     return -1;
   }
+  for (uint32_t h : member_hosts)
+    if (std::find(is.hosts.begin(), is.hosts.end(), h) == is.hosts.end()) {  // a member none of whose flows is on it
+      ++stats_.not_island;
+      return -1;
+    }
+  // An island that reaches hosts outside the collective is shared with other groups (TP 4 on an
+  // 8-GPU server): the collective runs on its part of it.
+  if (is.hosts.size() != member_hosts.size()) is = net_.sub_island(is, member_hosts);
+  // A member busy with another collective that can reach an NVSwitch could send on the island while
+  // this one is replayed.
+  for (uint32_t h : is.hosts)
+    if (involved(h) != 1) {
+      ++stats_.busy;
+      return -1;
+    }
   for (uint32_t p : is.ports)
     if (claim_[p] >= 0) {
       ++stats_.busy;
@@ -55,6 +68,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   // INT stamps (HPCC) and TIMELY's RTTs read the clock in whole ns, so where in its ns a collective
   // starts changes how it runs (measured: HPCC without NS_TRUNCATION, 36 of 36 verified hits differed).
   append_key(key, t0 % kNs);
+  append_key(key, static_cast<uint8_t>(is.shared));
   net_.island_signature(is, key);
 
   uint32_t slot;
@@ -89,6 +103,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     // Another island is simulating this very pattern, started no later: follow its completions,
     // shifted by the difference of the start times (every server's TP group issues at once).
     r.replay = true;
+    r.leader = rec->second;
     runs_[rec->second].followers.push_back(slot);
     const Run& src = runs_[rec->second];
     for (uint32_t f : src.order) r.finish[f] = src.finish[f], r.order.push_back(f);
@@ -104,6 +119,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   for (uint32_t p : is.ports) claim_[p] = static_cast<int32_t>(slot);
   r.key = std::move(key);
   r.island = std::move(is);
+  if (r.island.shared) enter_shared(slot);
   if (r.replay) schedule_next(slot);
   return static_cast<int32_t>(slot);
 }
@@ -185,6 +201,7 @@ void CollectiveMemo::end_replay(uint32_t slot) {
     }
   }
   if (r.broken || !r.entry) ++stats_.follow_failures;
+  if (r.island.shared && !leave_shared(slot)) ++stats_.margin_violations;
   release_claims(slot);
 }
 
@@ -217,7 +234,9 @@ void CollectiveMemo::finalize_pending(bool force) {
 void CollectiveMemo::end_recording(uint32_t slot) {
   Run& r = runs_[slot];
   bool ok = !r.disturbed && !r.skipped && net_.island_quiet(r.island);
+  if (r.island.shared && !leave_shared(slot)) ok = false;
   Entry e;
+  e.shared_peak = r.used_peak;
   e.finish = r.finish;
   e.order = r.order;  // finishing order: by time, then as the network ended them
   const size_t n = r.island.ports.size();
@@ -256,8 +275,46 @@ void CollectiveMemo::end_recording(uint32_t slot) {
     // was the replay.
     if (kept != store_.end()) runs_[fs].entry = &kept->second;
     else runs_[fs].broken = true;
+    runs_[fs].leader = UINT32_MAX;  // this slot is free from now on
   }
   release_claims(slot);
+}
+
+void CollectiveMemo::read_peaks(uint32_t sw) {
+  const uint64_t peak = net_.take_shared_peak(sw);
+  for (uint32_t s : on_switch_[sw]) runs_[s].used_peak = std::max(runs_[s].used_peak, peak);
+  uint64_t replays = 0;
+  for (uint32_t s : on_switch_[sw]) replays += stands_for(s);
+  for (uint32_t s : on_switch_[sw]) runs_[s].replays_peak = std::max(runs_[s].replays_peak, replays - stands_for(s));
+}
+
+uint64_t CollectiveMemo::stands_for(uint32_t slot) const {
+  const Run& r = runs_[slot];
+  if (!r.replay) return 0;  // simulated: its packets are in the buffer
+  if (r.entry) return r.entry->shared_peak;
+  // A follower stands for its recording, as far as it has gone (bounded by what was in use there).
+  return r.leader < runs_.size() ? runs_[r.leader].used_peak : 0;
+}
+
+void CollectiveMemo::enter_shared(uint32_t slot) {
+  for (uint32_t sw : runs_[slot].island.switches) {
+    read_peaks(sw);  // the peak so far belongs to the runs already there
+    on_switch_[sw].push_back(slot);
+    read_peaks(sw);  // and the replays there now count for the new one too
+  }
+}
+
+bool CollectiveMemo::leave_shared(uint32_t slot) {
+  bool below = true;
+  for (uint32_t sw : runs_[slot].island.switches) {
+    read_peaks(sw);
+    std::vector<uint32_t>& on = on_switch_[sw];
+    on.erase(std::find(on.begin(), on.end(), slot));
+    if (on.empty()) on_switch_.erase(sw);
+    const Run& r = runs_[slot];
+    below = below && net_.below_pfc_thresholds(sw, r.used_peak + r.replays_peak + stands_for(slot));
+  }
+  return below;
 }
 
 void CollectiveMemo::release_claims(uint32_t slot) {

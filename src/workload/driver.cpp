@@ -30,6 +30,8 @@ struct WorkloadDriver::Plan {
   // 20 B a flow.
   mutable std::string memo_key;
   mutable bool keyed = false;
+  // Collective memo: whether some flow of it can enter an NVSwitch (-1: not known yet).
+  mutable int8_t enters_nvswitch = -1;
   const std::vector<uint32_t>& members() const { return cp.members; }
   uint32_t index_of(uint32_t gpu) const {
     return static_cast<uint32_t>(std::lower_bound(cp.members.begin(), cp.members.end(), gpu) - cp.members.begin());
@@ -43,6 +45,7 @@ struct WorkloadDriver::Transfer {
   bool grad = false;
   uint32_t src = 0, dst = 0;  // job GPUs
   Time sent = -1;             // the sender issued it
+  bool involves = false;      // counted in involved_ (collective memo: its flow can enter an NVSwitch)
   Time done = -1;             // its flow finished (or, without bytes, when it was sent)
   Time waiting_since = -1;    // the receiver blocked on it
   size_t record = 0;          // index in report_.collectives
@@ -134,6 +137,10 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
     for (uint32_t s = 0; s < layout_.pp; ++s) programs_.push_back(stage_program(w_, layout_, mb_, o_.pipeline, s));
   }
   gpus_.resize(layout_.gpus);
+  if (o_.memo) {
+    involved_.assign(layout_.gpus, 0);
+    for (uint32_t g = 0; g < layout_.gpus; ++g) gpu_at_host_.emplace(host_of(g), g);
+  }
   for (uint32_t i = 0; i < layout_.gpus; ++i) {
     Gpu& g = gpus_[i];
     g.wg_done_iter.assign(rows, -1);
@@ -423,6 +430,8 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     const size_t m = cp.members.size();
     in.issued.assign(m, 0);
     in.remaining.assign(m, 2 * cp.sends_per_member());  // every member sends and receives as many
+    if (o_.memo && cp.sends_per_member() > 0 && enters_nvswitch(*in.plan))
+      for (uint32_t g : cp.members) ++involved_[g];
     in.finished.assign(cp.size(), false);
     CollectiveRecord rec;
     rec.iteration = G.iter;
@@ -466,6 +475,36 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   if (in.remaining[mi] == 0) rank_done(id, g);
 }
 
+// The distinct (sender, receiver) member pairs of a collective's flows, in (sender, receiver) order: C
+// per member of a ring op (its next on every ring), all R − 1 others for AllToAll.
+static std::vector<std::pair<uint32_t, uint32_t>> member_pairs(const CollectivePlan& cp) {
+  std::vector<std::pair<uint32_t, uint32_t>> idx;
+  if (cp.empty()) return idx;
+  if (cp.op == Collective::AllToAll) {
+    for (uint32_t i = 0; i < cp.ranks(); ++i)
+      for (uint32_t j = 0; j < cp.ranks(); ++j)
+        if (i != j) idx.emplace_back(i, j);
+  } else {
+    for (uint32_t c = 0; c < cp.rings; ++c)
+      for (uint32_t i = 0; i < cp.ranks(); ++i) idx.emplace_back(i, cp.dst_index(c * cp.steps * cp.ranks() + i));
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  }
+  return idx;
+}
+
+bool WorkloadDriver::enters_nvswitch(const Plan& p) {
+  if (p.enters_nvswitch < 0) {
+    p.enters_nvswitch = 0;
+    for (auto [a, b] : member_pairs(p.cp))
+      if (net_.enters_nvswitch(host_of(p.cp.members[a]), host_of(p.cp.members[b]))) {
+        p.enters_nvswitch = 1;
+        break;
+      }
+  }
+  return p.enters_nvswitch == 1;
+}
+
 void WorkloadDriver::offer_to_memo(uint32_t id) {
   Instance& in = inst_[id];
   const Plan& p = *in.plan;
@@ -476,21 +515,7 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
     return;
   }
   const CollectivePlan& cp = p.cp;
-  // The distinct (sender, receiver) member pairs of its flows, in (sender, receiver) order: C per
-  // member of a ring op (its next on every ring), all R − 1 others for AllToAll.
-  std::vector<std::pair<uint32_t, uint32_t>> idx;
-  if (!cp.empty()) {
-    if (cp.op == Collective::AllToAll) {
-      for (uint32_t i = 0; i < cp.ranks(); ++i)
-        for (uint32_t j = 0; j < cp.ranks(); ++j)
-          if (i != j) idx.emplace_back(i, j);
-    } else {
-      for (uint32_t c = 0; c < cp.rings; ++c)
-        for (uint32_t i = 0; i < cp.ranks(); ++i) idx.emplace_back(i, cp.dst_index(c * cp.steps * cp.ranks() + i));
-      std::sort(idx.begin(), idx.end());
-      idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
-    }
-  }
+  const std::vector<std::pair<uint32_t, uint32_t>> idx = member_pairs(cp);
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   pairs.reserve(idx.size());
   for (auto [a, b] : idx) pairs.emplace_back(host_of(cp.members[a]), host_of(cp.members[b]));
@@ -498,7 +523,10 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
   hosts.reserve(cp.members.size());
   for (uint32_t g : cp.members) hosts.push_back(host_of(g));
   in.memo = o_.memo->begin(pairs, [&]() -> const std::string& { return memo_key(p); }, hosts, in.issue_time,
-                           cp.size());
+                           cp.size(), [&](uint32_t host) {
+                             const auto g = gpu_at_host_.find(host);
+                             return g == gpu_at_host_.end() ? UINT32_MAX : involved_[g->second];  // another job's
+                           });
 }
 
 uint32_t WorkloadDriver::transfer_of(uint32_t iter, bool grad, uint32_t mb, uint32_t chunk, uint32_t receiver) {
@@ -549,6 +577,8 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
     transfer_done(t);  // nothing to send: the receiver only waits for the sender
     return;
   }
+  if (o_.memo && net_.enters_nvswitch(host_of(transfers_[t].src), host_of(transfers_[t].dst)))
+    transfers_[t].involves = true, ++involved_[transfers_[t].src], ++involved_[transfers_[t].dst];
   due_at(now + o_.send_latency, kPpBit | t);
 }
 
@@ -564,6 +594,7 @@ bool WorkloadDriver::pp_recv(uint32_t g, const ProgramStep& s) {
 void WorkloadDriver::transfer_done(uint32_t t) {
   const Time now = net_.client_now();
   Transfer& T = transfers_[t];
+  if (T.involves) T.involves = false, --involved_[T.src], --involved_[T.dst];
   T.done = now;
   report_.collectives[T.record].end = now;
   --pending_;
@@ -678,7 +709,10 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
       else in.ready_before_issue[cp.src_index(c)].push_back(c);
     }
     for (uint32_t mi : {cp.src_index(f), cp.dst_index(f)})
-      if (--in.remaining[mi] == 0 && in.issued[mi]) done[n++] = cp.members[mi];
+      if (--in.remaining[mi] == 0) {
+        if (o_.memo && plan->enters_nvswitch == 1) --involved_[cp.members[mi]];
+        if (in.issued[mi]) done[n++] = cp.members[mi];
+      }
   }
   for (uint32_t i = 0; i < n; ++i) rank_done(id, done[i]);
 }

@@ -31,8 +31,8 @@ class CollectiveMemo(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def scenario(self, gpus, tp, rows):
-        (self.dir / "w.txt").write_text(workload(gpus, tp, rows))
+    def scenario(self, gpus, tp, rows, text=None, iterations=1):
+        (self.dir / "w.txt").write_text(text or workload(gpus, tp, rows))
         sc = self.dir / "s.toml"
         sc.write_text(f"""name = "t"
 [topology]
@@ -42,6 +42,7 @@ spines = 2
 [workload]
 file = "w.txt"
 send_latency = "2us"
+iterations = {iterations}
 [network]
 config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
 """)
@@ -140,15 +141,59 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual(a["recorded"] + a["replayed"], 24)
         self.assertGreaterEqual(a["replayed"], 12)  # at least the second server's every collective
 
-    def test_island_shared_by_two_groups_is_not_replayed(self):
-        # TP 4 on an 8-GPU server: two TP groups share one NVSwitch, whose island reaches 8 hosts for a
-        # 4-GPU collective: never offered (the other group's flows would disturb it), all simulated.
+    def test_nvswitch_shared_by_two_groups_replayed_byte_identical(self):
+        # TP 4 on an 8-GPU server: two TP groups share one NVSwitch. Each collective runs on its
+        # sub-island (the switch ports facing its members, and theirs), touching the other group only
+        # through the switch's shared buffer, far below its PFC thresholds here: 16 collectives, the two
+        # groups' first two (4) simulated, the other 12 replayed, and fct.txt is packet mode's. The
+        # patterns keep the buffer peak they were recorded at, through a memo file and a warm start.
         sc = self.scenario(8, 4, 4)
+        _, pkt = self.run_wh(sc, "pkt")
+        on = ("WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        _, wh = self.run_wh(sc, "wh", *on)
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["considered"], a["not_island"], a["busy"], a["recorded"], a["replayed"]), (16, 0, 0, 4, 12))
+        self.assertEqual((a["conflicts"], a["follow_failures"], a["margin_violations"]), (0, 0, 0))
+        with h5py.File(wh / "memo.h5") as f:
+            self.assertEqual(len(f["/collectives"]), 4)  # per group: its switch ports' interface numbers are in the key
+            self.assertTrue(all(int(x) > 0 for x in f["/collective_shared"]["peak"]))
+            self.assertEqual(set(int(n) for n in f["/collectives"]["ports"]), {8})  # 4 switch ports, 4 GPU ports
+        p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / "warm"), "--memo", str(wh / "memo.h5"),
+                            *sum((["--set", s] for s in on), [])], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (self.dir / "warm" / "fct.txt").read_bytes())
+        a = self.memo_attrs(self.dir / "warm")
+        self.assertEqual((a["recorded"], a["replayed"], a["margin_violations"]), (0, 16, 0))
+
+    DP_OVER_NVSWITCH = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n4\n"
+                        "l0 -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 ALLREDUCE 4194304 100\n"
+                        "l1 -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
+                        "l2 -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
+                        "l3 -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 ALLREDUCE 4194304 100\n")
+
+    def test_member_busy_with_a_dp_ring_over_the_nvswitch_is_not_replayed(self):
+        # 16 GPUs, TP 4, DP 4: the DP group {0, 4, 8, 12} has a ring step 0 -> 4 over server 0's
+        # NVSwitch, and its wg AllReduce runs beside the backward pass's TP collectives. A TP collective
+        # one of whose GPUs has such a collective running could see its flows arrive while replayed: it
+        # is simulated (busy). fct.txt is packet mode's.
+        sc = self.scenario(16, 4, 4, text=self.DP_OVER_NVSWITCH)
         _, pkt = self.run_wh(sc, "pkt")
         _, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
         self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
         a = self.memo_attrs(wh)
-        self.assertEqual((a["considered"], a["not_island"], a["busy"], a["recorded"], a["replayed"]), (16, 16, 0, 0, 0))
+        self.assertEqual((a["considered"], a["busy"], a["replayed"], a["follow_failures"], a["conflicts"]), (40, 12, 16, 0, 0))
+
+    def test_recording_disturbed_by_a_later_collective_warns_its_followers(self):
+        # Two iterations of the workload above: a DP collective issued while a TP collective is being
+        # recorded sends over its sub-island. The recording is not kept, and the collective that followed
+        # it on the other sub-island (same pattern, same start) is counted and warned about: its
+        # completions were replayed from a run that another flow then changed.
+        sc = self.scenario(16, 4, 4, text=self.DP_OVER_NVSWITCH, iterations=2)
+        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["not_kept"], a["follow_failures"]), (1, 1))
+        self.assertIn("which another flow then disturbed: their completions may be off", p.stderr)
 
     def test_patterns_survive_a_memo_file_round_trip_and_a_merge(self):
         # With memoization on, the 2 patterns go to memo.h5; a warm start from it replays all 24 collectives

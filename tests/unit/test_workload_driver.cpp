@@ -446,3 +446,41 @@ TEST(WorkloadDriver, FlowCountAheadMatchesTheRunAndProgressEndsAtOne) {
   EXPECT_EQ(d.report().collectives.size(), c.collectives);
   EXPECT_EQ(d.progress(), 1.0);
 }
+
+// A TP group of 4 on an 8-GPU server: its island is the server's NVSwitch with all 8 GPUs; its
+// sub-island the 4 switch ports facing its GPUs and their 4 ports. A shared-buffer use u stays below
+// a port's PFC threshold while u < (B − H − R − u) >> shift, so below every one of the switch's ports
+// while u < (B − H − R) / (2^s + 1), s the largest shift.
+TEST(Island, SubIslandOfASharedNvswitchAndItsPfcMargin) {
+  const SimConfig cfg = simai_config();
+  const GeneratedFabric f = fabric16();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  Island whole;
+  std::string why;
+  ASSERT_TRUE(net.find_island({{0, 1}, {1, 2}, {2, 3}, {3, 0}}, whole, why)) << why;
+  ASSERT_EQ(whole.switches.size(), 1u);
+  EXPECT_EQ(whole.hosts.size(), 8u);
+  EXPECT_FALSE(whole.shared);
+  const Island sub = net.sub_island(whole, {0, 1, 2, 3});
+  EXPECT_TRUE(sub.shared);
+  EXPECT_EQ(sub.switches, whole.switches);
+  EXPECT_EQ(sub.hosts, (std::vector<uint32_t>{0, 1, 2, 3}));
+  ASSERT_EQ(sub.ports.size(), 8u);
+  const auto& ports = net.fabric().ports;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(ports[sub.ports[i]].node, whole.switches[0]);          // the switch's ports first
+    EXPECT_LT(ports[ports[sub.ports[i]].peer].node, 4u);             // facing GPUs 0-3
+    EXPECT_EQ(ports[sub.ports[4 + i]].node, i);                      // then GPU i's own port
+  }
+  EXPECT_TRUE(net.island_quiet(sub));
+  const Node& sw = net.fabric().nodes[whole.switches[0]];
+  uint32_t shift = 0;
+  for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q) shift = std::max<uint32_t>(shift, ports[q].pfc_shift);
+  const uint64_t free = sw.buffer_bytes - sw.total_hdrm - sw.total_rsrv, limit = free / ((uint64_t(1) << shift) + 1);
+  ASSERT_GT(limit, 1u);
+  EXPECT_TRUE(net.below_pfc_thresholds(whole.switches[0], 0));
+  EXPECT_TRUE(net.below_pfc_thresholds(whole.switches[0], limit - 1));
+  EXPECT_FALSE(net.below_pfc_thresholds(whole.switches[0], limit + 1));
+  EXPECT_FALSE(net.below_pfc_thresholds(whole.switches[0], sw.buffer_bytes));
+  EXPECT_EQ(net.take_shared_peak(whole.switches[0]), 0u);  // nothing sent yet
+}

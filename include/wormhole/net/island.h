@@ -31,6 +31,10 @@ struct Island {
   std::vector<uint32_t> switches;  ///< node ids
   std::vector<uint32_t> hosts;     ///< node ids: the pairs' hosts first, then the others attached
   std::vector<uint32_t> ports;     ///< global port indices: every switch port, then the hosts' island ports
+  /// A sub-island (Network::sub_island): the part of a shared island that some of its hosts use — the
+  /// switch ports facing them and their own island ports. Other hosts' traffic crosses its switches,
+  /// touching it only through their shared buffer.
+  bool shared = false;
   /// Position of global port `p` in `ports`, or UINT32_MAX.
   uint32_t local_port(uint32_t p) const;
 };
@@ -63,6 +67,7 @@ struct CollectiveMemoStats {
   uint64_t verified = 0;        ///< hits simulated instead and compared
   uint64_t verify_failures = 0; ///< verified hits and repeats differing from the pattern in any completion
   uint64_t conflicts = 0;       ///< other flows that started on a replayed island's ports
+  uint64_t margin_violations = 0; ///< replays on a shared NVSwitch whose buffer came near a PFC threshold meanwhile
   uint64_t follow_failures = 0; ///< replays that followed a recording which was then not kept (disturbed)
   uint64_t patterns = 0;        ///< distinct patterns held
 };
@@ -77,6 +82,9 @@ struct CollectivePattern {
   std::vector<uint32_t> rr_qp;
   std::vector<std::vector<uint32_t>> qps;  ///< finished QPs left on a NIC, as plan flows
   std::vector<uint64_t> tx_delta, sent_delta;  ///< bytes the ports sent during it
+  /// A sub-island's pattern: the most bytes of its switch's shared buffer in use while it was recorded
+  /// (its own and other simulated traffic's; a bound on what its replay stands for). 0 on whole islands.
+  uint64_t shared_peak = 0;
   uint64_t hits = 0;
   bool rejected = false;  ///< simulated again and found different: not replayed any more (not written to files)
   bool operator==(const CollectivePattern& o) const {

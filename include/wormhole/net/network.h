@@ -173,6 +173,19 @@ class Network final : public CcHost {
   /// transmission, pause, ingress byte, pacing retry, freeze, or QP with bytes to send; its switches'
   /// shared buffers empty.
   bool island_quiet(const Island& is) const;
+  /// The sub-island of `whole` (a closed island) that `hosts` (some of its hosts) use: its switches,
+  /// the switch ports facing those hosts and their own island ports, in `whole`'s order; shared = true.
+  Island sub_island(const Island& whole, const std::vector<uint32_t>& hosts) const;
+  /// Switch `sw`'s highest shared-buffer use (bytes) since the last call; the peak restarts from the
+  /// use now.
+  uint64_t take_shared_peak(uint32_t sw);
+  /// Whether a shared-buffer use of `bound` bytes at switch `sw` stays below every one of its ports'
+  /// PFC thresholds (SwitchModel::pfc_threshold with that use): traffic using at most `bound` bytes of
+  /// it never pauses nor drops, whatever else is in the buffer within that bound.
+  bool below_pfc_thresholds(uint32_t sw, uint64_t bound) const;
+  /// Whether traffic from host `a` to host `b` (or its ACKs) can enter an NVSwitch: some NIC `a` uses
+  /// towards `b`, or `b` towards `a`, links to one (a flow that can reach an island).
+  bool enters_nvswitch(uint32_t a, uint32_t b);
   /// Appends to `key` what decides how traffic runs on the island from a quiet state: per switch its
   /// MMU sizes, per port its peer (as an island position), rate, delay, error rate, ECN and PFC
   /// settings, round-robin positions and finished QPs waiting to be compacted.

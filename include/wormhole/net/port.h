@@ -137,6 +137,7 @@ struct Node {
   uint32_t first_port = 0, num_ports = 0;
   // Switch shared buffer (docs/network-model.md §11.1), bytes.
   uint64_t buffer_bytes = 0, total_hdrm = 0, total_rsrv = 0, shared_used = 0;
+  uint64_t shared_peak = 0;  ///< highest shared_used since the collective memo last read it (Network::take_shared_peak)
 };
 
 }  // namespace wh

@@ -43,7 +43,9 @@ class SwitchModel {
       in.hdrm_bytes[cls] += size;
     } else {
       in.ingress_bytes[cls] += size;
-      fab_.nodes[in.node].shared_used += std::min(size, nb - kReserveBytes);
+      Node& nd = fab_.nodes[in.node];
+      nd.shared_used += std::min(size, nb - kReserveBytes);
+      nd.shared_peak = std::max(nd.shared_peak, nd.shared_used);
     }
     if (!in.pause_sent[cls] && (in.hdrm_bytes[cls] > 0 || shared_used(in, cls) >= pfc_threshold(in_port))) {
       in.pause_sent[cls] = true;

@@ -11,6 +11,17 @@
 // left as the recorded run left it. The Wormhole paper's memoization (its §6) keys unsteady periods
 // by their contention graph; this is its exact special case, at the grain of a whole collective.
 //
+// On an NVSwitch shared by several groups (TP 4 on an 8-GPU server) a collective runs on its
+// sub-island: the switch ports facing its members and their own ports. Other groups' traffic crosses
+// the switch but none of those ports; it touches the collective only through the switch's shared
+// buffer, whose use sets every port's PFC threshold. Where neither side's use ever comes near a
+// threshold, nothing pauses or drops and the two run as if alone: each such run records the most buffer
+// it saw in use, and a replay or recording stands only where its use, the simulated traffic's beside it
+// and the replayed patterns' recorded peaks together stay below every threshold of the switch
+// (measured over its run; a recording is not kept otherwise, a replay counted as a margin violation).
+// Another collective of one of its hosts whose flows can enter an NVSwitch (a DP ring step between two
+// GPUs of the server) must not be running when it begins: it could send on the sub-island meanwhile.
+//
 // Where it can be wrong: a flow of another collective that starts on a replayed island's ports before
 // the replay ends runs as if the island were empty (counted as a conflict and warned about). Verify
 // mode simulates a fraction of the hits instead and compares every completion (must be identical).
@@ -44,11 +55,13 @@ class CollectiveMemo final : public IslandHooks {
   /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) (the order among
   /// members issuing at one instant is not part of the key: the driver releases the flows leaving at
   /// one instant in plan order); `flows`: its plan's flow count (plan flows are 0..flows-1).
+  /// `involved(host)`: in how many collectives (and other transfers) whose flows can enter an NVSwitch
+  /// the host has flows not finished, this one included (UINT32_MAX: unknown, e.g. another job's host).
   /// Returns a handle >= 0 when the memo replays or records it, -1 when it is left to the network.
   int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                 const std::function<const std::string&()>& plan_key,
                 const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
-                uint32_t flows);
+                uint32_t flows, const std::function<uint32_t(uint32_t host)>& involved);
   /// A collective whose last member issued it after its first flow was released: not offered.
   void count_late_issue() { ++stats_.considered, ++stats_.late_issue; }
   /// Whether handle `h` replays (its flows go through Network::replay_flow).
@@ -92,6 +105,10 @@ class CollectiveMemo final : public IslandHooks {
     bool disturbed = false, skipped = false, broken = false;
     bool pending = false;                 // its flows are done; the island's end state not read yet
     Time pending_at = 0;                  // since when
+    // On a sub-island: its switches' most shared buffer in use by simulated traffic while it ran, and
+    // the most the other replays there stood for at once (bytes).
+    uint64_t used_peak = 0, replays_peak = 0;
+    uint32_t leader = UINT32_MAX;         // a follower's recording
   };
   void schedule_next(uint32_t slot);
   /// The island's end state is read when the island is next needed (a collective begins, another flow
@@ -101,6 +118,14 @@ class CollectiveMemo final : public IslandHooks {
   void end_recording(uint32_t slot);
   void end_replay(uint32_t slot);
   void release_claims(uint32_t slot);
+  /// A run on a sub-island starts or ends: its switches' buffer peaks are read into the runs there.
+  void enter_shared(uint32_t slot);
+  /// Reads the peaks once more and takes the run off its switches; whether its run stood below every
+  /// PFC threshold (see the file comment).
+  bool leave_shared(uint32_t slot);
+  void read_peaks(uint32_t sw);
+  /// The shared-buffer bytes run `slot` stands for without being in the buffer: a replay's recorded peak.
+  uint64_t stands_for(uint32_t slot) const;
   bool verify_this_hit();
 
   Network& net_;
@@ -113,6 +138,7 @@ class CollectiveMemo final : public IslandHooks {
   std::vector<uint32_t> free_runs_;
   std::vector<uint32_t> pending_;  // runs whose end state is to be read (finalize_pending)
   std::vector<int32_t> claim_;  // per port: the run holding it, -1 = none
+  std::unordered_map<uint32_t, std::vector<uint32_t>> on_switch_;  // a shared NVSwitch -> the runs on its sub-islands
   CollectiveMemoStats stats_;
 };
 

@@ -238,6 +238,13 @@ class WorkloadDriver final : public TrainingClient {
   void due_at(Time at, uint32_t sender);
   /// The oldest instant is due: its collectives' and transfers' flows start now, in DueReleases' order.
   void release_due();
+  // Collective memo only: per GPU, the collectives and pipeline transfers in which it has flows not
+  // finished (another collective's flows may reach an island while one is replayed there), and the
+  // GPU of each network host.
+  std::vector<uint32_t> involved_;
+  std::unordered_map<uint32_t, uint32_t> gpu_at_host_;
+  /// Whether some flow of plan `p` (or its ACKs) can enter an NVSwitch (cached in the plan).
+  bool enters_nvswitch(const Plan& p);
   struct WgUpdate {
     uint32_t gpu, row, iter;
     Time completed;  // communication completed at (ps), -1 = none
