@@ -203,6 +203,7 @@ def text(s):
                          f"{c('repeats'):,} simulated beside their pattern's recording, {c('not_kept'):,} simulated "
                          f"not kept; {c('not_island'):,} not on an island, {c('late_issue'):,} issued late, "
                          f"{c('busy'):,} met a busy island; {c('verified'):,} verified, "
-                         f"{c('verify_failures'):,} differing from their pattern, {c('conflicts'):,} conflicts")
+                         f"{c('verify_failures'):,} differing from their pattern, {c('conflicts'):,} conflicts, "
+                         f"{c('follow_failures'):,} follow failures, {c('margin_violations'):,} margin violations")
     return lines
 

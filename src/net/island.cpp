@@ -116,11 +116,18 @@ uint64_t Network::take_shared_peak(uint32_t sw) {
 
 bool Network::below_pfc_thresholds(uint32_t sw, uint64_t bound) const {
   const Node& n = fab_.nodes[sw];
-  if (bound + n.total_hdrm + n.total_rsrv >= n.buffer_bytes) return false;
-  // As SwitchModel::pfc_threshold, in the reference's 32-bit arithmetic, with `bound` bytes in use.
-  const uint32_t free = static_cast<uint32_t>(n.buffer_bytes - n.total_hdrm - n.total_rsrv - bound);
+  // No pause is pending and no headroom used anywhere on the switch: a resume's timing follows the
+  // threshold, which traffic a replay stands for would have lowered.
   for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q)
-    if (bound >= (free >> fab_.ports[q].pfc_shift)) return false;
+    for (uint32_t c = 0; c < kClasses; ++c)
+      if (fab_.ports[q].pause_sent[c] || fab_.ports[q].hdrm_bytes[c] != 0) return false;
+  // A packet is admitted, or sent to headroom with a PAUSE, against the use before it: one more full
+  // packet (or the resume offset) of slack. Beyond 2^32 the reference's threshold wraps (§11.1).
+  const uint64_t use = bound + std::max<uint64_t>(fab_.params.mtu(), kResumeOffset);
+  if (use + n.total_hdrm + n.total_rsrv >= n.buffer_bytes || n.buffer_bytes - n.total_hdrm - n.total_rsrv > UINT32_MAX)
+    return false;
+  for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q)
+    if (use >= SwitchModel::pfc_threshold_at(n, fab_.ports[q], use)) return false;
   return true;
 }
 

@@ -464,7 +464,9 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       break;
     case kRelease: {
       // In WorkloadDriver's order (by first GPU), so that a converted SimAI workload runs alike.
-      const auto first_gpu = [&](uint32_t o) { return o & kP2pBit ? p2p_[o & ~kP2pBit].src : colls_[o].members.front(); };
+      const auto first_gpu = [&](uint32_t o) {
+        return std::pair<uint32_t, bool>{o & kP2pBit ? p2p_[o & ~kP2pBit].src : colls_[o].members.front(), (o & kP2pBit) != 0};
+      };
       for (uint32_t owner : due_.take(first_gpu)) {
         if (owner & kP2pBit) inject(owner, 0);
         else

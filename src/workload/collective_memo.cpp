@@ -43,7 +43,15 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     }
   // An island that reaches hosts outside the collective is shared with other groups (TP 4 on an
   // 8-GPU server): the collective runs on its part of it.
-  if (is.hosts.size() != member_hosts.size()) is = net_.sub_island(is, member_hosts);
+  if (is.hosts.size() != member_hosts.size()) {
+    is = net_.sub_island(is, member_hosts);
+    // Not while a PAUSE is pending there or the buffer is near a threshold already.
+    for (uint32_t sw : is.switches)
+      if (!net_.below_pfc_thresholds(sw, net_.fabric().nodes[sw].shared_used)) {
+        ++stats_.busy;
+        return -1;
+      }
+  }
   // A member busy with another collective that can reach an NVSwitch could send on the island while
   // this one is replayed.
   for (uint32_t h : is.hosts)
@@ -68,7 +76,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   // INT stamps (HPCC) and TIMELY's RTTs read the clock in whole ns, so where in its ns a collective
   // starts changes how it runs (measured: HPCC without NS_TRUNCATION, 36 of 36 verified hits differed).
   append_key(key, t0 % kNs);
-  append_key(key, static_cast<uint8_t>(is.shared));
+  if (is.shared) append_key(key, static_cast<uint8_t>(1));  // whole islands' keys as before: memo files stay valid
   net_.island_signature(is, key);
 
   uint32_t slot;
@@ -145,19 +153,21 @@ void CollectiveMemo::finished(int32_t h, uint32_t f, Time skipped) {
     w.order.push_back(f);
     if (w.due < 0) schedule_next(fs);
   }
-  if (r.order.size() == r.finish.size()) r.pending = true, r.pending_at = net_.now(), pending_.push_back(slot);
+  if (r.order.size() == r.finish.size()) mark_pending(slot);
 }
 
 void CollectiveMemo::flow_started(uint32_t id, uint32_t nic, uint32_t ack_nic) {
+  // Its data and its ACKs may reach two runs' islands (two groups sharing an NVSwitch): each is told.
+  int32_t told = -1;
   for (uint32_t p : {nic, ack_nic}) {
     if (p >= claim_.size() || claim_[p] < 0) continue;
     if (runs_[static_cast<uint32_t>(claim_[p])].pending) finalize_pending(true);  // before the new QP is listed
-    if (claim_[p] < 0) continue;
+    if (claim_[p] < 0 || claim_[p] == told) continue;
+    told = claim_[p];
     Run& r = runs_[static_cast<uint32_t>(claim_[p])];
     if (r.plan_of.count(id)) continue;
     if (r.replay) ++stats_.conflicts;
     else r.disturbed = true;
-    return;
   }
 }
 
@@ -184,7 +194,7 @@ void CollectiveMemo::replay_due(uint32_t slot) {
   }
   if (runs_[slot].next < runs_[slot].finish.size()) schedule_next(slot);  // a follower may wait for more
   else if (runs_[slot].entry) end_replay(slot);
-  else runs_[slot].pending = true, runs_[slot].pending_at = now, pending_.push_back(slot);  // a follower: its recording's end state is not read yet
+  else mark_pending(slot);  // a follower: its recording's end state is not read yet
 }
 
 void CollectiveMemo::end_replay(uint32_t slot) {
@@ -201,7 +211,7 @@ void CollectiveMemo::end_replay(uint32_t slot) {
     }
   }
   if (r.broken || !r.entry) ++stats_.follow_failures;
-  if (r.island.shared && !leave_shared(slot)) ++stats_.margin_violations;
+  if (r.island.shared && !left_shared(slot)) ++stats_.margin_violations;
   release_claims(slot);
 }
 
@@ -234,7 +244,7 @@ void CollectiveMemo::finalize_pending(bool force) {
 void CollectiveMemo::end_recording(uint32_t slot) {
   Run& r = runs_[slot];
   bool ok = !r.disturbed && !r.skipped && net_.island_quiet(r.island);
-  if (r.island.shared && !leave_shared(slot)) ok = false;
+  if (r.island.shared && !left_shared(slot)) ok = false;
   Entry e;
   e.shared_peak = r.used_peak;
   e.finish = r.finish;
@@ -280,9 +290,33 @@ void CollectiveMemo::end_recording(uint32_t slot) {
   release_claims(slot);
 }
 
-void CollectiveMemo::read_peaks(uint32_t sw) {
+void CollectiveMemo::mark_pending(uint32_t slot) {
+  Run& r = runs_[slot];
+  r.pending = true, r.pending_at = net_.now(), pending_.push_back(slot);
+  // Its flows are done: from now on the switch's buffer is no concern of it.
+  if (r.island.shared) r.margin_ok = leave_shared(slot), r.left = true;
+}
+
+bool CollectiveMemo::left_shared(uint32_t slot) {
+  Run& r = runs_[slot];
+  if (!r.left) r.margin_ok = leave_shared(slot), r.left = true;
+  return r.margin_ok;
+}
+
+void CollectiveMemo::take_peak(uint32_t sw) {
+  const auto on = on_switch_.find(sw);
+  if (on == on_switch_.end()) return;
   const uint64_t peak = net_.take_shared_peak(sw);
-  for (uint32_t s : on_switch_[sw]) runs_[s].used_peak = std::max(runs_[s].used_peak, peak);
+  for (uint32_t s : on->second) runs_[s].used_peak = std::max(runs_[s].used_peak, peak);
+}
+
+void CollectiveMemo::read_peaks(uint32_t sw) {
+  take_peak(sw);
+  // A follower stands for its recording as far as it has gone, on the recording's switches.
+  for (uint32_t s : on_switch_[sw])
+    if (runs_[s].replay && !runs_[s].entry && runs_[s].leader < runs_.size())
+      for (uint32_t lsw : runs_[runs_[s].leader].island.switches)
+        if (lsw != sw) take_peak(lsw);
   uint64_t replays = 0;
   for (uint32_t s : on_switch_[sw]) replays += stands_for(s);
   for (uint32_t s : on_switch_[sw]) runs_[s].replays_peak = std::max(runs_[s].replays_peak, replays - stands_for(s));

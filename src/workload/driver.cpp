@@ -630,10 +630,18 @@ void WorkloadDriver::due_at(Time at, uint32_t sender) {
 }
 
 void WorkloadDriver::release_due() {
-  const auto first_gpu = [&](uint32_t s) {
-    return s & kPpBit ? transfers_[s & ~kPpBit].src : inst_[s].plan->members().front();
+  // By first GPU, then by what the collective is (iteration, layer, phase) or the transfer (after the
+  // GPU's collectives: iteration, micro-batch, direction, receiver); creation order breaks only ties
+  // these leave (none in SimAI's workloads: a layer's phase has one collective per group).
+  const auto key = [&](uint32_t s) {
+    if (s & kPpBit) {
+      const Transfer& t = transfers_[s & ~kPpBit];
+      return std::array<uint32_t, 6>{t.src, 1, t.iter, t.mb, t.grad, t.dst};
+    }
+    const Instance& in = inst_[s];
+    return std::array<uint32_t, 6>{in.plan->members().front(), 0, in.iter, in.row, static_cast<uint32_t>(in.phase), 0};
   };
-  for (uint32_t s : due_.take(first_gpu)) {
+  for (uint32_t s : due_.take(key)) {
     if (s & kPpBit) {
       inject(s, 0);
       continue;

@@ -166,6 +166,32 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         a = self.memo_attrs(self.dir / "warm")
         self.assertEqual((a["recorded"], a["replayed"], a["margin_violations"]), (0, 16, 0))
 
+    def test_shared_buffer_margin_refuses_recordings_and_flags_replays(self):
+        # The sub-island's runs stand only where the switch's buffer stays clear of every PFC threshold.
+        # A 1-MB buffer (BUFFER_SIZE 1): the two groups' first collectives, recorded side by side, fit;
+        # each later replay beside the other group's stands for both recorded peaks plus what is in the
+        # buffer, which does not: all 12 are flagged (fct.txt is still packet mode's: nothing paused). A
+        # warm start from a file whose patterns claim 30 MB of the 32-MB buffer: every replay is flagged
+        # and warned about.
+        sc = self.scenario(8, 4, 4)
+        _, pkt = self.run_wh(sc, "pkt", "BUFFER_SIZE=1")
+        _, small = self.run_wh(sc, "small", "BUFFER_SIZE=1", "WORMHOLE=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (small / "fct.txt").read_bytes())
+        a = self.memo_attrs(small)
+        self.assertEqual((a["recorded"], a["replayed"], a["not_kept"], a["margin_violations"]), (4, 12, 0, 12))
+        on = ("WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        _, cold = self.run_wh(sc, "cold", *on)
+        with h5py.File(cold / "memo.h5", "r+") as f:
+            peaks = f["/collective_shared"][:]
+            peaks["peak"] = 30_000_000
+            f["/collective_shared"][:] = peaks
+        p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / "warm"), "--memo", str(cold / "memo.h5"),
+                            *sum((["--set", s] for s in on), [])], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        a = self.memo_attrs(self.dir / "warm")
+        self.assertEqual((a["replayed"], a["margin_violations"]), (16, 16))
+        self.assertIn("came near a PFC threshold", p.stderr)
+
     DP_OVER_NVSWITCH = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n4\n"
                         "l0 -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 ALLREDUCE 4194304 100\n"
                         "l1 -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"

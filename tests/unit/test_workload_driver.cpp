@@ -448,9 +448,10 @@ TEST(WorkloadDriver, FlowCountAheadMatchesTheRunAndProgressEndsAtOne) {
 }
 
 // A TP group of 4 on an 8-GPU server: its island is the server's NVSwitch with all 8 GPUs; its
-// sub-island the 4 switch ports facing its GPUs and their 4 ports. A shared-buffer use u stays below
-// a port's PFC threshold while u < (B − H − R − u) >> shift, so below every one of the switch's ports
-// while u < (B − H − R) / (2^s + 1), s the largest shift.
+// sub-island the 4 switch ports facing its GPUs and their 4 ports. Traffic using at most b bytes of the
+// switch's shared buffer never pauses while b plus one full packet of slack stays below every port's
+// PFC threshold at that use (SwitchModel::pfc_threshold_at): the largest such b is found here from the
+// switch model's formula, and the margin check must agree on both sides of it.
 TEST(Island, SubIslandOfASharedNvswitchAndItsPfcMargin) {
   const SimConfig cfg = simai_config();
   const GeneratedFabric f = fabric16();
@@ -473,14 +474,72 @@ TEST(Island, SubIslandOfASharedNvswitchAndItsPfcMargin) {
     EXPECT_EQ(ports[sub.ports[4 + i]].node, i);                      // then GPU i's own port
   }
   EXPECT_TRUE(net.island_quiet(sub));
-  const Node& sw = net.fabric().nodes[whole.switches[0]];
-  uint32_t shift = 0;
-  for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q) shift = std::max<uint32_t>(shift, ports[q].pfc_shift);
-  const uint64_t free = sw.buffer_bytes - sw.total_hdrm - sw.total_rsrv, limit = free / ((uint64_t(1) << shift) + 1);
-  ASSERT_GT(limit, 1u);
-  EXPECT_TRUE(net.below_pfc_thresholds(whole.switches[0], 0));
-  EXPECT_TRUE(net.below_pfc_thresholds(whole.switches[0], limit - 1));
-  EXPECT_FALSE(net.below_pfc_thresholds(whole.switches[0], limit + 1));
-  EXPECT_FALSE(net.below_pfc_thresholds(whole.switches[0], sw.buffer_bytes));
-  EXPECT_EQ(net.take_shared_peak(whole.switches[0]), 0u);  // nothing sent yet
+  const uint32_t sw = whole.switches[0];
+  const Node& n = net.fabric().nodes[sw];
+  const uint64_t slack = std::max<uint64_t>(9048, kResumeOffset);  // SimAI's 9000-B payload + 48 B of headers
+  auto fits = [&](uint64_t b) {
+    for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q)
+      if (b + slack >= SwitchModel::pfc_threshold_at(n, ports[q], b + slack)) return false;
+    return true;
+  };
+  // Past the free buffer the reference's 32-bit threshold wraps around; the search stays below it.
+  uint64_t lo = 0, hi = n.buffer_bytes - n.total_hdrm - n.total_rsrv - slack;  // fits(lo), !fits(hi)
+  ASSERT_TRUE(fits(lo));
+  ASSERT_FALSE(fits(hi));
+  while (hi - lo > 1) (fits((lo + hi) / 2) ? lo : hi) = (lo + hi) / 2;
+  EXPECT_GT(lo, 1'000'000u);  // MBs of room on a 32-MB switch
+  EXPECT_TRUE(net.below_pfc_thresholds(sw, 0));
+  EXPECT_TRUE(net.below_pfc_thresholds(sw, lo));
+  EXPECT_FALSE(net.below_pfc_thresholds(sw, lo + 1));
+  EXPECT_FALSE(net.below_pfc_thresholds(sw, n.buffer_bytes));
+
+  // A 1-MB flow GPU 0 -> 1 across the switch: packets of 9,048 B pass the 4,096-B reserve of their
+  // ingress port, so the shared buffer is used, and its peak is read once.
+  EXPECT_EQ(net.take_shared_peak(sw), 0u);
+  FlowSpec spec;
+  spec.src = 0, spec.dst = 1, spec.size_bytes = 1'000'000, spec.pg = 3;
+  net.inject_flow(spec);
+  net.run(2 * kSec + 100 * kUs);
+  const uint64_t peak = net.take_shared_peak(sw);
+  EXPECT_GE(peak, 9048u - 4096u);
+  EXPECT_LE(peak, 1'000'000u);
+  EXPECT_EQ(net.take_shared_peak(sw), n.shared_used);  // restarted from the use now
+}
+
+// A flow whose data leaves through one group's sub-island and whose ACKs leave through the other's
+// (a DP ring step GPU 0 -> 4 beside two TP groups' recordings): both recordings are disturbed, so
+// neither is kept. (Once the memo stopped at the first claimed port: the second group's recording was
+// kept as if nothing had come.)
+TEST(Island, FlowAcrossTwoSubIslandsDisturbsBoth) {
+  const SimConfig cfg = simai_config();
+  const GeneratedFabric f = fabric16();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  CollectiveMemo memo(net, 0);
+  const std::string plan = "a 4-GPU ring";
+  const auto involved = [](uint32_t) { return 1u; };
+  auto ring = [](uint32_t first) {
+    return std::vector<std::pair<uint32_t, uint32_t>>{{first, first + 1}, {first + 1, first + 2}, {first + 2, first + 3},
+                                                      {first + 3, first}};
+  };
+  const int32_t a = memo.begin(ring(0), [&]() -> const std::string& { return plan; }, {0, 1, 2, 3}, {0, 0, 0, 0}, 4, involved);
+  const int32_t b = memo.begin(ring(4), [&]() -> const std::string& { return plan; }, {4, 5, 6, 7}, {0, 0, 0, 0}, 4, involved);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  ASSERT_FALSE(memo.replaying(a));
+  ASSERT_FALSE(memo.replaying(b));
+  Island whole;
+  std::string why;
+  ASSERT_TRUE(net.find_island(ring(0), whole, why));
+  const Island sa = net.sub_island(whole, {0, 1, 2, 3}), sb = net.sub_island(whole, {4, 5, 6, 7});
+  memo.flow_started(1000, sa.ports[4], sb.ports[4]);  // GPU 0's port to the switch, GPU 4's
+  for (uint32_t fl = 0; fl < 4; ++fl) memo.finished(a, fl, 0), memo.finished(b, fl, 0);
+  FlowSpec other;  // on the other server: it only moves the clock (end states are read at a later instant)
+  other.src = 8, other.dst = 9, other.size_bytes = 100'000, other.pg = 3;
+  net.inject_flow(other);
+  net.run(2 * kSec + 100 * kUs);
+  ASSERT_GT(net.now(), 0);
+  const CollectiveMemoStats& st = memo.stats();
+  EXPECT_EQ(st.considered, 2u);
+  EXPECT_EQ(st.recorded, 0u);
+  EXPECT_EQ(st.not_kept, 2u);
 }

@@ -171,7 +171,7 @@ class Network final : public CcHost {
   bool find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, Island& out, std::string& why);
   /// Whether every port of the island is quiet now: no packet queued, on a wire or held, no
   /// transmission, pause, ingress byte, pacing retry, freeze, or QP with bytes to send; its switches'
-  /// shared buffers empty.
+  /// shared buffers empty (a sub-island's switches carry other traffic: their buffers are not looked at).
   bool island_quiet(const Island& is) const;
   /// The sub-island of `whole` (a closed island) that `hosts` (some of its hosts) use: its switches,
   /// the switch ports facing those hosts and their own island ports, in `whole`'s order; shared = true.
@@ -179,9 +179,11 @@ class Network final : public CcHost {
   /// Switch `sw`'s highest shared-buffer use (bytes) since the last call; the peak restarts from the
   /// use now.
   uint64_t take_shared_peak(uint32_t sw);
-  /// Whether a shared-buffer use of `bound` bytes at switch `sw` stays below every one of its ports'
-  /// PFC thresholds (SwitchModel::pfc_threshold with that use): traffic using at most `bound` bytes of
-  /// it never pauses nor drops, whatever else is in the buffer within that bound.
+  /// Whether a shared-buffer use of `bound` bytes at switch `sw`, plus one full packet (or the resume
+  /// offset, if larger) of slack, stays below every one of its ports' PFC thresholds at that use
+  /// (SwitchModel::pfc_threshold_at), and no port of it has a PAUSE pending or headroom in use: traffic
+  /// using at most `bound` bytes of it never pauses nor drops, whatever else is in the buffer within
+  /// that bound.
   bool below_pfc_thresholds(uint32_t sw, uint64_t bound) const;
   /// Whether traffic from host `a` to host `b` (or its ACKs) can enter an NVSwitch: some NIC `a` uses
   /// towards `b`, or `b` towards `a`, links to one (a flow that can reach an island).

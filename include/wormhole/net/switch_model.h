@@ -80,10 +80,14 @@ class SwitchModel {
   /// pfc_shift (α = 1/8 at the NIC rate, doubled per doubling of the port's rate).
   uint64_t pfc_threshold(uint32_t p) const {
     const Port& pt = fab_.ports[p];
-    const Node& nd = fab_.nodes[pt.node];
+    return pfc_threshold_at(fab_.nodes[pt.node], pt, fab_.nodes[pt.node].shared_used);
+  }
+  /// The PFC threshold of ingress port `pt` of switch `nd` were `shared_used` bytes of its shared
+  /// buffer in use (bytes).
+  static uint64_t pfc_threshold_at(const Node& nd, const Port& pt, uint64_t shared_used) {
     // The reference computes this in unsigned 32-bit arithmetic: a buffer smaller than the sum of
     // headrooms and reserves wraps around and effectively disables PFC (§11.1).
-    const uint32_t free = static_cast<uint32_t>(nd.buffer_bytes - nd.total_hdrm - nd.total_rsrv - nd.shared_used);
+    const uint32_t free = static_cast<uint32_t>(nd.buffer_bytes - nd.total_hdrm - nd.total_rsrv - shared_used);
     return free >> pt.pfc_shift;
   }
 

@@ -109,6 +109,7 @@ class CollectiveMemo final : public IslandHooks {
     // the most the other replays there stood for at once (bytes).
     uint64_t used_peak = 0, replays_peak = 0;
     uint32_t leader = UINT32_MAX;         // a follower's recording
+    bool left = false, margin_ok = true;  // off its switches' books (leave_shared) and what that found
   };
   void schedule_next(uint32_t slot);
   /// The island's end state is read when the island is next needed (a collective begins, another flow
@@ -124,6 +125,13 @@ class CollectiveMemo final : public IslandHooks {
   /// PFC threshold (see the file comment).
   bool leave_shared(uint32_t slot);
   void read_peaks(uint32_t sw);
+  /// Reads switch `sw`'s peak into the runs on it.
+  void take_peak(uint32_t sw);
+  /// Its flows are all done: its island's end state is read later (finalize_pending); a sub-island
+  /// run leaves its switches' books now.
+  void mark_pending(uint32_t slot);
+  /// leave_shared's answer, asked once.
+  bool left_shared(uint32_t slot);
   /// The shared-buffer bytes run `slot` stands for without being in the buffer: a replay's recorded peak.
   uint64_t stands_for(uint32_t slot) const;
   bool verify_this_hit();

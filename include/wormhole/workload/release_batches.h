@@ -52,12 +52,13 @@ class ReleaseBatches {
 };
 
 /// The senders (a workload driver's collectives and transfers, by index) whose flows start at each
-/// instant, oldest instant first: one event per instant starts them all, by their first GPU (then by
-/// index), not in the order they were released. That order follows the order of same-instant
-/// completions and issues, an accident of the event queue (and of which island the collective memo
-/// replays first); a canonical one makes a recurring situation start alike (docs/workloads.md §5.8).
-/// Every sender due at an instant must be added before that instant's event runs: a send latency
-/// ahead (a distributed run's client runs at least that far ahead of the network's time).
+/// instant, oldest instant first: one event per instant starts them all in an order of what they are
+/// (the caller's key: first GPU, then what identifies the collective), not in the order they were
+/// released. That order follows the order of same-instant completions and issues, an accident of the
+/// event queue (and of which island the collective memo replays first); a canonical one makes a
+/// recurring situation start alike (docs/workloads.md §5.8). Every sender due at an instant is added a
+/// send latency before it (a distributed run's network runs that instant in a later window than the
+/// client events that add to it).
 class DueReleases {
  public:
   /// `sender` starts flows at `at` (ps). Returns true when it opens a new instant: the caller schedules
@@ -70,16 +71,16 @@ class DueReleases {
     due_.back().senders.push_back(sender);
     return fresh;
   }
-  /// The oldest instant's senders, ordered by (first_gpu(sender), sender); they leave this object.
-  /// Throws std::logic_error when empty.
-  template <class FirstGpu>
-  std::vector<uint32_t> take(FirstGpu first_gpu) {
+  /// The oldest instant's senders, ordered by (key(sender), sender) (`key` returns anything ordered by
+  /// `<`, e.g. a tuple); they leave this object. Throws std::logic_error when empty.
+  template <class Key>
+  std::vector<uint32_t> take(Key key) {
     if (due_.empty()) throw std::logic_error("due releases: no instant to take");
     std::vector<uint32_t> senders = std::move(due_.front().senders);
     due_.pop_front();
-    std::vector<std::pair<uint32_t, uint32_t>> keyed;
+    std::vector<std::pair<decltype(key(senders[0])), uint32_t>> keyed;
     keyed.reserve(senders.size());
-    for (uint32_t s : senders) keyed.emplace_back(first_gpu(s), s);
+    for (uint32_t s : senders) keyed.emplace_back(key(s), s);
     std::sort(keyed.begin(), keyed.end());
     for (size_t i = 0; i < keyed.size(); ++i) senders[i] = keyed[i].second;
     return senders;
