@@ -90,8 +90,9 @@ int memo_command(const MemoOptions& o) {
       hits += e->hits, vertices += e->key.vertices(), edges += e->key.edges.size();
       ++by_size[e->key.vertices()];
     }
-    fmt::print("{}: {} patterns, {} flows and {} contention edges in all, {} hits, {} bytes on disk\n", o.file,
-               entries.size(), vertices, edges, hits, std::filesystem::file_size(o.file));
+    fmt::print("{}: {} patterns, {} flows and {} contention edges in all, {} hits, {} bytes on disk; {} collective "
+               "patterns (below)\n",
+               o.file, entries.size(), vertices, edges, hits, std::filesystem::file_size(o.file), collective_patterns(db));
     for (const auto& [h, text] : db.namespaces) fmt::print("namespace {:016x}: {}\n", h, text);
     for (const auto& [n, count] : by_size) fmt::print("  {} patterns of {} flows\n", count, n);
     uint64_t chits = 0, cflows = 0;
@@ -100,8 +101,10 @@ int memo_command(const MemoOptions& o) {
     fmt::print("collective patterns: {} ({} flows in all, {} hits)\n", collective_patterns(db), cflows, chits);
     return 0;
   }
-  fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",
-             "duration_us", "hits");
+  // Unsteady periods' patterns first (a file of collective patterns alone has none: no empty table).
+  if (!entries.empty() || collective_patterns(db) == 0)
+    fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",
+               "duration_us", "hits");
   size_t k = 0;
   for (const MemoEntry* e : entries) {
     if (o.limit > 0 && k >= o.limit) {
