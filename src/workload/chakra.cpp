@@ -464,10 +464,11 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       break;
     case kRelease: {
       // In WorkloadDriver's order (by first GPU), so that a converted SimAI workload runs alike.
-      const auto first_gpu = [&](uint32_t o) {
+      // (first GPU, a p2p after that GPU's collectives)
+      const auto key = [&](uint32_t o) {
         return std::pair<uint32_t, bool>{o & kP2pBit ? p2p_[o & ~kP2pBit].src : colls_[o].members.front(), (o & kP2pBit) != 0};
       };
-      for (uint32_t owner : due_.take(first_gpu)) {
+      for (uint32_t owner : due_.take(key)) {
         if (owner & kP2pBit) inject(owner, 0);
         else
           for (uint32_t fl : colls_[owner].batches.take()) inject(owner, fl);  // the instant's batch (release)

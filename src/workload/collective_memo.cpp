@@ -294,7 +294,7 @@ void CollectiveMemo::mark_pending(uint32_t slot) {
   Run& r = runs_[slot];
   r.pending = true, r.pending_at = net_.now(), pending_.push_back(slot);
   // Its flows are done: from now on the switch's buffer is no concern of it.
-  if (r.island.shared) r.margin_ok = leave_shared(slot), r.left = true;
+  if (r.island.shared) left_shared(slot);
 }
 
 bool CollectiveMemo::left_shared(uint32_t slot) {
