@@ -49,6 +49,9 @@ const Fcg& Memoizer::key_of(Record& r) const {
 void Memoizer::period_started(uint32_t pid, Time now) {
   ++stats_.periods;
   Record& r = open_[pid];  // an earlier, unconverged period of pid is void
+  // Released at the next tick, from the leader's state at the last one carried on to then.
+  if (!r.followers.empty()) orphan(r, pid, ff_.tick_time());
+  r.hash.reset();
   r.flows = ff_.partitions().flows(pid);
   r.sent.clear();
   r.rate.clear();
@@ -74,6 +77,7 @@ void Memoizer::mark(uint32_t m) {
 void Memoizer::rewind(uint32_t m) { stats_ = marks_.at(m); }
 
 void Memoizer::tick(Time now) {
+  if (!leaders_.empty()) snapshot_leaders(now);
   if (starting_.empty()) return;
   // The periods started since the last tick, which this tick looks up: their flows' start values
   // and what they have sent by now. Every rank has the same starting_ (its calls are the
@@ -109,6 +113,40 @@ void Memoizer::tick(Time now) {
     }
     r->begun = true;
     r->looked_up_at = now;
+  }
+}
+
+void Memoizer::snapshot_leaders(Time now) {
+  // Every rank alike (leaders_ is decided at ticks): a leader whose partition changed or died
+  // without a new period of its id releases its followers; the others' state is taken for them.
+  const std::vector<uint32_t> leaders = leaders_;
+  std::vector<std::pair<uint32_t, Record*>> live;
+  for (uint32_t lpid : leaders) {
+    auto it = open_.find(lpid);
+    if (it == open_.end()) continue;
+    Record& l = it->second;
+    if (!ff_.partitions().live(lpid) || ff_.partitions().flows(lpid) != l.flows) {
+      orphan(l, lpid, now);
+      continue;
+    }
+    live.emplace_back(lpid, &l);
+  }
+  // A held flow cannot end, nor can what its end releases start: followers resume while every
+  // leader flow is more than its end game away (FastForward::end_game), so that the leader's and the
+  // followers' last packets are simulated alike. Bytes left are known to the senders' ranks only.
+  std::vector<double> near(live.size(), 0.0);
+  for (size_t i = 0; i < live.size(); ++i)
+    for (uint32_t id : live[i].second->flows) {
+      if (!net_.owns_node(net_.flow_info(id).src)) continue;
+      const Flow& f = net_.flow(id);
+      if (double(f.bytes_left()) < ff_.end_game(f)) near[i] = 1;
+    }
+  if (TickExchange* x = ff_.exchange(); x && !near.empty()) x->sum(near);
+  for (size_t i = 0; i < live.size(); ++i) {
+    Record& l = *live[i].second;
+    l.state = snapshots(l.flows, now);
+    l.state_at = now;
+    if (near[i] > 0) orphan(l, live[i].first, now);
   }
 }
 
@@ -193,7 +231,10 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
   open_.erase(it);
   // A period only counts if it began and the partition still holds exactly its flows (ids were
   // reused otherwise).
-  if (!r.begun || ff_.partitions().flows(pid) != r.flows) return;
+  if (!r.begun || ff_.partitions().flows(pid) != r.flows) {
+    if (!r.followers.empty()) orphan(r, pid, now);
+    return;
+  }
   key_of(r);
   ++stats_.converged;
   const std::vector<CcSnapshot> cc = snapshots(r.flows, now);  // every rank alike: collective
@@ -209,6 +250,7 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
     v.trend_age.push_back(trend > 0 ? std::clamp<Time>(now - ff_.trend_at(r.flows[i]), 0, v.duration) : 0);
     v.cc.push_back(cc[i]);
   }
+  if (!r.followers.empty()) release_converged(r, pid, v, now);
   if (db_.store.insert(ns_, std::move(*r.key), std::move(v), now).second) ++stats_.inserted;
   else ++stats_.repeated;
 }

@@ -99,8 +99,8 @@ class WormholeSession {
     }
     if (rec_) {
       const MemoStats& s = rec_->stats();
-      report_.memo = MemoReport{true,  s.periods,       s.hits,   s.replayed, s.converged, s.inserted, s.repeated,
-                                db_.store.size(), warm_, s.rejected, warm_path_, memo_path_};
+      report_.memo = MemoReport{true,  s.periods,       s.hits,        s.replayed, s.converged, s.inserted, s.repeated,
+                                db_.store.size(), warm_, s.rejected, s.followed, s.follows_cut, warm_path_, memo_path_};
     }
     return &report_;
   }
@@ -119,10 +119,16 @@ class WormholeSession {
     print_skip_summary(*report());
     if (!rec_) return;
     const MemoStats& s = rec_->stats();
-    const uint64_t ended = s.periods - s.replayed - s.converged;
-    fmt::print("memo: {} unsteady periods: {} replayed ({} hits), {} simulated to convergence ({} new patterns, {} "
+    const uint64_t ended = s.periods - s.replayed - s.followed - s.converged;
+    // Followers only where there were any: the line stays as it was for runs without.
+    const std::string followed =
+        s.followed + s.follows_cut == 0
+            ? ""
+            : fmt::format(", {} followed an isomorphic period simulated beside them{}", s.followed,
+                          s.follows_cut ? fmt::format(" ({} more released before it converged)", s.follows_cut) : "");
+    fmt::print("memo: {} unsteady periods: {} replayed ({} hits){}, {} simulated to convergence ({} new patterns, {} "
                "repeats), {} ended before converging (membership changed or a flow ended); {} -> {}{}\n",
-               s.periods, s.replayed, s.hits, s.converged, s.inserted, s.repeated, ended,
+               s.periods, s.replayed, s.hits, followed, s.converged, s.inserted, s.repeated, ended,
                collective_ ? fmt::format("{} patterns and {} collective patterns", db_.store.size(), db_.collectives[ns_].size())
                            : std::to_string(db_.store.size()) + " patterns",
                memo_path_,

@@ -86,6 +86,7 @@ void FastForward::ensure_tick() {
 
 void FastForward::end_skip(uint32_t pid, bool may_continue) {
   Part& p = part(pid);
+  if (p.following) return release_early(pid);  // held to its horizon, or its membership changes
   p.skipping = false;
   --skipping_now_;
   // A replay ends where the memoized period converged: the partition is steady, go on to
@@ -121,6 +122,7 @@ bool FastForward::continue_replay(uint32_t pid) {
 
 void FastForward::skip_back(uint32_t pid) {
   Part& p = part(pid);
+  if (p.following) return release_early(pid);
   const Time now = net_.now();
   // Whole ns, rounded up: INT clocks move by whole ns, and no moved event may land before now.
   const Time kept = (now - p.skip_start + kNs - 1) / kNs * kNs;
@@ -346,7 +348,7 @@ void FastForward::lookups() {
   }
   lookup_queue_.clear();
   if (pids.empty()) return;
-  std::vector<std::optional<Replay>> found(pids.size());
+  std::vector<std::optional<Replay>> found(pids.size());  // (nothing: simulated, or held as a follower)
   auto find = [&](size_t i) { found[i] = period_observer_->find_replay(pids[i], net_.now()); };
   // Each lookup reads only its own partition's record and the store (no insert in between), so
   // the hits do not depend on the thread count.
@@ -390,6 +392,10 @@ void FastForward::lookups() {
     if (!applied) ++stats_.replays_refused;
     period_observer_->replay_done(pids[i], applied);
   }
+  std::vector<uint32_t> missed;
+  for (size_t i = 0; i < pids.size(); ++i)
+    if (!found[i]) missed.push_back(pids[i]);
+  follow(missed);
 }
 
 bool FastForward::try_replay(uint32_t pid, const Replay& r) {
@@ -489,6 +495,7 @@ void FastForward::rewind(uint32_t m) {
 
 void FastForward::on_tick() {
   tick_pending_ = false;
+  in_tick_ = true;
   marks_.clear();  // a stop is always inside the window after the last tick
   ++stats_.ticks;
   const Time now = net_.now();
@@ -662,12 +669,14 @@ void FastForward::on_tick() {
       skip(candidates[i], lengths[i]);
     }
   }
+  release_followers();
   for (uint32_t pid : interrupted_) part(pid).interrupted = false;
   interrupted_.clear();
   record_timeline();
   // A tick alone keeps no run alive: the kernel holds it only before a later event (so a
   // workload's watchdog still sees an idle or stuck network).
   if (parts_.size() > 0) ensure_tick();
+  in_tick_ = false;
 }
 
 uint64_t FastForward::window_samples(const WormholeSettings& s, Time cc_period) {

@@ -105,7 +105,7 @@ uint64_t shared_digest(const std::string& path, uint64_t total_flows, uint64_t t
       << k.events_skipped << k.skipped_flow_time << k.replays << k.replay_backs << k.replays_refused
       << k.replayed_flow_time << k.max_partitions;
     d << m.on << m.periods << m.hits << m.replayed << m.converged << m.inserted << m.repeated << m.patterns
-      << m.warm_patterns << m.input << m.output << skip->timeline.size();
+      << m.warm_patterns << m.followed << m.follows_cut << m.input << m.output << skip->timeline.size();
     for (const PartitionSample& p : skip->timeline) d << p.time << p.partitions << p.skipping;
   }
   return d.h;

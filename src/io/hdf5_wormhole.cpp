@@ -75,6 +75,8 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
     attr_u64(g, "memo_converged", m.converged);
     attr_u64(g, "memo_new_patterns", m.inserted);
     attr_u64(g, "memo_repeats", m.repeated);
+    attr_u64(g, "memo_followed", m.followed);
+    attr_u64(g, "memo_follows_cut", m.follows_cut);
     attr_u64(g, "memo_patterns", m.patterns);
     attr_u64(g, "memo_warm_patterns", m.warm_patterns);
     attr_string(g, "memo_input", m.input);

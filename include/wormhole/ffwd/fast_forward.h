@@ -107,6 +107,21 @@ class FastForward final : public SkipHooks {
   static uint64_t window_samples(const WormholeSettings& s, Time cc_period);
   /// The window in samples this controller uses (window_samples of its settings and CC).
   uint64_t window() const { return window_; }
+  /// The time between rate samples and ticks, ps.
+  Time sample_interval() const { return s_.sample_interval; }
+  /// A flow's end game, bytes: a base RTT and two sample intervals at its line rate plus two packets.
+  /// A flow with less left is not held as a follower, and a leader's flow with less left at a tick
+  /// releases its followers — held flows cannot end, so the leader's and the followers' last packets
+  /// are both simulated. By then the leader has more than a follower's guard (a base RTT at line rate
+  /// and a packet) left, so the follower can take all the leader sent. Read on the sender's rank only.
+  double end_game(const Flow& f) const {
+    return double(f.max_rate_bps) / 8.0 / double(kSec) * double(f.base_rtt + 2 * s_.sample_interval) +
+           2.0 * net_.params().payload;
+  }
+  /// The next tick's time (now, inside a tick), ps: when what is decided now takes effect at a tick.
+  Time tick_time() const {
+    return in_tick_ ? net_.now() : (net_.now() / s_.sample_interval + 1) * s_.sample_interval;
+  }
   /// The report written into the results (stats, timeline, the network's bypass/hold counters,
   /// the verify samples completed so far).
   SkipReport report() const;
@@ -168,6 +183,7 @@ class FastForward final : public SkipHooks {
     bool converged = false;       // a check found it steady since its windows were reset
     bool lookup_queued = false;   // its period started since the last tick: in lookup_queue_, ask the memoizer
     bool replaying = false;       // the current skip replays a memoized period
+    bool following = false;       // the current skip holds it while a leader simulates its pattern (hold)
     uint64_t pattern = 0;         // which (Replay::pattern), while replaying
     bool interrupted = false;     // in interrupted_: pulled back at the next tick (and not replayed at it)
     int64_t verifying = -1;       // the verify sample simulating the skip or replay it would take (-1: none)
@@ -194,6 +210,19 @@ class FastForward final : public SkipHooks {
   bool owned(uint32_t id) const { return !net_.distributed() || net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
   bool try_replay(uint32_t pid, const Replay& r);
+  /// Partitions whose period nobody recorded yet but which start like one being simulated now
+  /// (`missed`: looked up at this tick, no replay): held until that leader's period ends.
+  void follow(const std::vector<uint32_t>& missed);
+  /// Freezes `pid` with nothing credited until the earliest known interrupt (false: none far enough).
+  bool hold(uint32_t pid);
+  /// Ends held follower `pid`'s hold: its flows resume at `resume` (>= now, whole ns from the hold's
+  /// start) credited `r.bytes` (each kept one guard from its end: Track::left) with the CC states
+  /// `r.cc` as of `resume` (none when empty); frozen until `resume` when it is later than now.
+  void unhold(uint32_t pid, const Replay& r, Time resume, bool restore_cc);
+  /// A held follower disturbed or at its hold's end: resumes now from its leader's last state.
+  void release_early(uint32_t pid);
+  /// The followers the observer releases at this tick (their leaders converged or stopped).
+  void release_followers();
   /// Credits `packets` whole packets to flow `id` for a skip of `dt` ps at `rate` bytes/ps (what a
   /// pull-back keeps per ps), with the statistics.
   void credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay);
@@ -240,6 +269,7 @@ class FastForward final : public SkipHooks {
   std::vector<uint32_t> interrupted_;             // partitions touched since the last tick
   std::vector<uint32_t> finished_;                // flows finished since the last tick, in the run's order
   bool tick_pending_ = false;
+  bool in_tick_ = false;  // inside on_tick()
   uint32_t skipping_now_ = 0;
   SkipStats stats_;
   std::vector<SkipStats> marks_;                   // mark(): the statistics then (cleared at ticks)

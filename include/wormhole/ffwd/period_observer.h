@@ -23,6 +23,16 @@ struct Replay {
   uint64_t pattern = 0;            ///< the observer's name for the pattern (reject_pattern), this rank's own
 };
 
+/// A held follower to release at this tick (PeriodObserver::releases): with `converged`, its leader's
+/// period converged and `replay` is that period's replay from the follower's own start (as find_replay
+/// would have given it, had the pattern been known); otherwise its leader's period ended unconverged
+/// and `replay` carries the leader's state at the last tick (duration 0: the follower resumes now).
+struct FollowerRelease {
+  uint32_t pid = 0;
+  Replay replay;
+  bool converged = false;
+};
+
 class PeriodObserver {
  public:
   virtual ~PeriodObserver() = default;
@@ -48,6 +58,26 @@ class PeriodObserver {
   /// The controller replayed the period found for `pid` (true) or refused it (false: a flow
   /// would finish inside it, or the partition cannot be frozen), in the sequential part of the tick.
   virtual void replay_done(uint32_t pid, bool applied) {}
+  /// Periods that start alike at once (DP rings of several rails starting together): among the
+  /// partitions of `missed` (looked up at this tick, no replay found, in lookup order), the leader
+  /// each one may follow — an earlier one of `missed` whose period started at the same instant, with
+  /// an isomorphic pattern, simulated — or UINT32_MAX. Every rank calls it alike (sequential part of
+  /// the tick).
+  virtual std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, Time now) {
+    return std::vector<uint32_t>(missed.size(), UINT32_MAX);
+  }
+  /// The controller holds `pid` (frozen, credited nothing) until its leader's period ends (true), or
+  /// could not freeze it (false: it is simulated).
+  virtual void follow_done(uint32_t pid, bool held) {}
+  /// The held followers to release at this tick (their leader converged or its period ended), once
+  /// each; called at the end of every tick, every rank alike.
+  virtual std::vector<FollowerRelease> releases(Time now) { return {}; }
+  /// A held follower released early (an interrupt, a membership change, the end of its hold),
+  /// resuming at `resume` (ps): its leader's state at the last tick as a Replay (duration 0; `cc`
+  /// empty when none was taken yet; the bytes carried on to `resume` at the leader's CC rates), read
+  /// from what every rank holds alike (no exchange: this may be called between ticks). The follower
+  /// is no longer held afterwards.
+  virtual Replay release_early(uint32_t pid, Time resume) { return {}; }
   /// Verify mode found replaying `pattern` (Replay::pattern) wrong by more than its bound: it must
   /// not be replayed again, in this run or from the memo file. Every rank calls it alike.
   virtual void reject_pattern(uint64_t pattern) {}

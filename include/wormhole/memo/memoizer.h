@@ -21,6 +21,8 @@ struct MemoStats {
   uint64_t hits = 0;        ///< periods whose starting pattern was found in the store
   uint64_t replayed = 0;    ///< of which replayed (the rest refused by the controller, then simulated)
   uint64_t rejected = 0;    ///< patterns verify mode found replaying wrongly (never replayed again)
+  uint64_t followed = 0;    ///< periods held beside an isomorphic one started at the same instant, then replayed from it
+  uint64_t follows_cut = 0; ///< held periods released before their leader converged (from its last tick's state)
 };
 
 /// The memoization of unsteady periods (the Wormhole paper: memoization): observes `ff`'s partitions
@@ -41,6 +43,12 @@ struct MemoStats {
 /// - When a simulated period converges with its membership unchanged it inserts FCG_start →
 ///   (duration, bytes each flow sent, rates, goodputs and portable CC snapshots at convergence);
 ///   a period whose membership changed first is void.
+/// - Periods that start alike at once (the DP rings of several rails starting one step together) and
+///   find nothing: each one whose pattern is isomorphic to one started at the same instant and
+///   simulated (its leader) is held instead (find_leaders); when the leader converges the follower
+///   is replayed from it exactly as a later lookup would have; when the leader's period ends first, or
+///   the follower is disturbed, the follower resumes from the leader's state at the last tick (bytes
+///   sent and CC state, taken at every tick while it has followers).
 /// Entries already in `db` (a warm start from a memo file) are hit like the run's own.
 class Memoizer final : public PeriodObserver {
  public:
@@ -55,6 +63,10 @@ class Memoizer final : public PeriodObserver {
   std::optional<Replay> find_replay(uint32_t pid, Time now) override;
   void replay_done(uint32_t pid, bool applied) override;
   void reject_pattern(uint64_t pattern) override;
+  std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, Time now) override;
+  void follow_done(uint32_t pid, bool held) override;
+  std::vector<FollowerRelease> releases(Time now) override;
+  Replay release_early(uint32_t pid, Time resume) override;
   void mark(uint32_t m) override;
   void rewind(uint32_t m) override;
   const MemoStats& stats() const { return stats_; }
@@ -73,8 +85,28 @@ class Memoizer final : public PeriodObserver {
     bool pending = false;           // in starting_
     std::optional<Fcg> key;
     std::optional<MemoHit> hit;     // set by find_replay
+    std::optional<uint64_t> hash;   // wl_hash of the key (find_leaders)
+    std::vector<uint32_t> followers;  // held partitions following this period (it is their leader)
+    std::vector<CcSnapshot> state;  // a leader's flows at the last tick (snd_nxt, CC), every rank's
+    Time state_at = 0;              // that tick
   };
   const Fcg& key_of(Record& r) const;
+  uint64_t hash_of(Record& r) const;
+  struct Follow {
+    uint32_t leader = 0;
+    std::vector<uint32_t> map;  // follower vertex i -> leader vertex
+  };
+  /// Follower `f` resuming at `resume` (ps) from leader `l`'s state at the last tick: the bytes `l`
+  /// sent since its start, carried on at each flow's CC rate from that tick to `resume`, less what
+  /// `f` sent since its own; no CC without a state.
+  Replay mirror(const Record& f, const Follow& w, const Record& l, Time resume) const;
+  /// Leader `l`'s period ended unconverged: its followers are released at the tick from its last state.
+  void orphan(Record& l, uint32_t lpid, Time resume);
+  void drop_leader(uint32_t lpid);
+  /// Leader `l` converged with value `v`: its followers are replayed from it at this tick.
+  void release_converged(Record& l, uint32_t lpid, const MemoValue& v, Time now);
+  /// tick(): the leaders' state now, or their followers released when they changed.
+  void snapshot_leaders(Time now);
 
   Network& net_;
   FastForward& ff_;
@@ -84,6 +116,9 @@ class Memoizer final : public PeriodObserver {
   std::vector<uint32_t> starting_;             // partitions reset since the last tick (tick() begins them)
   /// The CC snapshots of `flows` now, each from its sender's rank (one process: its own).
   std::vector<CcSnapshot> snapshots(const std::vector<uint32_t>& flows, Time now) const;
+  std::unordered_map<uint32_t, Follow> follows_;  // held followers (and proposed ones until follow_done)
+  std::vector<uint32_t> leaders_;                 // partitions whose period has followers, sorted
+  std::vector<FollowerRelease> ready_;            // followers to release at the next releases()
   MemoStats stats_;
   std::vector<MemoStats> marks_;  // mark(m): stats_ then (cleared at each tick)
 };
