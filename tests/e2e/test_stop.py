@@ -142,15 +142,16 @@ class Stop(unittest.TestCase):
         return apply
 
     def test_write_error_keeps_whole_lines_and_names_the_file(self):
-        # fct.txt is flushed every 256 lines; a 20,000-byte limit lets the first 256 lines (about 14.4 kB)
-        # through and fails the next flush, which stdio may have half written: the file is cut back to them.
+        # a 20,000-byte limit lets the first 20,000 bytes of fct.txt through and fails the write that crosses it,
+        # in the middle of a line: the file is cut back to its last whole line, the 356th (about 56 B a line).
         (self.dir / "flow.txt").write_text(flows(600, 20000))
         p = subprocess.run([str(WORMHOLE), "run", "config.txt", "-o", "out"], cwd=self.dir, capture_output=True,
                            text=True, preexec_fn=self.file_size_limit(20000), timeout=120)
         self.assertEqual(p.returncode, 4, p.stderr)
         fct = self.dir / "out" / "fct.txt"
         self.assertIn(f"wormhole: error: {fct}: cannot write: File too large (the file keeps the", p.stderr)
-        self.assertEqual(self.check_whole_lines(fct), 256)
+        self.assertEqual(self.check_whole_lines(fct), 356)
+        self.assertGreater(fct.stat().st_size, 20000 - 60)
         self.assertFalse((self.dir / "out" / "results.h5").exists())
 
     def test_results_file_error_leaves_no_partial_file(self):

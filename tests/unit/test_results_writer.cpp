@@ -2,6 +2,7 @@
 // statistics against summary.json, and an HDF5 round trip read back with the plain C API.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "wormhole/core/input_error.h"
@@ -152,11 +154,17 @@ TEST(TextOutputs, WritesReferenceBytesAndFlushes) {
   EXPECT_EQ(slurp(fct), slurp(kRingFct));
   EXPECT_EQ(slurp(pfc), "5000 16 1 2 1\n");
 
-  // The periodic flush: after 256 lines the file holds them while the writer is still open.
+  // The periodic flushes, while the writer is still open: after 16,384 lines the file holds them;
+  // 256 lines later nothing more; 200 ms after that flush, at the next 256th line, those lines too.
   TextOutputs out(fct, pfc, "config.txt");
   const FlowRecord f = ring_flows()[0];
+  for (int i = 0; i < 16384; ++i) out.flow_finished(f);
+  EXPECT_EQ(fs::file_size(fct), 16384 * fct_line(f).size());
   for (int i = 0; i < 256; ++i) out.flow_finished(f);
-  EXPECT_EQ(fs::file_size(fct), 256 * fct_line(f).size());
+  EXPECT_EQ(fs::file_size(fct), 16384 * fct_line(f).size());
+  std::this_thread::sleep_for(std::chrono::milliseconds(210));
+  for (int i = 0; i < 256; ++i) out.flow_finished(f);
+  EXPECT_EQ(fs::file_size(fct), (16384 + 512) * fct_line(f).size());
 }
 
 TEST(TextOutputs, AFileThatCannotBeOpenedInAnExistingFolderIsNotBlamedOnTheFolder) {

@@ -1,7 +1,9 @@
 // Result files: fct.txt / pfc.txt in the reference byte format, the HDF5 results file, the summary.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,10 +39,13 @@ class TextOutputs {
     FILE* f = nullptr;
     std::string path;
     long committed = 0;  ///< bytes known to be on disk: whole lines
+    std::unique_ptr<char[]> buffer;  ///< stdio's buffer (the FILE is closed before it is freed)
     void flush();
   };
+  void maybe_flush();  ///< flush() if enough lines or time went by since the last one
   File fct_, pfc_;
-  unsigned pending_ = 0;
+  unsigned pending_ = 0;  ///< lines since the last flush
+  std::chrono::steady_clock::time_point next_flush_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
 };
 
 /// One fct.txt line including '\n', byte-exact with the reference (docs/network-model.md §5.1),
