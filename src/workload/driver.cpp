@@ -956,11 +956,17 @@ void WorkloadDriver::count_link_bytes(size_t record, const FlowRecord& r) {
 }
 
 void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord& r) {
+  const std::vector<Node>& nodes = net.nodes();
+  const std::vector<Port>& ports = net.ports();
+  if (const FlowInfo& i = net.flow_info(r.id); i.replayed) {
+    // Replayed on an island: NVSwitches or a direct GPU link only, so no fabric hop, and its NIC (set
+    // at its start) is its first hop — no path walk for the millions of TP flows a run replays.
+    if (i.nic != UINT32_MAX) (nodes[ports[ports[i.nic].peer].node].is_nvswitch ? c.nvlink_bytes : c.nic_bytes) += r.size_bytes;
+    return;
+  }
   thread_local std::vector<uint32_t> path;  // once per flow: no allocation each time
   net.data_path(r.id, path);
   if (path.empty()) return;
-  const std::vector<Node>& nodes = net.nodes();
-  const std::vector<Port>& ports = net.ports();
   const Node& first = nodes[ports[ports[path[0]].peer].node];
   (first.is_nvswitch ? c.nvlink_bytes : c.nic_bytes) += r.size_bytes;
   for (size_t h = 1; h < path.size(); ++h)

@@ -432,8 +432,12 @@ class Network final : public CcHost {
   /// With a FlowSink, hands finished flow `id`'s record over and retires it (precondition: !live(id)).
   /// A distributed run retires its flows at window edges instead (retire_committed()).
   void retire_to_sink(uint32_t id) {
+    if (sink_ && node_rank_.empty()) retire_to_sink(id, record(id));
+  }
+  /// The same with its record `r` = record(id) at hand.
+  void retire_to_sink(uint32_t id, const FlowRecord& r) {
     if (sink_ && node_rank_.empty()) {
-      sink_->flow_retired(record(id));
+      sink_->flow_retired(r);
       flows_.retire(id);
     }
   }
