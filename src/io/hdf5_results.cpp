@@ -277,8 +277,8 @@ void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& recor
 // /flows from a run's FlowResults, in id order, a slab of rows at a time.
 void write_flow_rows(hid_t file, const FlowResults& flows, SlowdownCollector& stats) {
   const Table t = flows_table();
-  constexpr size_t kSlab = 65536;
   const size_t n = flows.size();
+  const size_t kSlab = table_slab_rows(t.types.second, n);
   Handle ds = create_table(file, t.name, t.types.second, n, t.units, t.description, "");
   Handle file_space(check(H5Dget_space(ds), "getting the space of /flows"), H5Sclose);
   std::vector<FlowRow> rows;
