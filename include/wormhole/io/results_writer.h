@@ -39,7 +39,10 @@ class TextOutputs {
     FILE* f = nullptr;
     std::string path;
     long committed = 0;  ///< bytes known to be on disk: whole lines
+    long written = 0;    ///< bytes handed to stdio
+    std::vector<long> ends;  ///< `written` after each line since the last good flush
     std::unique_ptr<char[]> buffer;  ///< stdio's buffer (the FILE is closed before it is freed)
+    void line(const char* data, size_t size);  ///< writes one line (throws as flush() on a failure)
     void flush();
   };
   void maybe_flush();  ///< flush() if enough lines or time went by since the last one
