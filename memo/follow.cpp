@@ -68,21 +68,29 @@ void Memoizer::follow_done(uint32_t pid, bool held) {
   if (at == leaders_.end() || *at != lpid) leaders_.insert(at, lpid);
 }
 
-Replay Memoizer::mirror(const Record& f, const Follow& w, const Record& l, Time resume) const {
-  Replay p;
-  const Time since_state = l.state.empty() ? resume - l.looked_up_at : resume - l.state_at;
+Memoizer::Ready Memoizer::mirror(uint32_t fpid, const Record& f, const Follow& w, const Record& l) const {
+  Ready x;
+  x.release.pid = fpid;
+  x.at = l.state.empty() ? l.looked_up_at : l.state_at;
   for (size_t i = 0; i < f.flows.size(); ++i) {
     const uint32_t k = w.map[i];
     const uint64_t at = l.state.empty() ? l.sent_now[k] : l.state[k].snd_nxt;
     const uint64_t rate = l.state.empty() ? l.rate[k] : l.state[k].rate_bps;
-    // The leader's progress after the state was taken, at its rate then (at most one tick's worth).
-    const uint64_t on = static_cast<uint64_t>(double(rate) / 8.0 * double(std::max<Time>(since_state, 0)) / double(kSec));
-    const uint64_t sent = (at > l.sent[k] ? at - l.sent[k] : 0) + on;
+    const uint64_t sent = at > l.sent[k] ? at - l.sent[k] : 0;
     const uint64_t since = f.sent_now[i] > f.sent[i] ? f.sent_now[i] - f.sent[i] : 0;
-    p.bytes.push_back(sent > since ? sent - since : 0);
-    if (!l.state.empty()) p.cc.push_back(l.state[k]);
+    x.release.replay.bytes.push_back(sent > since ? sent - since : 0);
+    x.on.push_back(double(rate) / 8.0 / double(kSec));
+    if (!l.state.empty()) x.release.replay.cc.push_back(l.state[k]);
   }
-  return p;
+  return x;
+}
+
+FollowerRelease Memoizer::resume_at(Ready x, Time resume) {
+  // The leader's progress after its state was taken, at its rate then (at most a tick's worth).
+  const double dt = double(std::max<Time>(resume - x.at, 0));
+  for (size_t i = 0; i < x.on.size(); ++i) x.release.replay.bytes[i] += static_cast<uint64_t>(x.on[i] * dt);
+  ++(x.release.converged ? stats_.followed : stats_.follows_cut);
+  return std::move(x.release);
 }
 
 void Memoizer::drop_leader(uint32_t lpid) {
@@ -90,27 +98,60 @@ void Memoizer::drop_leader(uint32_t lpid) {
   if (at != leaders_.end() && *at == lpid) leaders_.erase(at);
 }
 
-void Memoizer::orphan(Record& l, uint32_t lpid, Time resume) {
-  for (uint32_t fpid : l.followers) {
-    auto w = follows_.find(fpid);
-    auto f = open_.find(fpid);
-    if (w == follows_.end() || f == open_.end()) continue;
-    ready_.push_back({fpid, mirror(f->second, w->second, l, resume), false});
-    follows_.erase(w);
-  }
+void Memoizer::let_go(Record& l, uint32_t fpid) {
+  auto w = follows_.find(fpid);
+  auto f = open_.find(fpid);
+  if (w != follows_.end() && f != open_.end()) ready_.push_back(mirror(fpid, f->second, w->second, l));
+  if (w != follows_.end()) follows_.erase(w);
+}
+
+void Memoizer::orphan(Record& l, uint32_t lpid) {
+  for (uint32_t fpid : l.followers) let_go(l, fpid);
   l.followers.clear();
   l.state.clear();
   drop_leader(lpid);
 }
 
-void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoValue& v, Time now) {
+void Memoizer::release_outrun(Record& l, uint32_t lpid) {
+  // A follower's flows may be shorter than the leader's (sizes are not in the pattern): one whose
+  // credit could pass its room (bytes left before its guard, at its hold) by the next tick resumes now,
+  // from the leader's state now, and ends simulated.
+  std::vector<uint32_t> out;
   for (uint32_t fpid : l.followers) {
     auto w = follows_.find(fpid);
     auto f = open_.find(fpid);
     if (w == follows_.end() || f == open_.end()) continue;
-    // find_replay's replay, as if the pattern had been known at the follower's lookup.
+    const Ready x = mirror(fpid, f->second, w->second, l);
+    for (size_t i = 0; i < f->second.flows.size(); ++i) {
+      const uint32_t lead = l.flows[w->second.map[i]];
+      const double next = double(net_.flow(lead).max_rate_bps) / 8.0 / double(kSec) * double(ff_.sample_interval()) +
+                          net_.params().payload;
+      if (double(x.release.replay.bytes[i]) + next > ff_.credit_room(f->second.flows[i])) {
+        out.push_back(fpid);
+        break;
+      }
+    }
+  }
+  for (uint32_t fpid : out) {
+    let_go(l, fpid);
+    std::erase(l.followers, fpid);
+  }
+  if (l.followers.empty()) l.state.clear(), drop_leader(lpid);
+}
+
+void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoEntry& e, Time now) {
+  const MemoValue& v = e.value;
+  for (uint32_t fpid : l.followers) {
+    auto w = follows_.find(fpid);
+    auto f = open_.find(fpid);
+    if (w == follows_.end() || f == open_.end()) continue;
+    // find_replay's replay, as if the pattern had been known at the follower's lookup: it started with
+    // its leader, so its period ends now too (duration 0).
     const Record& r = f->second;
-    Replay p;
+    Ready x;
+    x.release = {fpid, {}, true};
+    Replay& p = x.release.replay;
+    p.pattern = reinterpret_cast<uintptr_t>(&e);
     p.duration = std::max<Time>(v.duration - (now - r.start), 0);
     for (size_t i = 0; i < r.flows.size(); ++i) {
       const uint32_t k = w->second.map[i];
@@ -121,7 +162,8 @@ void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoValue& v, T
       p.trend.push_back(v.trend[k]);
       p.trend_age.push_back(v.trend_age[k]);
     }
-    ready_.push_back({fpid, std::move(p), true});
+    x.at = now;
+    ready_.push_back(std::move(x));
     follows_.erase(w);
     open_.erase(f);  // replayed: not recorded
   }
@@ -129,35 +171,33 @@ void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoValue& v, T
   drop_leader(lpid);
 }
 
-std::vector<FollowerRelease> Memoizer::releases(Time) {
+std::vector<FollowerRelease> Memoizer::releases(Time now) {
   std::vector<FollowerRelease> out;
-  out.swap(ready_);
-  for (const FollowerRelease& r : out) ++(r.converged ? stats_.followed : stats_.follows_cut);
+  for (Ready& x : ready_) out.push_back(resume_at(std::move(x), now));
+  ready_.clear();
   return out;
 }
 
 Replay Memoizer::release_early(uint32_t pid, Time resume) {
   if (auto w = follows_.find(pid); w != follows_.end()) {
-    Replay p;
     auto l = open_.find(w->second.leader);
     auto f = open_.find(pid);
-    if (l != open_.end() && f != open_.end()) {
-      p = mirror(f->second, w->second, l->second, resume);
-      std::erase(l->second.followers, pid);
-      if (l->second.followers.empty()) l->second.state.clear(), drop_leader(w->second.leader);
+    if (l == open_.end() || f == open_.end()) {
+      follows_.erase(w);
+      return {};
     }
-    follows_.erase(w);
-    ++stats_.follows_cut;
-    return p;
+    let_go(l->second, pid);  // queued, then taken back below
+    std::erase(l->second.followers, pid);
+    if (l->second.followers.empty()) l->second.state.clear(), drop_leader(l->first);
   }
-  // Already released by its leader (ended at this tick), not yet handed over: taken from there.
+  // Released by its leader (a change of the leader's, or at a tick), not yet handed over.
   for (auto it = ready_.begin(); it != ready_.end(); ++it)
-    if (it->pid == pid) {
-      Replay p = std::move(it->replay);
-      if (it->converged) p.goodput.clear(), p.trend.clear(), p.trend_age.clear();
+    if (it->release.pid == pid) {
+      Ready x = std::move(*it);
       ready_.erase(it);
-      ++stats_.follows_cut;
-      return p;
+      // (A converged release is handed over in the tick that made it, before anything can disturb
+      // the follower: not here.)
+      return resume_at(std::move(x), resume).replay;
     }
   return {};
 }

@@ -49,8 +49,8 @@ const Fcg& Memoizer::key_of(Record& r) const {
 void Memoizer::period_started(uint32_t pid, Time now) {
   ++stats_.periods;
   Record& r = open_[pid];  // an earlier, unconverged period of pid is void
-  // Released at the next tick, from the leader's state at the last one carried on to then.
-  if (!r.followers.empty()) orphan(r, pid, ff_.tick_time());
+  // Its followers resume from the leader's state at the last tick, carried on to when they do.
+  if (!r.followers.empty()) orphan(r, pid);
   r.hash.reset();
   r.flows = ff_.partitions().flows(pid);
   r.sent.clear();
@@ -126,7 +126,7 @@ void Memoizer::snapshot_leaders(Time now) {
     if (it == open_.end()) continue;
     Record& l = it->second;
     if (!ff_.partitions().live(lpid) || ff_.partitions().flows(lpid) != l.flows) {
-      orphan(l, lpid, now);
+      orphan(l, lpid);
       continue;
     }
     live.emplace_back(lpid, &l);
@@ -146,7 +146,8 @@ void Memoizer::snapshot_leaders(Time now) {
     Record& l = *live[i].second;
     l.state = snapshots(l.flows, now);
     l.state_at = now;
-    if (near[i] > 0) orphan(l, live[i].first, now);
+    if (near[i] > 0) orphan(l, live[i].first);
+    else release_outrun(l, live[i].first);
   }
 }
 
@@ -232,7 +233,7 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
   // A period only counts if it began and the partition still holds exactly its flows (ids were
   // reused otherwise).
   if (!r.begun || ff_.partitions().flows(pid) != r.flows) {
-    if (!r.followers.empty()) orphan(r, pid, now);
+    if (!r.followers.empty()) orphan(r, pid);
     return;
   }
   key_of(r);
@@ -250,9 +251,10 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
     v.trend_age.push_back(trend > 0 ? std::clamp<Time>(now - ff_.trend_at(r.flows[i]), 0, v.duration) : 0);
     v.cc.push_back(cc[i]);
   }
-  if (!r.followers.empty()) release_converged(r, pid, v, now);
-  if (db_.store.insert(ns_, std::move(*r.key), std::move(v), now).second) ++stats_.inserted;
-  else ++stats_.repeated;
+  const auto [entry, fresh] = db_.store.insert(ns_, std::move(*r.key), std::move(v), now);
+  ++(fresh ? stats_.inserted : stats_.repeated);
+  // Followers replay the pattern as stored (a repeat: the one known before, as a lookup would find it).
+  if (!r.followers.empty()) release_converged(r, pid, *entry, now);
 }
 
 }  // namespace wh

@@ -495,7 +495,6 @@ void FastForward::rewind(uint32_t m) {
 
 void FastForward::on_tick() {
   tick_pending_ = false;
-  in_tick_ = true;
   marks_.clear();  // a stop is always inside the window after the last tick
   ++stats_.ticks;
   const Time now = net_.now();
@@ -676,7 +675,6 @@ void FastForward::on_tick() {
   // A tick alone keeps no run alive: the kernel holds it only before a later event (so a
   // workload's watchdog still sees an idle or stuck network).
   if (parts_.size() > 0) ensure_tick();
-  in_tick_ = false;
 }
 
 uint64_t FastForward::window_samples(const WormholeSettings& s, Time cc_period) {

@@ -7,7 +7,7 @@
 namespace wh {
 
 namespace {
-// The longest hold, ps (about 73 min): far past any period, far from overflowing the moved events' times.
+// The longest hold, ps (about 75 min): far past any period, far from overflowing the moved events' times.
 constexpr Time kMaxHold = Time(1) << 52;
 }  // namespace
 
@@ -51,17 +51,19 @@ void FastForward::follow(const std::vector<uint32_t>& missed) {
   size_t j = 0;
   for (size_t k = 0; k < held.size(); ++k) {
     for (uint32_t id : parts_.flows(held[k])) track(id).left = left[j++];
-    period_observer_->follow_done(held[k], short_lived[k] == 0 && freezable[k] && hold(held[k]));
+    const Time check = std::max(part(leaders[k]).due, now);
+    period_observer_->follow_done(held[k], short_lived[k] == 0 && freezable[k] && hold(held[k], check - now));
   }
 }
 
-bool FastForward::hold(uint32_t pid) {
+bool FastForward::hold(uint32_t pid, Time at_least) {
   const Time now = net_.now();
   Time h = std::min(run_end_ - now, kMaxHold);
   if (const Time t = net_.next_flow_start(); t >= 0) h = std::min(h, t - now);
   if (const Time t = net_.link_down_time(); t >= 0) h = std::min(h, t - now);
-  h = h / kNs * kNs;
-  if (h < s_.sample_interval) return false;
+  // On the tick grid (a hold starts at a tick): its end is met at a tick, never run past between two.
+  h = h / s_.sample_interval * s_.sample_interval;
+  if (h < std::max(at_least, s_.sample_interval)) return false;
   net_.shift(parts_.ports(pid), parts_.flows(pid), h, now + h);
   for (uint32_t id : parts_.flows(pid)) {
     Track& t = track(id);
@@ -77,9 +79,8 @@ void FastForward::unhold(uint32_t pid, const Replay& r, Time resume, bool restor
   const std::vector<uint32_t>& flows = parts_.flows(pid);
   const uint32_t payload = net_.params().payload;
   const Time dt = resume - p.skip_start;
-  // Freezing (evacuating other flows' control packets) happens at ticks only: a resume later than
-  // now is a tick's.
-  net_.shift(parts_.ports(pid), flows, resume - p.skip_end, resume > net_.now() ? resume : 0);
+  // Unfrozen (a resume within the ns after now, between ticks, freezes nothing: freezing is a tick's).
+  net_.shift(parts_.ports(pid), flows, resume - p.skip_end, 0);
   p.skip_end = resume;
   p.following = false;
   for (size_t i = 0; i < flows.size(); ++i) {
@@ -119,9 +120,10 @@ void FastForward::release_followers() {
     Part& p = part(f.pid);
     if (!p.skipping || !p.following) continue;
     if (f.converged) {
-      // The replay its lookup would have found: to the end of its own period, then on as a replay.
+      // The replay its lookup would have found, to the end of its own period — now, as it started with
+      // its leader (Replay::duration 0) — then on as a replay: fast-forward at the next tick.
       count_contended(f.pid);
-      unhold(f.pid, f.replay, now + f.replay.duration / kNs * kNs, true);
+      unhold(f.pid, f.replay, now, true);
       p.pattern = f.replay.pattern;
       continue;
     }

@@ -47,6 +47,32 @@ TEST(MemoFollow, ReleasedBeforeTheLeadersFlowEnds) {
     EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 3 * kUs) << "flow " << i << ": packet mode " << pkt.fct[i];
 }
 
+TEST(MemoFollow, AFollowerShorterThanItsLeaderEndsSimulated) {
+  // Sizes are not in the pattern: B's incast (8 MB a flow) follows A's (60 MB), which never converges
+  // (θ tiny). B resumes, from A's state at that tick, once A's progress could pass B's room by the next
+  // tick, and ends simulated. (Held until A came near its own end, B ended 8 ms late.)
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 1, 60'000'000), flow(3, 5, 8'000'000),
+                                       flow(4, 5, 8'000'000)};
+  const SimConfig hpcc = config("hpcc");
+  const Outcome pkt = run(flows, Mode::Packet, nullptr, -1, true, hpcc, 1e-9);
+  const Outcome memo = run(flows, Mode::Memo, nullptr, -1, true, hpcc, 1e-9);
+  EXPECT_EQ(memo.memo.followed, 0u);
+  EXPECT_EQ(memo.memo.follows_cut, 1u);
+  for (size_t i = 2; i < 4; ++i)
+    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 3 * kUs) << "flow " << i << ": packet mode " << pkt.fct[i];
+}
+
+TEST(MemoFollow, NotHeldPastAKnownFlowStart) {
+  // C starts at 300 µs, before A's first check (500 µs): a hold would end there, unconverged, so B is
+  // simulated beside A instead (one new pattern, one repeat), and C's period, a third alike, repeats it.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 3, 60'000'000), flow(4, 5, 60'000'000, 300 * kUs)};
+  const Outcome memo = run(flows, Mode::Memo);
+  EXPECT_EQ(memo.memo.followed + memo.memo.follows_cut, 0u);
+  EXPECT_EQ(memo.memo.converged, 3u);
+  EXPECT_EQ(memo.memo.inserted, 1u);
+  EXPECT_EQ(memo.memo.repeated, 2u);
+}
+
 TEST(MemoFollow, NotHeldWhereThePeriodCannotConverge) {
   // 4 MB (~330 µs at line rate) end before the 500-µs window could be checked: the period cannot
   // converge, so B is not held (its early release would only approximate): the run is the run without
@@ -63,9 +89,10 @@ TEST(MemoFollow, ADisturbedFollowerResumesFromItsLeadersState) {
   // from A's state at the last tick carried on at A's rate (no CC restore between ticks), and B and C
   // share the port from then on; A goes on to converge with nobody to release.
   const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 3, 60'000'000)};
+  // (At a time that is no whole ns: the resume, rounded up to one, must not freeze anything.)
   const FlowSpec c = flow(4, 3, 20'000'000);
-  const Outcome pkt = run(flows, Mode::Packet, &c, 200 * kUs + 500 * kNs);
-  const Outcome memo = run(flows, Mode::Memo, &c, 200 * kUs + 500 * kNs);
+  const Outcome pkt = run(flows, Mode::Packet, &c, 200 * kUs + 500 * kNs + 300);
+  const Outcome memo = run(flows, Mode::Memo, &c, 200 * kUs + 500 * kNs + 300);
   EXPECT_EQ(memo.memo.followed, 0u);
   EXPECT_EQ(memo.memo.follows_cut, 1u);
   for (size_t i = 0; i < 3; ++i) {

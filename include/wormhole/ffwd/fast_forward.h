@@ -118,10 +118,9 @@ class FastForward final : public SkipHooks {
     return double(f.max_rate_bps) / 8.0 / double(kSec) * double(f.base_rtt + 2 * s_.sample_interval) +
            2.0 * net_.params().payload;
   }
-  /// The next tick's time (now, inside a tick), ps: when what is decided now takes effect at a tick.
-  Time tick_time() const {
-    return in_tick_ ? net_.now() : (net_.now() / s_.sample_interval + 1) * s_.sample_interval;
-  }
+  /// Bytes active flow `id` may still be credited before its guard at line rate, as measured for every
+  /// rank alike when it was held as a follower (Track::left).
+  double credit_room(uint32_t id) const { return tracks_[track_of_[id]].left; }
   /// The report written into the results (stats, timeline, the network's bypass/hold counters,
   /// the verify samples completed so far).
   SkipReport report() const;
@@ -213,11 +212,12 @@ class FastForward final : public SkipHooks {
   /// Partitions whose period nobody recorded yet but which start like one being simulated now
   /// (`missed`: looked up at this tick, no replay): held until that leader's period ends.
   void follow(const std::vector<uint32_t>& missed);
-  /// Freezes `pid` with nothing credited until the earliest known interrupt (false: none far enough).
-  bool hold(uint32_t pid);
-  /// Ends held follower `pid`'s hold: its flows resume at `resume` (>= now, whole ns from the hold's
-  /// start) credited `r.bytes` (each kept one guard from its end: Track::left) with the CC states
-  /// `r.cc` as of `resume` (none when empty); frozen until `resume` when it is later than now.
+  /// Freezes `pid` with nothing credited until the earliest known interrupt, on the tick grid (false:
+  /// that is sooner than `at_least` ps, the leader's first check, or a tick).
+  bool hold(uint32_t pid, Time at_least);
+  /// Ends held follower `pid`'s hold: its flows resume at `resume` (now, or the next whole ns) credited
+  /// `r.bytes` (each kept one guard from its end: Track::left), with the CC states `r.cc` as of
+  /// `resume` if `restore_cc` (a tick's only: none when empty).
   void unhold(uint32_t pid, const Replay& r, Time resume, bool restore_cc);
   /// A held follower disturbed or at its hold's end: resumes now from its leader's last state.
   void release_early(uint32_t pid);
@@ -269,7 +269,6 @@ class FastForward final : public SkipHooks {
   std::vector<uint32_t> interrupted_;             // partitions touched since the last tick
   std::vector<uint32_t> finished_;                // flows finished since the last tick, in the run's order
   bool tick_pending_ = false;
-  bool in_tick_ = false;  // inside on_tick()
   uint32_t skipping_now_ = 0;
   SkipStats stats_;
   std::vector<SkipStats> marks_;                   // mark(): the statistics then (cleared at ticks)

@@ -96,15 +96,28 @@ class Memoizer final : public PeriodObserver {
     uint32_t leader = 0;
     std::vector<uint32_t> map;  // follower vertex i -> leader vertex
   };
-  /// Follower `f` resuming at `resume` (ps) from leader `l`'s state at the last tick: the bytes `l`
-  /// sent since its start, carried on at each flow's CC rate from that tick to `resume`, less what
-  /// `f` sent since its own; no CC without a state.
-  Replay mirror(const Record& f, const Follow& w, const Record& l, Time resume) const;
-  /// Leader `l`'s period ended unconverged: its followers are released at the tick from its last state.
-  void orphan(Record& l, uint32_t lpid, Time resume);
+  /// A follower released from its leader's state, bytes as of `at` (ps), carried on at `on` (bytes/ps
+  /// per flow) to the time it resumes.
+  struct Ready {
+    FollowerRelease release;
+    std::vector<double> on;
+    Time at = 0;
+  };
+  /// Follower `fpid` (record `f`) from leader `l`'s state at the last tick (its lookup's values
+  /// before one was taken): the bytes `l` sent since its start less what `f` sent since its own; its
+  /// CC state (none without a state).
+  Ready mirror(uint32_t fpid, const Record& f, const Follow& w, const Record& l) const;
+  /// `x` resuming at `resume` (ps): the leader's progress carried on to then; counted.
+  FollowerRelease resume_at(Ready x, Time resume);
+  /// Follower `fpid` of `l` released at the next releases() (or its own release_early).
+  void let_go(Record& l, uint32_t fpid);
+  /// Leader `l`'s period ended unconverged: its followers are released.
+  void orphan(Record& l, uint32_t lpid);
+  /// Followers of `l` whose credit could pass their room by the next tick are released now.
+  void release_outrun(Record& l, uint32_t lpid);
   void drop_leader(uint32_t lpid);
-  /// Leader `l` converged with value `v`: its followers are replayed from it at this tick.
-  void release_converged(Record& l, uint32_t lpid, const MemoValue& v, Time now);
+  /// Leader `l` converged into pattern `e`: its followers are replayed from it at this tick.
+  void release_converged(Record& l, uint32_t lpid, const MemoEntry& e, Time now);
   /// tick(): the leaders' state now, or their followers released when they changed.
   void snapshot_leaders(Time now);
 
@@ -118,7 +131,7 @@ class Memoizer final : public PeriodObserver {
   std::vector<CcSnapshot> snapshots(const std::vector<uint32_t>& flows, Time now) const;
   std::unordered_map<uint32_t, Follow> follows_;  // held followers (and proposed ones until follow_done)
   std::vector<uint32_t> leaders_;                 // partitions whose period has followers, sorted
-  std::vector<FollowerRelease> ready_;            // followers to release at the next releases()
+  std::vector<Ready> ready_;                      // followers to release at the next releases()
   MemoStats stats_;
   std::vector<MemoStats> marks_;  // mark(m): stats_ then (cleared at each tick)
 };
