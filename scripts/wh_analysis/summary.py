@@ -191,9 +191,14 @@ def text(s):
             n = lambda k: int(h.get(k, 0))  # noqa: E731
             warm = h.get("memo_input", "")
             warm = warm.decode() if isinstance(warm, bytes) else warm
+            # followers: held beside a period simulated with them, then replayed from it (or released early)
+            followed = (f"{n('memo_followed'):,} followed ({n('memo_follows_cut'):,} released early), "
+                        if n("memo_followed") + n("memo_follows_cut") else "")
+            ended = n("memo_periods") - n("memo_replayed") - n("memo_followed") - n("memo_converged")
             lines.append(f"memo      {n('memo_periods'):,} unsteady periods: {n('replays'):,} replayed "
-                         f"({n('replay_backs'):,} pulled back, {n('replays_refused'):,} refused), "
-                         f"{n('memo_converged'):,} simulated to convergence ({n('memo_new_patterns'):,} new patterns); "
+                         f"({n('replay_backs'):,} pulled back, {n('replays_refused'):,} refused), {followed}"
+                         f"{n('memo_converged'):,} simulated to convergence ({n('memo_new_patterns'):,} new patterns), "
+                         f"{ended:,} ended before converging; "
                          f"{h.get('replayed_flow_time_ns', 0) / 1e3:.3f} us of flow time replayed; "
                          f"{n('memo_patterns'):,} patterns" + (f", warm start from {warm}" if warm else ""))
         if "collective_memo_considered" in h:
