@@ -140,28 +140,14 @@ void Memoizer::release_outrun(Record& l, uint32_t lpid) {
 }
 
 void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoEntry& e, Time now) {
-  const MemoValue& v = e.value;
   for (uint32_t fpid : l.followers) {
     auto w = follows_.find(fpid);
     auto f = open_.find(fpid);
     if (w == follows_.end() || f == open_.end()) continue;
     // find_replay's replay, as if the pattern had been known at the follower's lookup: it started with
     // its leader, so its period ends now too (duration 0).
-    const Record& r = f->second;
     Ready x;
-    x.release = {fpid, {}, true};
-    Replay& p = x.release.replay;
-    p.pattern = reinterpret_cast<uintptr_t>(&e);
-    p.duration = std::max<Time>(v.duration - (now - r.start), 0);
-    for (size_t i = 0; i < r.flows.size(); ++i) {
-      const uint32_t k = w->second.map[i];
-      const uint64_t since = r.sent_now[i] > r.sent[i] ? r.sent_now[i] - r.sent[i] : 0;
-      p.bytes.push_back(v.bytes[k] > since ? v.bytes[k] - since : 0);
-      p.goodput.push_back(v.goodput[k]);
-      p.cc.push_back(v.cc[k]);
-      p.trend.push_back(v.trend[k]);
-      p.trend_age.push_back(v.trend_age[k]);
-    }
+    x.release = {fpid, replay_of(f->second, e, w->second.map, now), true};
     x.at = now;
     ready_.push_back(std::move(x));
     follows_.erase(w);

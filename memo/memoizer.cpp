@@ -192,13 +192,17 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   if (ff_.partitions().flows(pid) != r.flows || !db_.store.may_hold(ns_, r.flows.size())) return std::nullopt;
   r.hit = db_.store.lookup(ns_, key_of(r), now);
   if (!r.hit) return std::nullopt;
-  const MemoValue& v = r.hit->entry->value;
+  return replay_of(r, *r.hit->entry, r.hit->map, now);
+}
+
+Replay Memoizer::replay_of(const Record& r, const MemoEntry& e, const std::vector<uint32_t>& map, Time now) const {
+  const MemoValue& v = e.value;
   // The period started at r.start; what happened since is simulated already.
   Replay p;
-  p.pattern = reinterpret_cast<uintptr_t>(r.hit->entry);
+  p.pattern = reinterpret_cast<uintptr_t>(&e);
   p.duration = v.duration - (now - r.start);
   for (size_t i = 0; i < r.flows.size(); ++i) {
-    const uint32_t k = r.hit->map[i];
+    const uint32_t k = map[i];
     const uint64_t since = r.sent_now[i] > r.sent[i] ? r.sent_now[i] - r.sent[i] : 0;
     p.bytes.push_back(v.bytes[k] > since ? v.bytes[k] - since : 0);
     p.goodput.push_back(v.goodput[k]);

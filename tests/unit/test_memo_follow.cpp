@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "memo_runs.h"
@@ -29,17 +30,25 @@ TEST(MemoFollow, TwoPairsStartingTogetherSimulateOnePeriod) {
     EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
 }
 
+namespace {
+
+/// Two HPCC incasts of two flows each at once, A's flows of `a` bytes, B's of `b`, θ so small that no
+/// period converges: packet mode's FCTs and memoization's run.
+std::pair<Outcome, Outcome> two_incasts(uint64_t a, uint64_t b) {
+  const std::vector<FlowSpec> flows = {flow(0, 1, a), flow(2, 1, a), flow(3, 5, b), flow(4, 5, b)};
+  const SimConfig hpcc = config("hpcc");
+  return {run(flows, Mode::Packet, nullptr, -1, true, hpcc, 1e-9), run(flows, Mode::Memo, nullptr, -1, true, hpcc, 1e-9)};
+}
+
+}  // namespace
+
 TEST(MemoFollow, ReleasedBeforeTheLeadersFlowEnds) {
   // Two HPCC incasts of two 8-MB flows at once; θ so small that A's period never converges, and
   // A's flows come within their end game (a base RTT and two ticks at line rate plus two packets)
   // first: B resumes then from A's state at that tick (bytes, CC), so both incasts' ends are
   // simulated. B is then within the error of a replay's restore (HPCC re-learns its INT records;
   // measured 1.6 and 2.1 µs of ~1.4 ms); held until A's period ended at A's end, B came out 9.4 and 14.7 µs late.
-  const std::vector<FlowSpec> flows = {flow(0, 1, 8'000'000), flow(2, 1, 8'000'000), flow(3, 5, 8'000'000),
-                                       flow(4, 5, 8'000'000)};
-  const SimConfig hpcc = config("hpcc");
-  const Outcome pkt = run(flows, Mode::Packet, nullptr, -1, true, hpcc, 1e-9);
-  const Outcome memo = run(flows, Mode::Memo, nullptr, -1, true, hpcc, 1e-9);
+  const auto [pkt, memo] = two_incasts(8'000'000, 8'000'000);
   EXPECT_EQ(memo.memo.followed, 0u);
   EXPECT_EQ(memo.memo.follows_cut, 1u);
   EXPECT_EQ(memo.memo.converged, 0u);
@@ -49,13 +58,9 @@ TEST(MemoFollow, ReleasedBeforeTheLeadersFlowEnds) {
 
 TEST(MemoFollow, AFollowerShorterThanItsLeaderEndsSimulated) {
   // Sizes are not in the pattern: B's incast (8 MB a flow) follows A's (60 MB), which never converges
-  // (θ tiny). B resumes, from A's state at that tick, once A's progress could pass B's room by the next
+  // (θ tiny). B resumes, from A's state at a tick, once A's progress could pass B's room by the next
   // tick, and ends simulated. (Held until A came near its own end, B ended 8 ms late.)
-  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 1, 60'000'000), flow(3, 5, 8'000'000),
-                                       flow(4, 5, 8'000'000)};
-  const SimConfig hpcc = config("hpcc");
-  const Outcome pkt = run(flows, Mode::Packet, nullptr, -1, true, hpcc, 1e-9);
-  const Outcome memo = run(flows, Mode::Memo, nullptr, -1, true, hpcc, 1e-9);
+  const auto [pkt, memo] = two_incasts(60'000'000, 8'000'000);
   EXPECT_EQ(memo.memo.followed, 0u);
   EXPECT_EQ(memo.memo.follows_cut, 1u);
   for (size_t i = 2; i < 4; ++i)

@@ -92,6 +92,9 @@ class Memoizer final : public PeriodObserver {
   };
   const Fcg& key_of(Record& r) const;
   uint64_t hash_of(Record& r) const;
+  /// The replay of pattern `e` for the period of `r` (its flow i is the pattern's vertex map[i]) looked up
+  /// `now` (ps): the rest of the recorded period, its bytes less what each flow sent since r.start.
+  Replay replay_of(const Record& r, const MemoEntry& e, const std::vector<uint32_t>& map, Time now) const;
   struct Follow {
     uint32_t leader = 0;
     std::vector<uint32_t> map;  // follower vertex i -> leader vertex
