@@ -68,17 +68,22 @@ void Memoizer::follow_done(uint32_t pid, bool held) {
   if (at == leaders_.end() || *at != lpid) leaders_.insert(at, lpid);
 }
 
+uint64_t Memoizer::mirrored_bytes(const Record& f, const Follow& w, const Record& l, size_t i) const {
+  const uint32_t k = w.map[i];
+  const uint64_t at = l.state.empty() ? l.sent_now[k] : l.state[k].snd_nxt;
+  const uint64_t sent = at > l.sent[k] ? at - l.sent[k] : 0;
+  const uint64_t since = f.sent_now[i] > f.sent[i] ? f.sent_now[i] - f.sent[i] : 0;
+  return sent > since ? sent - since : 0;
+}
+
 Memoizer::Ready Memoizer::mirror(uint32_t fpid, const Record& f, const Follow& w, const Record& l) const {
   Ready x;
   x.release.pid = fpid;
   x.at = l.state.empty() ? l.looked_up_at : l.state_at;
   for (size_t i = 0; i < f.flows.size(); ++i) {
     const uint32_t k = w.map[i];
-    const uint64_t at = l.state.empty() ? l.sent_now[k] : l.state[k].snd_nxt;
     const uint64_t rate = l.state.empty() ? l.rate[k] : l.state[k].rate_bps;
-    const uint64_t sent = at > l.sent[k] ? at - l.sent[k] : 0;
-    const uint64_t since = f.sent_now[i] > f.sent[i] ? f.sent_now[i] - f.sent[i] : 0;
-    x.release.replay.bytes.push_back(sent > since ? sent - since : 0);
+    x.release.replay.bytes.push_back(mirrored_bytes(f, w, l, i));
     x.on.push_back(double(rate) / 8.0 / double(kSec));
     if (!l.state.empty()) x.release.replay.cc.push_back(l.state[k]);
   }
@@ -121,12 +126,11 @@ void Memoizer::release_outrun(Record& l, uint32_t lpid) {
     auto w = follows_.find(fpid);
     auto f = open_.find(fpid);
     if (w == follows_.end() || f == open_.end()) continue;
-    const Ready x = mirror(fpid, f->second, w->second, l);
     for (size_t i = 0; i < f->second.flows.size(); ++i) {
       const uint32_t lead = l.flows[w->second.map[i]];
       const double next = double(net_.flow(lead).max_rate_bps) / 8.0 / double(kSec) * double(ff_.sample_interval()) +
                           net_.params().payload;
-      if (double(x.release.replay.bytes[i]) + next > ff_.credit_room(f->second.flows[i])) {
+      if (double(mirrored_bytes(f->second, w->second, l, i)) + next > ff_.credit_room(f->second.flows[i])) {
         out.push_back(fpid);
         break;
       }

@@ -110,6 +110,8 @@ class Memoizer final : public PeriodObserver {
   /// before one was taken): the bytes `l` sent since its start less what `f` sent since its own; its
   /// CC state (none without a state).
   Ready mirror(uint32_t fpid, const Record& f, const Follow& w, const Record& l) const;
+  /// mirror()'s bytes for the follower's flow i alone (checked at every tick: no copies).
+  uint64_t mirrored_bytes(const Record& f, const Follow& w, const Record& l, size_t i) const;
   /// `x` resuming at `resume` (ps): the leader's progress carried on to then; counted.
   FollowerRelease resume_at(Ready x, Time resume);
   /// Follower `fpid` of `l` released at the next releases() (or its own release_early).
