@@ -92,7 +92,10 @@ TrainingWork RunPlan::make_work(NetObserver& forward, CollectiveMemo* collective
 }
 
 CollectiveMemo* RunPlan::collective_memo(WormholeSession& wormhole) {
-  if (!training()) return nullptr;
+  if (!training()) {
+    WormholeSession::collective_unused(cfg(), "a flow file's flows are no collectives (it replays a training workload's)");
+    return nullptr;
+  }
   const WorkloadRun& r = *workload_;
   const SimConfig& c = cfg();
   if (!r.jobs.empty()) WormholeSession::collective_unused(c, "several jobs share the fabric (one workload per run uses it)");

@@ -294,6 +294,15 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertNotIn("collective memo", p.stdout)
         self.assertEqual(self.memo_attrs(wh), {})
 
+    def test_a_flow_file_run_says_it_does_not_use_it(self):
+        # set on a flow file's run, it was ignored without a word
+        config = SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt"
+        p = subprocess.run([str(WORMHOLE), "run", str(config), "-o", str(self.dir / "ff"), "-q", "--set", "WORMHOLE=1",
+                            "--set", "WORMHOLE_COLLECTIVE_MEMO=1"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("wormhole: warning: the collective memo is not used in this run: a flow file's flows are no "
+                      "collectives", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
