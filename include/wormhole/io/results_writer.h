@@ -18,9 +18,10 @@ namespace wh {
 
 /// Appends fct.txt lines as flows finish ("%08x %08x %u %u %lu %lu %lu %lu", docs/network-model.md §5.1)
 /// and pfc.txt lines ("%lu %u %u %u %u", §5.2). Files are opened at construction (so a missing
-/// directory fails before the simulation runs) and flushed every few hundred lines and at close,
-/// so a run that is stopped keeps what it wrote. A file holds whole lines only: if a write fails
-/// (a full disk), the file is cut back to the lines written before and OutputError names it.
+/// directory fails before the simulation runs), written in 1-MiB blocks and flushed every 16,384
+/// lines, at the first 256th line 200 ms after the last flush, and at close, so a run that is
+/// stopped keeps what it wrote. A file holds whole lines only: if a write fails (a full disk), the
+/// file is cut back to its last whole line on disk and OutputError names it.
 class TextOutputs {
  public:
   /// Throws InputError(config_file, 0, ...) if a file cannot be created (e.g. missing directory).
