@@ -285,7 +285,8 @@ MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::str
                      "the memo file is not for this run's settings (" + closest_difference(in.namespaces, description) + ")",
                      "warm-start only from runs of the same network settings (every setting but file paths, monitors, "
                      "stop time and SEED; link rates and delays) and the same theta, window, sample interval and rate "
-                     "quantum; 'wormhole memo stats' lists a file's namespaces");
+                     "quantum (and line-rate window and error bound, where the line-rate window is on); 'wormhole memo "
+                     "stats' lists a file's namespaces");
   MemoDb out;
   out.namespaces = in.namespaces;
   size_t n = 0;

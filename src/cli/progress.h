@@ -204,12 +204,17 @@ inline void print_skip_summary(const SkipReport& r) {
   const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
   std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks (%lu steady, smallest spread %.4f), "
               "%lu packets credited, ~%lu events skipped "
-              "(%.2f %% of the model's executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions\n",
+              "(%.2f %% of the model's executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions",
               static_cast<unsigned long>(s.skips), static_cast<unsigned long>(s.skip_backs),
               static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.steady_found), s.min_spread,
               static_cast<unsigned long>(s.packets_skipped),
               static_cast<unsigned long>(s.events_skipped), total > 0 ? 100.0 * double(s.events_skipped) / total : 0.0,
               double(s.skipped_flow_time) / kSec, static_cast<unsigned long>(s.max_partitions));
+  // With line_rate_window, partitions at line rate may be judged over their flows' own time scale.
+  if (r.settings.line_rate_window && s.line_rate_window_max > 0)
+    std::printf("; line-rate window %lu-%lu samples", static_cast<unsigned long>(s.line_rate_window_min),
+                static_cast<unsigned long>(s.line_rate_window_max));
+  std::printf("\n");
   if (s.replays + s.replays_refused > 0)
     std::printf("wormhole: %lu memoized periods replayed (%lu pulled back, %lu refused), %.6f s of flow time replayed\n",
                 static_cast<unsigned long>(s.replays), static_cast<unsigned long>(s.replay_backs),

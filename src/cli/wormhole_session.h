@@ -146,15 +146,19 @@ class WormholeSession {
   }
   /// The memo namespace's text: what changes convergence — the network settings but paths,
   /// monitors, stop time and the seed (a replay stands in for another random realisation anyway),
-  /// Wormhole's detection settings (θ, l, interval, rate quantum), the fabric (a hash of every
+  /// Wormhole's detection settings (θ, l, interval, rate quantum; with the line-rate window on, it and
+  /// the error bound it is derived from), the fabric (a hash of every
   /// node's role and every port's ends, rate and delay), then the distinct link (rate, delay) classes.
   static std::string describe(const Network& net, const SimConfig& cfg) {
     std::string text;
     for (const auto& [k, v] : effective_settings(cfg)) {
-      // Wormhole's detection settings stay in: a period's recorded end is "steady under this θ, l
-      // and interval", and the rate labels are multiples of the quantum.
+      // Wormhole's detection settings stay in: a period's recorded end is "steady under this θ, l,
+      // line-rate window and interval", and the rate labels are multiples of the quantum.
+      // With the line-rate window, the error bound sets windows too; without it neither is named, so
+      // memo files written before the setting existed still match.
       const bool detection = k == "WORMHOLE_THETA" || k == "WORMHOLE_WINDOW" || k == "WORMHOLE_SAMPLE_INTERVAL_US" ||
-                             k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS";
+                             k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS" ||
+                             (cfg.wormhole.line_rate_window && (k == "WORMHOLE_LINE_RATE_WINDOW" || k == "WORMHOLE_ERROR_BOUND"));
       if (k.find("FILE") != std::string::npos || k.find("MON") != std::string::npos ||
           (k.rfind("WORMHOLE", 0) == 0 && !detection) || k == "SIMULATOR_STOP_TIME" || k == "ENABLE_TRACE" ||
           k == "EVENT_ORDER" || k == "SEED")

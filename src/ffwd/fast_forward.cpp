@@ -23,7 +23,6 @@ FastForward::FastForward(Network& net, const WormholeSettings& settings, Time ru
       parts_(static_cast<uint32_t>(net.ports().size())),
       coupling_(net),
       window_(window_samples(settings, net.cc().update_period())),
-      line_rate_window_(std::max<uint64_t>(settings.window, 1)),
       timed_increase_(net.cc().update_period() > 0),
       verifier_(settings.verify, settings.error_bound, net.params().payload) {
   net_.set_skip_hooks(this);
@@ -50,7 +49,12 @@ void FastForward::reset(uint32_t pid) {
   if (part(pid).verifying >= 0) end_verify(pid, true);
   const Time now = net_.now();
   const uint64_t k = static_cast<uint64_t>(now / s_.sample_interval);
+  // Flows at line rate need their own time scale only (see check below); the slowest flow sets it.
+  uint64_t lr = 1;
+  const double payload = net_.params().payload;
   for (uint32_t id : parts_.flows(pid)) {
+    const Flow& f = net_.flow(id);  // line rate and base RTT are known on every rank
+    lr = std::max(lr, line_rate_window_samples(s_, f.base_rtt, f.max_rate_bps, payload));
     Track& t = track(id);
     t.window.reset(window_);
     t.next_grid = k + 1;
@@ -58,15 +62,22 @@ void FastForward::reset(uint32_t pid) {
     t.n_marks = 0;
     t.goodput = 0;
     t.trend = 0;
+    t.grain = 0;
     t.credited = 0;
   }
+  // Flows meeting at a switch egress run into each other's queue, PFC and ECN, a course no CC rate
+  // shows and a few RTTs do not settle (measured on NVSwitch ports: 4 % off over 10-µs skips): the
+  // long window. (Flows sharing only their NIC take turns in its round robin: no queue between them.)
+  if (lr < line_rate_window_cap() && meet_at_a_switch(pid)) lr = line_rate_window_cap();
   Part& p = part(pid);
   const bool queued = p.lookup_queued;  // it stays in lookup_queue_ (once)
   p = Part{};
   p.lookup_queued = queued;
-  // First check after the shorter window: flows at line rate need no more (see check below).
-  p.due = static_cast<Time>(k + line_rate_window_) * s_.sample_interval;
-  p.checkpoint = p.due - static_cast<Time>(line_rate_window_ / 2) * s_.sample_interval;
+  p.lr_window = lr;
+  p.reset_k = k;
+  // First check after the line-rate window: flows at line rate need no more.
+  p.due = static_cast<Time>(k + lr) * s_.sample_interval;
+  p.checkpoint = p.due - static_cast<Time>(lr / 2) * s_.sample_interval;
   if (period_observer_) {
     period_observer_->period_started(pid, now);
     // Replays are skips: none when skipping is off.
@@ -177,7 +188,9 @@ void FastForward::flow_started(uint32_t id) {
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
   tracks_[slot].hops = static_cast<uint32_t>(coupling_.data_path(id).size());
-  tracks_[slot].distrusted = false;
+  // A collective the collective memo records or verifies is kept packet-exact: a skip or replay
+  // would void it. It stays in its partition (whose ports no other partition can then freeze).
+  tracks_[slot].distrusted = net_.simulated_exactly(id);
   tracks_[slot].rose_at = -1;
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
@@ -261,6 +274,49 @@ void FastForward::routes_changed() {
   }
 }
 
+void FastForward::take_marks(uint32_t pid) {
+  for (uint32_t id : parts_.flows(pid)) {
+    Track& t = track(id);
+    const Flow& f = net_.flow(id);
+    // A checkpoint only at least two RTTs after the last, so short windows still measure the
+    // rate over two round trips of ACKs.
+    if (t.n_marks > 0 && f.last_progress - t.marks[t.n_marks - 1].t < 2 * f.base_rtt) continue;
+    if (t.n_marks == 3) t.marks[0] = t.marks[1], t.marks[1] = t.marks[2], t.n_marks = 2;
+    t.marks[t.n_marks++] = {f.last_progress, f.snd_una};
+  }
+}
+
+bool FastForward::lengthen(uint32_t pid, bool full, double grow, double& wait) {
+  Part& p = part(pid);
+  const uint64_t cap = line_rate_window_cap();
+  if (p.lr_window >= cap) return false;
+  const uint64_t k = static_cast<uint64_t>(net_.now() / s_.sample_interval);
+  if (full) {
+    // Judged over the full window, the goodput measured as if the line-rate window were l from the
+    // start: checkpoints back on the grid of l/2 + n l/4 after the reset, as without the rule.
+    p.lr_window = cap;
+    const uint64_t q = std::max<uint64_t>(cap / 4, 1), first = p.reset_k + cap - cap / 2;
+    uint64_t next = k < first ? first : first + (k - first + q - 1) / q * q;
+    if (next == k) {  // this tick's checkpoints are past: its mark now (none if one was just taken)
+      take_marks(pid);
+      next += q;
+    }
+    p.checkpoint = static_cast<Time>(next) * s_.sample_interval;
+    if (p.reset_k + cap > k) wait = std::max(wait, double(p.reset_k + cap - k));
+    return true;
+  }
+  if (grow > 0) {
+    // The window asked (at least twice this one): checkpoints a quarter of it apart from now, judged
+    // again when the goodput spans half of it.
+    p.lr_window = static_cast<uint64_t>(std::min(double(cap), std::max(2.0 * double(p.lr_window), grow)));
+    stats_.line_rate_window_max = std::max(stats_.line_rate_window_max, p.lr_window);
+    p.checkpoint = static_cast<Time>(k + std::max<uint64_t>(p.lr_window / 4, 1)) * s_.sample_interval;
+    wait = std::max(wait, double(std::max<uint64_t>(p.lr_window / 2, 1)));
+    return true;
+  }
+  return false;
+}
+
 Time FastForward::skip_length(uint32_t pid) const {
   const Time now = net_.now();
   Time dt = run_end_ - now;
@@ -270,9 +326,11 @@ Time FastForward::skip_length(uint32_t pid) const {
     const Track& t = tracks_[track_of_[id]];
     if (t.goodput <= 0 || t.left <= 0) return 0;
     dt = std::min(dt, static_cast<Time>(t.left / t.goodput));
-    // skip_error(t, dt) <= bound: trend × (now − trend_at + dt/2) <= bound.
+    // skip_error(t, dt) <= bound: grain + trend × (now − trend_at + dt/2) <= bound.
+    const double budget = s_.error_bound - t.grain;
+    if (budget <= 0) return 0;
     if (t.trend > 0) {
-      const double cap = 2 * (s_.error_bound / t.trend - double(now - t.trend_at));
+      const double cap = 2 * (budget / t.trend - double(now - t.trend_at));
       if (cap <= 0) return 0;
       if (cap < double(dt)) dt = static_cast<Time>(cap);
     }
@@ -282,7 +340,7 @@ Time FastForward::skip_length(uint32_t pid) const {
 }
 
 double FastForward::skip_error(const Track& t, Time dt) const {
-  return t.trend * (double(net_.now() - t.trend_at) + 0.5 * double(dt));
+  return t.grain + t.trend * (double(net_.now() - t.trend_at) + 0.5 * double(dt));
 }
 
 void FastForward::skip(uint32_t pid, Time dt) {
@@ -298,6 +356,17 @@ void FastForward::skip(uint32_t pid, Time dt) {
   }
   begin_skip(pid, dt, false);
   ++stats_.skips;
+}
+
+bool FastForward::meet_at_a_switch(uint32_t pid) const {
+  const std::vector<uint32_t>& flows = parts_.flows(pid);
+  if (flows.size() < 2) return false;
+  std::vector<uint32_t> ports;
+  for (uint32_t id : flows)
+    for (uint32_t p : coupling_.data_path(id))
+      if (net_.nodes()[net_.ports()[p].node].is_switch) ports.push_back(p);
+  std::sort(ports.begin(), ports.end());
+  return std::adjacent_find(ports.begin(), ports.end()) != ports.end();
 }
 
 void FastForward::count_contended(uint32_t pid) {
@@ -509,7 +578,6 @@ void FastForward::on_tick() {
   }
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
-  const Time quarter = static_cast<Time>(std::max<uint64_t>(line_rate_window_ / 4, 1)) * s_.sample_interval;
   for (uint32_t pid : live) {
     Part& p = part(pid);
     if (p.skipping && p.skip_end <= now) end_skip(pid, true);
@@ -523,16 +591,8 @@ void FastForward::on_tick() {
     // flow's start-up (first RTT, ramp) is not in the estimate. Three of them give the goodput
     // over the last half window or more and its trend (the two spans between them).
     if (p.checkpoint <= now) {
-      p.checkpoint = now + quarter;
-      for (uint32_t id : parts_.flows(pid)) {
-        Track& t = track(id);
-        const Flow& f = net_.flow(id);
-        // A checkpoint only at least two RTTs after the last, so short windows still measure the
-        // rate over two round trips of ACKs.
-        if (t.n_marks > 0 && f.last_progress - t.marks[t.n_marks - 1].t < 2 * f.base_rtt) continue;
-        if (t.n_marks == 3) t.marks[0] = t.marks[1], t.marks[1] = t.marks[2], t.n_marks = 2;
-        t.marks[t.n_marks++] = {f.last_progress, f.snd_una};
-      }
+      p.checkpoint = now + static_cast<Time>(std::max<uint64_t>(p.lr_window / 4, 1)) * s_.sample_interval;
+      take_marks(pid);
     }
     if (p.due <= now && p.verifying < 0) due.push_back(pid);
   }
@@ -550,6 +610,9 @@ void FastForward::on_tick() {
     double trend = 0;     // relative change of the goodput per ps
     double trend_at = 0;  // ps: where the trend holds
     double wait = 0;      // samples its window still needs
+    double grain = 0;     // its goodput vs each half span's, relative (judged over a short line-rate window; else 0)
+    double slow = 0;      // 1: a sample of its window is below its line rate
+    double grow = 0;      // > 0: at line rate, its goodput too coarse for the error bound: the window it asks, samples
   };
   const double payload = net_.params().payload;
   std::vector<size_t> first(due.size() + 1, 0);
@@ -566,21 +629,27 @@ void FastForward::on_tick() {
       sample_until(id, t, f.rate_bps, now);
       // A rate is only an estimate over at least two round trips of ACKs (shorter spans see the
       // ACK clock's bursts, not the rate): otherwise none, and no skip.
+      // So is its trend: goodput over [m0, m1] against over [m1, now], each at least two RTTs long.
+      // Without one (a short window whose checkpoints came too close) the skip's error could not be
+      // bounded: no goodput, no skip, until the next checkpoint gives one.
       const Track::Mark* m = t.marks;
-      if (t.n_marks == 0 || f.last_progress - m[0].t < 2 * f.base_rtt || f.last_progress <= m[0].t) continue;
+      if (t.n_marks < 2 || m[1].t - m[0].t < 2 * f.base_rtt || f.last_progress - m[1].t < 2 * f.base_rtt ||
+          f.snd_una <= m[0].acked)
+        continue;
       const double g = double(f.snd_una - m[0].acked) / double(f.last_progress - m[0].t);
       fig.goodput = g;
       fig.room = room(f, g);
       fig.trend_at = 0.5 * (double(m[0].t) + double(f.last_progress));
-      // The trend: goodput over [m0, m1] against over [m1, now], each at least two RTTs long.
-      if (t.n_marks >= 2 && m[1].t - m[0].t >= 2 * f.base_rtt && f.last_progress - m[1].t >= 2 * f.base_rtt && g > 0) {
-        const double d1 = double(m[1].t - m[0].t), d2 = double(f.last_progress - m[1].t);
-        const double g1 = double(m[1].acked - m[0].acked) / d1, g2 = double(f.snd_una - m[1].acked) / d2;
-        // Each span's bytes are whole packets, so a difference within a packet per span is no trend.
-        const double resolution = payload * (1 / d1 + 1 / d2);
-        const double apart = 0.5 * double(f.last_progress - m[0].t);  // between the two spans' middles
-        fig.trend = std::max(0.0, std::fabs(g2 - g1) - resolution) / apart / g;
-      }
+      const double d1 = double(m[1].t - m[0].t), d2 = double(f.last_progress - m[1].t);
+      const double g1 = double(m[1].acked - m[0].acked) / d1, g2 = double(f.snd_una - m[1].acked) / d2;
+      // Each span's bytes are whole packets, so a difference within a packet per span is no trend.
+      const double resolution = payload * (1 / d1 + 1 / d2);
+      const double apart = 0.5 * double(f.last_progress - m[0].t);  // between the two spans' middles
+      fig.trend = std::max(0.0, std::fabs(g2 - g1) - resolution) / apart / g;
+      // How far the goodput over the whole span is from each half's: how much it moves at this scale
+      // (the ACK clock's gaps at a NIC move it by a packet from one span to the next; a NIC's round
+      // robin between two QPs, not at all).
+      fig.grain = 0.5 * std::fabs(g2 - g1) / g;
     }
   }
   // A CC that raises rates only on its timer (DCQCN) holds a cut rate flat until the timer fires:
@@ -588,9 +657,15 @@ void FastForward::on_tick() {
   // flows held at MIN_RATE for RP_TIMER after an incast were skipped at 1 Gb/s for 265 ms). So a
   // window spans the CC's update period (window_samples) — but a flow that sent at its line rate in
   // every sample of its window waits for no timer: its rate moves only on a CNP, which the window
-  // would show. It is judged once it has the setting's l samples (a 200-µs window then sees DCQCN
-  // flows of 0.5 ms that a 905-µs one never could).
+  // would show. It is judged once it has its partition's line-rate window of samples (its own time
+  // scale, line_rate_window_samples: tens of µs where the 905-µs window never sees a 0.5-ms flow).
   const Time window_start = now - static_cast<Time>(window_) * s_.sample_interval;
+  std::vector<uint64_t> lr(due.size());
+  for (size_t i = 0; i < due.size(); ++i) {
+    lr[i] = part(due[i]).lr_window;
+    stats_.line_rate_window_min = std::min(stats_.line_rate_window_min, lr[i]);
+    stats_.line_rate_window_max = std::max(stats_.line_rate_window_max, lr[i]);
+  }
   auto check = [&](size_t i) {
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
@@ -598,16 +673,22 @@ void FastForward::on_tick() {
         const Track& t = tracks_[track_of_[id]];
         const Flow& f = net_.flow(id);
         const bool waiting = timed_increase_ && f.rate_bps < f.max_rate_bps && t.rose_at < window_start;
-        // The samples a flow needs before it can pass: l while all are its line rate; else the full
-        // window, since a sample below line rate stays in it until then (a waiting flow is below
-        // line rate now, so this holds for it too).
+        // The samples a flow needs before it can pass: its partition's line-rate window (l without
+        // the setting) while all are its line rate; else the full window, since a sample below line
+        // rate stays in it until then (a waiting flow is below line rate now, so this holds for it too).
         const bool all_line_rate = t.window.min() >= f.max_rate_bps;
-        const uint64_t needed = all_line_rate ? line_rate_window_ : window_;
+        const uint64_t needed = all_line_rate ? lr[i] : window_;
         double& spread = v[j].spread;
         if (waiting) spread = std::numeric_limits<double>::infinity();
         else if (all_line_rate && t.window.count() >= needed) spread = 0.0;
         else spread = t.window.spread();
         if (t.window.count() < needed) v[j].wait = static_cast<double>(needed - t.window.count());
+        v[j].slow = all_line_rate ? 0.0 : 1.0;
+        // Judged over a window shorter than l, its goodput's grain counts in the skip's error and may
+        // take half the bound; more asks for a window as much longer (the grain falls as the span grows).
+        if (!all_line_rate || lr[i] >= line_rate_window_cap()) v[j].grain = 0;
+        else if (v[j].grain > 0.5 * s_.error_bound)
+          v[j].grow = std::ceil(double(lr[i]) * v[j].grain / (0.5 * s_.error_bound));
       }
       ++j;
     }
@@ -623,16 +704,30 @@ void FastForward::on_tick() {
   if (exchange_ && n > 0) exchange_->sum_rows(v);
   // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
   std::vector<double> spread(due.size(), 0.0), wait(due.size(), 1.0);
+  std::vector<uint8_t> lengthened(due.size(), 0);
   for (size_t i = 0; i < due.size(); ++i) {
+    // Judged over a line-rate window shorter than l only if some flow cannot outlast l: a flow that
+    // will still run when l samples are in keeps the accuracy of the long window at little cost.
+    const Time full_at = static_cast<Time>(part(due[i]).reset_k + line_rate_window_cap()) * s_.sample_interval;
+    bool slow = false, outlasts = true, unmeasured = false;
+    double grow = 0;
     size_t j = first[i];
     for (uint32_t id : parts_.flows(due[i])) {
       Track& t = track(id);
       const Figures& fig = v[j++];
       t.goodput = fig.goodput, t.left = fig.room;
       t.trend = fig.trend, t.trend_at = static_cast<Time>(fig.trend_at);
+      t.grain = fig.grain;
       spread[i] = std::max(spread[i], fig.spread);
       wait[i] = std::max(wait[i], fig.wait);
+      slow |= fig.slow > 0;
+      grow = std::max(grow, fig.grow);
+      if (!(fig.goodput > 0)) unmeasured = true;
+      else if (double(now) + fig.room / fig.goodput < double(full_at)) outlasts = false;
     }
+    // Judged short only once every flow's goodput tells whether it outlasts l: until then undecided.
+    const bool short_window = part(due[i]).lr_window < line_rate_window_cap();
+    lengthened[i] = (short_window && unmeasured && !slow) || lengthen(due[i], slow || (outlasts && !unmeasured), grow, wait[i]);
   }
   stats_.checks += due.size();
   std::vector<uint32_t> candidates;
@@ -640,7 +735,7 @@ void FastForward::on_tick() {
   for (size_t i = 0; i < due.size(); ++i) {
     Part& p = part(due[i]);
     stats_.min_spread = std::min(stats_.min_spread, spread[i]);
-    const bool steady = spread[i] < s_.theta;
+    const bool steady = spread[i] < s_.theta && !lengthened[i];
     if (steady) ++stats_.steady_found;
     if (steady && !p.converged) {
       p.converged = true;
@@ -682,6 +777,19 @@ uint64_t FastForward::window_samples(const WormholeSettings& s, Time cc_period) 
   return std::max<uint64_t>(s.window, period);
 }
 
+uint64_t FastForward::line_rate_window_samples(const WormholeSettings& s, Time base_rtt, uint64_t line_rate_bps,
+                                               double payload) {
+  const uint64_t l = std::max<uint64_t>(s.window, 1);
+  if (!s.line_rate_window || line_rate_bps == 0) return l;
+  // In samples, as doubles clamped to l before any cast (a tiny bound makes them huge).
+  const auto samples = [&](double ps) { return std::ceil(ps / double(s.sample_interval)); };
+  const double rtts = 4.0 * samples(2.0 * double(base_rtt));
+  const double packet_ps = payload * 8.0 / double(line_rate_bps) * double(kSec);
+  // Half the window holds 2 / bound packets: one packet is half the bound (FastForward::lengthen).
+  const double resolution = samples(4.0 * packet_ps / s.error_bound);
+  return static_cast<uint64_t>(std::clamp(std::max(rtts, resolution), 1.0, double(l)));
+}
+
 std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time max_rtt, const std::string& cc,
                                                Time cc_period) {
   std::vector<std::string> w;
@@ -692,7 +800,7 @@ std::vector<std::string> FastForward::warnings(const WormholeSettings& s, Time m
                 " ns: a rate held that long may still be waiting for the CC's next timer), so flows below their line rate are judged over " +
                 std::to_string(l) + " samples (" + std::to_string(static_cast<Time>(l) * s.sample_interval / kNs) +
                 " ns) instead; flows at line rate throughout are judged over the setting's " + std::to_string(s.window) +
-                " samples");
+                " samples" + (s.line_rate_window ? " or fewer (line_rate_window)" : ""));
   if (span < 2 * max_rtt)
     w.push_back("the steady-state window (window x sample_interval = " + std::to_string(span / kNs) +
                 " ns) is shorter than two round trips of the network (maxRtt " + std::to_string(max_rtt / kNs) +

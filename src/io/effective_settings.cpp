@@ -91,6 +91,7 @@ std::vector<std::pair<std::string, std::string>> effective_settings(const SimCon
   if (c.wormhole.enabled) {
     add("WORMHOLE_THETA", num(c.wormhole.theta));
     add("WORMHOLE_WINDOW", u(c.wormhole.window));
+    add("WORMHOLE_LINE_RATE_WINDOW", u(c.wormhole.line_rate_window));
     add("WORMHOLE_SAMPLE_INTERVAL_US", num(double(c.wormhole.sample_interval) / kUs));
     add("WORMHOLE_FAST_FORWARD", u(c.wormhole.fast_forward));
     add("WORMHOLE_SKIP_BACK", u(c.wormhole.skip_back));

@@ -100,7 +100,8 @@ uint64_t shared_digest(const std::string& path, uint64_t total_flows, uint64_t t
     d << skip->settings.theta << skip->settings.window << skip->settings.sample_interval
       << skip->settings.fast_forward << skip->settings.skip_back << skip->events_executed << skip->events_discarded
       << skip->control_bypassed << skip->packets_held << skip->window_samples << skip->verify.size()
-      << k.estimated_error_bytes << k.contended_decisions;
+      << k.estimated_error_bytes << k.contended_decisions << skip->settings.line_rate_window
+      << k.line_rate_window_min << k.line_rate_window_max;
     d << k.skips << k.skip_backs << k.checks << k.steady_found << k.min_spread << k.packets_skipped
       << k.events_skipped << k.skipped_flow_time << k.replays << k.replay_backs << k.replays_refused
       << k.replayed_flow_time << k.max_partitions;

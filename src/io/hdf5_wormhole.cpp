@@ -30,6 +30,9 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   attr_f64(g, "theta", r.settings.theta);
   attr_u64(g, "window", r.settings.window);
   attr_u64(g, "window_used", r.window_samples);
+  attr_u8(g, "line_rate_window", r.settings.line_rate_window);
+  attr_u64(g, "line_rate_window_min", s.line_rate_window_max > 0 ? s.line_rate_window_min : 0);
+  attr_u64(g, "line_rate_window_max", s.line_rate_window_max);
   attr_i64(g, "sample_interval_ps", r.settings.sample_interval);
   attr_u8(g, "fast_forward", r.settings.fast_forward);
   attr_u8(g, "skip_back", r.settings.skip_back);

@@ -33,7 +33,7 @@ const char* const kKeys[] = {
     "PFC_LOSSLESS_HEADROOM",
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
     "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS", "WORMHOLE_VERIFY",
-    "WORMHOLE_ERROR_BOUND", "WORMHOLE_COLLECTIVE_MEMO", "PORT_MON", "PORT_MON_INTERVAL", "PORT_MON_START", "PORT_MON_END", "PORT_MON_NODES"};
+    "WORMHOLE_ERROR_BOUND", "WORMHOLE_COLLECTIVE_MEMO", "WORMHOLE_LINE_RATE_WINDOW", "PORT_MON", "PORT_MON_INTERVAL", "PORT_MON_START", "PORT_MON_END", "PORT_MON_NODES"};
 
 /// The longest stop time a Time (int64 ps) holds, in seconds (2^63 ps is about 9.22e6 s).
 constexpr double kMaxStopTimeS = 9.2e6;
@@ -329,6 +329,7 @@ void ConfigParser::set(const std::string& k) {
   else if (k == "WORMHOLE_THREADS") c.wormhole.threads = u32();
   else if (k == "WORMHOLE_MEMO") c.wormhole.memo = flag();
   else if (k == "WORMHOLE_COLLECTIVE_MEMO") c.wormhole.collective_memo = flag();
+  else if (k == "WORMHOLE_LINE_RATE_WINDOW") c.wormhole.line_rate_window = flag();
   else if (k == "WORMHOLE_MEMO_RATE_QUANTUM_GBPS")
     c.wormhole.memo_rate_quantum_bps = static_cast<uint64_t>(std::llround(real(1e-3, 1e4) * 1e9));
   else if (k == "WORMHOLE_VERIFY") {

@@ -33,12 +33,12 @@ const std::vector<std::string> kWorkloadKeys = {"file",       "iterations", "sen
 const std::vector<std::string> kOutputKeys = {"dir"};
 const std::vector<std::string> kWormholeKeys = {"enabled", "theta", "window", "sample_interval", "fast_forward",
                                                 "skip_back", "threads", "memo", "memo_rate_quantum", "verify",
-                                                "error_bound", "collective_memo"};
+                                                "error_bound", "collective_memo", "line_rate_window"};
 /// The network (config.txt) key of each [wormhole] key, in the same order.
 const std::vector<std::string> kWormholeNetworkKeys = {
     "WORMHOLE", "WORMHOLE_THETA", "WORMHOLE_WINDOW", "WORMHOLE_SAMPLE_INTERVAL_US", "WORMHOLE_FAST_FORWARD",
     "WORMHOLE_SKIP_BACK", "WORMHOLE_THREADS", "WORMHOLE_MEMO", "WORMHOLE_MEMO_RATE_QUANTUM_GBPS", "WORMHOLE_VERIFY",
-    "WORMHOLE_ERROR_BOUND", "WORMHOLE_COLLECTIVE_MEMO"};
+    "WORMHOLE_ERROR_BOUND", "WORMHOLE_COLLECTIVE_MEMO", "WORMHOLE_LINE_RATE_WINDOW"};
 
 /// Names other tools use for our keys, so a user coming from them is told the scenario's name.
 const std::map<std::string, std::string> kAliases = {
@@ -514,6 +514,7 @@ class Reader {
       else if (it.key == "threads") w.threads = static_cast<unsigned>(get_count(it, 0, 1024));
       else if (it.key == "memo") w.memo = get_bool(it);
       else if (it.key == "collective_memo") w.collective_memo = get_bool(it);
+      else if (it.key == "line_rate_window") w.line_rate_window = get_bool(it);
       else if (it.key == "memo_rate_quantum") {
         w.memo_rate_quantum_bps = get_rate(it);
         // The same range as WORMHOLE_MEMO_RATE_QUANTUM_GBPS: 1 Mb/s to 10 Tb/s.

@@ -137,13 +137,14 @@ void CollectiveMemo::released(int32_t h, uint32_t f, uint32_t id) {
   r.net_id[f] = id;
   // Only a recording or verifying run looks its flows up by id (its QPs, a flow starting on its
   // ports); a replay's flows never start a QP.
-  if (!r.replay) r.plan_of[id] = f;
+  if (!r.replay) r.plan_of[id] = f, exact_.insert(id);
 }
 
 void CollectiveMemo::finished(int32_t h, uint32_t f, Time skipped) {
   const uint32_t slot = static_cast<uint32_t>(h);
   Run& r = runs_[slot];
   if (r.replay) return;  // a replay ends its flows itself (replay_due)
+  exact_.erase(r.net_id[f]);
   r.finish[f] = net_.now() - r.t0;
   r.order.push_back(f);
   if (skipped > 0) r.skipped = true;

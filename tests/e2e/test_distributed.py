@@ -148,9 +148,10 @@ class Distributed(unittest.TestCase):
                     if k == 2:  # verified decisions, some of them failed (their flows are not skipped again)
                         with h5py.File(out / "results.h5") as f:
                             self.assertGreater(len(f["wormhole/verify"]), 0)
-                    if k == 0:  # PFC frames pulled partitions back; the frames are there
-                        self.assertEqual(got["skip_backs"], 4)
-                        self.assertEqual(len((out / "pfc.txt").read_text().splitlines()), 772)
+                    if k == 0:  # PFC frames pulled a partition back; the frames are there
+                        # (4 pull-backs when a skip could come before the goodput's trend was measured)
+                        self.assertEqual(got["skip_backs"], 1)
+                        self.assertEqual(len((out / "pfc.txt").read_text().splitlines()), 750)
                     self.assertIn("wormhole: ", p.stdout)
         # Memoization: the ranks record the same patterns (rank 0 writes the file) and replay the same periods,
         # also from a warm start.
@@ -182,7 +183,7 @@ class Distributed(unittest.TestCase):
         # Followers (periods held beside an isomorphic one started with them): (replayed from it, released early)
         follows = {hpcc: (6, 0), hpcc_cut: (0, 7)}
         for name, extra, rc, skips in (("moe-32g", ("CC_MODE=7", "wormhole.memo=true", "wormhole.window=20",
-                                                    'workload.max_time="30ms"', "wormhole.error_bound=0.99"), 3, 28),
+                                                    'workload.max_time="30ms"', "wormhole.error_bound=0.99"), 3, 13),
                                        ("moe-32g", hpcc, 0, 78),
                                        # θ 0.01: periods held beside their leaders, released early from their state
                                        ("moe-32g", hpcc_cut, 0, 31),

@@ -100,6 +100,43 @@ class BundledExampleFastForwarded(WormholeTestCase):
                 self.assertEqual(int(off["flows"][:]["skipped_bytes"].sum()), 0)
 
 
+class LineRateWindow(WormholeTestCase):
+    def test_flows_meeting_at_a_switch_keep_the_full_window(self):
+        # The bundled example's two flows share the switch port to host 1: with the line-rate window on
+        # (a config file key) the partition keeps the full window, and its decisions are those without it.
+        outs = {}
+        for mode, sets in (("off", []), ("on", ["--set", "WORMHOLE_LINE_RATE_WINDOW=1"])):
+            work = copy_scenario(BUNDLED, Path(tempfile.mkdtemp(dir=self.tmp)))
+            proc = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", *sets)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            outs[mode] = (work / "out" / "hpcc", proc.stdout)
+        self.assertEqual((outs["on"][0] / "fct.txt").read_bytes(), (outs["off"][0] / "fct.txt").read_bytes())
+        # 36 samples while one flow ran alone (4 × ⌈2 RTTs⌉ of its 4.16-µs RTT; it outlasted the window).
+        self.assertIn("at most 1 partitions; line-rate window 36-2000 samples\n", outs["on"][1])
+        self.assertNotIn("line-rate window", outs["off"][1])
+        with h5py.File(outs["on"][0] / "results.h5") as f:
+            g = f["wormhole"]
+            self.assertEqual((int(g.attrs["line_rate_window"]), int(g.attrs["line_rate_window_min"]),
+                              int(g.attrs["line_rate_window_max"])), (1, 36, 2000))
+        with h5py.File(outs["off"][0] / "results.h5") as f:
+            self.assertEqual(int(f["wormhole"].attrs["line_rate_window"]), 0)
+
+    def test_scenario_key(self):
+        # [wormhole] line_rate_window: a bool, reported in the effective settings; a number is refused.
+        out = self.tmp / "lrw"
+        proc = subprocess.run([str(WORMHOLE), "run", str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"),
+                               "-o", str(out), "--set", "wormhole.enabled=true", "--set", "wormhole.line_rate_window=true"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with h5py.File(out / "results.h5") as f:
+            self.assertEqual(int(f["wormhole"].attrs["line_rate_window"]), 1)
+        bad = subprocess.run([str(WORMHOLE), "run", str(SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"),
+                              "-o", str(self.tmp / "lrw-bad"), "--set", "wormhole.line_rate_window=3"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("line_rate_window", bad.stderr)
+
+
 class WormholeSettingsErrors(WormholeTestCase):
     """Bad [wormhole] values: exit 2, the key named and a fix given, nothing run."""
 

@@ -107,28 +107,71 @@ TEST(FastForward, ReleasingAFinishedFlowsStateChangesNoCount) {
   EXPECT_EQ(released.stats.packets_skipped, kept.stats.packets_skipped);
 }
 
+TEST(FastForward, LineRateWindowKnownAnswers) {
+  // 400 Gb/s, 9,000-B packets (180 ns each), bound 1 %: half the window holds 200 packets, 36 µs, so
+  // 72 samples of 1 µs; a 5-µs RTT needs 4 × 10 = 40. At 100 Gb/s with 1,000-B packets (80 ns) the
+  // resolution needs 32 µs and an 8-µs RTT 4 × 16 = 64 samples.
+  WormholeSettings ws = on();
+  ws.line_rate_window = true;
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 5 * kUs, 400'000'000'000ull, 9000), 72u);
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 20 * kUs, 400'000'000'000ull, 9000), 160u);
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 8 * kUs, 100'000'000'000ull, 1000), 64u);
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 1 * kUs, 100'000'000'000ull, 1000), 32u);
+  // A non-whole RTT in samples rounds up: 2 × 2.3 µs = 4.6 → 5 samples a quarter.
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 2300 * kNs, 1'000'000'000'000ull, 1000), 20u);
+  ws.error_bound = 0.0025;  // four times the packets: 128 µs at 100 Gb/s
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 8 * kUs, 100'000'000'000ull, 1000), 128u);
+  ws.window = 100;  // at most l
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 8 * kUs, 100'000'000'000ull, 1000), 100u);
+  ws.line_rate_window = false;  // off: l
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 8 * kUs, 100'000'000'000ull, 1000), 100u);
+  ws.line_rate_window = true;
+  EXPECT_EQ(FastForward::line_rate_window_samples(ws, 8 * kUs, 0, 1000), 100u);  // no rate known: l
+}
+
+namespace {
+/// The first instant a lone flow of `bytes` (line rate throughout: ECN off) is fast-forwarded with
+/// `ws`, after its start; checks the smallest and largest line-rate windows its checks used and that
+/// its FCT is within a packet time of packet mode's.
+Time first_skip_of_lone_flow(const WormholeSettings& ws, uint64_t bytes, uint64_t min_window, uint64_t max_window) {
+  const std::vector<FlowSpec> flows = {flow(0, 1, bytes)};
+  const SimConfig cfg = config();
+  Network net(cfg, star(2), make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  FastForward ff(net, ws, 1 * kSec);
+  EXPECT_EQ(ff.window(), std::max<uint64_t>(ws.window, 305u));
+  net.run(1 * kSec);
+  EXPECT_TRUE(net.flow_finished(0));
+  EXPECT_EQ(ff.stats().line_rate_window_min, min_window);
+  EXPECT_EQ(ff.stats().line_rate_window_max, max_window);
+  Time first_skip = -1;
+  for (const PartitionSample& s : ff.timeline())
+    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  const Outcome pkt = run(star(2), flows, nullptr);
+  EXPECT_LE(std::abs((net.record(0).finish - net.record(0).start) - pkt.fct[0]), kPacketTime);
+  return first_skip - net.record(0).start / kUs * kUs;
+}
+}  // namespace
+
 TEST(FastForward, AFlowAtLineRateNeedsOnlyTheSettingsWindow) {
   // DCQCN's update period here is RP_TIMER + RATE_DECREASE_INTERVAL = 304 µs, so a 100-µs window is
   // lengthened to 305 samples for flows below line rate. A lone flow with ECN off sends at its line
   // rate throughout: no timer holds its rate, and it is checked, found steady and skipped after
   // the setting's 100 samples (it waited 305 before).
-  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000)};
-  const SimConfig cfg = config();
-  Network net(cfg, star(2), make_cc(cfg, nullptr));
-  net.add_flows(flows);
   WormholeSettings ws = on();
   ws.window = 100;
-  FastForward ff(net, ws, 1 * kSec);
-  EXPECT_EQ(ff.window(), 305u);
-  net.run(1 * kSec);
-  ASSERT_TRUE(net.flow_finished(0));
-  Time first_skip = -1;
-  for (const PartitionSample& s : ff.timeline())
-    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
-  const Time due = (net.record(0).start / kUs + 100) * kUs;
-  EXPECT_EQ(first_skip, due);
-  const Outcome pkt = run(star(2), flows, nullptr);
-  EXPECT_LE(std::abs((net.record(0).finish - net.record(0).start) - pkt.fct[0]), kPacketTime);
+  EXPECT_EQ(first_skip_of_lone_flow(ws, 60'000'000, 100, 100), 100 * kUs);
+}
+
+TEST(FastForward, AFlowThatCannotOutlastTheWindowIsJudgedOverItsOwnTimeScale) {
+  // With line_rate_window: 100 Gb/s, 1,000-B packets: 32 samples for the resolution, and 4 × ⌈2 RTTs⌉ =
+  // 36 for this path's 4.5-µs base RTT. A 15-MB flow (1.2 ms) cannot outlast l = 2000 samples: it is
+  // checked after 36, its goodput the same over both halves of its span, and skipped at once. A
+  // 60-MB flow (4.8 ms) outlasts l: its first check finds that and it waits for the full window.
+  WormholeSettings ws = on();
+  ws.line_rate_window = true;
+  EXPECT_EQ(first_skip_of_lone_flow(ws, 15'000'000, 36, 36), 36 * kUs);
+  EXPECT_EQ(first_skip_of_lone_flow(ws, 60'000'000, 36, 2000), 2000 * kUs);
 }
 
 TEST(FastForward, APartitionBelowLineRateIsCheckedAgainWhenItsWindowCanBeFull) {
@@ -445,4 +488,89 @@ TEST(FastForward, MembershipChangesResetTheWindows) {
   const Time left = (net.record(1).finish / kUs + 1) * kUs;
   const Time due = (left / kUs + 2000) * kUs;
   EXPECT_EQ(first_skip, due);
+}
+
+namespace {
+/// Island hooks that say flow 0 is simulated exactly (as the collective memo says of a recording's flows).
+class ExactFlowZero final : public IslandHooks {
+ public:
+  void flow_started(uint32_t, uint32_t, uint32_t) override {}
+  void replay_due(uint32_t) override {}
+  bool simulated_exactly(uint32_t id) const override { return id == 0; }
+};
+}  // namespace
+
+TEST(FastForward, AFlowSimulatedExactlyIsNeverSkipped) {
+  // Two lone flows at line rate on their own hosts: flow 1 is skipped after its line-rate window,
+  // flow 0 — a recording's, the collective memo would say — runs packet by packet, exactly as in
+  // packet mode (its partition is never skipped, and no other can freeze its ports).
+  const std::vector<FlowSpec> flows = {flow(0, 1, 20'000'000), flow(2, 3, 20'000'000)};
+  const SimConfig cfg = config();
+  Network net(cfg, star(4), make_cc(cfg, nullptr));
+  ExactFlowZero hooks;
+  net.set_island_hooks(&hooks);
+  net.add_flows(flows);
+  WormholeSettings ws = on();
+  ws.line_rate_window = true;  // 20-MB flows (1.6 ms) are judged after 36 samples
+  FastForward ff(net, ws, 1 * kSec);
+  net.run(1 * kSec);
+  net.set_island_hooks(nullptr);
+  EXPECT_EQ(ff.stats().skips, 1u);
+  EXPECT_EQ(ff.stats().max_partitions, 2u);
+  const Outcome pkt = run(star(4), flows, nullptr);
+  EXPECT_EQ(net.record(0).finish - net.record(0).start, pkt.fct[0]);
+  EXPECT_EQ(net.record(0).skipped, 0);
+  EXPECT_GT(net.record(1).skipped, 0);
+  EXPECT_LE(std::abs((net.record(1).finish - net.record(1).start) - pkt.fct[1]), kPacketTime);
+}
+
+TEST(FastForward, NoSkipBeforeTheGoodputHasATrend) {
+  // l = 4 samples on a path of 4.5-µs base RTT (a window the warnings call too short): checkpoints
+  // must be two RTTs apart, so the goodput's first span (two RTTs) comes long before its trend's two
+  // spans. A skip needs both: the first comes after checkpoints 2 µs, ≥ 11 µs and ≥ 20 µs into the
+  // flow, not at 11 µs with no trend to bound its error (as it did before).
+  const std::vector<FlowSpec> flows = {flow(0, 1, 15'000'000)};
+  WormholeSettings ws = on();
+  ws.window = 4;
+  const SimConfig cfg = config();
+  Network net(cfg, star(2), make_cc(cfg, nullptr));
+  net.add_flows(flows);
+  FastForward ff(net, ws, 1 * kSec);
+  net.run(1 * kSec);
+  ASSERT_TRUE(net.flow_finished(0));
+  Time first_skip = -1;
+  for (const PartitionSample& s : ff.timeline())
+    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  ASSERT_GT(first_skip, 0);
+  EXPECT_GE(first_skip - net.record(0).start, 18 * kUs);
+}
+
+TEST(FastForward, BelowLineRateTheLineRateWindowChangesNoDecision) {
+  // One flow from a 400-Gb/s host into one behind a 100-Gb/s link, ECN marking on, so DCQCN cuts it
+  // below its line rate within its first µs: with line_rate_window its partition is checked after its
+  // line-rate window (4 × ⌈2 RTTs⌉ = 36 samples), finds it below line rate and goes on with the
+  // checkpoints l would have had, so every decision and the FCT are those without the setting.
+  SimConfig cfg = config();
+  cfg.enable_qcn = true;
+  Topology slow_link = star(2);
+  slow_link.links[0].rate_bps = 400'000'000'000ull;
+  auto once = [&](bool lrw) {
+    Network net(cfg, slow_link, make_cc(cfg, nullptr));
+    net.add_flows({flow(0, 1, 60'000'000)});
+    WormholeSettings ws = on();
+    ws.window = 101;
+    ws.line_rate_window = lrw;
+    FastForward ff(net, ws, 1 * kSec);
+    net.run(1 * kSec);
+    std::vector<Time> fct{net.record(0).finish - net.record(0).start};
+    return std::make_tuple(fct, ff.stats().skips, ff.stats().steady_found, ff.stats().line_rate_window_min);
+  };
+  const auto [fct_off, skips_off, steady_off, lr_off] = once(false);
+  const auto [fct_on, skips_on, steady_on, lr_on] = once(true);
+  EXPECT_GT(skips_off, 0u);
+  EXPECT_EQ(fct_on, fct_off);
+  EXPECT_EQ(skips_on, skips_off);
+  EXPECT_EQ(steady_on, steady_off);
+  EXPECT_EQ(lr_off, 101u);
+  EXPECT_EQ(lr_on, 36u);
 }

@@ -40,6 +40,7 @@ class Mixed final : public EventClient, public IslandHooks {
     net_.schedule_replay(50 * kUs, 7);
   }
   void flow_started(uint32_t id, uint32_t, uint32_t) override { started.push_back(id); }
+  bool simulated_exactly(uint32_t) const override { return false; }
   void replay_due(uint32_t slot) override {
     EXPECT_EQ(slot, 7u);
     if (!replays_) return;

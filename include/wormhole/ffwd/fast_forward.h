@@ -58,14 +58,15 @@ class TickExchange {
 /// leaves (QueueCoupling); NACKs, CNPs and PFC frames do not join them. Every flow's CC rate
 /// is sampled every `sample_interval` (lazily: a rate holds until the CC changes it, so a run of
 /// equal samples costs O(1)); any membership change resets the partition's windows. A partition is
-/// first checked after the setting's window l, then at every sample interval — or, while a flow's
-/// window cannot yet be judged (below line rate and not full, see window_samples), when it can —
+/// first checked after its line-rate window (line_rate_window_samples of its flows: their own time
+/// scale, at most the setting's l), then at every sample interval — or, while a flow's window cannot
+/// yet be judged (below line rate and not full, see window_samples), when it can —
 /// on oneTBB threads (the outcome depends on nothing but the samples); a partition whose flows are all steady is
 /// fast-forwarded by ΔT = the time to the earliest known interrupt: the next flow start of the
 /// flow file, LINK_DOWN, the end of the run, and each flow's estimated completion less a guard of
 /// one base RTT at its rate plus one packet, so that its end is simulated packet by packet.
 /// Each flow is credited whole packets of goodput R̂ × ΔT, R̂ = payload bytes acknowledged since a
-/// checkpoint half to three quarters of the setting's window l ago / the time between the ACKs that bound them (no
+/// checkpoint half to three quarters of the partition's line-rate window ago / the time between the ACKs that bound them (no
 /// calibration factor as in the paper's artifact: the goodput already excludes headers, ACK
 /// interleaving and pauses). An interrupt nobody announced pulls the partition back and un-credits
 /// the difference: a flow started by a dependency at once (every rank of a distributed run starts
@@ -103,8 +104,21 @@ class FastForward final : public SkipHooks {
   /// shorter than the CC's update period `cc_period` (ps) — then just over that period, so that a
   /// window always spans one of the CC's own updates (a flat rate over less may be a CC waiting
   /// for its timer, not a steady state). (The controller judges a flow whose every sample since its
-  /// window began is its line rate once it has l of them all the same: no timer holds its rate.)
+  /// window began is its line rate sooner, see line_rate_window_samples: no timer holds its rate.)
   static uint64_t window_samples(const WormholeSettings& s, Time cc_period);
+  /// The samples a flow that sent at its line rate `line_rate_bps` (bit/s) in every sample needs
+  /// before it is judged, for a base RTT `base_rtt` (ps) and data packets of `payload` bytes: with
+  /// s.line_rate_window, the larger of 4 × ⌈2 RTTs / interval⌉ (each quarter window, the span between
+  /// goodput checkpoints, holds the two round trips of ACKs a rate estimate needs) and
+  /// ⌈4 × 8 × payload / (s.error_bound × rate) / interval⌉ (one packet is at most half the error bound
+  /// of the goodput over half the window), at most s.window; without it (or with a rate of 0),
+  /// s.window. A check that finds the goodput moving more than that between the two halves of its
+  /// span lengthens the window (lengthen).
+  /// At least 1. Such a flow's rate can move only on congestion feedback (a CNP, an ECN echo, INT),
+  /// which a window of a few RTTs shows: CCs on an 8-µs, 400-Gb/s path react within tens of µs,
+  /// where the paper's l = 2000 at 1 µs waits 2 ms and never sees a shorter flow.
+  static uint64_t line_rate_window_samples(const WormholeSettings& s, Time base_rtt, uint64_t line_rate_bps,
+                                           double payload);
   /// The window in samples this controller uses (window_samples of its settings and CC).
   uint64_t window() const { return window_; }
   /// The time between rate samples and ticks, ps.
@@ -165,6 +179,7 @@ class FastForward final : public SkipHooks {
     uint8_t n_marks = 0;
     double goodput = 0;           // bytes/ps since the oldest checkpoint (at the last check)
     double trend = 0;             // |d goodput / dt| / goodput, 1/ps, between the checkpoints' spans (0: unknown)
+    double grain = 0;             // judged over a line-rate window shorter than l: |g2 − g1| / 2g of its spans (else 0)
     Time trend_at = 0;            // ps: the middle of the goodput's span (where the estimate holds exactly)
     double est_rel = 0;           // the current skip's estimated relative error of its credit
     double left = 0;              // bytes it may still skip before its guard (at the last check)
@@ -172,10 +187,13 @@ class FastForward final : public SkipHooks {
     double skip_rate = 0;         // bytes/ps the current skip credits (a skip-back keeps rate × time kept)
     uint32_t hops = 0;            // data-path length (for the event estimate)
     uint32_t active_pos = 0;      // index in active_
-    bool distrusted = false;      // a verified fast-forward of its partition failed the bound: never skipped again
+    bool distrusted = false;      // never skipped (nor replayed): a verified fast-forward of its partition failed the
+                                  // bound, or the collective memo simulates it exactly (Network::simulated_exactly)
   };
   struct Part {                   // one partition's fast-forward state
     Time due = 0;                 // first check time (all windows full)
+    uint64_t lr_window = 1;       // samples its flows need at line rate (line_rate_window_samples, largest; lengthen)
+    uint64_t reset_k = 0;         // the sample grid point of its last reset
     Time checkpoint = 0;          // next goodput checkpoint (every quarter window from the middle of the first)
     bool skipping = false;
     Time skip_start = 0, skip_end = 0;  // the skip's shift is skip_end − skip_start
@@ -193,6 +211,18 @@ class FastForward final : public SkipHooks {
   void refresh_ports(uint32_t id);
   void sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time now);
   void reset(uint32_t pid);
+  /// After a check of `pid` judged over a line-rate window shorter than l: `full` (a flow below line
+  /// rate, or every flow outlasting l samples after the reset) makes it l, puts its checkpoints back
+  /// on l's grid and raises `wait` (samples) to l's end; else a goodput that moved more than half the
+  /// error bound between the halves of its span (its grain) makes it `grow` samples (the largest its
+  /// flows asked: as much longer as the grain is above half the bound), at least twice what it was and
+  /// at most l, and raises `wait` to half of it. Whether it lengthened the window (the partition is
+  /// then not judged at this check).
+  bool lengthen(uint32_t pid, bool full, double grow, double& wait);
+  /// A goodput checkpoint of every flow of `pid` (at its last ACK instant; none within two RTTs of its last).
+  void take_marks(uint32_t pid);
+  /// The longest line-rate window: the setting l.
+  uint64_t line_rate_window_cap() const { return std::max<uint64_t>(s_.window, 1); }
   /// A skip that ran its course; a replay's end goes on to fast-forward if `may_continue`.
   void end_skip(uint32_t pid, bool may_continue);
   void skip_back(uint32_t pid);          ///< an early interrupt
@@ -205,6 +235,9 @@ class FastForward final : public SkipHooks {
   Time skip_length(uint32_t pid) const;
   void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
   void count_contended(uint32_t pid);    ///< stats_.contended_decisions
+  /// Whether two flows of `pid` send data through one switch egress port (their data paths, alike on
+  /// every rank): such a partition is judged over the full window l.
+  bool meet_at_a_switch(uint32_t pid) const;
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
   bool owned(uint32_t id) const { return !net_.distributed() || net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
@@ -240,7 +273,7 @@ class FastForward final : public SkipHooks {
   /// The verify samples completed at this tick: failed ones keep their flows (fast-forward) or
   /// pattern (replay) from being accelerated again.
   void close_verified();
-  bool distrusted(uint32_t pid);   ///< whether a flow of `pid` failed a verification
+  bool distrusted(uint32_t pid);   ///< whether a flow of `pid` is never to be skipped (Track::distrusted)
   /// The estimated relative error of crediting flow `t` its goodput for a skip of `dt` ps from now:
   /// the goodput's linear trend carried from the middle of its span to the middle of the skip.
   double skip_error(const Track& t, Time dt) const;
@@ -274,7 +307,6 @@ class FastForward final : public SkipHooks {
   std::vector<SkipStats> marks_;                   // mark(): the statistics then (cleared at ticks)
   std::vector<PartitionSample> timeline_;
   uint64_t window_;                                // samples per steady-state window (window_samples)
-  uint64_t line_rate_window_;                      // the setting l: enough for flows at line rate throughout
   bool timed_increase_;                            // the CC raises rates on a timer (update_period > 0)
   Verifier verifier_;
   std::map<size_t, uint64_t> verified_patterns_;  // replay sample -> Replay::pattern (to reject it)

@@ -38,6 +38,9 @@ struct SkipStats {
   /// where a run's answer can be off by more than its decisions' errors (docs/wormhole.md, What
   /// verify mode cannot see).
   uint64_t contended_decisions = 0;
+  /// The line-rate windows of the partitions checked (FastForward::line_rate_window_samples), samples:
+  /// smallest and largest (UINT64_MAX and 0 without checks).
+  uint64_t line_rate_window_min = UINT64_MAX, line_rate_window_max = 0;
 };
 
 /// One point of the partitions-over-time series (written when a count changes, at most once
@@ -71,7 +74,7 @@ struct SkipReport {
   WormholeSettings settings;
   /// The steady-state window used for flows below their line rate, samples: settings.window, or more
   /// to span the CC's own update period (FastForward::window_samples); a flow at line rate throughout
-  /// is judged after settings.window samples.
+  /// is judged after its partition's line-rate window (stats.line_rate_window_min … max).
   uint64_t window_samples = 0;
   SkipStats stats;
   std::vector<PartitionSample> timeline;

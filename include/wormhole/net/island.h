@@ -102,6 +102,10 @@ class IslandHooks {
   virtual void flow_started(uint32_t id, uint32_t nic, uint32_t ack_nic) = 0;
   /// The event the hook scheduled with Network::schedule_replay(at, slot) is due.
   virtual void replay_due(uint32_t slot) = 0;
+  /// Whether flow `id`, which got its QP now, is simulated to be compared or kept packet for packet (a
+  /// recording, a repeat beside one, a verified hit): fast-forward must not touch it, or the
+  /// recording would be lost and the comparison void (Network::simulated_exactly).
+  virtual bool simulated_exactly(uint32_t id) const = 0;
 };
 
 }  // namespace wh

@@ -165,6 +165,9 @@ class Network final : public CcHost {
 
   // Islands and replayed flows (src/net/island.cpp; the collective memo uses them).
   void set_island_hooks(IslandHooks* h) { islands_ = h; }
+  /// Whether started flow `id` belongs to a collective the collective memo simulates exactly
+  /// (IslandHooks::simulated_exactly): fast-forward and memoization leave it to packet simulation.
+  bool simulated_exactly(uint32_t id) const { return islands_ && islands_->simulated_exactly(id); }
   /// The closed island of NVSwitches (or direct host links) joining the host pairs (a, b), both ways,
   /// or false (in `why`, a reason) when a pair has no path, more than one, a path through a switch that
   /// is not an NVSwitch, or the switches have a link to a switch off the paths.

@@ -30,6 +30,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "wormhole/net/network.h"
@@ -82,6 +83,7 @@ class CollectiveMemo final : public IslandHooks {
   // IslandHooks
   void flow_started(uint32_t id, uint32_t nic, uint32_t ack_nic) override;
   void replay_due(uint32_t slot) override;
+  bool simulated_exactly(uint32_t id) const override { return exact_.count(id) > 0; }
 
  private:
   using Entry = CollectivePattern;
@@ -137,6 +139,8 @@ class CollectiveMemo final : public IslandHooks {
   bool verify_this_hit();
 
   Network& net_;
+  /// Network ids of the released flows of recording and verifying runs, until they finish.
+  std::unordered_set<uint32_t> exact_;
   double verify_;
   uint64_t hits_seen_ = 0;
   std::unordered_map<std::string, Entry> own_store_;
