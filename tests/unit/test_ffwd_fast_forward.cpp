@@ -70,6 +70,13 @@ Outcome run(const Topology& topo, const std::vector<FlowSpec>& flows, const Worm
   return o;
 }
 
+/// When `ff` first skipped a partition (ps; -1: never), from its timeline.
+Time first_skip_time(const FastForward& ff) {
+  for (const PartitionSample& s : ff.timeline())
+    if (s.skipping > 0) return s.time;
+  return -1;
+}
+
 WormholeSettings on() {
   WormholeSettings s;
   s.enabled = true;  // θ = 0.05, l = 2000, 1 µs
@@ -144,9 +151,7 @@ Time first_skip_of_lone_flow(const WormholeSettings& ws, uint64_t bytes, uint64_
   EXPECT_TRUE(net.flow_finished(0));
   EXPECT_EQ(ff.stats().line_rate_window_min, min_window);
   EXPECT_EQ(ff.stats().line_rate_window_max, max_window);
-  Time first_skip = -1;
-  for (const PartitionSample& s : ff.timeline())
-    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  const Time first_skip = first_skip_time(ff);
   const Outcome pkt = run(star(2), flows, nullptr);
   EXPECT_LE(std::abs((net.record(0).finish - net.record(0).start) - pkt.fct[0]), kPacketTime);
   return first_skip - net.record(0).start / kUs * kUs;
@@ -479,9 +484,7 @@ TEST(FastForward, MembershipChangesResetTheWindows) {
   FastForward ff(net, ws, 1 * kSec);
   net.run(1 * kSec);
   ASSERT_TRUE(net.flow_finished(1));
-  Time first_skip = -1;
-  for (const PartitionSample& s : ff.timeline())
-    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  const Time first_skip = first_skip_time(ff);
   EXPECT_EQ(ff.stats().skips, 1u);
   // B leaves at the first tick after its finish (ticks are on the 1-µs grid); the window after
   // that reset holds the 2,000 grid points after the tick.
@@ -538,9 +541,7 @@ TEST(FastForward, NoSkipBeforeTheGoodputHasATrend) {
   FastForward ff(net, ws, 1 * kSec);
   net.run(1 * kSec);
   ASSERT_TRUE(net.flow_finished(0));
-  Time first_skip = -1;
-  for (const PartitionSample& s : ff.timeline())
-    if (s.skipping > 0 && first_skip < 0) first_skip = s.time;
+  const Time first_skip = first_skip_time(ff);
   ASSERT_GT(first_skip, 0);
   EXPECT_GE(first_skip - net.record(0).start, 18 * kUs);
 }
