@@ -14,12 +14,13 @@ struct WormholeSettings {
   bool enabled = false;           ///< off: packet mode, bit-identical to a run without Wormhole
   double theta = 0.05;            ///< steady ⇔ (max − min) / mean of the window < theta
   uint64_t window = 2000;         ///< l: samples per window
-  /// A flow that sent at its line rate in every sample of its window is judged over its own time
+  /// A partition whose flows sent at their line rate in every sample is judged over their own time
   /// scale, at most l samples: eight base RTTs (each quarter window then spans the two RTTs of ACKs
-  /// the goodput trend needs) and the time 4 / error_bound packets take at its line rate (one packet
-  /// is then at most half the error bound of the goodput over half the window; longer where the
-  /// measured goodput is lower). Off: over l samples (WORMHOLE_LINE_RATE_WINDOW, [wormhole]
-  /// line_rate_window).
+  /// the goodput trend needs) and the time 4 / error_bound packets take at line rate (one packet is
+  /// then at most half the error bound of the goodput over half the window; longer where the
+  /// measured goodput moves more) — only where one of its flows cannot outlast l and no two of them
+  /// share a switch egress port (FastForward::line_rate_window_samples, lengthen). Off: over l
+  /// samples (WORMHOLE_LINE_RATE_WINDOW, [wormhole] line_rate_window).
   bool line_rate_window = false;
   Time sample_interval = kUs;     ///< ps between rate samples
   bool fast_forward = true;       ///< off: detect and report steady states, never skip
