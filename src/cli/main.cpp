@@ -8,6 +8,7 @@
 #include <exception>
 #include <string>
 
+#include "command_line_check.h"
 #include "memo_command.h"
 #include "partition_command.h"
 #include "run_command.h"
@@ -58,6 +59,12 @@ int main(int argc, char** argv) {
   CLI::App* memo_cmd = app.add_subcommand("memo", "memo database files of the Wormhole memoization: merge, stats, inspect");
   wh::add_memo_commands(*memo_cmd, memo);
   run.command_line = wh::quoted_command_line(argc, argv);
+  // Before CLI11: it reports a misspelled command as a missing one, and takes the value of a misspelled
+  // option for the scenario (then blaming a file that does not exist).
+  if (const std::string bad = wh::misspelled_word(app, argc, argv); !bad.empty()) {
+    if (launched_ranks() == 1 || launched_rank() == 0) std::fprintf(stderr, "wormhole: error: %s\n", bad.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -73,11 +80,12 @@ int main(int argc, char** argv) {
       const bool missing = what.find("File does not exist") != std::string::npos;
       // Only the scenario is a positional argument; --memo, --rank-map, ... name themselves.
       const bool scenario = missing && what.rfind("scenario", 0) == 0;
+      const std::string help = "see " + wh::help_for(app, argc, argv);
       std::fprintf(stderr, "wormhole: error: %s (fix: %s)\n", what.c_str(),
                    scenario  ? "check the path: a scenario is a .toml file or an HPCC config.txt, e.g. "
                                "inputs/llm/moe-32g.toml"
                    : missing ? "check the path"
-                             : "see wormhole --help");
+                             : help.c_str());
     }
     return 2;
   }

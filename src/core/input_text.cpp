@@ -184,6 +184,14 @@ Time parse_time(const std::string& s) {
   return d.neg ? -static_cast<Time>(ps) : static_cast<Time>(ps);
 }
 
+std::string closest(std::string_view s, const std::vector<std::string>& valid) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& k : valid)
+    if (size_t d = edit_distance(s, k); d < best_d) best_d = d, best = k;
+  return best;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;

@@ -169,12 +169,4 @@ std::string get_existing_path(const Item& it, const std::string& base_dir, const
                               : "give a path relative to the scenario's folder, or an absolute path");
 }
 
-std::string closest(std::string_view s, const std::vector<std::string>& valid) {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const std::string& k : valid)
-    if (size_t d = edit_distance(s, k); d < best_d) best_d = d, best = k;
-  return best;
-}
-
 }  // namespace wh::scenario_detail

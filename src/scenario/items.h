@@ -55,7 +55,5 @@ std::string get_config_text(const Item& it);
 /// naming the item's line and the path looked for if no such file exists.
 std::string get_existing_path(const Item& it, const std::string& base_dir, const std::string& what);
 
-/// The entry of `valid` closest to `s` (edit distance, case-insensitive).
-std::string closest(std::string_view s, const std::vector<std::string>& valid);
 
 }  // namespace wh::scenario_detail

@@ -18,6 +18,8 @@ TEST_DATA = Path(os.environ.get("WH_TEST_DATA", SOURCE_DIR / "tests" / "data"))
 WORMHOLE = Path(os.environ.get("WORMHOLE", SOURCE_DIR / "build" / "wormhole"))
 RING_CONFIG = TEST_DATA / "refruns" / "hpcc-ring16-fattree-k4-1MB" / "config_dcqcn.txt"
 CRASH_MARKERS = ("terminate called", "Segmentation fault", "Aborted", "core dumped", "what():")
+SCENARIO = SOURCE_DIR / "inputs" / "llm" / "moe-32g.toml"
+
 
 # host 0 – switch 2 – switch 3 – switch 4 – host 1: an idle 3-switch path, 100 Gb/s, 1 µs per link.
 PATH3 = "5 3 4\n2 3 4\n0 2 100Gbps 0.001ms 0\n2 3 100Gbps 0.001ms 0\n3 4 100Gbps 0.001ms 0\n4 1 100Gbps 0.001ms 0\n"
@@ -111,6 +113,29 @@ class Counters(Case):
         self.assertIn(f"drops {dropped} (buffer 0, loss {dropped}, link down 0)", p.stdout)
         self.assertIn(f"retransmitted {retx} packets ({1000 * retx} B of payload)", p.stdout)
         self.assertRegex(p.stdout, r"retransmission timeouts \d+")
+
+
+class MisspelledCommandLine(Case):
+    # A misspelled command was reported as a missing one, and a misspelled option's value was taken for
+    # the scenario ("scenario: File does not exist: x"); the fix pointed to wormhole --help, which lists
+    # no option of run.
+    def wh(self, *args):
+        p = subprocess.run([str(WORMHOLE), *map(str, args)], capture_output=True, text=True, timeout=60, cwd=self.dir)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        return p.stderr
+
+    def test_a_misspelled_command_is_named_with_the_closest(self):
+        err = self.wh("rnu", SCENARIO)
+        self.assertIn('unknown command "rnu" of wormhole (fix: did you mean run? the commands are run, partition, memo', err)
+        self.assertIn('unknown command "stat" of wormhole memo (fix: did you mean stats?', self.wh("memo", "stat", "m.h5"))
+
+    def test_a_misspelled_option_is_named_not_the_file_after_it(self):
+        err = self.wh("run", "--memo-outt", "x", SCENARIO)
+        self.assertIn("unknown option --memo-outt of wormhole run (fix: did you mean --memo-out? see wormhole run --help)", err)
+        self.assertNotIn("File does not exist", err)
+        self.assertIn("did you mean --output-dir?", self.wh("run", SCENARIO, "--ouput-dir=out"))
+        self.assertIn("settings are given as --set KEY=VALUE, e.g. --set WORMHOLE=1", self.wh("run", SCENARIO, "--wormhole"))
+        self.assertIn("(fix: see wormhole run --help)", self.wh("run"))  # scenario is required
 
 
 class MissingScenario(Case):

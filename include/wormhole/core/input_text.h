@@ -47,4 +47,8 @@ bool parse_uint(const std::string& s, uint64_t& v);
 /// Levenshtein distance between a and b ignoring letter case, for "did you mean ...?" hints.
 size_t edit_distance(std::string_view a, std::string_view b);
 
+/// The entry of `valid` closest to `s` (edit distance, case-insensitive; the first of equals); "" if
+/// `valid` is empty.
+std::string closest(std::string_view s, const std::vector<std::string>& valid);
+
 }  // namespace wh
