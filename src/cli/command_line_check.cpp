@@ -1,6 +1,7 @@
 // Spelling checks of the command line (command_line_check.h).
 #include "command_line_check.h"
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -17,13 +18,18 @@ struct Path {
   std::string bad;  // a word where a subcommand was expected
 };
 
+/// Every subcommand of `app` (CLI11's get_subcommands() without a filter gives the parsed ones only).
+std::vector<const CLI::App*> subcommands_of(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App*) { return true; });
+}
+
 Path command_path(const CLI::App& app, int argc, char** argv) {
   Path p;
   const CLI::App* at = &app;
   for (int i = 1; i < argc; ++i) {
     const std::string_view w = argv[i];
     if (w.empty() || w[0] == '-') return p;  // options (and --help, --version) end the search
-    const std::vector<const CLI::App*> subs = at->get_subcommands([](const CLI::App*) { return true; });
+    const std::vector<const CLI::App*> subs = subcommands_of(*at);
     if (subs.empty()) return p;  // a positional argument of the command
     const CLI::App* found = nullptr;
     for (const CLI::App* s : subs)
@@ -54,7 +60,7 @@ std::string misspelled_word(const CLI::App& app, int argc, char** argv) {
   const CLI::App& at = p.commands.empty() ? app : *p.commands.back();
   if (!p.bad.empty()) {
     std::vector<std::string> names;
-    for (const CLI::App* s : at.get_subcommands([](const CLI::App*) { return true; })) names.push_back(s->get_name());
+    for (const CLI::App* s : subcommands_of(at)) names.push_back(s->get_name());
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     return "unknown command \"" + p.bad + "\" of " + name_of(p) + " (fix: did you mean " + closest(p.bad, names) +
@@ -70,9 +76,7 @@ std::string misspelled_word(const CLI::App& app, int argc, char** argv) {
     if (w == "--") return "";  // what follows is not options
     if (w.size() < 3 || w.substr(0, 2) != "--") continue;
     const std::string name(w.substr(0, w.find('=')));
-    bool known = false;
-    for (const std::string& n : longs) known = known || n == name;
-    if (known) continue;
+    if (std::find(longs.begin(), longs.end(), name) != longs.end()) continue;
     // Far from every option it is more likely a setting (--wormhole for WORMHOLE) than a typo.
     const std::string best = closest(name, longs);
     const bool near = edit_distance(name, best) <= 3;

@@ -68,7 +68,7 @@ void FastForward::reset(uint32_t pid) {
   // Flows meeting at a switch egress run into each other's queue, PFC and ECN, a course no CC rate
   // shows and a few RTTs do not settle (measured on NVSwitch ports: 4 % off over 10-µs skips): the
   // long window. (Flows sharing only their NIC take turns in its round robin: no queue between them.)
-  if (lr < line_rate_window_cap() && meet_at_a_switch(pid)) lr = line_rate_window_cap();
+  if (lr < line_rate_window_cap() && flows_meet(pid, true)) lr = line_rate_window_cap();
   Part& p = part(pid);
   const bool queued = p.lookup_queued;  // it stays in lookup_queue_ (once)
   p = Part{};
@@ -358,26 +358,20 @@ void FastForward::skip(uint32_t pid, Time dt) {
   ++stats_.skips;
 }
 
-bool FastForward::meet_at_a_switch(uint32_t pid) const {
+bool FastForward::flows_meet(uint32_t pid, bool at_a_switch) const {
+  // The data paths recorded at add() are every rank's alike: no exchange needed.
   const std::vector<uint32_t>& flows = parts_.flows(pid);
   if (flows.size() < 2) return false;
   std::vector<uint32_t> ports;
   for (uint32_t id : flows)
     for (uint32_t p : coupling_.data_path(id))
-      if (net_.nodes()[net_.ports()[p].node].is_switch) ports.push_back(p);
+      if (!at_a_switch || net_.nodes()[net_.ports()[p].node].is_switch) ports.push_back(p);
   std::sort(ports.begin(), ports.end());
   return std::adjacent_find(ports.begin(), ports.end()) != ports.end();
 }
 
 void FastForward::count_contended(uint32_t pid) {
-  // The data paths recorded at add() are every rank's alike: no exchange needed.
-  std::vector<uint32_t> ports;
-  for (uint32_t id : parts_.flows(pid)) {
-    const std::vector<uint32_t>& path = coupling_.data_path(id);
-    ports.insert(ports.end(), path.begin(), path.end());
-  }
-  std::sort(ports.begin(), ports.end());
-  if (std::adjacent_find(ports.begin(), ports.end()) != ports.end()) ++stats_.contended_decisions;
+  if (flows_meet(pid, false)) ++stats_.contended_decisions;
 }
 
 void FastForward::credit_skip(uint32_t id, Track& t, uint64_t packets, double rate, Time dt, bool replay) {

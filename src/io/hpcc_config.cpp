@@ -46,11 +46,8 @@ bool is_key(std::string_view s) {
 }
 
 std::string closest_key(std::string_view s) {
-  const char* best = kKeys[0];
-  size_t best_d = SIZE_MAX;
-  for (const char* k : kKeys)
-    if (size_t d = edit_distance(s, k); d < best_d) best_d = d, best = k;
-  return best;
+  static const std::vector<std::string> keys(std::begin(kKeys), std::end(kKeys));
+  return closest(s, keys);
 }
 
 void tokens_from(const std::string& s, std::vector<InputToken>& out, int line) {

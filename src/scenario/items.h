@@ -55,5 +55,4 @@ std::string get_config_text(const Item& it);
 /// naming the item's line and the path looked for if no such file exists.
 std::string get_existing_path(const Item& it, const std::string& base_dir, const std::string& what);
 
-
 }  // namespace wh::scenario_detail

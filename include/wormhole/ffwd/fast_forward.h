@@ -235,9 +235,9 @@ class FastForward final : public SkipHooks {
   Time skip_length(uint32_t pid) const;
   void skip(uint32_t pid, Time dt);      ///< fast-forwards `pid` by `dt` ps, crediting its goodput
   void count_contended(uint32_t pid);    ///< stats_.contended_decisions
-  /// Whether two flows of `pid` send data through one switch egress port (their data paths, alike on
-  /// every rank): such a partition is judged over the full window l.
-  bool meet_at_a_switch(uint32_t pid) const;
+  /// Whether two flows of `pid` send data through one egress port (`at_a_switch`: one switch egress
+  /// port, where a partition is judged over the full window l), by their data paths (alike on every rank).
+  bool flows_meet(uint32_t pid, bool at_a_switch) const;
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
   bool owned(uint32_t id) const { return !net_.distributed() || net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
