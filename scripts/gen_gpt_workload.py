@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes a SimAI workload file (AICB's HYBRID_TRANSFORMER_FWD_IN_BCKWD text format) for a Megatron GPT model
-with tensor and sequence parallelism, as AICB's SimAI_training_workload_generator lays one out.
+with tensor and sequence parallelism, as AICB's SimAI_training_workload_generator lays one out; with
+--experts, a mixture-of-experts model in the DeepSeekMoE style (expert parallelism, below).
 
 Rows: grad_norm (the DP gradient AllGather and ReduceScatter: 2 and 4 bytes a parameter), the two MoE rows
 (empty), then per micro-batch an embedding row, four rows a layer (attention and MLP column AllGather, row
@@ -13,8 +14,24 @@ GPT-7B and GPT-13B files are reproduced byte for byte that way, tests/e2e/test_g
 Megatron's estimate (Narayanan et al., SC'21, eq. 2, per tensor-parallel rank): the stage's layers of
 (12 h^2 + 13 h) / tp each, plus the first stage's word and position embeddings (vocab + seq) * h / tp.
 
-Example (a GPT-175B-style model on 1,024 GPUs, TP 8, DP 128, two micro-batches):
+Mixture of experts (--experts E, with --topk, --ep, --moe-ffn, --shared-experts, --dense-layers, --ffn): the
+first --dense-layers layers have a dense MLP, the others a MoE layer of E routed experts (E / EP on each GPU
+of an EP group) and the shared experts, all gated (SwiGLU: 3 h f parameters an MLP of hidden f). A MoE
+layer's rows are AICB's (Megatron core 0.13's token dispatcher): an EP AllGather of the routing metadata
+(2 EP E TP bytes), the dispatch AllToAll_EP (2 micro_batch seq h topk / TP bytes), the TP AllGather and
+ReduceScatter of the experts' tokens (2 micro_batch seq h topk bytes; none at TP 1), the combine AllToAll_EP;
+backward the same in reverse. Parameters a GPU: per layer attention 4 h^2 + 4 h, the MLP (dense, or the
+shared experts plus the router's h E), the word embedding and the untied output layer (2 vocab h), all / TP,
+reduced over the DP group (grad_norm); the routed experts' (L - dense) (E / EP) 3 h moe_ffn / TP over the
+DP_EP group (moe_grad_norm1 and 2).
+
+Examples:
+  # a GPT-175B-style model on 1,024 GPUs, TP 8, DP 128, two micro-batches
   scripts/gen_gpt_workload.py --layers 96 --hidden 12288 --tp 8 --gpus 1024 --ga 2 -o workload_gpt175b_1024g.txt
+  # a DeepSeekMoE-16B-style model (28 layers, 64 experts + 2 shared, top 6) on 128 GPUs, TP 1, EP 16
+  scripts/gen_gpt_workload.py --layers 28 --hidden 2048 --seq 4096 --vocab 102400 --tp 1 --gpus 128 \
+      --experts 64 --topk 6 --ep 16 --moe-ffn 1408 --shared-experts 2 --dense-layers 1 --ffn 10944 \
+      -o workload_deepseek16b_128g.txt
 """
 import argparse
 import sys
@@ -25,20 +42,49 @@ def params_per_gpu(layers, hidden, vocab, seq, tp, pp):
     return (layers // pp) * per_layer // tp + (vocab + seq) * hidden // tp
 
 
-def rows(a, params):
+def moe_params_per_gpu(a):
+    """(dense, expert) parameters a GPU of a MoE model (the module docstring's count), PP 1."""
+    h, moe_layers = a.hidden, a.layers - a.dense_layers
+    dense = (a.layers * (4 * h * h + 4 * h) + a.dense_layers * 3 * h * a.ffn
+             + moe_layers * (a.shared_experts * 3 * h * a.moe_ffn + h * a.experts) + 2 * a.vocab * h) // a.tp
+    expert = moe_layers * (a.experts // a.ep) * 3 * h * a.moe_ffn // a.tp
+    return dense, expert
+
+
+def tp_op(a, op):
+    """A TP collective's type; NONE at TP 1, as AICB writes it (the size stays)."""
+    return "NONE" if a.tp == 1 else op
+
+
+def moe_rows(a, tp_bytes):
+    """A MoE layer's five rows, AICB's layout (module docstring)."""
+    tokens = tp_bytes * a.topk // a.tp
+    return [("mlp_moelayer", "ALLGATHER_EP", 2 * a.ep * a.experts * a.tp, "NONE", 0, "NONE", 0, 1),
+            ("mlp_moelayer", "ALLTOALL_EP", tokens, "ALLTOALL_EP", tokens, "NONE", 0, 1),
+            ("mlp_moelayer", tp_op(a, "ALLGATHER"), tp_bytes * a.topk, tp_op(a, "REDUCESCATTER"), tp_bytes * a.topk,
+             "NONE", 0, 1),
+            ("mlp_moelayer", tp_op(a, "REDUCESCATTER"), tp_bytes * a.topk, tp_op(a, "ALLGATHER"), tp_bytes * a.topk,
+             "NONE", 0, 1),
+            ("mlp_moelayer", "ALLTOALL_EP", tokens, "ALLTOALL_EP", tokens, "NONE", 0, 1)]
+
+
+def rows(a, params, expert_params=0):
     tp_bytes = 2 * a.micro_batch * a.seq * a.hidden
     out = [("grad_norm", "ALLGATHER", 2 * params, "NONE", 0, "REDUCESCATTER", 4 * params, 1),
-           ("moe_grad_norm1", "NONE", 0, "NONE", 0, "ALLGATHER_DP_EP", 0, 1),
-           ("moe_grad_norm2", "NONE", 0, "NONE", 0, "REDUCESCATTER_DP_EP", 0, 1)]
+           ("moe_grad_norm1", "NONE", 0, "NONE", 0, "ALLGATHER_DP_EP", 2 * expert_params, 1),
+           ("moe_grad_norm2", "NONE", 0, "NONE", 0, "REDUCESCATTER_DP_EP", 4 * expert_params, 1)]
     for _ in range(a.ga):
         out.append(("embedding_layer", "NONE", tp_bytes, "NONE", tp_bytes, "NONE", 0, 1))
-        for _ in range(a.layers // a.pp):
-            out.append(("attention_column", "ALLGATHER", tp_bytes, "NONE", 0, "NONE", 0, 1))
-            out.append(("attention_row", "REDUCESCATTER", tp_bytes, "NONE", tp_bytes, "NONE", 0, 1))
-            out.append(("mlp_column", "ALLGATHER", tp_bytes, "NONE", 0, "NONE", 0, 1))
-            out.append(("mlp_row", "REDUCESCATTER", tp_bytes, "NONE", tp_bytes, "NONE", 0, 1))
-        out.append(("final_column", "ALLGATHER", tp_bytes, "NONE", 0, "NONE", 0, 1))
-        out.append(("embedding_norm", "ALLREDUCE", 2 * a.vocab * a.hidden, "NONE", 0, "NONE", 0, 1))
+        for layer in range(a.layers // a.pp):
+            out.append(("attention_column", tp_op(a, "ALLGATHER"), tp_bytes, "NONE", 0, "NONE", 0, 1))
+            out.append(("attention_row", tp_op(a, "REDUCESCATTER"), tp_bytes, "NONE", tp_bytes, "NONE", 0, 1))
+            if a.experts and layer >= a.dense_layers:
+                out.extend(moe_rows(a, tp_bytes))
+                continue
+            out.append(("mlp_column", tp_op(a, "ALLGATHER"), tp_bytes, "NONE", 0, "NONE", 0, 1))
+            out.append(("mlp_row", tp_op(a, "REDUCESCATTER"), tp_bytes, "NONE", tp_bytes, "NONE", 0, 1))
+        out.append(("final_column", tp_op(a, "ALLGATHER"), tp_bytes, "NONE", 0, "NONE", 0, 1))
+        out.append(("embedding_norm", tp_op(a, "ALLREDUCE"), 2 * a.vocab * a.hidden, "NONE", 0, "NONE", 0, 1))
     for k in (1, 2, 3):
         out.append((f"cross_entropy{k}", "ALLREDUCE", 4 * a.micro_batch * a.seq, "NONE", 0, "NONE", 0, 0))
     for k in (1, 2, 3, 4):
@@ -58,19 +104,47 @@ def main():
     p.add_argument("--ga", type=int, default=1, help="micro-batches an iteration (gradient accumulation)")
     p.add_argument("--micro-batch", type=int, default=1, help="sequences a micro-batch (default 1)")
     p.add_argument("--params-per-gpu", type=int, help="parameters per GPU (default: Megatron's estimate)")
+    p.add_argument("--experts", type=int, default=0, help="routed experts a MoE layer (default 0: a dense GPT)")
+    p.add_argument("--topk", type=int, default=2, help="experts a token is routed to (default 2)")
+    p.add_argument("--ep", type=int, default=1, help="expert-parallel size (default 1)")
+    p.add_argument("--moe-ffn", type=int, help="an expert's FFN hidden size (default 4 * hidden / topk)")
+    p.add_argument("--shared-experts", type=int, default=0, help="shared experts a MoE layer (default 0)")
+    p.add_argument("--dense-layers", type=int, default=0, help="first layers with a dense MLP (default 0)")
+    p.add_argument("--ffn", type=int, help="the dense MLP's hidden size (default 4 * hidden)")
     p.add_argument("-o", "--output", required=True, help="the workload file to write")
     a = p.parse_args()
-    for name in ("layers", "hidden", "seq", "vocab", "tp", "pp", "gpus", "ga", "micro_batch"):
+    for name in ("layers", "hidden", "seq", "vocab", "tp", "pp", "gpus", "ga", "micro_batch", "topk", "ep"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("experts", "shared_experts", "dense_layers"):
+        if getattr(a, name) < 0:
+            p.error(f"--{name.replace('_', '-')} must not be negative")
+    a.ffn = a.ffn or 4 * a.hidden
+    a.moe_ffn = a.moe_ffn or 4 * a.hidden // a.topk
+    if a.experts:
+        if a.pp != 1:
+            p.error("--experts: only --pp 1 is written for a MoE model")
+        if a.experts % a.ep:
+            p.error(f"--experts {a.experts} must be a multiple of --ep {a.ep}")
+        if a.topk > a.experts:
+            p.error(f"--topk {a.topk} must not exceed --experts {a.experts}")
+        if (a.gpus // a.tp) % a.ep:
+            p.error(f"--ep {a.ep} must divide the DP size {a.gpus // a.tp} (gpus / tp)")
+    elif a.ep != 1 or a.dense_layers or a.shared_experts:
+        p.error("--ep, --dense-layers and --shared-experts need --experts")
     if a.layers % a.pp:
         p.error(f"--layers {a.layers} must be a multiple of --pp {a.pp}")
     if a.gpus % (a.tp * a.pp):
         p.error(f"--gpus {a.gpus} must be a multiple of tp * pp = {a.tp * a.pp}")
-    params = a.params_per_gpu or params_per_gpu(a.layers, a.hidden, a.vocab, a.seq, a.tp, a.pp)
+    if a.experts:
+        params, expert_params = moe_params_per_gpu(a)
+        params = a.params_per_gpu or params
+    else:
+        params = a.params_per_gpu or params_per_gpu(a.layers, a.hidden, a.vocab, a.seq, a.tp, a.pp)
+        expert_params = 0
     pp_comm = 0 if a.pp == 1 else 2 * a.micro_batch * a.seq * a.hidden // a.tp
-    body = rows(a, params)
-    lines = [f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {a.tp} ep: 1 pp: {a.pp} "
+    body = rows(a, params, expert_params)
+    lines = [f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {a.tp} ep: {a.ep} pp: {a.pp} "
              f"vpp: {a.layers // a.pp} ga: {a.ga} all_gpus: {a.gpus} checkpoints: 0 checkpoint_initiates: 0 "
              f"pp_comm: {pp_comm}", str(len(body))]
     for name, fc, fs, ic, isz, wc, ws, t in body:
@@ -80,7 +154,8 @@ def main():
             f.write("\n".join(lines) + "\n")
     except OSError as e:
         sys.exit(f"gen_gpt_workload.py: error: {a.output}: {e.strerror}")
-    print(f"{a.output}: {len(body)} rows, {params} parameters a GPU, DP {a.gpus // (a.tp * a.pp)}")
+    moe = f" and {expert_params} of experts, EP {a.ep}" if a.experts else ""
+    print(f"{a.output}: {len(body)} rows, {params} parameters a GPU{moe}, DP {a.gpus // (a.tp * a.pp)}")
 
 
 if __name__ == "__main__":
