@@ -1,9 +1,10 @@
-// Flow contention graphs: construction, Weisfeiler–Lehman hash, VF2 isomorphism (see fcg.h).
+// Flow contention graphs: construction, Weisfeiler–Lehman hash, canonical form and isomorphism
+// (see fcg.h).
 #include "wormhole/memo/fcg.h"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/vf2_sub_graph_iso.hpp>
+#include <array>
+#include <bliss/graph.hh>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -101,38 +102,76 @@ uint64_t wl_hash(const Fcg& g, int rounds) {
   return h;
 }
 
+FcgCanon canonical_form(const Fcg& g) {
+  const size_t n = g.vertices(), m = g.edges.size();
+  // Each vertex's colour value: kind (0 flow, 1 edge), then its label. Colours are the ranks of the
+  // distinct values, so isomorphic graphs (equal value multisets) colour alike; the values go into the
+  // words, so graphs with other values never compare equal.
+  using Value = std::array<uint64_t, 7>;
+  std::vector<Value> value(n + m);
+  for (size_t i = 0; i < n; ++i) {
+    const FcgLabel& l = g.label[i];
+    value[i] = {0, l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh};
+  }
+  for (size_t k = 0; k < m; ++k) {
+    const Fcg::Edge& e = g.edges[k];
+    value[n + k] = {1, e.weight, std::max(e.u_acks, e.v_acks), std::min(e.u_acks, e.v_acks), 0, 0, 0};
+  }
+  std::vector<Value> distinct = value;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  auto colour = [&](const Value& v) {
+    return static_cast<unsigned>(std::lower_bound(distinct.begin(), distinct.end(), v) - distinct.begin());
+  };
+  FcgCanon c;
+  c.words = {n, m, distinct.size()};
+  for (const Value& v : distinct) c.words.insert(c.words.end(), v.begin(), v.end());
+  c.rank.resize(n);
+  c.flow.resize(n);
+  if (n + m > 0) {
+    bliss::Digraph d;
+    for (const Value& v : value) d.add_vertex(colour(v));
+    std::vector<std::pair<uint32_t, uint32_t>> arcs;
+    arcs.reserve(4 * m);
+    for (size_t k = 0; k < m; ++k) {
+      const Fcg::Edge& e = g.edges[k];
+      const uint32_t x = static_cast<uint32_t>(n + k);
+      const uint32_t from = e.u_acks >= e.v_acks ? e.u : e.v, to = from == e.u ? e.v : e.u;
+      arcs.push_back({from, x}), arcs.push_back({x, to});
+      if (e.u_acks == e.v_acks) arcs.push_back({to, x}), arcs.push_back({x, from});
+    }
+    for (const auto& [s, t] : arcs) d.add_edge(s, t);
+    bliss::Stats stats;
+    const unsigned* lab = d.canonical_form(stats, nullptr, nullptr);  // lab[v]: v's canonical place
+    std::vector<uint32_t> at(n + m);
+    for (size_t v = 0; v < n + m; ++v) at[lab[v]] = static_cast<uint32_t>(v);
+    for (uint32_t v : at) c.words.push_back(colour(value[v]));
+    std::vector<uint64_t> placed;
+    placed.reserve(arcs.size());
+    for (const auto& [s, t] : arcs) placed.push_back(uint64_t{lab[s]} << 32 | lab[t]);
+    std::sort(placed.begin(), placed.end());
+    c.words.insert(c.words.end(), placed.begin(), placed.end());
+    uint32_t r = 0;
+    for (uint32_t v : at)
+      if (v < n) c.rank[v] = r, c.flow[r] = v, ++r;
+  }
+  c.hash = mix(c.words.size());
+  for (uint64_t w : c.words) c.hash = combine(c.hash, w);
+  return c;
+}
+
+std::vector<uint32_t> canonical_map(const FcgCanon& a, const FcgCanon& b) {
+  if (!(a == b)) throw std::invalid_argument("canonical_map: the graphs' canonical forms differ");
+  std::vector<uint32_t> map(a.rank.size());
+  for (size_t i = 0; i < map.size(); ++i) map[i] = b.flow[a.rank[i]];
+  return map;
+}
+
 std::optional<std::vector<uint32_t>> isomorphism(const Fcg& a, const Fcg& b) {
   if (a.vertices() != b.vertices() || a.edges.size() != b.edges.size()) return std::nullopt;
-  // Each edge as two arcs, u -> v labelled (shared data ports, u's ACK ports on v's data) and
-  // v -> u likewise: matched arcs keep the direction of the ACK coupling.
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
-                                      boost::property<boost::edge_weight_t, uint64_t>>;
-  auto build = [](const Fcg& f) {
-    Graph g(f.vertices());
-    for (const Fcg::Edge& e : f.edges) {
-      boost::add_edge(e.u, e.v, (uint64_t(e.weight) << 32) | e.u_acks, g);
-      boost::add_edge(e.v, e.u, (uint64_t(e.weight) << 32) | e.v_acks, g);
-    }
-    return g;
-  };
-  const Graph ga = build(a), gb = build(b);
-  const auto wa = boost::get(boost::edge_weight, ga);
-  const auto wb = boost::get(boost::edge_weight, gb);
-  auto same_vertex = [&](auto va, auto vb) {
-    return a.same_label(static_cast<uint32_t>(va), b, static_cast<uint32_t>(vb));
-  };
-  auto same_edge = [&](auto ea, auto eb) { return wa[ea] == wb[eb]; };
-  std::optional<std::vector<uint32_t>> found;
-  auto callback = [&](auto f, auto) {
-    std::vector<uint32_t> map(a.vertices());
-    for (uint32_t v = 0; v < a.vertices(); ++v) map[v] = static_cast<uint32_t>(boost::get(f, v));
-    found = std::move(map);
-    return false;  // the first isomorphism is enough
-  };
-  if (a.vertices() == 0) return std::vector<uint32_t>{};
-  boost::vf2_graph_iso(ga, gb, callback, boost::vertex_order_by_mult(ga),
-                       boost::edges_equivalent(same_edge).vertices_equivalent(same_vertex));
-  return found;
+  const FcgCanon ca = canonical_form(a), cb = canonical_form(b);
+  if (!(ca == cb)) return std::nullopt;
+  return canonical_map(ca, cb);
 }
 
 }  // namespace wh

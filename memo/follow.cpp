@@ -12,6 +12,11 @@ uint64_t Memoizer::hash_of(Record& r) const {
   return *r.hash;
 }
 
+const FcgCanon& Memoizer::canon_of(Record& r) const {
+  if (!r.canon) r.canon = canonical_form(key_of(r));
+  return *r.canon;
+}
+
 std::vector<uint32_t> Memoizer::find_leaders(const std::vector<uint32_t>& missed, Time now) {
   std::vector<uint32_t> out(missed.size(), UINT32_MAX);
   // Candidates by start and flow count: this tick's missed periods (looked up now, membership
@@ -39,8 +44,8 @@ std::vector<uint32_t> Memoizer::find_leaders(const std::vector<uint32_t>& missed
       std::vector<uint32_t> map;
       for (const Candidate* h : heads) {
         if (hash_of(*h->r) != hash_of(*c.r)) continue;
-        if (auto m = isomorphism(key_of(*c.r), key_of(*h->r))) {
-          leader = h, map = std::move(*m);
+        if (canon_of(*c.r) == canon_of(*h->r)) {
+          leader = h, map = canonical_map(canon_of(*c.r), canon_of(*h->r));
           break;
         }
       }

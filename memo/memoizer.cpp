@@ -52,6 +52,7 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   // Its followers resume from the leader's state at the last tick, carried on to when they do.
   if (!r.followers.empty()) orphan(r, pid);
   r.hash.reset();
+  r.canon.reset();
   r.flows = ff_.partitions().flows(pid);
   r.sent.clear();
   r.rate.clear();

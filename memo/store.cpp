@@ -8,11 +8,13 @@ namespace wh {
 std::optional<MemoHit> MemoStore::lookup(uint64_t ns, const Fcg& key, Time now) const {
   auto it = buckets_.find({ns, key.vertices(), key.edges.size(), wl_hash(key)});
   if (it == buckets_.end()) return std::nullopt;
+  std::optional<FcgCanon> canon;
   for (const MemoEntry& e : it->second) {
     if (e.visible_from > now) continue;
-    if (auto map = isomorphism(key, e.key)) {
+    if (!canon) canon = canonical_form(key);
+    if (*canon == e.canon) {
       if (e.rejected) return std::nullopt;
-      return MemoHit{&e, std::move(*map)};
+      return MemoHit{&e, canonical_map(*canon, e.canon)};
     }
   }
   return std::nullopt;
@@ -26,11 +28,13 @@ std::pair<const MemoEntry*, bool> MemoStore::insert(uint64_t ns, Fcg key, MemoVa
   if (value.trend.size() != n || value.trend_age.size() != n)
     throw std::invalid_argument("MemoStore::insert: the value's trends need one element per key vertex");
   std::deque<MemoEntry>& bucket = buckets_[{ns, n, key.edges.size(), wl_hash(key)}];
+  FcgCanon canon = canonical_form(key);
   for (const MemoEntry& e : bucket)
-    if (isomorphism(key, e.key)) return {&e, false};
+    if (canon == e.canon) return {&e, false};
   MemoEntry e;
   e.ns = ns;
   e.key = std::move(key);
+  e.canon = std::move(canon);
   e.value = std::move(value);
   e.visible_from = now;
   bucket.push_back(std::move(e));

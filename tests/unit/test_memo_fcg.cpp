@@ -1,8 +1,14 @@
 // Flow contention graphs: hand-built graphs, relabelled isomorphic ones hit with the right map,
-// WL-indistinguishable non-isomorphic ones are told apart by VF2.
+// WL-indistinguishable non-isomorphic ones told apart by their canonical forms, also where they are
+// strongly regular and where a backtracking search (VF2) ran for minutes.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "memo_fixtures.h"
 #include "wormhole/memo/fcg.h"
@@ -21,6 +27,79 @@ std::vector<FcgFlow> hexagon() {
   std::vector<FcgFlow> f;
   for (uint32_t i = 0; i < 6; ++i) f.push_back(fl({20 + (i + 5) % 6, 20 + i}));
   return f;
+}
+
+/// Flows coupled exactly along `edges` of a graph on `n` vertices: each edge is a port the two share.
+std::vector<FcgFlow> flows_of_graph(uint32_t n, const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+  std::vector<FcgFlow> f(n, fl({}));
+  for (size_t k = 0; k < edges.size(); ++k)
+    for (uint32_t v : {edges[k].first, edges[k].second}) f[v].ports.push_back(static_cast<uint32_t>(100 + k));
+  for (FcgFlow& x : f) x.hops = 3;  // equal labels, whatever each vertex's degree
+  return f;
+}
+
+/// The 4 x 4 rook's graph (cells adjacent in a row or column) and the Shrikhande graph (cells of the
+/// 4 x 4 torus adjacent along rows, columns and one diagonal): both strongly regular with parameters
+/// (16, 6, 2, 2), so colour refinement (WL) cannot tell them apart; they are not isomorphic (Shrikhande,
+/// 1959). `shift` renumbers the cells, for an isomorphic copy listed in another order.
+std::vector<std::pair<uint32_t, uint32_t>> rook_edges(uint32_t shift = 0) {
+  std::vector<std::pair<uint32_t, uint32_t>> e;
+  auto id = [&](uint32_t r, uint32_t c) { return (4 * r + c + shift) % 16; };
+  for (uint32_t r = 0; r < 4; ++r)
+    for (uint32_t c = 0; c < 4; ++c)
+      for (uint32_t k = c + 1; k < 4; ++k) e.push_back({id(r, c), id(r, k)}), e.push_back({id(c, r), id(k, r)});
+  return e;
+}
+std::vector<std::pair<uint32_t, uint32_t>> shrikhande_edges() {
+  std::vector<std::pair<uint32_t, uint32_t>> e;
+  for (uint32_t r = 0; r < 4; ++r)
+    for (uint32_t c = 0; c < 4; ++c)
+      for (auto [dr, dc] : {std::pair{0u, 1u}, {1u, 0u}, {1u, 1u}}) e.push_back({4 * r + c, 4 * ((r + dr) % 4) + (c + dc) % 4});
+  return e;
+}
+
+/// Whether `map` carries a's labels and edges (with their ACK directions) onto b's.
+bool preserves(const Fcg& a, const Fcg& b, const std::vector<uint32_t>& map) {
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> eb;
+  for (const Fcg::Edge& e : b.edges) eb.insert({e.u, e.v, e.weight, e.u_acks, e.v_acks});
+  for (uint32_t i = 0; i < a.vertices(); ++i)
+    if (!(a.label[i] == b.label[map[i]])) return false;
+  for (const Fcg::Edge& e : a.edges) {
+    uint32_t u = map[e.u], v = map[e.v], ua = e.u_acks, va = e.v_acks;
+    if (u > v) std::swap(u, v), std::swap(ua, va);
+    if (!eb.count({u, v, e.weight, ua, va})) return false;
+  }
+  return true;
+}
+
+/// The graphs of tests/data/memo/ep_alltoall_fcg_pair.txt (its header gives the format).
+std::vector<Fcg> read_pair() {
+  std::ifstream in(WH_TEST_DATA "/memo/ep_alltoall_fcg_pair.txt");
+  std::vector<Fcg> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("GRAPH", 0) != 0) continue;
+    Fcg g;
+    std::istringstream tokens(line.substr(5));
+    std::string t;
+    while (tokens >> t) {
+      char sep;
+      std::istringstream v(t.substr(1));
+      if (t[0] == 'L') {
+        FcgLabel l;
+        unsigned fresh = 0;
+        v >> l.rate_q >> sep >> l.bottleneck_bps >> sep >> l.line_bps >> sep >> l.rtt_ns >> sep >> l.hops >> sep >> fresh;
+        l.fresh = static_cast<uint8_t>(fresh);
+        g.label.push_back(l);
+      } else {
+        Fcg::Edge e;
+        v >> e.u >> sep >> e.v >> sep >> e.weight >> sep >> e.u_acks >> sep >> e.v_acks;
+        g.edges.push_back(e);
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 }  // namespace
@@ -60,6 +139,41 @@ TEST(Fcg, EqualWlHashButNotIsomorphic) {
   EXPECT_EQ(wl_hash(t), wl_hash(h));
   EXPECT_FALSE(isomorphism(t, h).has_value());
   EXPECT_TRUE(isomorphism(t, t).has_value());
+}
+
+TEST(Fcg, StronglyRegularGraphsToldApartAndARelabelledOneMapped) {
+  const Fcg rook = make_fcg(flows_of_graph(16, rook_edges()), kG);
+  const Fcg shrikhande = make_fcg(flows_of_graph(16, shrikhande_edges()), kG);
+  const Fcg rook_again = make_fcg(flows_of_graph(16, rook_edges(5)), kG);
+  ASSERT_EQ(rook.edges.size(), 48u);
+  ASSERT_EQ(shrikhande.edges.size(), 48u);
+  EXPECT_EQ(wl_hash(rook), wl_hash(shrikhande));
+  EXPECT_FALSE(isomorphism(rook, shrikhande).has_value());
+  EXPECT_FALSE(canonical_form(rook) == canonical_form(shrikhande));
+  const auto map = isomorphism(rook, rook_again);
+  ASSERT_TRUE(map.has_value());
+  EXPECT_TRUE(preserves(rook, rook_again, *map));
+  EXPECT_THROW(canonical_map(canonical_form(rook), canonical_form(shrikhande)), std::invalid_argument);
+}
+
+TEST(Fcg, SymmetricAllToAllPatternsOfARunAreDecidedAtOnce) {
+  // Two 40-flow NVLink patterns that met at one tick of deepseek16b-128g: equal WL hashes, each flow
+  // on 14 edges. VF2 searched them for minutes and kept the run from ending (and from an interrupt).
+  const std::vector<Fcg> pair = read_pair();
+  ASSERT_EQ(pair.size(), 2u);
+  ASSERT_EQ(pair[0].vertices(), 40u);
+  ASSERT_EQ(pair[0].edges.size(), 280u);
+  EXPECT_EQ(wl_hash(pair[0]), wl_hash(pair[1]));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto map = isomorphism(pair[0], pair[1]);
+  const auto map_back = isomorphism(pair[1], pair[0]);
+  ASSERT_TRUE(map.has_value());  // the same pattern on two servers
+  ASSERT_TRUE(map_back.has_value());
+  EXPECT_TRUE(preserves(pair[0], pair[1], *map));
+  EXPECT_TRUE(preserves(pair[1], pair[0], *map_back));
+  // Not a timing assertion on this machine's speed: a bound four orders above what it takes (< 10 ms),
+  // far below the minutes of the search it replaces.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
 }
 
 TEST(Fcg, LabelsAndWeightsMustMatch) {

@@ -86,12 +86,14 @@ class Memoizer final : public PeriodObserver {
     std::optional<Fcg> key;
     std::optional<MemoHit> hit;     // set by find_replay
     std::optional<uint64_t> hash;   // wl_hash of the key (find_leaders)
+    std::optional<FcgCanon> canon;  // its canonical form (find_leaders, where hashes meet)
     std::vector<uint32_t> followers;  // held partitions following this period (it is their leader)
     std::vector<CcSnapshot> state;  // a leader's flows at the last tick (snd_nxt, CC), every rank's
     Time state_at = 0;              // that tick
   };
   const Fcg& key_of(Record& r) const;
   uint64_t hash_of(Record& r) const;
+  const FcgCanon& canon_of(Record& r) const;
   /// The replay of pattern `e` for the period of `r` (its flow i is the pattern's vertex map[i]) looked up
   /// `now` (ps): the rest of the recorded period, its bytes less what each flow sent since r.start.
   Replay replay_of(const Record& r, const MemoEntry& e, const std::vector<uint32_t>& map, Time now) const;

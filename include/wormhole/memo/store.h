@@ -33,6 +33,7 @@ struct MemoValue {
 struct MemoEntry {
   uint64_t ns = 0;        ///< namespace: hash of everything that changes convergence (CC, rates, MTU, buffers)
   Fcg key;
+  FcgCanon canon;         ///< the key's canonical form (made by insert)
   MemoValue value;
   Time visible_from = 0;  ///< simulated time of insertion, ps: no lookup at an earlier time sees it
   mutable uint64_t hits = 0;  ///< statistics only: counted through a const lookup result
@@ -47,7 +48,8 @@ struct MemoHit {
   std::vector<uint32_t> map;  ///< map[i] = key vertex matched to query vertex i
 };
 
-/// Entries bucketed by (namespace, vertices, edges, WL hash); within a bucket VF2 decides.
+/// Entries bucketed by (namespace, vertices, edges, WL hash); within a bucket canonical forms decide
+/// (a key's is made only when its bucket holds an entry).
 /// Lookups see only entries inserted at or before their simulated time, so a run's hits do not
 /// depend on the order in which threads happened to insert. Not thread-safe by itself: the
 /// controller looks up from oneTBB threads with no insert in between (inserts happen in the
@@ -57,7 +59,8 @@ class MemoStore {
   /// The entry isomorphic to `key` in namespace `ns` visible at `now` (ps), with the vertex map;
   /// nothing if none or if that entry is rejected. A hit increments the entry's hit count only through count_hit().
   std::optional<MemoHit> lookup(uint64_t ns, const Fcg& key, Time now) const;
-  /// Inserts unless an isomorphic key exists in `ns` already (then the old entry is kept).
+  /// Inserts unless an isomorphic key exists in `ns` already (then the old entry is kept); makes the
+  /// key's canonical form.
   /// Returns the entry now holding the key and whether it is the new one. The value's vectors
   /// must each have one element per key vertex (std::invalid_argument).
   std::pair<const MemoEntry*, bool> insert(uint64_t ns, Fcg key, MemoValue value, Time now);
