@@ -103,19 +103,98 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
   return pid;
 }
 
+bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& removed_ports) {
+  // Every component left holds one of the removed flow's ports that others still use (a component
+  // without one was apart before), so with at most one such port nothing splits. Otherwise search
+  // from all of them at once, a port at a time from each, joining searches that meet: in the dense
+  // partitions of collectives they meet within a step or two of each anchor, where one search from
+  // a single anchor crossed most of the partition. A search that runs out before meeting all the
+  // others found a component of its own: a real split, left to the full search of remove_flow.
+  std::vector<uint32_t> anchors;
+  for (uint32_t p : removed_ports)
+    if (!port_flows_[p].empty()) anchors.push_back(p);
+  if (anchors.size() <= 1) return true;
+  const std::vector<uint32_t>& ports = parts_[pid].ports;
+  constexpr uint32_t kFree = UINT32_MAX;
+  std::vector<uint32_t>& port_group = scratch_port_group_;  // per index into `ports`: the search that reached it
+  port_group.assign(ports.size(), kFree);
+  std::unordered_map<uint32_t, uint32_t>& flow_group = scratch_flow_group_;
+  flow_group.clear();
+  const size_t n = anchors.size();
+  std::vector<uint32_t> parent(n);
+  std::vector<std::vector<uint32_t>> queue(n);  // per search: ports to expand (a root's holds its merged ones)
+  std::vector<size_t> next(n, 0);
+  for (uint32_t k = 0; k < n; ++k) parent[k] = k, queue[k] = {anchors[k]}, port_group[index_of(ports, anchors[k])] = k;
+  auto root = [&](uint32_t k) {
+    while (parent[k] != k) k = parent[k] = parent[parent[k]];
+    return k;
+  };
+  size_t roots = n;
+  auto join = [&](uint32_t a, uint32_t b) {  // roots a != b: the longer queue absorbs the other's rest
+    if (queue[a].size() - next[a] < queue[b].size() - next[b]) std::swap(a, b);
+    queue[a].insert(queue[a].end(), queue[b].begin() + static_cast<std::ptrdiff_t>(next[b]), queue[b].end());
+    queue[b].clear(), next[b] = 0, parent[b] = a;
+    return --roots == 1;
+  };
+  while (true) {
+    for (uint32_t k = 0; k < n; ++k) {
+      if (parent[k] != k) continue;
+      if (next[k] == queue[k].size()) return false;  // its component is whole and apart from the others
+      const uint32_t p = queue[k][next[k]++];
+      for (uint32_t f : port_flows_[p]) {
+        const auto [it, fresh] = flow_group.try_emplace(f, k);
+        if (!fresh) {
+          const uint32_t r = root(it->second);
+          if (r != root(k) && join(r, root(k))) return true;
+          continue;
+        }
+        for (uint32_t q : flow_ports_.find(f)->second) {
+          uint32_t& g = port_group[index_of(ports, q)];
+          const uint32_t me = root(k);
+          if (g == kFree) {
+            g = me;
+            queue[me].push_back(q);
+          } else if (const uint32_t r = root(g); r != me && join(r, me)) {
+            return true;
+          }
+        }
+      }
+      if (parent[k] != k) break;  // k was absorbed: start the round again
+    }
+  }
+}
+
 std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
   const auto fp = flow_part_.find(flow);
   if (fp == flow_part_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
   const uint32_t pid = fp->second;
   flow_part_.erase(fp);
-  const auto fports = flow_ports_.find(flow);
+  auto fports = flow_ports_.find(flow);
   for (uint32_t p : fports->second) {
     auto& users = port_flows_[p];
     // Order within a port's list is irrelevant (only reachability is read), so swap-erase.
     *std::find(users.begin(), users.end(), flow) = users.back();
     users.pop_back();
   }
+  const std::vector<uint32_t> removed_ports = std::move(fports->second);
   flow_ports_.erase(fports);
+
+  if (stays_connected(pid, removed_ports)) {
+    // One component: the partition keeps its id, loses the flow and the ports only it used.
+    Part& part = parts_[pid];
+    part.flows.erase(std::lower_bound(part.flows.begin(), part.flows.end(), flow));
+    if (part.flows.empty()) {
+      for (uint32_t p : part.ports) port_part_[p] = kNone;
+      free_part(pid);
+      return {};
+    }
+    for (uint32_t p : removed_ports)
+      if (port_flows_[p].empty()) {
+        port_part_[p] = kNone;
+        part.ports.erase(std::lower_bound(part.ports.begin(), part.ports.end(), p));
+      }
+    return {pid};
+  }
 
   // Take the old contents out: new_part() below may grow parts_ and move its elements.
   std::vector<uint32_t> flows = std::move(parts_[pid].flows);

@@ -123,6 +123,31 @@ TEST(PartitionSet, RemovalWithoutSplitKeepsIdAndDropsUnusedPorts) {
   EXPECT_EQ(ps.size(), 1u);
 }
 
+TEST(PartitionSet, SearchesFromEachPortOfTheRemovedFlowJoinWhereTheyMeet) {
+  // A = 1 on ports {0,1,2} leaves three ports others use: B = 2 {0,5} and C = 3 {5,1} meet at port 5;
+  // D = 4 {2,6} and E = 5 {6,7} meet nobody else: two parts, {B,C} keeping the id.
+  PartitionSet ps(8);
+  add(ps, 1, {0, 1, 2});
+  add(ps, 2, {0, 5});
+  add(ps, 3, {5, 1});
+  add(ps, 4, {2, 6});
+  add(ps, 5, {6, 7});
+  EXPECT_EQ(ps.remove_flow(1), (V{0, 1}));
+  EXPECT_EQ(ps.flows(0), (V{2, 3}));
+  EXPECT_EQ(ps.ports(0), (V{0, 1, 5}));
+  EXPECT_EQ(ps.flows(1), (V{4, 5}));
+  EXPECT_EQ(ps.ports(1), (V{2, 6, 7}));
+  // Joined again through F = 6 {7,5}: removing D now leaves ports 2 (nobody) and 6 (E): one part.
+  add(ps, 6, {7, 5});
+  EXPECT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps.remove_flow(4), (V{0}));
+  EXPECT_EQ(ps.flows(0), (V{2, 3, 5, 6}));
+  EXPECT_EQ(ps.partition_of_port(2), kNone);
+  // Removing C leaves ports 5 (B, F) and 1 (nobody): one part whatever the rest.
+  EXPECT_EQ(ps.remove_flow(3), (V{0}));
+  EXPECT_EQ(ps.ports(0), (V{0, 5, 6, 7}));
+}
+
 TEST(PartitionSet, StarSplitsIntoThreeNewIdsLifoInFlowOrder) {
   PartitionSet ps(10);
   EXPECT_EQ(add(ps, 100, {5}), 0u);

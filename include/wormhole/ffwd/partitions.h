@@ -62,6 +62,9 @@ class PartitionSet {
   };
   uint32_t new_part();
   void free_part(uint32_t pid);
+  /// Whether partition `pid`'s flows (the removed one already gone from the port lists) are still
+  /// connected, given the ports the removed flow used. Exact; fast where they are.
+  bool stays_connected(uint32_t pid, const std::vector<uint32_t>& removed_ports);
 
   std::vector<uint32_t> port_part_;                 // port -> partition
   std::vector<std::vector<uint32_t>> port_flows_;   // port -> flows using it (unordered)
@@ -70,6 +73,8 @@ class PartitionSet {
   std::vector<Part> parts_;
   std::vector<uint32_t> free_ids_;
   size_t live_count_ = 0;
+  std::vector<uint32_t> scratch_port_group_;                     // stays_connected: per port of the partition
+  std::unordered_map<uint32_t, uint32_t> scratch_flow_group_;  // stays_connected: flow -> search that reached it
 };
 
 }  // namespace wh
