@@ -57,15 +57,17 @@ def tp_op(a, op):
 
 
 def moe_rows(a, tp_bytes):
-    """A MoE layer's five rows, AICB's layout (module docstring)."""
+    """A MoE layer's five rows, AICB's layout (module docstring), its NONEs at EP 1 and TP 1 included."""
     tokens = tp_bytes * a.topk // a.tp
-    return [("mlp_moelayer", "ALLGATHER_EP", 2 * a.ep * a.experts * a.tp, "NONE", 0, "NONE", 0, 1),
-            ("mlp_moelayer", "ALLTOALL_EP", tokens, "ALLTOALL_EP", tokens, "NONE", 0, 1),
+    a2a = "NONE" if a.ep == 1 else "ALLTOALL_EP"  # AICB: no dispatch or combine at EP 1
+    gather = "NONE" if a.ep == 1 and a.tp == 1 else "ALLGATHER_EP"
+    return [("mlp_moelayer", gather, 2 * a.ep * a.experts * a.tp, "NONE", 0, "NONE", 0, 1),
+            ("mlp_moelayer", a2a, tokens, a2a, tokens, "NONE", 0, 1),
             ("mlp_moelayer", tp_op(a, "ALLGATHER"), tp_bytes * a.topk, tp_op(a, "REDUCESCATTER"), tp_bytes * a.topk,
              "NONE", 0, 1),
             ("mlp_moelayer", tp_op(a, "REDUCESCATTER"), tp_bytes * a.topk, tp_op(a, "ALLGATHER"), tp_bytes * a.topk,
              "NONE", 0, 1),
-            ("mlp_moelayer", "ALLTOALL_EP", tokens, "ALLTOALL_EP", tokens, "NONE", 0, 1)]
+            ("mlp_moelayer", a2a, tokens, a2a, tokens, "NONE", 0, 1)]
 
 
 def rows(a, params, expert_params=0):
@@ -105,23 +107,32 @@ def main():
     p.add_argument("--micro-batch", type=int, default=1, help="sequences a micro-batch (default 1)")
     p.add_argument("--params-per-gpu", type=int, help="parameters per GPU (default: Megatron's estimate)")
     p.add_argument("--experts", type=int, default=0, help="routed experts a MoE layer (default 0: a dense GPT)")
-    p.add_argument("--topk", type=int, default=2, help="experts a token is routed to (default 2)")
+    p.add_argument("--topk", type=int, help="experts a token is routed to (default 2)")
     p.add_argument("--ep", type=int, default=1, help="expert-parallel size (default 1)")
-    p.add_argument("--moe-ffn", type=int, help="an expert's FFN hidden size (default 4 * hidden / topk)")
+    p.add_argument("--moe-ffn", type=int, help="an expert's FFN hidden size (default --ffn, as Megatron's "
+                                                "moe_ffn_hidden_size)")
     p.add_argument("--shared-experts", type=int, default=0, help="shared experts a MoE layer (default 0)")
     p.add_argument("--dense-layers", type=int, default=0, help="first layers with a dense MLP (default 0)")
     p.add_argument("--ffn", type=int, help="the dense MLP's hidden size (default 4 * hidden)")
     p.add_argument("-o", "--output", required=True, help="the workload file to write")
     a = p.parse_args()
-    for name in ("layers", "hidden", "seq", "vocab", "tp", "pp", "gpus", "ga", "micro_batch", "topk", "ep"):
+    for name in ("layers", "hidden", "seq", "vocab", "tp", "pp", "gpus", "ga", "micro_batch", "ep"):
         if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("topk", "moe_ffn", "ffn"):
+        if getattr(a, name) is not None and getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     for name in ("experts", "shared_experts", "dense_layers"):
         if getattr(a, name) < 0:
             p.error(f"--{name.replace('_', '-')} must not be negative")
-    a.ffn = a.ffn or 4 * a.hidden
-    a.moe_ffn = a.moe_ffn or 4 * a.hidden // a.topk
+    if a.layers % a.pp:
+        p.error(f"--layers {a.layers} must be a multiple of --pp {a.pp}")
+    if a.gpus % (a.tp * a.pp):
+        p.error(f"--gpus {a.gpus} must be a multiple of tp * pp = {a.tp * a.pp}")
     if a.experts:
+        a.topk = a.topk or 2
+        a.ffn = a.ffn or 4 * a.hidden
+        a.moe_ffn = a.moe_ffn or a.ffn
         if a.pp != 1:
             p.error("--experts: only --pp 1 is written for a MoE model")
         if a.experts % a.ep:
@@ -130,12 +141,14 @@ def main():
             p.error(f"--topk {a.topk} must not exceed --experts {a.experts}")
         if (a.gpus // a.tp) % a.ep:
             p.error(f"--ep {a.ep} must divide the DP size {a.gpus // a.tp} (gpus / tp)")
-    elif a.ep != 1 or a.dense_layers or a.shared_experts:
-        p.error("--ep, --dense-layers and --shared-experts need --experts")
-    if a.layers % a.pp:
-        p.error(f"--layers {a.layers} must be a multiple of --pp {a.pp}")
-    if a.gpus % (a.tp * a.pp):
-        p.error(f"--gpus {a.gpus} must be a multiple of tp * pp = {a.tp * a.pp}")
+        if a.dense_layers >= a.layers:
+            p.error(f"--dense-layers {a.dense_layers} must be below --layers {a.layers} (a MoE model has MoE layers)")
+    else:
+        given = [f"--{n.replace('_', '-')}" for n in ("topk", "moe_ffn", "ffn") if getattr(a, n) is not None]
+        given += [f"--{n.replace('_', '-')}" for n in ("ep", "dense_layers", "shared_experts")
+                  if getattr(a, n) != (1 if n == "ep" else 0)]
+        if given:
+            p.error(f"{', '.join(given)}: MoE options, which need --experts")
     if a.experts:
         params, expert_params = moe_params_per_gpu(a)
         params = a.params_per_gpu or params

@@ -88,6 +88,20 @@ class GenWorkload(unittest.TestCase):
                                ("REDUCESCATTER", "32768", "ALLGATHER", "32768"),
                                ("ALLTOALL_EP", "16384", "ALLTOALL_EP", "16384")])
 
+    def test_moe_at_ep_1_writes_no_all_to_all(self):
+        # AICB's rule: no dispatch or combine at EP 1; the EP AllGather only with TP > 1.
+        for tp, gather in (("1", "NONE"), ("2", "ALLGATHER_EP")):
+            with self.subTest(tp=tp):
+                out = self.dir / f"ep1_{tp}.txt"
+                p = self.gen("--layers", "2", "--hidden", "64", "--tp", tp, "--gpus", "16", "--experts", "4",
+                             "-o", str(out))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                rows = [line.split("\t") for line in out.read_text().splitlines()[2:]]
+                moe = [r for r in rows if r[0] == "mlp_moelayer"]
+                self.assertEqual(len(moe), 10)
+                self.assertEqual({r[3] for r in moe[0::5]}, {gather})
+                self.assertEqual({(r[3], r[6]) for r in moe[1::5] + moe[4::5]}, {("NONE", "NONE")})
+
     def test_moe_at_tp_1_writes_no_tp_collective(self):
         out = self.dir / "moe1.txt"
         p = self.gen("--layers", "2", "--hidden", "64", "--tp", "1", "--gpus", "16", "--experts", "8", "--ep", "8",
@@ -106,7 +120,11 @@ class GenWorkload(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("must be a multiple of tp * pp = 8", p.stderr)
         for args, message in [(["--experts", "6", "--ep", "4"], "--experts 6 must be a multiple of --ep 4"),
-                              (["--ep", "2"], "--ep, --dense-layers and --shared-experts need --experts"),
+                              (["--ep", "2"], "--ep: MoE options, which need --experts"),
+                              (["--topk", "2", "--ffn", "64"], "--topk, --ffn: MoE options, which need --experts"),
+                              (["--experts", "8", "--moe-ffn", "-32"], "--moe-ffn must be at least 1"),
+                              (["--experts", "8", "--ffn", "0"], "--ffn must be at least 1"),
+                              (["--experts", "8", "--dense-layers", "4"], "--dense-layers 4 must be below --layers 4"),
                               (["--experts", "8", "--ep", "8", "--tp", "4"], "--ep 8 must divide the DP size 4"),
                               (["--experts", "4", "--topk", "6"], "--topk 6 must not exceed --experts 4")]:
             with self.subTest(args=args):

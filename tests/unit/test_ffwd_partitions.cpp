@@ -148,6 +148,32 @@ TEST(PartitionSet, SearchesFromEachPortOfTheRemovedFlowJoinWhereTheyMeet) {
   EXPECT_EQ(ps.ports(0), (V{0, 5, 6, 7}));
 }
 
+TEST(PartitionSet, SearchesThatMeetKeepThePartitionWhole) {
+  // A = 1 on {0,1} leaves ports 0 (B = 2 {0,5}) and 1 (C = 3 {1,5}) in use; the searches from them meet
+  // at port 5: one part, its id kept, every port still used.
+  PartitionSet ps(6);
+  add(ps, 1, {0, 1});
+  add(ps, 2, {0, 5});
+  add(ps, 3, {1, 5});
+  EXPECT_EQ(ps.remove_flow(1), (V{0}));
+  EXPECT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps.flows(0), (V{2, 3}));
+  EXPECT_EQ(ps.ports(0), (V{0, 1, 5}));
+  // D = 4 on {0,1,2,3} leaves four ports in use; E = 5 {2,6} and F = 6 {3,6} meet at port 6, G = 7 {6,5}
+  // joins them to B and C at port 5: one part. Without G, two.
+  PartitionSet again(8);
+  for (auto [f, ports] : {std::pair<uint32_t, V>{2, {0, 5}}, {3, {1, 5}}, {4, {0, 1, 2, 3}}, {5, {2, 6}}, {6, {3, 6}},
+                          {7, {6, 5}}})
+    add(again, f, ports);
+  EXPECT_EQ(again.remove_flow(4), (V{0}));
+  EXPECT_EQ(again.flows(0), (V{2, 3, 5, 6, 7}));
+  EXPECT_EQ(again.ports(0), (V{0, 1, 2, 3, 5, 6}));
+  again.remove_flow(7);
+  EXPECT_EQ(again.size(), 2u);
+  EXPECT_EQ(again.flows(0), (V{2, 3}));
+  EXPECT_EQ(again.flows(1), (V{5, 6}));
+}
+
 TEST(PartitionSet, StarSplitsIntoThreeNewIdsLifoInFlowOrder) {
   PartitionSet ps(10);
   EXPECT_EQ(add(ps, 100, {5}), 0u);

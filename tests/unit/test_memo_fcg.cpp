@@ -3,6 +3,8 @@
 // strongly regular and where a backtracking search (VF2) ran for minutes.
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -174,6 +176,19 @@ TEST(Fcg, SymmetricAllToAllPatternsOfARunAreDecidedAtOnce) {
   // Not a timing assertion on this machine's speed: a bound four orders above what it takes (< 10 ms),
   // far below the minutes of the search it replaces.
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+}
+
+TEST(Fcg, CanonicalFormsLeaveNoMemoryBehind) {
+  // A 30-flow pattern without symmetry, its form made 2,000 times: with the library's component
+  // recursion on, bliss 0.73 lost about 3.3 KB a call (6.6 MB here); the heap in use must not grow.
+  std::vector<FcgFlow> flows;
+  for (uint32_t i = 0; i < 30; ++i) flows.push_back(fl({i % 7, 10 + (i * i) % 11, 30 + (i * 5) % 13}, (40 + i % 3) * kG));
+  const Fcg g = make_fcg(flows, kG);
+  ASSERT_GT(g.edges.size(), 30u);
+  const FcgCanon first = canonical_form(g);
+  const size_t before = mallinfo2().uordblks;
+  for (int k = 0; k < 2000; ++k) ASSERT_TRUE(canonical_form(g) == first);
+  EXPECT_LT(mallinfo2().uordblks, before + 256 * 1024);
 }
 
 TEST(Fcg, LabelsAndWeightsMustMatch) {
