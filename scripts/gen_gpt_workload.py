@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a SimAI workload file (AICB's HYBRID_TRANSFORMER_FWD_IN_BCKWD text format) for a Megatron GPT model
+r"""Writes a SimAI workload file (AICB's HYBRID_TRANSFORMER_FWD_IN_BCKWD text format) for a Megatron GPT model
 with tensor and sequence parallelism, as AICB's SimAI_training_workload_generator lays one out; with
 --experts, a mixture-of-experts model in the DeepSeekMoE style (expert parallelism, below).
 
@@ -20,7 +20,8 @@ of an EP group) and the shared experts, all gated (SwiGLU: 3 h f parameters an M
 layer's rows are AICB's (Megatron core 0.13's token dispatcher): an EP AllGather of the routing metadata
 (2 EP E TP bytes), the dispatch AllToAll_EP (2 micro_batch seq h topk / TP bytes), the TP AllGather and
 ReduceScatter of the experts' tokens (2 micro_batch seq h topk bytes; none at TP 1), the combine AllToAll_EP;
-backward the same in reverse; at EP 1 no dispatch or combine, at EP 1 and TP 1 no metadata AllGather. Parameters a GPU: per layer attention 4 h^2 + 4 h, the MLP (dense, or the
+backward the same in reverse; at EP 1 no dispatch or combine, at EP 1 and TP 1 no metadata AllGather.
+Parameters a GPU: per layer attention 4 h^2 + 4 h, the MLP (dense, or the
 shared experts plus the router's h E), the word embedding and the untied output layer (2 vocab h), all / TP,
 reduced over the DP group (grad_norm); the routed experts' (L - dense) (E / EP) 3 h moe_ffn / TP over the
 DP_EP group (moe_grad_norm1 and 2).
