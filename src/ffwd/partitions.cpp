@@ -202,12 +202,7 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
   parts_[pid].flows.clear();
   parts_[pid].ports.clear();
   flows.erase(std::lower_bound(flows.begin(), flows.end(), flow));
-
-  if (flows.empty()) {
-    for (uint32_t p : ports) port_part_[p] = kNone;
-    free_part(pid);
-    return {};
-  }
+  // Not empty: a split leaves two flows at least (an emptied partition was handled above).
 
   // Connected components over flow -> port -> flow, confined to the old partition. Visiting the
   // flows in ascending order numbers the components by their smallest flow id.

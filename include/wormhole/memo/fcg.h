@@ -55,8 +55,6 @@ struct Fcg {
   std::vector<Edge> edges;
 
   size_t vertices() const { return label.size(); }
-  /// Whether vertex labels are equal (what an isomorphism requires of matched vertices).
-  bool same_label(uint32_t a, const Fcg& other, uint32_t b) const { return label[a] == other.label[b]; }
 };
 
 /// Builds the FCG of `flows`. `rate_quantum_bps` (> 0) is the rate quantisation step: rates that
