@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
@@ -48,36 +50,15 @@ void FastForward::sample_until(uint32_t id, Track& t, uint64_t rate_bps, Time no
 void FastForward::reset(uint32_t pid) {
   if (part(pid).verifying >= 0) end_verify(pid, true);
   const Time now = net_.now();
-  const uint64_t k = static_cast<uint64_t>(now / s_.sample_interval);
-  // Flows at line rate need their own time scale only (see check below); the slowest flow sets it.
-  uint64_t lr = 1;
-  const double payload = net_.params().payload;
-  for (uint32_t id : parts_.flows(pid)) {
-    const Flow& f = net_.flow(id);  // line rate and base RTT are known on every rank
-    lr = std::max(lr, line_rate_window_samples(s_, f.base_rtt, f.max_rate_bps, payload));
-    Track& t = track(id);
-    t.window.reset(window_);
-    t.next_grid = k + 1;
-    t.next_sample_at = static_cast<Time>(k + 1) * s_.sample_interval;
-    t.n_marks = 0;
-    t.goodput = 0;
-    t.trend = 0;
-    t.grain = 0;
-    t.credited = 0;
-  }
-  // Flows meeting at a switch egress run into each other's queue, PFC and ECN, a course no CC rate
-  // shows and a few RTTs do not settle (measured on NVSwitch ports: 4 % off over 10-µs skips): the
-  // long window. (Flows sharing only their NIC take turns in its round robin: no queue between them.)
-  if (lr < line_rate_window_cap() && flows_meet(pid, true)) lr = line_rate_window_cap();
   Part& p = part(pid);
   const bool queued = p.lookup_queued;  // it stays in lookup_queue_ (once)
   p = Part{};
   p.lookup_queued = queued;
-  p.lr_window = lr;
-  p.reset_k = k;
-  // First check after the line-rate window: flows at line rate need no more.
-  p.due = static_cast<Time>(k + lr) * s_.sample_interval;
-  p.checkpoint = p.due - static_cast<Time>(lr / 2) * s_.sample_interval;
+  p.reset_k = static_cast<uint64_t>(now / s_.sample_interval);
+  p.epoch = ++epochs_;
+  // Its tracks restart when read (track()), its line-rate window is found when read (settled()):
+  // until then no check or checkpoint is due, as none is before the next grid point.
+  p.due = p.checkpoint = std::numeric_limits<Time>::max();
   if (period_observer_) {
     period_observer_->period_started(pid, now);
     // Replays are skips: none when skipping is off.
@@ -86,6 +67,59 @@ void FastForward::reset(uint32_t pid) {
       lookup_queue_.push_back(pid);
     }
   }
+}
+
+void FastForward::restart(uint32_t id, Track& t) {
+  const uint32_t pid = parts_.partition_of_flow(id);
+  if (pid == PartitionSet::kNone) throw std::logic_error("fast-forward: active flow " + std::to_string(id) + " is in no partition");
+  const Part& p = part_state_[pid];
+  t.window.reset(window_);
+  t.next_grid = p.reset_k + 1;
+  t.next_sample_at = static_cast<Time>(p.reset_k + 1) * s_.sample_interval;
+  t.n_marks = 0;
+  t.goodput = 0;
+  t.trend = 0;
+  t.grain = 0;
+  t.credited = 0;
+  t.part = pid;
+  t.epoch = p.epoch;
+  ++track_restarts_;
+}
+
+FastForward::Part& FastForward::settled(uint32_t pid) {
+  Part& p = part(pid);
+  if (!p.window_pending) return p;
+  p.window_pending = false;
+  // Flows at line rate need their own time scale only (see check below); the slowest flow sets it.
+  uint64_t lr = 1;
+  const double payload = net_.params().payload;
+  for (uint32_t id : parts_.flows(pid)) {
+    const Flow& f = net_.flow(id);  // line rate and base RTT are known on every rank
+    lr = std::max(lr, line_rate_window_samples(s_, f.base_rtt, f.max_rate_bps, payload));
+  }
+  // Flows meeting at a switch egress run into each other's queue, PFC and ECN, a course no CC rate
+  // shows and a few RTTs do not settle (measured on NVSwitch ports: 4 % off over 10-µs skips): the
+  // long window. (Flows sharing only their NIC take turns in its round robin: no queue between them.)
+  if (lr < line_rate_window_cap() && flows_meet(pid, true)) lr = line_rate_window_cap();
+  p.lr_window = lr;
+  // First check after the line-rate window: flows at line rate need no more.
+  p.due = static_cast<Time>(p.reset_k + lr) * s_.sample_interval;
+  p.checkpoint = p.due - static_cast<Time>(lr / 2) * s_.sample_interval;
+  return p;
+}
+
+std::vector<uint32_t> FastForward::leave_partition(uint32_t id) {
+  const uint32_t old = parts_.partition_of_flow(id);
+  std::vector<uint32_t> left = parts_.remove_flow(id);
+  // Split or emptied, its tracks are no longer current: the parts are reset, an emptied one is gone.
+  if (old != PartitionSet::kNone) part(old).epoch = ++epochs_;
+  return left;
+}
+
+uint32_t FastForward::join_partition(uint32_t id, const std::vector<uint32_t>& ports) {
+  // The partitions it merges lose their identity (one keeps its id, reset): none of their tracks is current.
+  for (uint32_t pid : parts_.partitions_of_ports(ports)) part(pid).epoch = ++epochs_;
+  return parts_.add_flow(id, ports);
 }
 
 void FastForward::ensure_tick() {
@@ -174,7 +208,7 @@ void FastForward::flow_started(uint32_t id) {
   const std::vector<uint32_t> ports = coupling_.ports(id);
   for (uint32_t f : changed) refresh_ports(f);
   settle(parts_.partitions_of_ports(ports));
-  const uint32_t pid = parts_.add_flow(id, ports);
+  const uint32_t pid = join_partition(id, ports);
   uint32_t slot;
   if (free_tracks_.empty()) {
     slot = static_cast<uint32_t>(tracks_.size());
@@ -192,6 +226,7 @@ void FastForward::flow_started(uint32_t id) {
   // would void it. It stays in its partition (whose ports no other partition can then freeze).
   tracks_[slot].distrusted = net_.simulated_exactly(id);
   tracks_[slot].rose_at = -1;
+  tracks_[slot].epoch = 0;  // restarted when first read
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
   ensure_tick();
@@ -201,9 +236,9 @@ void FastForward::refresh_ports(uint32_t id) {
   const std::vector<uint32_t> ports = coupling_.ports(id);
   if (ports == parts_.flow_ports(id)) return;
   settle({parts_.partition_of_flow(id)});
-  for (uint32_t p : parts_.remove_flow(id)) reset(p);
+  for (uint32_t p : leave_partition(id)) reset(p);
   settle(parts_.partitions_of_ports(ports));
-  reset(parts_.add_flow(id, ports));
+  reset(join_partition(id, ports));
 }
 
 void FastForward::flow_finished(uint32_t id) { finished_.push_back(id); }
@@ -221,7 +256,7 @@ void FastForward::remove_finished() {
     active_[pos] = last;
     if (last != id) tracks_[track_of_[last]].active_pos = pos;
     active_.pop_back();
-    for (uint32_t p : parts_.remove_flow(id)) reset(p);
+    for (uint32_t p : leave_partition(id)) reset(p);
     for (uint32_t f : coupling_.remove(id)) refresh_ports(f);  // ports it no longer makes congestible
   }
   finished_.clear();
@@ -229,7 +264,7 @@ void FastForward::remove_finished() {
 
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) {
   if (id >= track_of_.size() || track_of_[id] == kNoTrack) return;
-  Track& t = tracks_[track_of_[id]];
+  Track& t = track(id);
   sample_until(id, t, old_rate_bps, net_.now());
   if (new_rate_bps > old_rate_bps) t.rose_at = net_.now();
 }
@@ -287,7 +322,7 @@ void FastForward::take_marks(uint32_t pid) {
 }
 
 bool FastForward::lengthen(uint32_t pid, bool full, double grow, double& wait) {
-  Part& p = part(pid);
+  Part& p = settled(pid);
   const uint64_t cap = line_rate_window_cap();
   if (p.lr_window >= cap) return false;
   const uint64_t k = static_cast<uint64_t>(net_.now() / s_.sample_interval);
@@ -317,13 +352,13 @@ bool FastForward::lengthen(uint32_t pid, bool full, double grow, double& wait) {
   return false;
 }
 
-Time FastForward::skip_length(uint32_t pid) const {
+Time FastForward::skip_length(uint32_t pid) {
   const Time now = net_.now();
   Time dt = run_end_ - now;
   if (const Time t = net_.next_flow_start(); t >= 0) dt = std::min(dt, t - now);
   if (const Time t = net_.link_down_time(); t >= 0) dt = std::min(dt, t - now);
   for (uint32_t id : parts_.flows(pid)) {
-    const Track& t = tracks_[track_of_[id]];
+    const Track& t = track(id);
     if (t.goodput <= 0 || t.left <= 0) return 0;
     dt = std::min(dt, static_cast<Time>(t.left / t.goodput));
     // skip_error(t, dt) <= bound: grain + trend × (now − trend_at + dt/2) <= bound.
@@ -573,7 +608,7 @@ void FastForward::on_tick() {
   const std::vector<uint32_t> live = parts_.live_ids();
   std::vector<uint32_t> due;
   for (uint32_t pid : live) {
-    Part& p = part(pid);
+    Part& p = settled(pid);
     if (p.skipping && p.skip_end <= now) end_skip(pid, true);
     if (p.skipping) continue;
     if (p.verifying >= 0) {
@@ -656,7 +691,7 @@ void FastForward::on_tick() {
   const Time window_start = now - static_cast<Time>(window_) * s_.sample_interval;
   std::vector<uint64_t> lr(due.size());
   for (size_t i = 0; i < due.size(); ++i) {
-    lr[i] = part(due[i]).lr_window;
+    lr[i] = settled(due[i]).lr_window;
     stats_.line_rate_window_min = std::min(stats_.line_rate_window_min, lr[i]);
     stats_.line_rate_window_max = std::max(stats_.line_rate_window_max, lr[i]);
   }
@@ -720,14 +755,14 @@ void FastForward::on_tick() {
       else if (double(now) + fig.room / fig.goodput < double(full_at)) outlasts = false;
     }
     // Judged short only once every flow's goodput tells whether it outlasts l: until then undecided.
-    const bool short_window = part(due[i]).lr_window < line_rate_window_cap();
+    const bool short_window = settled(due[i]).lr_window < line_rate_window_cap();
     lengthened[i] = (short_window && unmeasured && !slow) || lengthen(due[i], slow || (outlasts && !unmeasured), grow, wait[i]);
   }
   stats_.checks += due.size();
   std::vector<uint32_t> candidates;
   std::vector<Time> lengths;
   for (size_t i = 0; i < due.size(); ++i) {
-    Part& p = part(due[i]);
+    Part& p = settled(due[i]);
     stats_.min_spread = std::min(stats_.min_spread, spread[i]);
     const bool steady = spread[i] < s_.theta && !lengthened[i];
     if (steady) ++stats_.steady_found;
@@ -748,7 +783,7 @@ void FastForward::on_tick() {
   if (exchange_ && !candidates.empty()) exchange_->all(freezable);
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (!freezable[i]) {
-      part(candidates[i]).due = now + s_.sample_interval;
+      settled(candidates[i]).due = now + s_.sample_interval;
     } else if (verifier_.choose(VerifySample::Kind::kFastForward)) {
       std::vector<double> rate;
       for (uint32_t id : parts_.flows(candidates[i])) rate.push_back(track(id).goodput);

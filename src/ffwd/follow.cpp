@@ -31,7 +31,7 @@ void FastForward::follow(const std::vector<uint32_t>& missed) {
     return double(f.bytes_left()) >= end_game(f) + double(f.max_rate_bps) / 8.0 * double(check - now) / double(kSec);
   };
   for (size_t k = 0; k < held.size(); ++k) {
-    const Time check = std::max(part(leaders[k]).due, now);
+    const Time check = std::max(settled(leaders[k]).due, now);
     double too_short = 0;
     for (uint32_t id : parts_.flows(held[k])) {
       double room_bytes = 0;
@@ -51,7 +51,7 @@ void FastForward::follow(const std::vector<uint32_t>& missed) {
   size_t j = 0;
   for (size_t k = 0; k < held.size(); ++k) {
     for (uint32_t id : parts_.flows(held[k])) track(id).left = left[j++];
-    const Time check = std::max(part(leaders[k]).due, now);
+    const Time check = std::max(settled(leaders[k]).due, now);
     period_observer_->follow_done(held[k], short_lived[k] == 0 && freezable[k] && hold(held[k], check - now));
   }
 }
