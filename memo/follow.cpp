@@ -17,7 +17,8 @@ const FcgCanon& Memoizer::canon_of(Record& r) const {
   return *r.canon;
 }
 
-std::vector<uint32_t> Memoizer::find_leaders(const std::vector<uint32_t>& missed, Time now) {
+std::vector<uint32_t> Memoizer::find_leaders(const std::vector<uint32_t>& missed, const std::vector<uint8_t>& lasting,
+                                             Time now) {
   std::vector<uint32_t> out(missed.size(), UINT32_MAX);
   // Candidates by start and flow count: this tick's missed periods (looked up now, membership
   // unchanged). A follower mirrors its leader in time — it resumes from the leader's state at the same
@@ -38,6 +39,9 @@ std::vector<uint32_t> Memoizer::find_leaders(const std::vector<uint32_t>& missed
   }
   for (auto& [start_size, group] : groups) {
     if (group.size() < 2) continue;
+    // Followed only where its leader lasts (FastForward::follow): with no member lasting, no pairing
+    // can stand, and no key need be built.
+    if (std::none_of(group.begin(), group.end(), [&](const Candidate& c) { return lasting.at(c.at) != 0; })) continue;
     std::vector<const Candidate*> heads;  // simulated periods others may follow, in lookup order
     for (const Candidate& c : group) {
       const Candidate* leader = nullptr;

@@ -28,6 +28,7 @@ struct Outcome {
   std::vector<Time> fct;  // per flow id, ps
   SkipStats stats;
   MemoStats memo;
+  uint64_t patterns_built = 0;  // Memoizer::patterns_built
 };
 
 inline Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec* injected = nullptr, Time inject_at = -1,
@@ -56,7 +57,7 @@ inline Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec
   Outcome o;
   for (uint32_t id = 0; id < net.flow_count(); ++id) o.fct.push_back(net.record(id).finished() ? net.record(id).finish - net.record(id).start : -1);
   if (ff) o.stats = ff->stats();
-  if (memo) o.memo = memo->stats();
+  if (memo) o.memo = memo->stats(), o.patterns_built = memo->patterns_built();
   return o;
 }
 

@@ -20,6 +20,9 @@ TEST(MemoFollow, TwoPairsStartingTogetherSimulateOnePeriod) {
   const Outcome memo = run(flows, Mode::Memo);
   EXPECT_EQ(memo.memo.followed, 1u);
   EXPECT_EQ(memo.memo.follows_cut, 0u);
+  // Both compared at their lookup (A's used again when it converges), and both looked up once more
+  // when their skips end and their partitions start a new period, the store holding A's pattern by then.
+  EXPECT_EQ(memo.patterns_built, 4u);
   EXPECT_EQ(memo.memo.converged, 1u);
   EXPECT_EQ(memo.memo.inserted, 1u);
   EXPECT_EQ(memo.memo.repeated, 0u);
@@ -87,6 +90,9 @@ TEST(MemoFollow, NotHeldWhereThePeriodCannotConverge) {
   const Outcome memo = run(flows, Mode::Memo);
   EXPECT_EQ(memo.memo.followed + memo.memo.follows_cut, 0u);
   EXPECT_EQ(memo.fct, ff.fct);
+  // Neither period lasts to its check, so neither can lead: their patterns are not even built (they
+  // were, for a comparison whose pairing was then refused, at every tick of an all-to-all).
+  EXPECT_EQ(memo.patterns_built, 0u);
 }
 
 TEST(MemoFollow, ADisturbedFollowerResumesFromItsLeadersState) {

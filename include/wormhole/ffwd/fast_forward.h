@@ -132,6 +132,13 @@ class FastForward final : public SkipHooks {
     return double(f.max_rate_bps) / 8.0 / double(kSec) * double(f.base_rtt + 2 * s_.sample_interval) +
            2.0 * net_.params().payload;
   }
+  /// Whether flow `f` (on its sender's rank) lasts, even at line rate, from now to `check` (ps)
+  /// and its end game beyond: what holding its partition as a follower until `check` needs.
+  bool lasts(const Flow& f, Time check) const {
+    return double(f.bytes_left()) >=
+           end_game(f) + double(f.max_rate_bps) / 8.0 * double(check - net_.now()) / double(kSec);
+  }
+
   /// Bytes active flow `id` may still be credited before its guard at line rate, as measured for every
   /// rank alike when it was held as a follower (Track::left).
   double credit_room(uint32_t id) const { return tracks_[track_of_[id]].left; }

@@ -62,8 +62,11 @@ class PeriodObserver {
   /// partitions of `missed` (looked up at this tick, no replay found, in lookup order), the leader
   /// each one may follow — an earlier one of `missed` whose period started at the same instant, with
   /// an isomorphic pattern, simulated — or UINT32_MAX. Every rank calls it alike (sequential part of
-  /// the tick).
-  virtual std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, Time now) {
+  /// the tick). `lasting[i]`: whether every flow of missed[i] lasts to its first check (the controller
+  /// refuses to hold a follower whose leader does not; candidates starting together none of which
+  /// lasts need not be compared).
+  virtual std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, const std::vector<uint8_t>& lasting,
+                                             Time now) {
     return std::vector<uint32_t>(missed.size(), UINT32_MAX);
   }
   /// The controller holds `pid` (frozen, credited nothing) until its leader's period ends (true), or

@@ -63,13 +63,17 @@ class Memoizer final : public PeriodObserver {
   std::optional<Replay> find_replay(uint32_t pid, Time now) override;
   void replay_done(uint32_t pid, bool applied) override;
   void reject_pattern(uint64_t pattern) override;
-  std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, Time now) override;
+  std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, const std::vector<uint8_t>& lasting,
+                                     Time now) override;
   void follow_done(uint32_t pid, bool held) override;
   std::vector<FollowerRelease> releases(Time now) override;
   Replay release_early(uint32_t pid, Time resume) override;
   void mark(uint32_t m) override;
   void rewind(uint32_t m) override;
   const MemoStats& stats() const { return stats_; }
+  /// Patterns (FCGs) built from periods so far, for lookups, leaders and convergences: a cost, not an
+  /// outcome (a period's pattern is built once, when first needed).
+  uint64_t patterns_built() const { return patterns_built_; }
 
  private:
   // What FCG_start needs, taken at the period's start; the graph itself is built only when a
@@ -140,6 +144,7 @@ class Memoizer final : public PeriodObserver {
   std::vector<uint32_t> leaders_;                 // partitions whose period has followers, sorted
   std::vector<Ready> ready_;                      // followers to release at the next releases()
   MemoStats stats_;
+  mutable uint64_t patterns_built_ = 0;
   std::vector<MemoStats> marks_;  // mark(m): stats_ then (cleared at each tick)
 };
 
