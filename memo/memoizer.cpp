@@ -23,7 +23,7 @@ Memoizer::~Memoizer() { ff_.set_period_observer(nullptr); }
 
 const Fcg& Memoizer::key_of(Record& r) const {
   if (r.key) return *r.key;
-  ++patterns_built_;
+  patterns_built_.fetch_add(1, std::memory_order_relaxed);
   std::vector<FcgFlow> v;
   v.reserve(r.flows.size());
   for (size_t i = 0; i < r.flows.size(); ++i) {

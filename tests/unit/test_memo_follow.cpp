@@ -95,6 +95,17 @@ TEST(MemoFollow, NotHeldWhereThePeriodCannotConverge) {
   EXPECT_EQ(memo.patterns_built, 0u);
 }
 
+TEST(MemoFollow, AShortPeriodAmongLastingOnesLeavesTheirPairingAlone) {
+  // A and B (60 MB) and C (4 MB, ending before a check) start together, alike: B follows A as in
+  // the first test; C, which cannot last, is compared too (its group has periods that last) and
+  // simulated. Skipping the group because one member does not last would lose B's follow.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 3, 60'000'000), flow(4, 5, 4'000'000)};
+  const Outcome memo = run(flows, Mode::Memo);
+  EXPECT_EQ(memo.memo.followed, 1u);
+  EXPECT_EQ(memo.memo.follows_cut, 0u);
+  EXPECT_EQ(memo.memo.inserted, 1u);
+}
+
 TEST(MemoFollow, ADisturbedFollowerResumesFromItsLeadersState) {
   // C (4 -> 3), released by a dependency at 200 µs, shares held B's receiver port: B resumes then
   // from A's state at the last tick carried on at A's rate (no CC restore between ticks), and B and C

@@ -224,13 +224,16 @@ class FastForward final : public SkipHooks {
     uint64_t pattern = 0;         // which (Replay::pattern), while replaying
     bool interrupted = false;     // in interrupted_: pulled back at the next tick (and not replayed at it)
     int64_t verifying = -1;       // the verify sample simulating the skip or replay it would take (-1: none)
-    uint64_t epoch = 0;           // its last reset (a run-wide count, from 1); changed too when it loses a flow
+    // Its last reset (a run-wide count, from 1). Changed too when it loses a flow or is merged into
+    // another: a flow alone in its partition that is rerouted into another one, or the flows of a
+    // partition merged away, would otherwise find their tracks current.
+    uint64_t epoch = 0;
     bool window_pending = true;   // lr_window, due and checkpoint are still to be set for the last reset (settled)
   };
   /// Active flow `id`'s track, restarted first if its partition was reset since it was last read.
   /// A partition of a few thousand short flows (an all-to-all across the fabric) changes its
   /// membership at every flow's start and end: restarting every track at each reset made each
-  /// change cost the whole partition (measured: 6 % of a MoE run's time, more in cache misses).
+  /// change cost the whole partition (3 % of a MoE run's samples by perf, more in cache misses).
   Track& track(uint32_t id) {
     Track& t = tracks_[track_of_[id]];
     if (!current(t)) restart(id, t);

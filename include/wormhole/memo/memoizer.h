@@ -1,6 +1,7 @@
 // Memoization of a run's unsteady periods (the Wormhole paper: memoization): record them into a memo store,
 // replay the ones whose pattern is known.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -73,7 +74,7 @@ class Memoizer final : public PeriodObserver {
   const MemoStats& stats() const { return stats_; }
   /// Patterns (FCGs) built from periods so far, for lookups, leaders and convergences: a cost, not an
   /// outcome (a period's pattern is built once, when first needed).
-  uint64_t patterns_built() const { return patterns_built_; }
+  uint64_t patterns_built() const { return patterns_built_.load(std::memory_order_relaxed); }
 
  private:
   // What FCG_start needs, taken at the period's start; the graph itself is built only when a
@@ -144,7 +145,7 @@ class Memoizer final : public PeriodObserver {
   std::vector<uint32_t> leaders_;                 // partitions whose period has followers, sorted
   std::vector<Ready> ready_;                      // followers to release at the next releases()
   MemoStats stats_;
-  mutable uint64_t patterns_built_ = 0;
+  mutable std::atomic<uint64_t> patterns_built_{0};  // lookups build patterns on several threads
   std::vector<MemoStats> marks_;  // mark(m): stats_ then (cleared at each tick)
 };
 
