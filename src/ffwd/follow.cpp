@@ -18,18 +18,20 @@ void FastForward::follow(const std::vector<uint32_t>& missed) {
   // followers are refused below), so where none of a group does, no pattern is compared: in an
   // all-to-all whose flows end within microseconds, the partitions starting together each tick
   // were compared for nothing.
-  std::vector<double> too_short(missed.size(), 0.0);
-  for (size_t k = 0; k < missed.size() && missed.size() > 1; ++k) {  // a lone one has no one to follow
-    const Time check = std::max(settled(missed[k]).due, net_.now());
-    for (uint32_t id : parts_.flows(missed[k]))
-      if (owned(id) && !lasts(net_.flow(id), check)) {
-        too_short[k] = 1;
-        break;
-      }
+  std::vector<uint8_t> lasting(missed.size(), 1);
+  if (missed.size() > 1) {  // a lone one has no one to follow
+    std::vector<double> short_lived(missed.size(), 0.0);
+    for (size_t k = 0; k < missed.size(); ++k) {
+      const Time check = std::max(settled(missed[k]).due, net_.now());
+      for (uint32_t id : parts_.flows(missed[k]))
+        if (owned(id) && !lasts(net_.flow(id), check)) {
+          short_lived[k] = 1;
+          break;
+        }
+    }
+    if (exchange_) exchange_->sum(short_lived);
+    for (size_t k = 0; k < missed.size(); ++k) lasting[k] = short_lived[k] == 0 ? 1 : 0;
   }
-  if (exchange_ && missed.size() > 1) exchange_->sum(too_short);
-  std::vector<uint8_t> lasting(missed.size());
-  for (size_t k = 0; k < missed.size(); ++k) lasting[k] = too_short[k] == 0 ? 1 : 0;
   const std::vector<uint32_t> leader = period_observer_->find_leaders(missed, lasting, net_.now());
   std::vector<uint32_t> held, leaders;
   for (size_t i = 0; i < missed.size(); ++i)

@@ -243,7 +243,8 @@ class FastForward final : public SkipHooks {
   /// that left a partition finds it reset or gone: either changes its epoch).
   bool current(const Track& t) const { return t.epoch != 0 && part_state_[t.part].epoch == t.epoch; }
   /// What a reset does to a track (the window and goodput anew from the reset's grid point), for
-  /// the partition flow `id` is in now.
+  /// the partition flow `id` is in now. Throws std::logic_error if the flow is in no partition (an
+  /// active flow always is: a bug).
   void restart(uint32_t id, Track& t);
   /// Partition `pid`'s state with its line-rate window, first check and first goodput checkpoint set
   /// for its last reset: set only when read, so that a run of resets between two ticks costs one.
