@@ -103,8 +103,9 @@ std::optional<int> agree(int rank, F&& step) {
 /// The run's cut: the rank map and what it was weighed by.
 struct Cut {
   RankMap map;
-  std::unique_ptr<Network> traffic;  ///< a training scenario's expected traffic, as flows (its flows come as it runs)
-  const Network* weights = nullptr;  ///< what the cut was weighed by (flows sent per rank), if anything
+  /// What the cut was weighed by: a flow file's flows, or a training scenario's expected traffic (its
+  /// flows come as it runs); the flows sent per rank are printed from it.
+  std::vector<CutFlow> flows;
 };
 
 /// The run's results after the engine ran, besides each rank's own flow records (on disk, FlowResults):
@@ -201,11 +202,11 @@ void warn_late_acks(const Gathered& g) {
 /// of a training scenario (the workload's, the trace's, or every job's and the background flows).
 Cut cut(const RunOptions& o, RunPlan& plan, int ranks) {
   Cut c;
-  if (plan.training()) c.traffic = traffic_network(plan.workload());
-  const Network& weights = plan.training() ? *c.traffic : plan.net();
-  c.weights = weights.flow_count() == 0 ? nullptr : &weights;
-  c.map = o.rank_map.empty() ? cut_network(o.scenario, plan.topo(), c.weights, static_cast<uint32_t>(ranks), o.linear)
-                             : read_rank_map(o.rank_map, plan.topo(), c.weights, static_cast<uint32_t>(ranks));
+  c.flows = plan.training() ? cut_flows(scenario_traffic(plan.workload())) : cut_flows(plan.net());
+  plan.net().routing();  // the routes the flows will take (built once: the run uses them)
+  const Fabric& fab = plan.net().fabric();
+  c.map = o.rank_map.empty() ? cut_network(o.scenario, plan.topo(), fab, c.flows, static_cast<uint32_t>(ranks), o.linear)
+                             : read_rank_map(o.rank_map, plan.topo(), fab, c.flows, static_cast<uint32_t>(ranks));
   return c;
 }
 
@@ -243,7 +244,7 @@ void print_start(const RunOptions& o, const RunPlan& plan, const Cut& c, int ran
   fmt::print("distributed run over {} ranks (EVENT_ORDER portable: the results of one process run with --set "
              "EVENT_ORDER=portable): ",
              ranks);
-  print_rank_summary(plan.topo(), c.weights, c.map,
+  print_rank_summary(plan.topo(), c.flows, c.map,
                      !o.rank_map.empty() ? "rank map " + o.rank_map : o.linear ? "linear" : "METIS k-way", plan.training());
   std::fflush(stdout);
 }
@@ -307,7 +308,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
-  c.traffic.reset(), c.weights = nullptr;  // a second network of the expected flows: the cut is made
+  c.flows = {};  // the cut is made
   if (speak && cfg.wormhole.enabled && cfg.wormhole.threads != 1) {
     // mpirun binds each rank to one core by default (up to 2 ranks): its oneTBB threads then share it.
     cpu_set_t cpus;
