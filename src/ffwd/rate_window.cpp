@@ -27,13 +27,13 @@ void RateWindow::append(uint64_t rate_bps, uint64_t count) {
   // v < 2^40 and count < 2^64, so the product fits in 128 bits even for a run far longer than l.
   sum_ += static_cast<unsigned __int128>(rate_bps) * count;
   const Run run{rate_bps, total_};
-  runs_.push_back(run);
+  runs_.push(run);
   // An older entry no larger (smaller) than the new run can never be the max (min) again: the
   // new run outlives it in the window.
   while (!max_q_.empty() && max_q_.back().value <= rate_bps) max_q_.pop_back();
-  max_q_.push_back(run);
+  max_q_.push(run);
   while (!min_q_.empty() && min_q_.back().value >= rate_bps) min_q_.pop_back();
-  min_q_.push_back(run);
+  min_q_.push(run);
   evict();
 }
 
@@ -47,11 +47,11 @@ void RateWindow::evict() {
     const uint64_t cut = std::min(front.end, start);
     sum_ -= static_cast<unsigned __int128>(front.value) * (cut - lo);
     lo = cut;
-    if (front.end <= start) runs_.pop_front();
+    if (front.end <= start) runs_.pop();
   }
   count_ = total_ - start;
-  while (!max_q_.empty() && max_q_.front().end <= start) max_q_.pop_front();
-  while (!min_q_.empty() && min_q_.front().end <= start) min_q_.pop_front();
+  while (!max_q_.empty() && max_q_.front().end <= start) max_q_.pop();
+  while (!min_q_.empty() && min_q_.front().end <= start) min_q_.pop();
 }
 
 uint64_t RateWindow::max() const { return max_q_.empty() ? 0 : max_q_.front().value; }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <random>
 #include <set>
 #include <vector>
@@ -525,6 +526,30 @@ TEST(Ring, FifoAcrossGrowthWhileWrapped) {
   r.clear();
   EXPECT_TRUE(r.empty());
   EXPECT_EQ(r.size(), 0u);
+}
+
+// Both ends against std::deque, through growths and wraps: what a monotonic window queue does.
+TEST(Ring, DropsItsNewestAsADequeDoes) {
+  Ring<uint32_t> r;
+  std::deque<uint32_t> d;
+  std::mt19937 gen(5);
+  for (int step = 0; step < 100000; ++step) {
+    const uint32_t op = gen() % 7;
+    if (d.empty() || op < 3) {
+      r.push(step), d.push_back(step);
+    } else if (op < 5) {
+      ASSERT_EQ(r.back(), d.back());
+      r.pop_back(), d.pop_back();
+    } else {
+      ASSERT_EQ(r.pop(), d.front());
+      d.pop_front();
+    }
+    ASSERT_EQ(r.size(), d.size());
+    if (!d.empty()) {
+      ASSERT_EQ(r.front(), d.front());
+      ASSERT_EQ(r.back(), d.back());
+    }
+  }
 }
 
 TEST(Ring, HoldsStructs) {

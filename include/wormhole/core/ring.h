@@ -5,7 +5,8 @@
 
 namespace wh {
 
-/// FIFO of trivially copyable T with power-of-two capacity (starts empty, grows x2).
+/// FIFO of trivially copyable T with power-of-two capacity (starts empty without allocating, grows x2
+/// from 4), which can also drop its newest element (a double-ended queue for monotonic windows).
 template <class T>
 class Ring {
  public:
@@ -13,6 +14,9 @@ class Ring {
   uint32_t size() const { return count_; }
   T& front() { return buf_[head_]; }
   const T& front() const { return buf_[head_]; }
+  /// The newest element (precondition: not empty).
+  T& back() { return buf_[(head_ + count_ - 1) & mask()]; }
+  const T& back() const { return buf_[(head_ + count_ - 1) & mask()]; }
   /// i-th element from the front (0 = front).
   T& at(uint32_t i) { return buf_[(head_ + i) & mask()]; }
   const T& at(uint32_t i) const { return buf_[(head_ + i) & mask()]; }
@@ -27,6 +31,8 @@ class Ring {
     --count_;
     return v;
   }
+  /// Drops the newest element (precondition: not empty).
+  void pop_back() { --count_; }
   void clear() { head_ = count_ = 0; }
 
  private:

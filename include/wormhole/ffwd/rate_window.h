@@ -2,14 +2,16 @@
 // (the Wormhole paper: steady-state detection: dR = (max - min) / mean over the last l samples).
 #pragma once
 #include <cstdint>
-#include <deque>
+
+#include "wormhole/core/ring.h"
 
 namespace wh {
 
 /// The last `l` samples of a rate (bit/s) taken on a fixed grid t_k = k · interval. A CC rate is
 /// piecewise constant, so samples arrive in runs: append(value, count) adds `count` equal samples
-/// in O(1) amortized time (monotonic deques for max and min, an exact integer running sum), and
-/// the cost does not grow with the number of grid points a run covers.
+/// in O(1) amortized time (monotonic queues for max and min, an exact integer running sum), and
+/// the cost does not grow with the number of grid points a run covers. An empty window allocates
+/// nothing; its queues grow to the most runs it has held (16 B a run each) and keep that room.
 ///
 /// Rates are integers (bit/s, < 2^40); l · max rate must stay below 2^63 (l <= 10^6 at 8 Tb/s).
 class RateWindow {
@@ -43,9 +45,9 @@ class RateWindow {
   uint64_t total_ = 0;        ///< samples appended since reset
   uint64_t count_ = 0;        ///< samples in the window = min(total_, window_)
   unsigned __int128 sum_ = 0; ///< sum of the samples in the window
-  std::deque<Run> runs_;      ///< every run still (partly) in the window, oldest first
-  std::deque<Run> max_q_;     ///< decreasing values: front = max
-  std::deque<Run> min_q_;     ///< increasing values: front = min
+  Ring<Run> runs_;    ///< every run still (partly) in the window, oldest first
+  Ring<Run> max_q_;   ///< decreasing values: front = max
+  Ring<Run> min_q_;   ///< increasing values: front = min
 };
 
 }  // namespace wh
