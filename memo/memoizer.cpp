@@ -55,15 +55,12 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   r.hash.reset();
   r.canon.reset();
   r.flows = ff_.partitions().flows(pid);
+  // The flows' bytes sent and rates now are read at the next tick (FastForward::period_start keeps
+  // them as they were if they move before it): most periods of a large partition end before a tick,
+  // and reading every flow's state at each start cost a pass over the partition per flow start and end.
+  r.epoch = ff_.period_epoch(pid);
   r.sent.clear();
   r.rate.clear();
-  // Each rank takes the flows it sends (the others' are 0 here): tick() completes them.
-  for (uint32_t id : r.flows) {
-    const Flow& f = net_.flow(id);
-    const bool mine = net_.owns_node(f.src);
-    r.sent.push_back(mine ? f.snd_nxt : 0);
-    r.rate.push_back(mine ? f.rate_bps : 0);
-  }
   r.start = now;
   if (!r.pending) starting_.push_back(pid), r.pending = true;
   r.begun = false;
@@ -98,9 +95,15 @@ void Memoizer::tick(Time now) {
     Record& r = it->second;
     r.pending = false;
     recs.push_back(&r);
-    for (size_t i = 0; i < r.flows.size(); ++i) {
-      const Flow& f = net_.flow(r.flows[i]);
-      v.push_back({double(r.sent[i]), double(r.rate[i]), net_.owns_node(f.src) ? double(f.snd_nxt) : 0.0});
+    // Each rank gives the flows it sends (0 for the others).
+    for (uint32_t id : r.flows) {
+      const Flow& f = net_.flow(id);
+      if (!net_.owns_node(f.src)) {
+        v.push_back({0.0, 0.0, 0.0});
+        continue;
+      }
+      const auto [sent, rate] = ff_.period_start(id, r.epoch);
+      v.push_back({double(sent), double(rate), double(f.snd_nxt)});
     }
   }
   starting_.clear();
@@ -108,6 +111,8 @@ void Memoizer::tick(Time now) {
   size_t j = 0;
   for (Record* r : recs) {
     r->sent_now.clear();
+    r->sent.resize(r->flows.size());
+    r->rate.resize(r->flows.size());
     for (size_t i = 0; i < r->flows.size(); ++i, ++j) {
       r->sent[i] = static_cast<uint64_t>(v[j].sent);
       r->rate[i] = static_cast<uint64_t>(v[j].rate);

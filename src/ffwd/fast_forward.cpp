@@ -227,6 +227,7 @@ void FastForward::flow_started(uint32_t id) {
   tracks_[slot].distrusted = net_.simulated_exactly(id);
   tracks_[slot].rose_at = -1;
   tracks_[slot].epoch = 0;  // restarted when first read
+  tracks_[slot].start_epoch = 0;  // its values are its first period's start values until they move
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
   ensure_tick();
@@ -262,8 +263,27 @@ void FastForward::remove_finished() {
   finished_.clear();
 }
 
+void FastForward::keep_period_start_slow(uint32_t id, Track& t) {
+  const uint32_t pid = parts_.partition_of_flow(id);
+  if (pid == PartitionSet::kNone) throw std::logic_error("fast-forward: active flow " + std::to_string(id) + " is in no partition");
+  const Flow& f = net_.flow(id);
+  t.start_part = pid;
+  t.start_epoch = part_state_[pid].epoch;
+  t.start_sent = f.snd_nxt;
+  t.start_rate = f.rate_bps;
+}
+
+std::pair<uint64_t, uint64_t> FastForward::period_start(uint32_t id, uint64_t epoch) const {
+  const Flow& f = net_.flow(id);
+  if (id >= track_of_.size() || track_of_[id] == kNoTrack) return {f.snd_nxt, f.rate_bps};  // it ended: the period's record is void
+  const Track& t = tracks_[track_of_[id]];
+  if (t.start_epoch == epoch && epoch != 0) return {t.start_sent, t.start_rate};
+  return {f.snd_nxt, f.rate_bps};  // unmoved since the period started
+}
+
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) {
   if (id >= track_of_.size() || track_of_[id] == kNoTrack) return;
+  keep_period_start(id, tracks_[track_of_[id]]);
   Track& t = track(id);
   sample_until(id, t, old_rate_bps, net_.now());
   if (new_rate_bps > old_rate_bps) t.rose_at = net_.now();

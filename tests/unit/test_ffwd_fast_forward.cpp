@@ -515,6 +515,31 @@ TEST(FastForward, FlowsJoiningBetweenTicksRestartEachTrackOnce) {
   EXPECT_EQ(ff.track_restarts(), 32u);
 }
 
+TEST(FastForward, APeriodsStartValuesAreThoseAtItsStartAfterItsFlowsMove) {
+  // Flow 0 (host 1 -> host 0) sends from 0; flow 1 (host 2 -> host 0) starts at 300 ns and joins its
+  // partition: a period starts, with nothing copied. Flow 0's packets leave every 83.84 ns (1,048 B at
+  // 100 Gb/s), none at 300 ns, so at the start it had sent 4 packets; by the tick before 1 µs it has sent
+  // more. What the memoizer reads at the tick is the value at the start, kept when snd_nxt first moved.
+  const SimConfig cfg = config();
+  Network net(cfg, star(3), make_cc(cfg, nullptr));
+  net.add_flows({flow(1, 0, 1'000'000, 0), flow(2, 0, 1'000'000, 300 * kNs)});
+  const WormholeSettings ws = on();
+  FastForward ff(net, ws, 1 * kSec);
+  net.run(300 * kNs);
+  const uint64_t sent_at_start = net.flow(0).snd_nxt, rate_at_start = net.flow(0).rate_bps;
+  EXPECT_EQ(sent_at_start, 4u * cfg.packet_payload_size);
+  net.run(990 * kNs);
+  ASSERT_EQ(ff.partitions().size(), 1u);
+  const uint32_t pid = ff.partitions().live_ids().front();
+  ASSERT_EQ(ff.partitions().flows(pid).size(), 2u);
+  ASSERT_GT(net.flow(0).snd_nxt, sent_at_start);
+  EXPECT_EQ(ff.period_start(0, ff.period_epoch(pid)), std::make_pair(sent_at_start, rate_at_start));
+  // Flow 1 has not moved since its own start (its first packet, at 300 ns, left after the reset).
+  const auto [sent1, rate1] = ff.period_start(1, ff.period_epoch(pid));
+  EXPECT_EQ(sent1, 0u);
+  EXPECT_EQ(rate1, net.flow(1).max_rate_bps);
+}
+
 TEST(FastForward, MergedAndSplitPartitionsRestartTheirFlowsWindows) {
   // Seven flows on a star joining and leaving each other's partitions (window 100 samples, so
   // partitions are checked and skipped between the changes). A flow whose partition was merged into

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "wormhole/core/chunked.h"
@@ -153,6 +154,15 @@ class FastForward final : public SkipHooks {
   /// cost, not an outcome: a track read between two resets is restarted once, one not read is not).
   uint64_t track_restarts() const { return track_restarts_; }
   const PartitionSet& partitions() const { return parts_; }
+  /// The reset of partition `pid` its current period started with (a number that grows with every
+  /// reset; a memoizer's record of the period keeps it for period_start).
+  uint64_t period_epoch(uint32_t pid) const { return part_state_.at(pid).epoch; }
+  /// Active flow `id`'s snd_nxt (bytes) and CC rate (bit/s) when the period of reset `epoch` of its
+  /// partition started: kept just before they first moved after it (copy on write: a reset copies
+  /// nothing), else the values now. Meaningful on the flow's sender's rank only. A flow that ended
+  /// since (its period's record is void: the partition changed) gives its values now. Precondition:
+  /// the flow has QP state (Network::flow).
+  std::pair<uint64_t, uint64_t> period_start(uint32_t id, uint64_t epoch) const;
   /// Verify mode's samples (settings.verify; empty when off).
   const Verifier& verifier() const { return verifier_; }
   /// Active flow `id`'s goodput estimate at the last steady check of its partition, bytes/ps
@@ -178,6 +188,9 @@ class FastForward final : public SkipHooks {
   void flow_started(uint32_t id) override;
   void flow_finished(uint32_t id) override;
   void rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) override;
+  void sending(uint32_t id) override {
+    if (id < track_of_.size() && track_of_[id] != kNoTrack) keep_period_start(id, tracks_[track_of_[id]]);
+  }
   void touched(uint32_t port) override;
   void routes_changed() override;
   void on_tick() override;
@@ -209,6 +222,11 @@ class FastForward final : public SkipHooks {
     // restarted for: a reset restarts its flows' tracks when they are next read (track()).
     uint32_t part = 0;
     uint64_t epoch = 0;           // 0: never restarted
+    // Its snd_nxt and rate as they were when the period of reset start_epoch of partition start_part
+    // began (kept before they first moved after it: keep_period_start). 0: none kept.
+    uint32_t start_part = 0;
+    uint64_t start_epoch = 0;
+    uint64_t start_sent = 0, start_rate = 0;
   };
   struct Part {                   // one partition's fast-forward state
     Time due = 0;                 // first check time (all windows full)
@@ -234,6 +252,13 @@ class FastForward final : public SkipHooks {
   /// A partition of a few thousand short flows (an all-to-all across the fabric) changes its
   /// membership at every flow's start and end: restarting every track at each reset made each
   /// change cost the whole partition (3 % of a MoE run's samples by perf, more in cache misses).
+  /// Before flow `id`'s snd_nxt or rate moves: if its partition was reset since the values were last
+  /// kept (or it left that partition), they are its period's start values: keep them.
+  void keep_period_start(uint32_t id, Track& t) {
+    if (t.start_epoch != 0 && part_state_[t.start_part].epoch == t.start_epoch) return;
+    keep_period_start_slow(id, t);
+  }
+  void keep_period_start_slow(uint32_t id, Track& t);
   Track& track(uint32_t id) {
     Track& t = tracks_[track_of_[id]];
     if (!current(t)) restart(id, t);

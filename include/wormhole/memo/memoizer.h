@@ -81,9 +81,10 @@ class Memoizer final : public PeriodObserver {
   // lookup may find something or the period converges (most periods of a TP-heavy run do neither).
   struct Record {
     std::vector<uint32_t> flows;    // vertex i = flows[i]
-    std::vector<uint64_t> sent;     // snd_nxt at the start (0: fresh)
-    std::vector<uint64_t> rate;     // rate at the start, bit/s
+    std::vector<uint64_t> sent;     // snd_nxt at the start (0: fresh), from its tick on (begun)
+    std::vector<uint64_t> rate;     // rate at the start, bit/s, from its tick on (begun)
     Time start = 0;
+    uint64_t epoch = 0;             // the partition's reset that started it (FastForward::period_epoch)
     std::vector<uint64_t> sent_now; // snd_nxt at the tick after the start (its lookup)
     Time looked_up_at = -1;         // that tick
     bool begun = false;             // its tick came: sent and rate are every rank's
