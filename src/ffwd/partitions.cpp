@@ -24,7 +24,8 @@ size_t index_of(const std::vector<uint32_t>& v, uint32_t x) {
 
 }  // namespace
 
-PartitionSet::PartitionSet(uint32_t num_ports) : port_part_(num_ports, kNone), port_flows_(num_ports) {}
+PartitionSet::PartitionSet(uint32_t num_ports)
+    : port_part_(num_ports, kNone), port_flows_(num_ports), port_mark_(num_ports, 0) {}
 
 uint32_t PartitionSet::new_part() {
   uint32_t pid;
@@ -114,17 +115,22 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
   for (uint32_t p : removed_ports)
     if (!port_flows_[p].empty()) anchors.push_back(p);
   if (anchors.size() <= 1) return true;
-  const std::vector<uint32_t>& ports = parts_[pid].ports;
-  constexpr uint32_t kFree = UINT32_MAX;
-  std::vector<uint32_t>& port_group = scratch_port_group_;  // per index into `ports`: the search that reached it
-  port_group.assign(ports.size(), kFree);
-  std::unordered_map<uint32_t, uint32_t>& flow_group = scratch_flow_group_;
-  flow_group.clear();
+  const std::vector<uint32_t>& flows = parts_[pid].flows;  // still holding the removed flow: indices only
+  if (flow_mark_.size() < flows.size()) flow_mark_.resize(flows.size(), 0);
+  if (++search_ == 0) {  // the stamps wrapped: forget them all
+    std::fill(port_mark_.begin(), port_mark_.end(), 0);
+    std::fill(flow_mark_.begin(), flow_mark_.end(), 0);
+    search_ = 1;
+  }
+  const uint64_t stamp = uint64_t(search_) << 32;
+  // The search that reached port p / flow f (UINT32_MAX: none yet); marking it.
+  const auto reached = [&](uint64_t& m) { return (m & ~uint64_t(UINT32_MAX)) == stamp ? uint32_t(m) : UINT32_MAX; };
+  const auto mark = [&](uint64_t& m, uint32_t k) { m = stamp | k; };
   const size_t n = anchors.size();
   std::vector<uint32_t> parent(n);
   std::vector<std::vector<uint32_t>> queue(n);  // per search: ports to expand (a root's holds its merged ones)
   std::vector<size_t> next(n, 0);
-  for (uint32_t k = 0; k < n; ++k) parent[k] = k, queue[k] = {anchors[k]}, port_group[index_of(ports, anchors[k])] = k;
+  for (uint32_t k = 0; k < n; ++k) parent[k] = k, queue[k] = {anchors[k]}, mark(port_mark_[anchors[k]], k);
   auto root = [&](uint32_t k) {
     while (parent[k] != k) k = parent[k] = parent[parent[k]];
     return k;
@@ -142,17 +148,19 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
       if (next[k] == queue[k].size()) return false;  // its component is whole and apart from the others
       const uint32_t p = queue[k][next[k]++];
       for (uint32_t f : port_flows_[p]) {
-        const auto [it, fresh] = flow_group.try_emplace(f, k);
-        if (!fresh) {
-          const uint32_t r = root(it->second);
+        uint64_t& fm = flow_mark_[index_of(flows, f)];
+        if (const uint32_t seen = reached(fm); seen != UINT32_MAX) {
+          const uint32_t r = root(seen);
           if (r != root(k) && join(r, root(k))) return true;
           continue;
         }
+        mark(fm, k);
         for (uint32_t q : flow_ports_.find(f)->second) {
-          uint32_t& g = port_group[index_of(ports, q)];
+          uint64_t& pm = port_mark_[q];
+          const uint32_t g = reached(pm);
           const uint32_t me = root(k);
-          if (g == kFree) {
-            g = me;
+          if (g == UINT32_MAX) {
+            mark(pm, me);
             queue[me].push_back(q);
           } else if (const uint32_t r = root(g); r != me && join(r, me)) {
             return true;

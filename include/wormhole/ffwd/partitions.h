@@ -73,8 +73,12 @@ class PartitionSet {
   std::vector<Part> parts_;
   std::vector<uint32_t> free_ids_;
   size_t live_count_ = 0;
-  std::vector<uint32_t> scratch_port_group_;                     // stays_connected: per port of the partition
-  std::unordered_map<uint32_t, uint32_t> scratch_flow_group_;  // stays_connected: flow -> search that reached it
+  // stays_connected's marks, valid for its call number search_: per port (by id) and per flow (by its
+  // index in the partition's flows) the search that reached it, as search_ << 32 | search. Stamped,
+  // never cleared: a call costs what it visits, not the partition's size.
+  std::vector<uint64_t> port_mark_;
+  std::vector<uint64_t> flow_mark_;
+  uint32_t search_ = 0;
 };
 
 }  // namespace wh
