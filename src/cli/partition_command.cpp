@@ -95,13 +95,12 @@ void print_rank_summary(const Topology& topo, const std::vector<CutFlow>& flows,
 std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r) {
   if (!r.chakra.ranks.empty()) return expected_traffic(r.chakra, r.layout, r.options.zero_chunk);
   if (r.jobs.empty()) return expected_traffic(r.workload, r.layout, r.options);
-  // Every job's iteration on its own GPUs (DriverOptions::hosts), and the background flows.
+  // Every job's iteration on its own GPUs (DriverOptions::hosts).
   std::vector<FlowSpec> flows;
   for (const JobRun& j : r.jobs) {
     const std::vector<FlowSpec> f = expected_traffic(*j.workload, j.layout, j.options);
     flows.insert(flows.end(), f.begin(), f.end());
   }
-  flows.insert(flows.end(), r.background.flows.begin(), r.background.flows.end());
   return flows;
 }
 
@@ -117,17 +116,21 @@ int partition_command(const PartitionOptions& o) {
     ro.scenario = o.scenario;
     ro.sets = o.sets;
     ro.check_memory = false;  // a scratch network without the workload's plans
-    const WorkloadRun r = load_workload_run(ro, true);
+    WorkloadRun r = load_workload_run(ro, true);
     topo = r.topo.topo;
-    net = std::make_unique<Network>(r.cfg, topo, make_cc(r.cfg, nullptr));
-    flows = cut_flows(scenario_traffic(r));
-    const std::string source = !r.jobs.empty()         ? fmt::format("one iteration of each of the {} jobs' collectives{}",
-                                                                        r.jobs.size(), r.background.empty() ? "" : " and the background flows")
+    net = std::move(r.net);  // its background flows, if any, already added
+    flows = cut_flows(*net);
+    const size_t background = flows.size();
+    const std::vector<CutFlow> pairs = cut_flows(scenario_traffic(r));
+    flows.insert(flows.end(), pairs.begin(), pairs.end());
+    const std::string source = !r.jobs.empty()         ? fmt::format("one iteration of each of the {} jobs' collectives", r.jobs.size())
                                : !r.chakra.ranks.empty() ? fmt::format("the collectives and sends of the Chakra trace {}", r.sc.workload.chakra)
                                                          : fmt::format("one iteration of {}'s collectives", r.sc.workload.file);
     what = flows.empty() ? "link weights: rates (the workload has no traffic)"
-                         : fmt::format("link weights: bytes of {} ({} source-destination pairs) routed over them", source,
-                                       flows.size());
+                         : fmt::format("link weights: bytes of {} ({} source-destination pairs, spread over their ECMP paths){} "
+                                       "routed over them",
+                                       source, pairs.size(),
+                                       background ? fmt::format(" and of the {} background flows", background) : "");
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);

@@ -41,9 +41,10 @@ RankMap cut_network(const std::string& scenario, const Topology& topo, const Fab
 RankMap read_rank_map(const std::string& path, const Topology& topo, const Fabric& fab,
                       const std::vector<CutFlow>& flows, uint32_t ranks);
 struct WorkloadRun;
-/// What a training scenario is expected to send, as flows: one iteration of the workload
-/// (expected_traffic), the Chakra trace's collectives and sends, or one iteration of every job on
-/// its own GPUs plus the background flows.
+/// What a training scenario is expected to send, as source-destination pairs with their bytes: one
+/// iteration of the workload (expected_traffic), the Chakra trace's collectives and sends, or one
+/// iteration of every job on its own GPUs. Its background flows are the network's (added before the
+/// run: cut_flows(Network)).
 std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r);
 /// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
 /// ports, cut links and, with `flows` (what the cut was weighed by), the flows each rank sends

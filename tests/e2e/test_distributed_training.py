@@ -226,7 +226,8 @@ class DistributedTraining(unittest.TestCase):
     def test_partition_weighs_every_job(self):
         p = wh("partition", self.dir / "jobs.toml", "-n", "2")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("one iteration of each of the 2 jobs' collectives and the background flows", p.stdout)
+        self.assertIn("one iteration of each of the 2 jobs' collectives (64 source-destination pairs, spread over their "
+                      "ECMP paths) and of the 2 background flows routed over them", p.stdout)
 
     def test_job_name_that_cannot_name_a_folder(self):
         (self.dir / "bad.toml").write_text(JOBS.replace('name = "b"', 'name = "b/c"'))

@@ -87,7 +87,7 @@ class Partition(unittest.TestCase):
                     self.assertEqual(p.returncode, 0, p.stderr)
                     self.assertIn("link weights: bytes of one iteration", p.stdout)  # the workload's traffic
                     # per rank, the pairs of that traffic its GPUs send (not flows: they are summed per pair)
-                    pairs = int(re.search(r"\((\d+) source-destination pairs\) routed", p.stdout).group(1))
+                    pairs = int(re.search(r"\((\d+) source-destination pairs, spread over their ECMP paths\) routed", p.stdout).group(1))
                     per_rank = re.findall(r"(\d+) source-destination pairs of its expected traffic", p.stdout)
                     self.assertEqual((len(per_rank), sum(map(int, per_rank))), (n, pairs), p.stdout)
                     self.assertNotIn("flows sent", p.stdout)

@@ -2,6 +2,7 @@
 // the expected flows' routed bytes, over the paths the flows take when they run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "wormhole/cc/factory.h"
@@ -47,8 +48,8 @@ TEST(CutGraph, StarKnownAnswer) {
 }
 
 // On a k = 4 fat tree (ECMP at the edge and aggregation switches), each link weighs what the flows
-// sent over it when they ran: the expected flows are numbered (source ports) and routed as the
-// network numbers and routes them, several flows of one pair included.
+// sent over it when they ran: a flow's own path follows its source port (several flows of one pair
+// included).
 TEST(CutGraph, WeighsEveryFlowOverThePathItTakes) {
   const SimConfig cfg = dcqcn_config();
   const Topology topo = read_topology(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
@@ -58,6 +59,7 @@ TEST(CutGraph, WeighsEveryFlowOverThePathItTakes) {
       specs.push_back(flow(i, (i + 5 + 2 * (i % 2)) % 16, (1 + k) * 1'000'000, (i * 3 + k) * 20 * kUs));
   Network net(cfg, topo, make_cc(cfg, nullptr));
   net.add_flows(specs);
+  const std::vector<CutFlow> before = cut_flows(net);  // as a distributed run takes them, before it runs
   net.run(100 * kMs);
   // Port -> link, as topology.h numbers interfaces.
   std::vector<uint32_t> link_of_port(net.ports().size());
@@ -75,6 +77,22 @@ TEST(CutGraph, WeighsEveryFlowOverThePathItTakes) {
   ASSERT_GT(multi_hop, 0u);  // some flows cross the core: ECMP chose among paths
   std::vector<uint64_t> expected;
   for (uint64_t b : bytes) expected.push_back(b / 1'000'000 + 1);
-  EXPECT_EQ(edge_weights(cut_graph(topo, net.fabric(), cut_flows(specs))), expected);
-  EXPECT_EQ(edge_weights(cut_graph(topo, net.fabric(), cut_flows(net))), expected);
+  EXPECT_EQ(edge_weights(cut_graph(topo, net.fabric(), before)), expected);
+}
+
+// A source-destination pair of expected traffic (many flows, other ports) is spread evenly at every
+// choice. 8 MB from host 0 (pod 0) to host 15 (pod 3) of the k = 4 fat tree: its NIC link 8 MB, the
+// edge's 2 uplinks 4 MB each, the 2 aggregations' 4 core uplinks 2 MB each, the 4 cores' links into
+// pod 3 2 MB each, pod 3's aggregations' 2 links to host 15's edge 4 MB each, its NIC link 8 MB: weights
+// MB + 1, the 32 − 14 other links 1.
+TEST(CutGraph, SpreadsAPairOverItsEcmpPaths) {
+  const SimConfig cfg = dcqcn_config();
+  const Topology topo = read_topology(std::string(WH_TEST_DATA) + "/refruns/hpcc-ring16-fattree-k4-1MB/topology.txt");
+  Network net(cfg, topo, make_cc(cfg, nullptr));
+  net.routing();
+  std::vector<uint64_t> w = edge_weights(cut_graph(topo, net.fabric(), cut_flows({flow(0, 15, 8'000'000)})));
+  std::sort(w.begin(), w.end());
+  std::vector<uint64_t> expected(w.size() - 14, 1);
+  for (uint64_t x : {3, 3, 3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 9, 9}) expected.push_back(x);
+  EXPECT_EQ(w, expected);
 }

@@ -20,8 +20,7 @@ struct FlowSpec {
 
 /// The UDP source ports of a run's flows, as the reference's traffic generator numbers them: the
 /// flows of one (src, dst) pair get 10000, 10001, ... in the order they are created. With the
-/// destination port they choose a flow's ECMP path and NIC, so whatever predicts a path (the cut's
-/// expected traffic) numbers flows with this too.
+/// destination port they choose a flow's ECMP path and NIC.
 class SourcePorts {
  public:
   /// The source port of the next flow from host `src` to host `dst` (16 bits, wrapping as the
