@@ -142,7 +142,7 @@ int partition_command(const PartitionOptions& o) {
                          : fmt::format("link weights: bytes of the {} flows of {} routed over them", specs.size(), cfg.flow_file);
   }
   if (o.ranks == 0) throw InputError("command line", 0, "--ranks 0", "give at least 1 rank");
-  if (!o.map_file.empty()) check_output_dir(o.map_file, {"command line", 0}, "--map file");
+  if (!o.map_file.empty()) check_output_dir(o.map_file, {"command line", 0}, "--map file", false);
   net->routing();
   const RankMap m = cut_network(o.scenario, topo, net->fabric(), flows, o.ranks, o.linear);
   fmt::print("{}: {} nodes, {} links; {}\n", o.scenario, topo.num_nodes, topo.links.size(), what);

@@ -72,12 +72,13 @@ using Clock = std::chrono::steady_clock;
 
 // Fails before anything is written if an output's directory is missing, so a bad run never
 // truncates the files of a previous one.
-void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what) {
+void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what,
+                      bool output_dir_option) {
   const auto dir = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
     throw InputError(origin.first, origin.second, what + " " + path + ": directory " + dir.string() + " does not exist",
-                     "create it (mkdir -p " + dir.string() + "), or use --output-dir DIR");
+                     "create it (mkdir -p " + dir.string() + ")" + (output_dir_option ? ", or use --output-dir DIR" : ""));
   check_writable_dir(dir.empty() ? "." : dir.string(), origin, what + " " + path + ": directory");
 }
 

@@ -224,8 +224,10 @@ std::vector<std::pair<std::string, std::string>> parse_sets(const std::vector<st
 std::vector<std::pair<std::string, std::string>> run_overrides(const RunOptions& o, const std::string& key,
                                                                const std::string& on);
 /// Throws InputError (naming `origin`) if `path`'s folder does not exist or this user cannot create
-/// files in it, before anything is written.
-void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what);
+/// files in it, before anything is written. `output_dir_option`: the command has --output-dir, and
+/// the hint names it.
+void check_output_dir(const std::string& path, const std::pair<std::string, int>& origin, const std::string& what,
+                      bool output_dir_option = true);
 /// Throws InputError naming `origin` and `what` if this user cannot create files in the existing
 /// folder `dir` (faccessat(2) with W_OK | X_OK, effective ids), with the fix: let the user write there
 /// or choose another folder for `what`.
