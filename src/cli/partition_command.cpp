@@ -104,6 +104,15 @@ std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r) {
   return flows;
 }
 
+std::vector<CutFlow> cut_traffic(const Network& net, const WorkloadRun* r) {
+  std::vector<CutFlow> flows = cut_flows(net);
+  if (r) {
+    const std::vector<CutFlow> pairs = cut_flows(scenario_traffic(*r));
+    flows.insert(flows.end(), pairs.begin(), pairs.end());
+  }
+  return flows;
+}
+
 int partition_command(const PartitionOptions& o) {
   const auto overrides = parse_sets(o.sets);
   Topology topo;
@@ -119,17 +128,16 @@ int partition_command(const PartitionOptions& o) {
     WorkloadRun r = load_workload_run(ro, true);
     topo = r.topo.topo;
     net = std::move(r.net);  // its background flows, if any, already added
-    flows = cut_flows(*net);
-    const size_t background = flows.size();
-    const std::vector<CutFlow> pairs = cut_flows(scenario_traffic(r));
-    flows.insert(flows.end(), pairs.begin(), pairs.end());
+    const size_t background = net->flow_count();
+    flows = cut_traffic(*net, &r);
+    const size_t pairs = flows.size() - background;
     const std::string source = !r.jobs.empty()         ? fmt::format("one iteration of each of the {} jobs' collectives", r.jobs.size())
                                : !r.chakra.ranks.empty() ? fmt::format("the collectives and sends of the Chakra trace {}", r.sc.workload.chakra)
                                                          : fmt::format("one iteration of {}'s collectives", r.sc.workload.file);
     what = flows.empty() ? "link weights: rates (the workload has no traffic)"
                          : fmt::format("link weights: bytes of {} ({} source-destination pairs, spread over their ECMP paths){} "
                                        "routed over them",
-                                       source, pairs.size(),
+                                       source, pairs,
                                        background ? fmt::format(" and of the {} background flows", background) : "");
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);

@@ -46,6 +46,10 @@ struct WorkloadRun;
 /// iteration of every job on its own GPUs. Its background flows are the network's (added before the
 /// run: cut_flows(Network)).
 std::vector<FlowSpec> scenario_traffic(const WorkloadRun& r);
+/// What a cut is weighed by: the flows `net` holds before the run (a flow file's, or a training
+/// scenario's background flows), then, for a training scenario `r` (nullptr: none), its expected
+/// traffic spread over its paths (cut_flows).
+std::vector<CutFlow> cut_traffic(const Network& net, const WorkloadRun* r);
 /// Prints the cut (edge cut, imbalance, lookahead) and one line per rank: nodes, hosts, switches,
 /// ports, cut links and, with `flows` (what the cut was weighed by), the flows each rank sends
 /// (`expected`: the flows are the source-destination pairs of a training scenario's expected traffic,

@@ -202,11 +202,7 @@ void warn_late_acks(const Gathered& g) {
 /// of a training scenario (the workload's, the trace's or every job's, and its background flows).
 Cut cut(const RunOptions& o, RunPlan& plan, int ranks) {
   Cut c;
-  c.flows = cut_flows(plan.net());  // a flow file's, or a training scenario's background flows
-  if (plan.training()) {
-    const std::vector<CutFlow> pairs = cut_flows(scenario_traffic(plan.workload()));
-    c.flows.insert(c.flows.end(), pairs.begin(), pairs.end());
-  }
+  c.flows = cut_traffic(plan.net(), plan.training() ? &plan.workload() : nullptr);
   plan.net().routing();  // the routes the flows will take (built once: the run uses them)
   const Fabric& fab = plan.net().fabric();
   c.map = o.rank_map.empty() ? cut_network(o.scenario, plan.topo(), fab, c.flows, static_cast<uint32_t>(ranks), o.linear)

@@ -34,7 +34,8 @@ FlowInfo Network::make_flow(const FlowSpec& s) {
   f.dport = static_cast<uint16_t>(s.dport);
   f.size = s.size_bytes;
   f.start = s.start;
-  f.sport = sports_.next(s.src, s.dst);
+  uint32_t& sp = sport_next_.try_emplace((uint64_t(s.src) << 32) | s.dst, 10000).first->second;
+  f.sport = static_cast<uint16_t>(sp++);
   return f;
 }
 

@@ -155,7 +155,8 @@ class FastForward final : public SkipHooks {
   uint64_t track_restarts() const { return track_restarts_; }
   const PartitionSet& partitions() const { return parts_; }
   /// The reset of partition `pid` its current period started with (a number that grows with every
-  /// reset; a memoizer's record of the period keeps it for period_start).
+  /// reset; a memoizer's record of the period keeps it for period_start). Throws std::out_of_range for
+  /// an id that never named a partition.
   uint64_t period_epoch(uint32_t pid) const { return part_state_.at(pid).epoch; }
   /// Active flow `id`'s snd_nxt (bytes) and CC rate (bit/s) when the period of reset `epoch` of its
   /// partition started: kept just before they first moved after it (copy on write: a reset copies

@@ -11,7 +11,7 @@ namespace wh {
 /// piecewise constant, so samples arrive in runs: append(value, count) adds `count` equal samples
 /// in O(1) amortized time (monotonic queues for max and min, an exact integer running sum), and
 /// the cost does not grow with the number of grid points a run covers. An empty window allocates
-/// nothing; its queues grow to the most runs it has held (16 B a run each) and keep that room.
+/// nothing; each queue starts at 4 runs (16 B a run) and doubles as needed, keeping that room.
 ///
 /// Rates are integers (bit/s, < 2^40); l · max rate must stay below 2^63 (l <= 10^6 at 8 Tb/s).
 class RateWindow {

@@ -551,7 +551,7 @@ class Network final : public CcHost {
   bool stopped_ = false;
   int stop_signal_ = 0;  // the signal that set stopped_ (0: none)
   RunLedger ledger_{kernel_};  // the run's counts; journaled in a distributed run with a client
-  SourcePorts sports_;
+  std::unordered_map<uint64_t, uint32_t> sport_next_;  // (src << 32 | dst) -> next source port
   // distributed run
   std::vector<uint32_t> node_rank_;  // empty: one process
   uint32_t rank_ = 0;
