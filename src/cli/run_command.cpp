@@ -266,7 +266,8 @@ void check_config_outputs(const ConfigRun& r) {
 void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunStats& stats, size_t no_path) {
   const SimConfig& cfg = r.cfg;
   size_t unfinished = 0;
-  flows.for_each([&](const FlowRecord& rec) {
+  // An unfinished flow is never in a streamed range (those hold finished flows only).
+  flows.for_each_kept([&](const FlowRecord& rec) {
     if (!rec.finished()) {
       if (unfinished++ < 10)
         std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %g s\n", rec.id,
@@ -348,7 +349,12 @@ int run_command(const RunOptions& o) {
   MonitorSession monitors(net, cfg, plan.monitor_plan());
   TextOutputs text(plan.fct(), plan.pfc(), plan.origin());
   RunObserver obs(text, o.quiet);
-  FlowResults flows(std::filesystem::path(plan.results()).parent_path().string());  // finished flows' records, on disk
+  // results.h5 is open from now on: the finished flows' records go to its /flows as their ranges of
+  // ids complete, or to a temporary file beside it while they wait, unless a run of several jobs or
+  // with background flows reads them again for its reports after the run.
+  ResultsFile results(plan.results());
+  FlowResults flows(std::filesystem::path(plan.results()).parent_path().string());
+  if (!plan.training() || (plan.workload().jobs.empty() && plan.workload().background.empty())) flows.stream_to(&results);
   net.retire_flows_to(&flows);
   TrainingWork work = plan.make_work(obs, plan.collective_memo(wormhole), true);
   plan.set_progress(obs.progress(), work, [&net] { return net.flows_finished(); });
@@ -376,8 +382,8 @@ int run_command(const RunOptions& o) {
   RunMetadata meta = plan.run_record(stats, o.command_line);
   const int stopped = note_interrupt(meta, net, net.kernel().now());
   const std::vector<JobReport> reports = plan.job_reports(work);
-  const SlowdownStats slowdown = write_hdf5_results(plan.results(), flows, obs.pfc_, meta, work.report, wormhole.report(),
-                                                    work.jobs ? &reports : nullptr);
+  const SlowdownStats slowdown =
+      results.finish(flows, obs.pfc_, meta, work.report, wormhole.report(), work.jobs ? &reports : nullptr);
   wormhole.write_memo();
   plan.write_reports(work, flows);
   if (stopped) {

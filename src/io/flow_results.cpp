@@ -69,13 +69,59 @@ void FlowResults::flow_retired(const FlowRecord& r) {
   if (k >= buckets_.size()) buckets_.resize(k + 1);
   if (!buckets_[k]) buckets_[k] = std::make_unique<Bucket>();
   Bucket& b = *buckets_[k];
+  if (b.streamed)
+    throw std::logic_error("flow results: flow " + std::to_string(r.id) + " retired after its range went to the results file");
   b.pending.push_back(r);
   ++spilled_;
   ids_end_ = std::max<uint64_t>(ids_end_, r.id + 1);
+  if (sink_ && b.written == 0) {  // a range waiting in memory to be complete
+    // Room for the whole range at once (address space; pages are touched as records come): no
+    // copies as it grows to 2^bucket_bits records.
+    if (b.pending.size() == 1) b.pending.reserve(size_t(1) << bucket_bits_);
+    ++waiting_;
+    if (b.pending.size() == size_t(1) << bucket_bits_) stream_range(b, k);
+    else if (waiting_ > waiting_bound_) spill_largest_waiting();
+    return;
+  }
   if (b.pending.size() >= kPending) flush(b);
 }
 
+void FlowResults::stream_to(RecordRangeSink* sink, size_t memory_bytes) {
+  if (!file_ || spilled_ > 0 || !added_.empty())
+    throw std::logic_error("flow results: streaming needs a folder and must be set before the first record");
+  sink_ = sink;
+  waiting_bound_ = std::max<size_t>(1, memory_bytes / sizeof(FlowRecord));
+}
+
+void FlowResults::stream_range(Bucket& b, size_t k) {
+  const uint64_t lo = uint64_t(k) << bucket_bits_, span = uint64_t(1) << bucket_bits_;
+  waiting_ -= b.pending.size();
+  sort_by_placing(b.pending, lo, span);
+  sink_->take_range(lo, b.pending);
+  streamed_ += span;
+  std::vector<FlowRecord>().swap(b.pending);
+  b.streamed = true;
+}
+
+void FlowResults::spill_largest_waiting() {
+  // The range holding most of the waiting records goes to the temporary file: a range that a few
+  // long flows keep open must not keep the rest of its records in memory.
+  Bucket* largest = nullptr;
+  for (const auto& b : buckets_)
+    if (b && !b->streamed && b->written == 0 && (!largest || b->pending.size() > largest->pending.size())) largest = b.get();
+  if (!largest) return;
+  waiting_ -= largest->pending.size();
+  flush(*largest);
+}
+
 void FlowResults::for_each(const std::function<void(const FlowRecord&)>& fn, uint64_t first, uint64_t end) const {
+  visit(fn, first, end, false);
+}
+
+void FlowResults::for_each_kept(const std::function<void(const FlowRecord&)>& fn) const { visit(fn, 0, UINT64_MAX, true); }
+
+void FlowResults::visit(const std::function<void(const FlowRecord&)>& fn, uint64_t first, uint64_t end,
+                        bool skip_streamed) const {
   const auto by_id = [](const FlowRecord& a, const FlowRecord& b) { return a.id < b.id; };
   if (!added_sorted_) std::sort(added_.begin(), added_.end(), by_id), added_sorted_ = true;
   const uint64_t n = some_ ? ids_end_ : size();  // ids are below n
@@ -86,7 +132,17 @@ void FlowResults::for_each(const std::function<void(const FlowRecord&)>& fn, uin
     const uint64_t hi = lo + span;
     range.clear();
     const size_t k = lo >> bucket_bits_;
-    if (k < buckets_.size() && buckets_[k]) {
+    if (k < buckets_.size() && buckets_[k] && buckets_[k]->streamed) {
+      if (!skip_streamed)
+        throw std::logic_error("flow results: the records of flows " + std::to_string(lo) + " to " + std::to_string(hi - 1) +
+                               " went to the results file as the run went: they are not kept");
+      continue;
+    }
+    if (k < buckets_.size() && buckets_[k] && buckets_[k]->written == 0) {
+      // Never written out (a streamed run's range still waiting): read from memory.
+      range = buckets_[k]->pending;
+      sort_by_placing(range, lo, std::min(hi, n) - lo);
+    } else if (k < buckets_.size() && buckets_[k]) {
       Bucket& b = *buckets_[k];
       flush(b);
       range.resize(b.written);

@@ -274,34 +274,162 @@ void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& recor
                     });
 }
 
-// /flows from a run's FlowResults, in id order, a slab of rows at a time.
-void write_flow_rows(hid_t file, const FlowResults& flows, SlowdownCollector& stats) {
-  const Table t = flows_table();
-  const size_t n = flows.size();
-  const size_t kSlab = table_slab_rows(t.types.second, n);
-  Handle ds = create_table(file, t.name, t.types.second, n, t.units, t.description, "");
+// Rows per chunk of a streamed /flows: a power of two, so that the ranges a FlowResults streams
+// (2^17 flows) and the slabs written at the end are whole chunks (~1 MiB, as table_chunk_rows).
+size_t stream_chunk_rows(hid_t file_type) {
+  size_t rows = 1;
+  while (rows * 2 * H5Tget_size(file_type) <= (size_t(1) << 20)) rows *= 2;
+  return rows;
+}
+
+// Writes `rows` as rows first .. first + rows.size() - 1 of dataset `ds`.
+void write_rows_at(hid_t ds, hid_t mem_type, hsize_t first, const std::vector<FlowRow>& rows) {
   Handle file_space(check(H5Dget_space(ds), "getting the space of /flows"), H5Sclose);
+  const hsize_t count = rows.size();
+  check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows of /flows");
+  Handle mem_space = make_space({count}, {count}, "creating a slab space");
+  check(H5Dwrite(ds, mem_type, mem_space, file_space, H5P_DEFAULT, rows.data()), "writing /flows");
+}
+
+// The rows of `flows` read by for_each_kept (every flow, where none was streamed) into `ds`, of
+// `n` rows by then, a slab of whole chunks at a time; runs of consecutive ids are the ranges that
+// stats sums in id order.
+void write_kept_rows(hid_t ds, hid_t mem_type, size_t slab, const FlowResults& flows, SlowdownCollector& stats) {
   std::vector<FlowRow> rows;
-  rows.reserve(std::min(n, kSlab));
-  hsize_t written = 0;
+  rows.reserve(std::min(flows.size(), slab));
+  hsize_t first = 0;
+  uint64_t next = UINT64_MAX;  // the id that continues the current run of ids
   const auto write = [&] {
-    const hsize_t start = written, count = rows.size();
-    check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr), "selecting rows of /flows");
-    Handle mem_space = make_space({count}, {count}, "creating a slab space");
-    check(H5Dwrite(ds, t.types.first, mem_space, file_space, H5P_DEFAULT, rows.data()), "writing /flows");
-    written += count;
+    if (!rows.empty()) write_rows_at(ds, mem_type, first, rows);
+    first += rows.size();
     rows.clear();
   };
-  stats.reserve(n);
-  flows.for_each([&](const FlowRecord& f) {
+  flows.for_each_kept([&](const FlowRecord& f) {
+    if (f.id != next) {
+      write();
+      first = f.id;
+      stats.begin_range(f.id);
+    }
     rows.push_back(flow_row(f));
     stats.add(f);
-    if (rows.size() == kSlab) write();
+    next = f.id + 1;
+    if (rows.size() == slab) write();
   });
-  if (!rows.empty()) write();
+  write();
 }
 
 }  // namespace
+
+struct ResultsFile::Open {
+  Handle file;
+  Handle flows;      // /flows, once a range was streamed into it
+  hsize_t rows = 0;  // its extent
+  SlowdownCollector stats;
+  std::vector<FlowRow> buffer;
+};
+
+ResultsFile::ResultsFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
+  QuietErrors quiet;
+  const hid_t fid = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (fid < 0) {
+    // Say why with the file's own name (what a collective writer and the user see): creating it
+    // fails the same way (a missing or read-only folder), leaving nothing behind.
+    std::string detail = error_detail();
+    std::error_code ec;
+    if (!std::filesystem::exists(path_, ec)) {
+      const hid_t probe = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);  // absent: nothing to lose
+      if (probe < 0) detail = error_detail();
+      else H5Fclose(probe), std::remove(path_.c_str());
+    }
+    throw create_error(path_, detail);
+  }
+  open_ = std::make_unique<Open>();
+  open_->file = Handle(fid, H5Fclose);
+}
+
+ResultsFile::~ResultsFile() {
+  if (!open_) return;
+  {
+    QuietErrors quiet;
+    open_.reset();
+  }
+  std::remove(tmp_.c_str());
+}
+
+void ResultsFile::take_range(uint64_t first, std::span<const FlowRecord> records) {
+  if (!open_) throw std::logic_error("results file " + path_ + ": a range of flows after finish()");
+  QuietErrors quiet;
+  Open& o = *open_;
+  try {
+    const Table t = flows_table();
+    if (!o.flows.valid()) o.flows = create_table(o.file, t.name, t.types.second, 0, t.units, t.description, "", stream_chunk_rows(t.types.second));
+    const hsize_t end = first + records.size();
+    if (end > o.rows) check(H5Dset_extent(o.flows, &end), "extending /flows"), o.rows = end;
+    o.buffer.clear();
+    o.stats.begin_range(first);
+    for (const FlowRecord& f : records) {
+      o.buffer.push_back(flow_row(f));
+      o.stats.add(f);
+    }
+    write_rows_at(o.flows, t.types.first, first, o.buffer);
+  } catch (const std::runtime_error& e) {
+    throw OutputError(path_, std::string("cannot write: ") + e.what());
+  }
+}
+
+SlowdownStats ResultsFile::finish(const FlowResults& flows, const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                                  const WorkloadReport* workload, const SkipReport* skip,
+                                  const std::vector<JobReport>* jobs) {
+  if (!open_) throw std::logic_error("results file " + path_ + ": finished twice");
+  QuietErrors quiet;
+  SlowdownStats slowdown;
+  try {
+    Open& o = *open_;
+    write_root_attributes(o.file);
+    // The statistics of /run come from the same pass as the rows: a run's records are read once.
+    const Table t = flows_table();
+    const size_t n = flows.size();
+    if (o.flows.valid()) {
+      const hsize_t rows = n;
+      check(H5Dset_extent(o.flows, &rows), "extending /flows");
+      const size_t chunk = stream_chunk_rows(t.types.second);
+      write_kept_rows(o.flows, t.types.first, chunk * std::max<size_t>(1, 65536 / chunk), flows, o.stats);
+      check(o.flows.close(), "closing /flows");
+    } else {
+      Handle ds = create_table(o.file, t.name, t.types.second, n, t.units, t.description, "");
+      o.stats.reserve(n);
+      write_kept_rows(ds, t.types.first, table_slab_rows(t.types.second, n), flows, o.stats);
+    }
+    o.buffer = {};
+    slowdown = o.stats.result();
+    write_all_rows<PfcRow>(o.file, pfc_table(), pfc, pfc_row);
+    {
+      Handle run = create_run_group(o.file);
+      write_run_attributes(run, meta, slowdown);
+      write_run_record(o.file, run, meta);
+    }
+    if (workload) write_workload(o.file, *workload);
+    if (jobs) write_jobs(o.file, *jobs);
+    if (skip) write_wormhole(o.file, *skip);
+    // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
+    check(o.file.close(), "closing " + path_);
+  } catch (const std::runtime_error& e) {
+    open_.reset();
+    std::remove(tmp_.c_str());
+    throw OutputError(path_, std::string("cannot write: ") + e.what() + " (nothing was written; an earlier file of this name is left as it was)");
+  } catch (...) {
+    open_.reset();
+    std::remove(tmp_.c_str());  // a logic error or bad_alloc: no half-written file either
+    throw;
+  }
+  open_.reset();
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp_.c_str());
+    throw OutputError(path_, std::string("cannot write: ") + std::strerror(err));
+  }
+  return slowdown;
+}
 
 SlowdownStats write_hdf5_results(const std::string& path, const std::vector<FlowRecord>& flows,
                                  const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
@@ -313,55 +441,7 @@ SlowdownStats write_hdf5_results(const std::string& path, const std::vector<Flow
 SlowdownStats write_hdf5_results(const std::string& path, const FlowResults& flows, const std::vector<PfcRecord>& pfc,
                                  const RunMetadata& meta, const WorkloadReport* workload, const SkipReport* skip,
                                  const std::vector<JobReport>* jobs) {
-  QuietErrors quiet;
-  SlowdownStats slowdown;
-  // Written under a temporary name and renamed into place when complete: a reader never finds a
-  // half-written file, and a failed write leaves the previous one as it was.
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  const hid_t fid = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (fid < 0) {
-    // Say why with the file's own name (what a collective writer and the user see): creating it
-    // fails the same way (a missing or read-only folder), leaving nothing behind.
-    std::string detail = error_detail();
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-      const hid_t probe = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);  // absent: nothing to lose
-      if (probe < 0) detail = error_detail();
-      else H5Fclose(probe), std::remove(path.c_str());
-    }
-    throw create_error(path, detail);
-  }
-  try {
-    Handle file(fid, H5Fclose);
-    write_root_attributes(file);
-    // The statistics of /run come from the same pass as the rows: a run's records are read once.
-    SlowdownCollector stats;
-    write_flow_rows(file, flows, stats);
-    slowdown = stats.result();
-    write_all_rows<PfcRow>(file, pfc_table(), pfc, pfc_row);
-    {
-      Handle run = create_run_group(file);
-      write_run_attributes(run, meta, slowdown);
-      write_run_record(file, run, meta);
-    }
-    if (workload) write_workload(file, *workload);
-    if (jobs) write_jobs(file, *jobs);
-    if (skip) write_wormhole(file, *skip);
-    // Closing flushes the data: a full disk surfaces here, so it is checked, not left to ~Handle.
-    check(file.close(), "closing " + path);
-  } catch (const std::runtime_error& e) {
-    std::remove(tmp.c_str());
-    throw OutputError(path, std::string("cannot write: ") + e.what() + " (nothing was written; an earlier file of this name is left as it was)");
-  } catch (...) {
-    std::remove(tmp.c_str());  // a logic error or bad_alloc: no half-written file either
-    throw;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw OutputError(path, std::string("cannot write: ") + std::strerror(err));
-  }
-  return slowdown;
+  return ResultsFile(path).finish(flows, pfc, meta, workload, skip, jobs);
 }
 
 }  // namespace wh

@@ -152,3 +152,70 @@ TEST(FlowResults, SomeFlowsComeBackInIdOrderWithGapsAndNoneTwice) {
   held_and_spilled.add(record(5));
   EXPECT_THROW(held_and_spilled.for_each([](const FlowRecord&) {}), std::logic_error);
 }
+
+namespace {
+
+// Keeps what a streamed FlowResults hands over: each range's first id and its records.
+struct RangeLog final : RecordRangeSink {
+  std::vector<std::pair<uint64_t, std::vector<FlowRecord>>> ranges;
+  void take_range(uint64_t first, std::span<const FlowRecord> records) override {
+    ranges.emplace_back(first, std::vector<FlowRecord>(records.begin(), records.end()));
+  }
+};
+
+}  // namespace
+
+TEST(FlowResults, AStreamedRangeGoesToTheSinkWhenAllItsFlowsRetiredAndTheRestIsKept) {
+  const auto dir = test::test_dir("flow_results");
+  FlowResults r(dir.string(), 4);  // ranges of 16 ids; 100 flows: 6 full ranges and 96..99
+  RangeLog sink;
+  r.stream_to(&sink);
+  std::vector<uint32_t> ids;
+  for (uint32_t id = 0; id < 100; ++id)
+    if (id != 20 && id != 50) ids.push_back(id);  // held at the end: ranges 16.. and 48.. stay incomplete
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(3));
+  for (uint32_t id : ids) r.flow_retired(record(id));
+  r.add(record(20)), r.add(record(50));
+  EXPECT_EQ(r.size(), 100u);
+  EXPECT_EQ(r.streamed(), 64u);
+  std::vector<uint64_t> firsts;
+  for (const auto& [first, records] : sink.ranges) {
+    firsts.push_back(first);
+    ASSERT_EQ(records.size(), 16u);
+    for (uint32_t i = 0; i < 16; ++i) {
+      const FlowRecord want = record(uint32_t(first) + i);
+      EXPECT_EQ(std::memcmp(&records[i], &want, sizeof want), 0) << first + i;
+    }
+  }
+  std::sort(firsts.begin(), firsts.end());
+  EXPECT_EQ(firsts, (std::vector<uint64_t>{0, 32, 64, 80}));
+  std::vector<uint32_t> kept;
+  r.for_each_kept([&](const FlowRecord& f) { kept.push_back(f.id); });
+  std::vector<uint32_t> expected;
+  for (uint32_t id = 16; id < 32; ++id) expected.push_back(id);
+  for (uint32_t id = 48; id < 64; ++id) expected.push_back(id);
+  for (uint32_t id = 96; id < 100; ++id) expected.push_back(id);
+  EXPECT_EQ(kept, expected);
+  EXPECT_THROW(r.for_each([](const FlowRecord&) {}), std::logic_error);  // ranges 0, 32, ... are gone
+  std::vector<uint32_t> some;
+  r.for_each([&](const FlowRecord& f) { some.push_back(f.id); }, 48, 52);  // a kept range reads as before
+  EXPECT_EQ(some, (std::vector<uint32_t>{48, 49, 50, 51}));
+  EXPECT_THROW(r.flow_retired(record(5)), std::logic_error);  // a flow of a streamed range again
+}
+
+TEST(FlowResults, RecordsWaitingOverTheBoundGoToTheFileAndTheirRangeIsNotStreamed) {
+  const auto dir = test::test_dir("flow_results");
+  FlowResults r(dir.string(), 4);  // ranges of 16 ids
+  RangeLog sink;
+  r.stream_to(&sink, 20 * sizeof(FlowRecord));
+  for (uint32_t id = 0; id < 15; ++id) r.flow_retired(record(id));   // range 0 waits for flow 15
+  for (uint32_t id = 16; id < 23; ++id) r.flow_retired(record(id));  // 22 waiting: range 0 is written out
+  for (uint32_t id = 15; id < 32; id += (id == 15 ? 8 : 1)) r.flow_retired(record(id));
+  ASSERT_EQ(sink.ranges.size(), 1u);  // range 16.. only: range 0 completed on disk
+  EXPECT_EQ(sink.ranges[0].first, 16u);
+  std::vector<uint32_t> kept;
+  r.for_each_kept([&](const FlowRecord& f) { kept.push_back(f.id); });
+  ASSERT_EQ(kept.size(), 16u);
+  for (uint32_t id = 0; id < 16; ++id) EXPECT_EQ(kept[id], id);
+  EXPECT_THROW(FlowResults().stream_to(&sink), std::logic_error);  // nowhere to put waiting ranges
+}

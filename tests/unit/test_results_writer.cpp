@@ -2,19 +2,26 @@
 // statistics against summary.json, and an HDF5 round trip read back with the plain C API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include <unistd.h>
+
 #include "wormhole/core/input_error.h"
+#include "wormhole/io/flow_results.h"
 #include "wormhole/io/results_writer.h"
 
 // wh_io links HDF5 privately, so hdf5.h is only visible here once wh_tests links wh::hdf5 too.
@@ -326,6 +333,29 @@ std::string read_string_attr(hid_t obj, const char* name) {
   return s;
 }
 
+// The memory type of a FlowBack: the fields of /flows it has, matched by name.
+hid_t flow_back_type() {
+  const hid_t ft = H5Tcreate(H5T_COMPOUND, sizeof(FlowBack));
+#define FIELD(T, S, f, t) H5Tinsert(T, #f, HOFFSET(S, f), t)
+  FIELD(ft, FlowBack, id, H5T_NATIVE_UINT32);
+  FIELD(ft, FlowBack, src, H5T_NATIVE_UINT32);
+  FIELD(ft, FlowBack, dst, H5T_NATIVE_UINT32);
+  FIELD(ft, FlowBack, sport, H5T_NATIVE_UINT32);
+  FIELD(ft, FlowBack, dport, H5T_NATIVE_UINT32);
+  FIELD(ft, FlowBack, pg, H5T_NATIVE_UINT32);
+  FIELD(ft, FlowBack, size_bytes, H5T_NATIVE_UINT64);
+  FIELD(ft, FlowBack, start_ns, H5T_NATIVE_INT64);
+  FIELD(ft, FlowBack, finish_ns, H5T_NATIVE_INT64);
+  FIELD(ft, FlowBack, fct_ns, H5T_NATIVE_INT64);
+  FIELD(ft, FlowBack, ideal_fct_ns, H5T_NATIVE_UINT64);
+  FIELD(ft, FlowBack, min_fct_ns, H5T_NATIVE_UINT64);
+  FIELD(ft, FlowBack, slowdown, H5T_NATIVE_DOUBLE);
+  FIELD(ft, FlowBack, slowdown_ref, H5T_NATIVE_DOUBLE);
+  FIELD(ft, FlowBack, finished, H5T_NATIVE_UINT8);
+#undef FIELD
+  return ft;
+}
+
 }  // namespace
 
 TEST(Hdf5Results, RoundTrip) {
@@ -360,23 +390,8 @@ TEST(Hdf5Results, RoundTrip) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(file, 0);
 
-  const hid_t ft = H5Tcreate(H5T_COMPOUND, sizeof(FlowBack));
+  const hid_t ft = flow_back_type();
 #define FIELD(T, S, f, t) H5Tinsert(T, #f, HOFFSET(S, f), t)
-  FIELD(ft, FlowBack, id, H5T_NATIVE_UINT32);
-  FIELD(ft, FlowBack, src, H5T_NATIVE_UINT32);
-  FIELD(ft, FlowBack, dst, H5T_NATIVE_UINT32);
-  FIELD(ft, FlowBack, sport, H5T_NATIVE_UINT32);
-  FIELD(ft, FlowBack, dport, H5T_NATIVE_UINT32);
-  FIELD(ft, FlowBack, pg, H5T_NATIVE_UINT32);
-  FIELD(ft, FlowBack, size_bytes, H5T_NATIVE_UINT64);
-  FIELD(ft, FlowBack, start_ns, H5T_NATIVE_INT64);
-  FIELD(ft, FlowBack, finish_ns, H5T_NATIVE_INT64);
-  FIELD(ft, FlowBack, fct_ns, H5T_NATIVE_INT64);
-  FIELD(ft, FlowBack, ideal_fct_ns, H5T_NATIVE_UINT64);
-  FIELD(ft, FlowBack, min_fct_ns, H5T_NATIVE_UINT64);
-  FIELD(ft, FlowBack, slowdown, H5T_NATIVE_DOUBLE);
-  FIELD(ft, FlowBack, slowdown_ref, H5T_NATIVE_DOUBLE);
-  FIELD(ft, FlowBack, finished, H5T_NATIVE_UINT8);
   const std::vector<FlowBack> fb = read_table<FlowBack>(file, "/flows", ft);
   ASSERT_EQ(fb.size(), 3u);
   EXPECT_EQ(fb[0].id, 0u);
@@ -475,6 +490,86 @@ TEST(Hdf5Results, RoundTrip) {
   H5Tclose(ft);
   H5Tclose(pt);
   EXPECT_GE(H5Fclose(file), 0);
+}
+
+// Flow `id` of a run of many: sizes and slowdowns spread over orders of magnitude, so that a mean
+// summed in another order than id order differs in its last bits; every 11th flow unfinished.
+FlowRecord many_flow(uint32_t id) {
+  FlowRecord r;
+  r.id = id;
+  r.src = id % 64, r.dst = (id * 7 + 1) % 64;
+  r.sport = 10000 + id % 5000, r.dport = 100;
+  r.size_bytes = 1000 + uint64_t(id) * 37 % 900'000;
+  r.start = Time(id) * 130 * kNs + id % 1000;
+  r.min_fct_ns = 1000 + id % 3001;
+  r.ideal_fct_ns = 900 + id % 2999;
+  const double slowdown = 1.0 + double((id * 2654435761u) % 100'000) / 7.0;  // 1 .. ~14,000
+  if (id % 11 != 5) r.finish = r.start + Time(double(r.min_fct_ns) * slowdown) * kNs + id % 997;
+  return r;
+}
+
+TEST(Hdf5Results, FlowsStreamedAsTheirRangesCompleteAreTheRowsAndStatisticsOfAPlainWrite) {
+  TempDir dir;
+  const uint32_t n = 50'000;
+  std::vector<FlowRecord> all;
+  for (uint32_t id = 0; id < n; ++id) all.push_back(many_flow(id));
+  const std::string plain = (dir.path / "plain.h5").string(), streamed = (dir.path / "results.h5").string();
+  const SlowdownStats a = write_hdf5_results(plain, all, {}, RunMetadata{});
+  // Ranges of 4,096 ids complete out of order (ids retired shuffled); flows 5,000 and 40,000 are
+  // still held at the end, so their ranges stay for finish(), with the last, partial one.
+  SlowdownStats b;
+  {
+    ResultsFile file(streamed);
+    FlowResults records(dir.path.string(), 12);
+    records.stream_to(&file);
+    std::vector<uint32_t> ids;
+    for (uint32_t id = 0; id < n; ++id)
+      if (id != 5'000 && id != 40'000) ids.push_back(id);
+    std::shuffle(ids.begin(), ids.end(), std::mt19937(7));
+    for (uint32_t id : ids) records.flow_retired(all[id]);
+    records.add(all[5'000]), records.add(all[40'000]);
+    EXPECT_EQ(records.streamed(), 10u * 4096);  // 12 full ranges, 2 held back; 49,152.. partial
+    EXPECT_TRUE(fs::exists(streamed + ".tmp" + std::to_string(::getpid())));
+    EXPECT_FALSE(fs::exists(streamed));  // nothing at the file's name until it is whole
+    b = file.finish(records, {}, RunMetadata{});
+  }
+  EXPECT_FALSE(fs::exists(streamed + ".tmp" + std::to_string(::getpid())));
+  EXPECT_EQ(std::tie(b.finished, b.total), std::tie(a.finished, a.total));
+  EXPECT_EQ(a.total, n);
+  // The means to the last bit (summed in id order), the percentiles by selection.
+  EXPECT_EQ(std::tie(b.mean, b.p50, b.p99, b.max), std::tie(a.mean, a.p50, a.p99, a.max));
+  EXPECT_EQ(std::tie(b.ref_mean, b.ref_p50, b.ref_p99), std::tie(a.ref_mean, a.ref_p50, a.ref_p99));
+  EXPECT_EQ(std::tie(b.fct_mean_us, b.fct_p99_us), std::tie(a.fct_mean_us, a.fct_p99_us));
+  const hid_t type = flow_back_type();
+  const auto rows_of = [&](const std::string& path) {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    std::vector<FlowBack> rows = read_table<FlowBack>(f, "flows", type);
+    H5Fclose(f);
+    return rows;
+  };
+  const std::vector<FlowBack> x = rows_of(plain), y = rows_of(streamed);
+  H5Tclose(type);
+  ASSERT_EQ(x.size(), n);
+  ASSERT_EQ(y.size(), n);
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i].id, i);
+    ASSERT_EQ(std::memcmp(&x[i], &y[i], sizeof(FlowBack)), 0) << i;
+  }
+}
+
+TEST(Hdf5Results, AResultsFileNotFinishedLeavesNothing) {
+  TempDir dir;
+  const std::string path = (dir.path / "results.h5").string();
+  {
+    std::ofstream(path) << "an earlier run's file";
+    ResultsFile file(path);
+    FlowResults records(dir.path.string(), 4);
+    records.stream_to(&file);
+    for (uint32_t id = 0; id < 16; ++id) records.flow_retired(many_flow(id));  // a range streamed
+    EXPECT_EQ(records.streamed(), 16u);
+  }  // the run failed before finish()
+  EXPECT_EQ(slurp(path), "an earlier run's file");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
 }
 
 TEST(Hdf5Results, EmptyTablesAreReadable) {

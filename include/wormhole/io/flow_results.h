@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,16 @@
 #include "wormhole/net/results.h"
 
 namespace wh {
+
+/// Takes ranges of flow records as soon as every flow of the range has retired (FlowResults::stream_to),
+/// so that a run's records go to their output while it runs, not through a temporary file.
+class RecordRangeSink {
+ public:
+  virtual ~RecordRangeSink() = default;
+  /// `records`: the records of flows first .. first + records.size() - 1, in id order. Ranges come
+  /// in the order they complete, not in id order. May throw (e.g. OutputError on a full disk).
+  virtual void take_range(uint64_t first, std::span<const FlowRecord> records) = 0;
+};
 
 /// The result records of a run's flows, one per flow id 0 .. size() - 1, read back in id order.
 ///
@@ -25,6 +36,12 @@ namespace wh {
 /// besides the added records; every read sorts each range again (linear: each record is moved to its
 /// id's slot), so a run reads its records once if it can.
 /// Without a folder every record stays in memory.
+///
+/// Streamed (stream_to): a range's records stay in memory until the range is complete — every one of
+/// its 2^bucket_bits flows retired — and then go to the sink and are dropped, never to the temporary
+/// file; for_each() no longer reads such a range (for_each_kept() reads the rest). Where the records
+/// waiting for their ranges to complete would take more memory than the bound given, the range
+/// holding most of them is written to the temporary file instead (and read back as without a sink).
 class FlowResults final : public FlowSink {
  public:
   /// Keeps every record in memory.
@@ -60,10 +77,20 @@ class FlowResults final : public FlowSink {
 
   /// Calls fn(record) for every record in id order, or for the ids in [first, end) only (the ranges
   /// outside are not read). Throws std::logic_error unless the ids are exactly 0 .. size() - 1 (with
-  /// hold_some(): unless they are distinct; checked over what is read), OutputError if the temporary
-  /// file cannot be read back.
+  /// hold_some(): unless they are distinct; checked over what is read), or if a range to be read was
+  /// streamed; OutputError if the temporary file cannot be read back.
   void for_each(const std::function<void(const FlowRecord&)>& fn, uint64_t first = 0,
                 uint64_t end = UINT64_MAX) const;
+  /// The same over every range not streamed (all of them without a sink), in id order; the ids of
+  /// those ranges are checked as for_each() checks them.
+  void for_each_kept(const std::function<void(const FlowRecord&)>& fn) const;
+
+  /// Hands every range to `sink` as soon as it is complete (see the class comment), keeping at most
+  /// about `memory_bytes` of records waiting for their ranges (80 B a record). Call it before the
+  /// first record comes, with a folder given at construction (std::logic_error otherwise).
+  void stream_to(RecordRangeSink* sink, size_t memory_bytes = size_t(64) << 20);
+  /// Records handed to the sink so far.
+  uint64_t streamed() const { return streamed_; }
 
  private:
   struct Block {
@@ -75,8 +102,13 @@ class FlowResults final : public FlowSink {
     std::vector<Block> blocks;        // written, in order
     uint64_t written = 0;             // records in the blocks
     bool sorted = true;               // the blocks hold the records in id order
+    bool streamed = false;            // its records went to the sink
   };
   void flush(Bucket& b) const;
+  /// Streaming: `b` (range k) is complete, or the waiting records are over the bound.
+  void stream_range(Bucket& b, size_t k);
+  void spill_largest_waiting();
+  void visit(const std::function<void(const FlowRecord&)>& fn, uint64_t first, uint64_t end, bool skip_streamed) const;
   void read(const Bucket& b, FlowRecord* out) const;
 
   uint32_t bucket_bits_ = 17;
@@ -86,6 +118,10 @@ class FlowResults final : public FlowSink {
   uint64_t spilled_ = 0;
   uint64_t ids_end_ = 0;  // above every id held
   bool some_ = false;     // hold_some()
+  RecordRangeSink* sink_ = nullptr;
+  size_t waiting_bound_ = 0;  // records
+  size_t waiting_ = 0;        // records in memory waiting for their ranges (streaming)
+  uint64_t streamed_ = 0;
   mutable std::vector<FlowRecord> added_;  // sorted by id when read
   mutable bool added_sorted_ = true;
 };

@@ -19,10 +19,16 @@ class Handle {
  public:
   Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
   ~Handle() { close(); }
+  Handle() = default;  ///< holds nothing
   Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) close(), id_ = o.id_, close_ = o.close_, o.id_ = -1;
+    return *this;
+  }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   operator hid_t() const { return id_; }
+  bool valid() const { return id_ >= 0; }
   herr_t close() {
     herr_t rc = 0;
     if (id_ >= 0) rc = close_(id_);
@@ -31,8 +37,8 @@ class Handle {
   }
 
  private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
+  hid_t id_ = -1;
+  herr_t (*close_)(hid_t) = nullptr;
 };
 
 // HDF5 prints its whole error stack to stderr by default; we report errors ourselves, so the
@@ -173,12 +179,13 @@ inline size_t table_slab_rows(hid_t file_type, size_t n, size_t want = 65536) {
 // lets a later writer append. Chunks of ~1 MiB (table_chunk_rows), never filled with fill values
 // (every row is written) unless the type has variable-length parts, which HDF5 requires a fill for. `parent` is the group's path for messages ("" for the root). Throws
 // std::runtime_error on an HDF5 failure.
+// `chunk_rows`: rows per chunk, 0 = table_chunk_rows(file_type, n).
 inline Handle create_table(hid_t loc, const char* name, hid_t file_type, size_t n, const char* units,
-                           const char* description, const std::string& parent = "") {
+                           const char* description, const std::string& parent = "", size_t chunk_rows = 0) {
   const std::string what = parent + "/" + name;
   Handle space = make_space({hsize_t(n)}, {H5S_UNLIMITED}, "creating the space of " + what);
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
-  const hsize_t chunk = table_chunk_rows(file_type, n);
+  const hsize_t chunk = chunk_rows ? chunk_rows : table_chunk_rows(file_type, n);
   check(H5Pset_chunk(dcpl, 1, &chunk), "setting the chunk size of " + what);
   if (!has_variable(file_type)) check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "setting the fill time of " + what);
   // No chunk cache: rows are written once, in whole chunks (table_slab_rows), which then go from the

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -154,6 +155,10 @@ class SlowdownCollector {
   void reserve(size_t flows);
   /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
   void add(const FlowRecord& f);
+  /// The flows added from now on, up to the next call, are those from id `first` on, in id order:
+  /// ranges of flows may then be added in any order (a streamed run's, as they complete), and the
+  /// means are still summed in id order. Needs a collector that keeps its figures.
+  void begin_range(uint64_t first);
   /// The statistics of the flows added; the collector is empty afterwards.
   SlowdownStats result();
 
@@ -165,6 +170,8 @@ class SlowdownCollector {
   size_t total_ = 0;
   std::vector<double> slowdown_, ref_;
   std::vector<uint64_t> fct_;
+  std::vector<std::pair<uint64_t, size_t>> ranges_;  // (first id, first figure) of each begin_range
+  bool out_of_order_ = false;                        // a range began below the one before it
   double sum_ = 0, ref_sum_ = 0;
   uint64_t fct_sum_ = 0;  // exact; divided once at the end
 };
@@ -172,6 +179,39 @@ SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);
 /// The same over the flows with ids in [first, end) of `flows` (read in id order, so the means are
 /// summed as the vector version sums them). Throws as FlowResults::for_each.
 SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first = 0, uint32_t end = UINT32_MAX);
+/// The HDF5 results file of a one-process run (layout as write_hdf5_results), created when the run
+/// starts so that /flows can take the flows' records while it runs: as a streamed FlowResults
+/// (FlowResults::stream_to) completes a range of flows, its rows are written at their place, and the
+/// records never go to a temporary file and back. finish() writes the rest and the other groups.
+/// The file is written under a temporary name beside `path` (path.tmp<pid>) and renamed into place by
+/// finish(): a reader never finds a half-written file, and a run that fails leaves the earlier file
+/// of that name as it was (the temporary one is removed; a killed process leaves it behind).
+class ResultsFile final : public RecordRangeSink {
+ public:
+  /// Creates the temporary file. Throws InputError (naming `path`, with the fix) when it cannot be
+  /// created, e.g. a missing or read-only folder.
+  explicit ResultsFile(std::string path);
+  ~ResultsFile() override;
+  ResultsFile(const ResultsFile&) = delete;
+  ResultsFile& operator=(const ResultsFile&) = delete;
+
+  /// Rows first .. first + records.size() - 1 of /flows (FlowRecord ids in order). Throws OutputError
+  /// naming the file on an HDF5 failure (a full disk).
+  void take_range(uint64_t first, std::span<const FlowRecord> records) override;
+  /// Writes the rows of the flows not streamed (all of them if none was) and the rest of the file, as
+  /// write_hdf5_results does, and renames it into place; returns the flows' slowdown_stats(). Once
+  /// only. Throws OutputError naming the file on a failure (nothing is left at `path` but what was
+  /// there before).
+  SlowdownStats finish(const FlowResults& flows, const std::vector<PfcRecord>& pfc, const RunMetadata& meta,
+                       const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
+                       const std::vector<JobReport>* jobs = nullptr);
+
+ private:
+  struct Open;
+  std::string path_, tmp_;
+  std::unique_ptr<Open> open_;  // null once finished
+};
+
 /// The 0-based index of the nearest-rank percentile `pct` of `n` sorted values (rank ceil(pct/100 · n)).
 size_t rank_index(size_t n, unsigned pct);
 
