@@ -583,7 +583,14 @@ class Network final : public CcHost {
   // fast-forward
   SkipHooks* skip_ = nullptr;
   IslandHooks* islands_ = nullptr;
-  std::map<std::pair<uint64_t, uint64_t>, Time> replay_min_fct_;  // ((src, dst), size) -> true ideal FCT, ps
+  // What a replayed flow of one (src, dst, size) gets alike (start_replayed): its true ideal FCT (ps)
+  // and, where no hash of its ports chooses them (one NIC each way), its NICs.
+  struct ReplayPair {
+    Time min_fct = 0;
+    uint32_t nic = UINT32_MAX, rx_nic = UINT32_MAX;
+    bool fixed_nics = false;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, ReplayPair> replay_pairs_;  // ((src, dst), size) ->
   std::vector<uint8_t> replay_injected_;  // per pending injected flow: replayed (1) or not (0)
   Time freeze_horizon_ = 0;  // no port is frozen at or after this time (ps)
   bool shifted_ = false;     // some partition has moved: packets may be behind their flow's clock
