@@ -81,9 +81,12 @@ uint64_t get_rate(const Item& it) {
   const std::string fix = "write a rate in quotes, e.g. " + it.key + " = \"400Gbps\"";
   uint64_t r = 0;
   if (auto s = it.node->as_string()) {
-    // ns-3 reads a bare "400" as 400 bit/s; in a scenario that is always a forgotten unit.
-    if (s->get().find_first_of("bB") == std::string::npos)
-      fail(it, "rate \"" + s->get() + "\" has no unit", fix);
+    // ns-3 reads a bare "400" as 400 bit/s; in a scenario that is always a forgotten unit. Letters
+    // without a b or B ("400Gps") are a unit the parser below names as unknown.
+    const std::string& text = s->get();
+    if (text.find_first_of("bB") == std::string::npos &&
+        std::none_of(text.begin(), text.end(), [](unsigned char c) { return std::isalpha(c); }))
+      fail(it, "rate \"" + text + "\" has no unit", fix);
     try {
       r = parse_data_rate(s->get());
     } catch (const std::invalid_argument& e) {

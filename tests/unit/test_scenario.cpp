@@ -494,6 +494,8 @@ TEST(ScenarioErrors, BadRateAndTime) {
   EXPECT_TRUE(mentions(e, "topology.nic_delay: time \"500\" has no unit"));
   e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = \"400\"\n" + kRest);
   EXPECT_TRUE(mentions(e, "topology.nic_rate: rate \"400\" has no unit"));
+  e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = \"400Gps\"\n" + kRest);  // a unit, misspelt
+  EXPECT_TRUE(mentions(e, "topology.nic_rate: \"400Gps\" has an unknown rate unit"));
   e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = 400\n" + kRest);
   EXPECT_TRUE(mentions(e, "rate 400 is read as bit/s"));
 }
