@@ -350,11 +350,11 @@ int run_command(const RunOptions& o) {
   TextOutputs text(plan.fct(), plan.pfc(), plan.origin());
   RunObserver obs(text, o.quiet);
   // results.h5 is open from now on: the finished flows' records go to its /flows as their ranges of
-  // ids complete, or to a temporary file beside it while they wait, unless a run of several jobs or
-  // with background flows reads them again for its reports after the run.
-  ResultsFile results(plan.results());
+  // ids complete, or to a temporary file beside it while they wait, unless the run has background
+  // flows, whose report reads them again after the run.
+  ResultsFile results(plan.results(), plan.expected_flows());
   FlowResults flows(std::filesystem::path(plan.results()).parent_path().string());
-  if (!plan.training() || (plan.workload().jobs.empty() && plan.workload().background.empty())) flows.stream_to(&results);
+  if (!plan.training() || plan.workload().background.empty()) flows.stream_to(&results);
   net.retire_flows_to(&flows);
   TrainingWork work = plan.make_work(obs, plan.collective_memo(wormhole), true);
   plan.set_progress(obs.progress(), work, [&net] { return net.flows_finished(); });

@@ -328,7 +328,7 @@ struct ResultsFile::Open {
   std::vector<FlowRow> buffer;
 };
 
-ResultsFile::ResultsFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
+ResultsFile::ResultsFile(std::string path, uint64_t expected_flows) : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
   QuietErrors quiet;
   const hid_t fid = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) {
@@ -345,6 +345,8 @@ ResultsFile::ResultsFile(std::string path) : path_(std::move(path)), tmp_(path_ 
   }
   open_ = std::make_unique<Open>();
   open_->file = Handle(fid, H5Fclose);
+  // Address space only until the figures come: a streamed run's statistics then never grow by copies.
+  open_->stats.reserve(static_cast<size_t>(expected_flows));
 }
 
 ResultsFile::~ResultsFile() {
@@ -365,15 +367,20 @@ void ResultsFile::take_range(uint64_t first, std::span<const FlowRecord> records
     if (!o.flows.valid()) o.flows = create_table(o.file, t.name, t.types.second, 0, t.units, t.description, "", stream_chunk_rows(t.types.second));
     const hsize_t end = first + records.size();
     if (end > o.rows) check(H5Dset_extent(o.flows, &end), "extending /flows"), o.rows = end;
-    o.buffer.clear();
     o.stats.begin_range(first);
-    for (const FlowRecord& f : records) {
-      o.buffer.push_back(flow_row(f));
-      o.stats.add(f);
+    // A chunk of rows at a time: the rows of a whole range would take another 15 MB.
+    const size_t slab = stream_chunk_rows(t.types.second);
+    for (size_t at = 0; at < records.size(); at += slab) {
+      o.buffer.clear();
+      for (const FlowRecord& f : records.subspan(at, std::min(slab, records.size() - at))) {
+        o.buffer.push_back(flow_row(f));
+        o.stats.add(f);
+      }
+      write_rows_at(o.flows, t.types.first, first + at, o.buffer);
     }
-    write_rows_at(o.flows, t.types.first, first, o.buffer);
   } catch (const std::runtime_error& e) {
-    throw OutputError(path_, std::string("cannot write: ") + e.what());
+    throw OutputError(path_, std::string("cannot write: ") + e.what() +
+                                 " (nothing was written; an earlier file of this name is left as it was)");
   }
 }
 

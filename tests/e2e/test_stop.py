@@ -53,7 +53,10 @@ class Stop(unittest.TestCase):
     def interrupt_once_written(self, cmd, fct, sig):
         """Starts `cmd` (in the test folder), sends it `sig` once `fct` holds a line and checks it did not crash;
         its exit status and stderr."""
-        p = subprocess.Popen(cmd, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # SIGHUP as a terminal sends it, whatever the test runner's own disposition (nohup ignores it, and
+        # a run started so keeps ignoring it).
+        p = subprocess.Popen(cmd, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
         deadline = time.time() + 60
         while time.time() < deadline and p.poll() is None and (not fct.exists() or fct.stat().st_size == 0):
             time.sleep(0.05)
@@ -67,7 +70,7 @@ class Stop(unittest.TestCase):
     def test_signal_stops_cleanly(self):
         # 20,000 flows of 200 kB take several seconds; the signal comes once the first lines are on disk.
         (self.dir / "flow.txt").write_text(flows(20000, 200000))
-        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)):
             with self.subTest(signal=sig.name):
                 out = self.dir / f"out-{sig.name}"
                 fct = out / "fct.txt"

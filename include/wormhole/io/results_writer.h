@@ -188,9 +188,11 @@ SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first = 0, uint3
 /// of that name as it was (the temporary one is removed; a killed process leaves it behind).
 class ResultsFile final : public RecordRangeSink {
  public:
-  /// Creates the temporary file. Throws InputError (naming `path`, with the fix) when it cannot be
-  /// created, e.g. a missing or read-only folder.
-  explicit ResultsFile(std::string path);
+  /// Creates the temporary file. `expected_flows`: how many flows the run will likely have (sets
+  /// aside room for the statistics' figures, 24 B a flow, as write_hdf5_results does; 0: none).
+  /// Throws InputError (naming `path`, with the fix) when it cannot be created, e.g. a missing or
+  /// read-only folder.
+  explicit ResultsFile(std::string path, uint64_t expected_flows = 0);
   ~ResultsFile() override;
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
