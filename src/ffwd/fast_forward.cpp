@@ -283,7 +283,7 @@ std::pair<uint64_t, uint64_t> FastForward::period_start(uint32_t id, uint64_t ep
 
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) {
   if (id >= track_of_.size() || track_of_[id] == kNoTrack) return;
-  keep_period_start(id, tracks_[track_of_[id]]);
+  if (period_observer_) keep_period_start(id, tracks_[track_of_[id]]);
   Track& t = track(id);
   sample_until(id, t, old_rate_bps, net_.now());
   if (new_rate_bps > old_rate_bps) t.rose_at = net_.now();

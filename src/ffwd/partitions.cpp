@@ -52,19 +52,25 @@ void PartitionSet::free_part(uint32_t pid) {
 
 std::vector<uint32_t> PartitionSet::partitions_of_ports(std::span<const uint32_t> ports) const {
   std::vector<uint32_t> ids;
+  partitions_of_ports(ports, ids);
+  return ids;
+}
+
+void PartitionSet::partitions_of_ports(std::span<const uint32_t> ports, std::vector<uint32_t>& ids) const {
+  ids.clear();
   for (uint32_t p : ports) {
     if (p >= port_part_.size()) throw std::out_of_range("PartitionSet: port " + std::to_string(p) + " out of range");
     if (port_part_[p] != kNone) ids.push_back(port_part_[p]);
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
 }
 
 uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_in) {
-  if (flow_part_.count(flow)) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " already present");
+  if (flows_.count(flow)) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " already present");
   // Validate before touching any state, so a rejected call leaves the set as it was.
-  const std::vector<uint32_t> touched = partitions_of_ports(ports_in);
+  partitions_of_ports(ports_in, touched_);
+  const std::vector<uint32_t>& touched = touched_;
   std::vector<uint32_t> ports(ports_in.begin(), ports_in.end());
   std::sort(ports.begin(), ports.end());
   ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
@@ -80,7 +86,7 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
     for (uint32_t t : touched) {  // ascending, so the largest absorbed id is the next one reused
       if (t == pid) continue;
       Part& src = parts_[t];
-      for (uint32_t f : src.flows) flow_part_[f] = pid;
+      for (uint32_t f : src.flows) flows_.find(f)->second.part = pid;
       for (uint32_t p : src.ports) port_part_[p] = pid;
       merge_sorted(parts_[pid].flows, src.flows);
       merge_sorted(parts_[pid].ports, src.ports);
@@ -90,17 +96,16 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
 
   Part& part = parts_[pid];
   part.flows.insert(std::lower_bound(part.flows.begin(), part.flows.end(), flow), flow);
-  std::vector<uint32_t> fresh;  // ports no flow used before: they join the partition now
+  fresh_.clear();  // ports no flow used before: they join the partition now
   for (uint32_t p : ports) {
     port_flows_[p].push_back(flow);
     if (port_part_[p] == kNone) {
       port_part_[p] = pid;
-      fresh.push_back(p);
+      fresh_.push_back(p);
     }
   }
-  merge_sorted(part.ports, fresh);
-  flow_part_.emplace(flow, pid);
-  flow_ports_.emplace(flow, std::move(ports));
+  merge_sorted(part.ports, fresh_);
+  flows_.emplace(flow, FlowEntry{pid, std::move(ports)});
   return pid;
 }
 
@@ -111,7 +116,8 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
   // partitions of collectives they meet within a step or two of each anchor, where one search from
   // a single anchor crossed most of the partition. A search that runs out before meeting all the
   // others found a component of its own: a real split, left to the full search of remove_flow.
-  std::vector<uint32_t> anchors;
+  std::vector<uint32_t>& anchors = anchors_;
+  anchors.clear();
   for (uint32_t p : removed_ports)
     if (!port_flows_[p].empty()) anchors.push_back(p);
   if (anchors.size() <= 1) return true;
@@ -127,10 +133,13 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
   const auto reached = [&](uint64_t& m) { return (m & ~uint64_t(UINT32_MAX)) == stamp ? uint32_t(m) : UINT32_MAX; };
   const auto mark = [&](uint64_t& m, uint32_t k) { m = stamp | k; };
   const size_t n = anchors.size();
-  std::vector<uint32_t> parent(n);
-  std::vector<std::vector<uint32_t>> queue(n);  // per search: ports to expand (a root's holds its merged ones)
-  std::vector<size_t> next(n, 0);
-  for (uint32_t k = 0; k < n; ++k) parent[k] = k, queue[k] = {anchors[k]}, mark(port_mark_[anchors[k]], k);
+  std::vector<uint32_t>& parent = parent_;
+  std::vector<std::vector<uint32_t>>& queue = queue_;  // per search: ports to expand (a root's holds its merged ones)
+  std::vector<size_t>& next = next_;
+  parent.resize(n);
+  if (queue.size() < n) queue.resize(n);
+  next.assign(n, 0);
+  for (uint32_t k = 0; k < n; ++k) parent[k] = k, queue[k].assign(1, anchors[k]), mark(port_mark_[anchors[k]], k);
   auto root = [&](uint32_t k) {
     while (parent[k] != k) k = parent[k] = parent[parent[k]];
     return k;
@@ -155,7 +164,7 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
           continue;
         }
         mark(fm, k);
-        for (uint32_t q : flow_ports_.find(f)->second) {
+        for (uint32_t q : flows_.find(f)->second.ports) {
           uint64_t& pm = port_mark_[q];
           const uint32_t g = reached(pm);
           const uint32_t me = root(k);
@@ -173,19 +182,17 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
 }
 
 std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
-  const auto fp = flow_part_.find(flow);
-  if (fp == flow_part_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
-  const uint32_t pid = fp->second;
-  flow_part_.erase(fp);
-  auto fports = flow_ports_.find(flow);
-  for (uint32_t p : fports->second) {
+  const auto fp = flows_.find(flow);
+  if (fp == flows_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
+  const uint32_t pid = fp->second.part;
+  for (uint32_t p : fp->second.ports) {
     auto& users = port_flows_[p];
     // Order within a port's list is irrelevant (only reachability is read), so swap-erase.
     *std::find(users.begin(), users.end(), flow) = users.back();
     users.pop_back();
   }
-  const std::vector<uint32_t> removed_ports = std::move(fports->second);
-  flow_ports_.erase(fports);
+  const std::vector<uint32_t> removed_ports = std::move(fp->second.ports);
+  flows_.erase(fp);
 
   if (stays_connected(pid, removed_ports)) {
     // One component: the partition keeps its id, loses the flow and the ports only it used.
@@ -226,7 +233,7 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
     comp[i] = c;
     queue.assign(1, flows[i]);
     for (size_t q = 0; q < queue.size(); ++q) {
-      for (uint32_t p : flow_ports_.find(queue[q])->second) {
+      for (uint32_t p : flows_.find(queue[q])->second.ports) {
         char& seen = port_seen[index_of(ports, p)];
         if (seen) continue;  // each port's flow list is scanned once, so a hub port stays linear
         seen = 1;
@@ -247,7 +254,7 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
   for (size_t i = 0; i < flows.size(); ++i) {
     const uint32_t target = ids[comp[i]];
     parts_[target].flows.push_back(flows[i]);
-    if (target != pid) flow_part_[flows[i]] = target;
+    if (target != pid) flows_.find(flows[i])->second.part = target;
   }
   for (uint32_t p : ports) {
     if (port_flows_[p].empty()) {
@@ -262,14 +269,14 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
 }
 
 uint32_t PartitionSet::partition_of_flow(uint32_t flow) const {
-  const auto it = flow_part_.find(flow);
-  return it == flow_part_.end() ? kNone : it->second;
+  const auto it = flows_.find(flow);
+  return it == flows_.end() ? kNone : it->second.part;
 }
 
 const std::vector<uint32_t>& PartitionSet::flow_ports(uint32_t flow) const {
-  const auto it = flow_ports_.find(flow);
-  if (it == flow_ports_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
-  return it->second;
+  const auto it = flows_.find(flow);
+  if (it == flows_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
+  return it->second.ports;
 }
 
 std::vector<uint32_t> PartitionSet::live_ids() const {

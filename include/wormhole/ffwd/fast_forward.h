@@ -160,7 +160,8 @@ class FastForward final : public SkipHooks {
   uint64_t period_epoch(uint32_t pid) const { return part_state_.at(pid).epoch; }
   /// Active flow `id`'s snd_nxt (bytes) and CC rate (bit/s) when the period of reset `epoch` of its
   /// partition started: kept just before they first moved after it (copy on write: a reset copies
-  /// nothing), else the values now. Meaningful on the flow's sender's rank only. A flow that ended
+  /// nothing), else the values now. Kept only while a period observer is set (memoization reads them;
+  /// without one every packet would pay for the copy). Meaningful on the flow's sender's rank only. A flow that ended
   /// since (its period's record is void: the partition changed) gives its values now. Precondition:
   /// the flow has QP state (Network::flow).
   std::pair<uint64_t, uint64_t> period_start(uint32_t id, uint64_t epoch) const;
@@ -190,7 +191,8 @@ class FastForward final : public SkipHooks {
   void flow_finished(uint32_t id) override;
   void rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) override;
   void sending(uint32_t id) override {
-    if (id < track_of_.size() && track_of_[id] != kNoTrack) keep_period_start(id, tracks_[track_of_[id]]);
+    // A period's start values are read by memoization only (period_start): without it, nothing to keep.
+    if (period_observer_ && id < track_of_.size() && track_of_[id] != kNoTrack) keep_period_start(id, tracks_[track_of_[id]]);
   }
   void touched(uint32_t port) override;
   void routes_changed() override;

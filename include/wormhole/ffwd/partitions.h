@@ -31,6 +31,8 @@ class PartitionSet {
   /// The partitions the given ports belong to now (sorted ids, no duplicates, kNone left out):
   /// what add_flow(…, ports) would merge. Lets the caller act on them first.
   std::vector<uint32_t> partitions_of_ports(std::span<const uint32_t> ports) const;
+  /// The same into `ids` (cleared first), for callers that keep a buffer.
+  void partitions_of_ports(std::span<const uint32_t> ports, std::vector<uint32_t>& ids) const;
 
   /// Removes flow `flow` and splits its partition into connected components. Returns the ids of
   /// the partitions that now hold the old partition's remaining flows: empty if none remain;
@@ -68,8 +70,11 @@ class PartitionSet {
 
   std::vector<uint32_t> port_part_;                 // port -> partition
   std::vector<std::vector<uint32_t>> port_flows_;   // port -> flows using it (unordered)
-  std::unordered_map<uint32_t, std::vector<uint32_t>> flow_ports_;  // active flow -> its ports
-  std::unordered_map<uint32_t, uint32_t> flow_part_;                // active flow -> partition
+  struct FlowEntry {
+    uint32_t part;                // its partition
+    std::vector<uint32_t> ports;  // its ports, sorted, unique
+  };
+  std::unordered_map<uint32_t, FlowEntry> flows_;   // active flow -> its partition and ports
   std::vector<Part> parts_;
   std::vector<uint32_t> free_ids_;
   size_t live_count_ = 0;
@@ -79,6 +84,11 @@ class PartitionSet {
   std::vector<uint64_t> port_mark_;
   std::vector<uint64_t> flow_mark_;
   uint32_t search_ = 0;
+  // Scratch of add_flow and stays_connected, kept between calls: a collective starts and ends
+  // thousands of flows, and each call allocated these anew.
+  std::vector<uint32_t> touched_, fresh_, anchors_, parent_;
+  std::vector<std::vector<uint32_t>> queue_;
+  std::vector<size_t> next_;
 };
 
 }  // namespace wh
