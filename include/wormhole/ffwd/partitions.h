@@ -31,8 +31,6 @@ class PartitionSet {
   /// The partitions the given ports belong to now (sorted ids, no duplicates, kNone left out):
   /// what add_flow(…, ports) would merge. Lets the caller act on them first.
   std::vector<uint32_t> partitions_of_ports(std::span<const uint32_t> ports) const;
-  /// The same into `ids` (cleared first), for callers that keep a buffer.
-  void partitions_of_ports(std::span<const uint32_t> ports, std::vector<uint32_t>& ids) const;
 
   /// Removes flow `flow` and splits its partition into connected components. Returns the ids of
   /// the partitions that now hold the old partition's remaining flows: empty if none remain;
@@ -64,6 +62,8 @@ class PartitionSet {
   };
   uint32_t new_part();
   void free_part(uint32_t pid);
+  /// partitions_of_ports into `ids` (cleared first): add_flow's buffer, kept between calls.
+  void partitions_of_ports(std::span<const uint32_t> ports, std::vector<uint32_t>& ids) const;
   /// Whether partition `pid`'s flows (the removed one already gone from the port lists) are still
   /// connected, given the ports the removed flow used. Exact; fast where they are.
   bool stays_connected(uint32_t pid, const std::vector<uint32_t>& removed_ports);
