@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "net_fixtures.h"
 #include "wormhole/cc/factory.h"
@@ -16,7 +19,10 @@ using namespace wh::test;
 namespace {
 
 SimConfig config(bool lossless) {
-  const std::string path = (std::filesystem::path(::testing::TempDir()) / "wh_pfc_headroom.conf").string();
+  // One file per process: ctest runs this file's tests as parallel processes, and with one shared name
+  // one of them read the file while another had just truncated it ("the file is empty", seen in CI).
+  const std::string path =
+      (std::filesystem::path(::testing::TempDir()) / ("wh_pfc_headroom." + std::to_string(::getpid()) + ".conf")).string();
   std::ofstream(path) << "ENABLE_QCN 1\nPACKET_PAYLOAD_SIZE 1000\nSIMULATOR_STOP_TIME 4\nCC_MODE 1\n"
                          "ALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 0\nRP_TIMER 300\n"
                          "EWMA_GAIN 0.00390625\nFAST_RECOVERY_TIMES 1\nRATE_AI 20Mb/s\nRATE_HAI 200Mb/s\n"
@@ -24,7 +30,9 @@ SimConfig config(bool lossless) {
                          "ACK_HIGH_PRIO 1\nKMAX_MAP 1 10000000000 16000\nKMIN_MAP 1 10000000000 4000\n"
                          "PMAX_MAP 1 10000000000 0.2\nBUFFER_SIZE 1\n"
                       << "PFC_LOSSLESS_HEADROOM " << (lossless ? 1 : 0) << "\n";
-  return read_hpcc_config(path);
+  SimConfig cfg = read_hpcc_config(path);
+  std::filesystem::remove(path);
+  return cfg;
 }
 
 constexpr uint64_t k10G = 10'000'000'000ull;
