@@ -328,7 +328,8 @@ struct ResultsFile::Open {
   std::vector<FlowRow> buffer;
 };
 
-ResultsFile::ResultsFile(std::string path, uint64_t expected_flows) : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
+ResultsFile::ResultsFile(std::string path, uint64_t expected_flows)
+    : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
   QuietErrors quiet;
   const hid_t fid = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (fid < 0) {
@@ -399,8 +400,7 @@ SlowdownStats ResultsFile::finish(const FlowResults& flows, const std::vector<Pf
     if (o.flows.valid()) {
       const hsize_t rows = n;
       check(H5Dset_extent(o.flows, &rows), "extending /flows");
-      const size_t chunk = stream_chunk_rows(t.types.second);
-      write_kept_rows(o.flows, t.types.first, chunk * std::max<size_t>(1, 65536 / chunk), flows, o.stats);
+      write_kept_rows(o.flows, t.types.first, slab_rows(stream_chunk_rows(t.types.second)), flows, o.stats);
       check(o.flows.close(), "closing /flows");
     } else {
       Handle ds = create_table(o.file, t.name, t.types.second, n, t.units, t.description, "");

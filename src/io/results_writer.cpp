@@ -231,19 +231,20 @@ void SlowdownCollector::begin_range(uint64_t first) {
 
 void SlowdownCollector::fill(SlowdownStats& s) {
   if (out_of_order_) {
-    // Summed again in id order, range by range: a double sum's bits depend on its order.
-    // ranges_ is in the order the figures were added; figures added before any range come first.
-    std::vector<std::pair<uint64_t, size_t>> by_id;
-    if (ranges_.front().second != 0) by_id.emplace_back(0, 0);
-    by_id.insert(by_id.end(), ranges_.begin(), ranges_.end());
-    std::vector<size_t> ends(by_id.size());
-    for (size_t i = 0; i < by_id.size(); ++i) ends[i] = i + 1 < by_id.size() ? by_id[i + 1].second : slowdown_.size();
-    std::vector<size_t> order(by_id.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return by_id[a].first < by_id[b].first; });
+    // Summed again in id order, range by range: a double sum's bits depend on its order. ranges_ is
+    // in the order the figures were added; figures added before any range come first (from id 0).
+    struct Segment {
+      uint64_t first;     // its first flow id
+      size_t begin, end;  // its figures
+    };
+    std::vector<Segment> segments;
+    if (ranges_.front().second != 0) segments.push_back({0, 0, ranges_.front().second});
+    for (size_t i = 0; i < ranges_.size(); ++i)
+      segments.push_back({ranges_[i].first, ranges_[i].second, i + 1 < ranges_.size() ? ranges_[i + 1].second : slowdown_.size()});
+    std::stable_sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.first < b.first; });
     sum_ = 0, ref_sum_ = 0;
-    for (size_t i : order)
-      for (size_t j = by_id[i].second; j < ends[i]; ++j) sum_ += slowdown_[j], ref_sum_ += ref_[j];
+    for (const Segment& g : segments)
+      for (size_t j = g.begin; j < g.end; ++j) sum_ += slowdown_[j], ref_sum_ += ref_[j];
   }
   const double n = double(finished_);
   s.mean = sum_ / n;

@@ -165,12 +165,15 @@ inline size_t table_chunk_rows(hid_t file_type, size_t n) {
   return std::max<size_t>(1, std::min<size_t>(n, (size_t(1) << 20) / H5Tget_size(file_type)));
 }
 
-// Rows per H5Dwrite for a table of `n` rows of `file_type`: whole chunks, about `want` rows. A
-// write of whole chunks goes to the file as it is; one that ends inside a chunk makes HDF5 build
-// that chunk in its cache (GPT-7B's /flows: 0.6 G instructions of copies and 0.45 G of fills).
+// Rows per H5Dwrite for chunks of `chunk_rows` rows: whole chunks, about `want` rows. A write of
+// whole chunks goes to the file as it is; one that ends inside a chunk makes HDF5 build that chunk
+// in its cache (GPT-7B's /flows: 0.6 G instructions of copies and 0.45 G of fills).
+inline size_t slab_rows(size_t chunk_rows, size_t want = 65536) {
+  return chunk_rows * std::max<size_t>(1, want / chunk_rows);
+}
+// The same for a table of `n` rows of `file_type` (create_table's chunks).
 inline size_t table_slab_rows(hid_t file_type, size_t n, size_t want = 65536) {
-  const size_t chunk = table_chunk_rows(file_type, n);
-  return chunk * std::max<size_t>(1, want / chunk);
+  return slab_rows(table_chunk_rows(file_type, n), want);
 }
 
 // A 1-D table of `n` rows of `file_type`, with its "units" and "description" attributes, created

@@ -157,7 +157,7 @@ class SlowdownCollector {
   void add(const FlowRecord& f);
   /// The flows added from now on, up to the next call, are those from id `first` on, in id order:
   /// ranges of flows may then be added in any order (a streamed run's, as they complete), and the
-  /// means are still summed in id order. Needs a collector that keeps its figures.
+  /// means are still summed in id order. Throws std::logic_error for a collector that keeps no figures.
   void begin_range(uint64_t first);
   /// The statistics of the flows added; the collector is empty afterwards.
   SlowdownStats result();
