@@ -105,6 +105,8 @@ void DistributedEngine::run(Time until) {
       break;
     }
     net_.retire_committed();  // the window's finishes stand now
+    // Nothing is in flight between ranks at an edge: every packet is in some rank's pool.
+    if (net_.release_entries_due()) net_.release_retired_entries([this](std::vector<uint8_t>& may_go) { all(may_go); });
   }
   // The run's end as one process sees it: its last event over every rank and the client, and
   // whether anything is left anywhere (a workload's watchdog tells a hang from a stop by that).

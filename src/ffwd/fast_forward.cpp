@@ -218,7 +218,7 @@ void FastForward::flow_started(uint32_t id) {
     free_tracks_.pop_back();
   }
   while (track_of_.size() <= id) track_of_.push_back(kNoTrack);
-  track_of_[id] = slot;
+  track_of_.mut(id) = slot;
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
   tracks_[slot].hops = static_cast<uint32_t>(coupling_.data_path(id).size());
@@ -244,6 +244,12 @@ void FastForward::refresh_ports(uint32_t id) {
 
 void FastForward::flow_finished(uint32_t id) { finished_.push_back(id); }
 
+void FastForward::flows_forgotten(uint32_t first, uint32_t count) {
+  // Whole chunks only (the flow table gives back whole chunks of the same size).
+  for (size_t k = first >> FlowTable::kEntryBits; k < ((size_t{first} + count) >> FlowTable::kEntryBits); ++k)
+    if (k < (track_of_.size() >> FlowTable::kEntryBits)) track_of_.release_chunk(k);
+}
+
 void FastForward::remove_finished() {
   for (uint32_t id : finished_) {
     const uint32_t pid = parts_.partition_of_flow(id);
@@ -251,7 +257,7 @@ void FastForward::remove_finished() {
     settle({pid});
     const uint32_t slot = track_of_[id];
     free_tracks_.push_back(slot);
-    track_of_[id] = kNoTrack;
+    track_of_.mut(id) = kNoTrack;
     // Swap-remove from the active list: the last active flow takes the place of this one.
     const uint32_t pos = tracks_[slot].active_pos, last = active_.back();
     active_[pos] = last;

@@ -80,6 +80,7 @@ void Network::stop() {
 void Network::deliver(const std::vector<Completion>& all) {
   // The controller hears of every rank's finishes, in the run's order; it acts on them at its next
   // tick, which is never inside a window (FastForward::flow_finished).
+  finishes_heard_ += all.size();  // the same on every rank: release_entries_due()
   if (skip_)
     for (const Completion& c : all) skip_->flow_finished(c.rec.id);
   // Another rank's flow: this rank held its receiver's state (or only its start); it is done with it

@@ -161,4 +161,33 @@ void Network::release_done_flow(uint32_t id) {
   else release_state(id);
 }
 
+void Network::release_retired_entries(const std::function<void(std::vector<uint8_t>&)>& agree) {
+  const std::vector<size_t>& waiting = flows_.all_retired_chunks();
+  if (waiting.empty() && !agree) return;
+  std::vector<uint8_t> may_go((flows_.size() + FlowTable::kEntryChunk - 1) >> FlowTable::kEntryBits, 0);
+  for (size_t k : waiting) may_go[k] = 1;
+  // What still refers to a retired flow: its stale timer events (compared with its epoch), and its
+  // packets still on their way (a late packet reads its clock offset, hold_if_owed).
+  auto referred = [&](uint32_t id) {
+    if (static_cast<size_t>(id >> FlowTable::kEntryBits) < may_go.size()) may_go[id >> FlowTable::kEntryBits] = 0;
+  };
+  kernel_.queue().for_each([&](const Event& e) {
+    if (e.kind == kTimer) referred(e.target);
+  });
+  fab_.pool.for_each_live([&](const Packet& pk) {
+    if (pk.type != PktType::Pfc) referred(pk.flow);
+  });
+  if (agree) agree(may_go);
+  for (size_t k : flows_.release_entries(may_go))
+    if (skip_) skip_->flows_forgotten(static_cast<uint32_t>(k << FlowTable::kEntryBits), static_cast<uint32_t>(FlowTable::kEntryChunk));
+  release_scan_at_ = flows_.all_retired_chunks().size() + kReleaseBatch;
+}
+
+bool Network::release_entries_due() {
+  const uint64_t due = finishes_heard_ / release_period_;
+  if (due == release_due_seen_) return false;
+  release_due_seen_ = due;
+  return true;
+}
+
 }  // namespace wh

@@ -54,6 +54,67 @@ class ChunkedVector {
   size_t size_ = 0;
 };
 
+/// Indexable sequence in chunks of 2^kBits, like ChunkedVector, whose whole chunks can be given back
+/// (release_chunk): a given-back chunk reads as default-constructed values, from one chunk shared by
+/// every table of this type, and is allocated again (value-initialised) on its next write. So a
+/// table indexed by ids that are never reused (flow ids) keeps memory only for the chunks still in
+/// use, while a read stays two loads: its chunk's pointer, then the value. Index precondition:
+/// i < size() (unchecked).
+template <class T, unsigned kBits = 12>
+class ReleasableChunks {
+ public:
+  static constexpr size_t kChunk = size_t(1) << kBits;
+  size_t size() const { return size_; }
+  /// Value `i`, a default T if its chunk was given back.
+  const T& operator[](size_t i) const { return chunks_[i >> kBits][i & (kChunk - 1)]; }
+  /// Value `i` to write; allocates its chunk again if it was given back.
+  T& mut(size_t i) {
+    const size_t k = i >> kBits;
+    if (chunks_[k] == shared()) materialise(k);
+    return chunks_[k][i & (kChunk - 1)];
+  }
+  /// Appends `v`; returns its index.
+  size_t push_back(const T& v) {
+    if ((size_ >> kBits) == chunks_.size()) {
+      owned_.push_back(std::make_unique<T[]>(kChunk));
+      chunks_.push_back(owned_.back().get());
+    }
+    mut(size_) = v;
+    return size_++;
+  }
+  /// Gives chunk `k` (ids k·2^kBits …) back: its memory is freed and its ids read as default values.
+  void release_chunk(size_t k) {
+    if (chunks_[k] == shared()) return;
+    owned_[k].reset();
+    chunks_[k] = shared();
+  }
+  /// Whether chunk `k` was given back (and not written since).
+  bool released(size_t k) const { return chunks_[k] == shared(); }
+  /// Keeps the first `n` elements (n <= size()); chunks past them are freed.
+  void truncate(size_t n) {
+    size_ = n;  // entries past it are overwritten by push_back before they are read again
+    chunks_.resize((n + kChunk - 1) >> kBits);
+    owned_.resize(chunks_.size());
+  }
+  /// Chunks allocated now (not given back).
+  size_t held_chunks() const {
+    return static_cast<size_t>(std::count_if(owned_.begin(), owned_.end(), [](const auto& c) { return c != nullptr; }));
+  }
+
+ private:
+  static T* shared() {
+    static const std::unique_ptr<T[]> chunk = std::make_unique<T[]>(kChunk);
+    return chunk.get();  // never written: mut() materialises first
+  }
+  void materialise(size_t k) {
+    owned_[k] = std::make_unique<T[]>(kChunk);
+    chunks_[k] = owned_[k].get();
+  }
+  std::vector<T*> chunks_;                  // owned_[k].get(), or shared() once given back
+  std::vector<std::unique_ptr<T[]>> owned_;
+  size_t size_ = 0;
+};
+
 /// Values appended in order and each taken once by its index (what an event carries): a chunk of 2^kBits
 /// is freed once all its values were taken, so memory follows what is pending while indices are never
 /// reused (they stay the same however the takes interleave with the appends).

@@ -18,6 +18,11 @@ class EventHeap {
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   void clear() { heap_.clear(); }
+  /// Calls f(const Event&) for every event held, in no particular order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Event& e : heap_) f(e);
+  }
 
  private:
   std::vector<Event> heap_;
@@ -69,6 +74,17 @@ class EventQueue {
   /// Events waiting in the heap beside the bucket being drained (diagnostics and tests: it should
   /// hold only events scheduled into the current 1.024-ns bucket).
   size_t side_heap_size() const { return side_.size(); }
+  /// Calls f(const Event&) for every pending event, in no particular order: O(pending events +
+  /// non-empty buckets), for occasional scans (which flows pending events refer to), not per event.
+  template <class F>
+  void for_each(F&& f) const {
+    for (size_t i = run_pos_; i < run_.size(); ++i) f(run_[i]);
+    side_.for_each(f);
+    far_.for_each(f);
+    for (uint64_t w = 0; w < kWords; ++w)
+      for (uint64_t bits = bits_[w]; bits; bits &= bits - 1)
+        for (uint32_t n = head_[w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits))]; n != kNil; n = nodes_[n].next) f(nodes_[n].e);
+  }
 
  private:
   static constexpr uint64_t kWords = kBuckets / 64;  ///< words of the non-empty-slot bitmap

@@ -199,6 +199,7 @@ class FastForward final : public SkipHooks {
   void on_tick() override;
   uint32_t mark() override;
   void rewind(uint32_t m) override;
+  void flows_forgotten(uint32_t first, uint32_t count) override;
 
  private:
   struct Track {                  // one active flow
@@ -369,7 +370,15 @@ class FastForward final : public SkipHooks {
   // flow id -> tracks_ slot (kNoTrack: not active). A dense vector, not a map: HPCC changes a
   // flow's rate on every ACK, and the lookup is on that path.
   static constexpr uint32_t kNoTrack = UINT32_MAX;
-  ChunkedVector<uint32_t, 16> track_of_;  // by flow id (4 B a flow; grown in chunks, never copied)
+  struct TrackSlot {  // defaults to kNoTrack: what the ids of a given-back chunk read
+    uint32_t slot = kNoTrack;
+    TrackSlot() = default;
+    TrackSlot(uint32_t s) : slot(s) {}  // NOLINT: a slot number stands for itself
+    operator uint32_t() const { return slot; }
+  };
+  // By flow id, 4 B a flow, in the flow table's chunks: a chunk goes when the flow table gives its
+  // entries back (flows_forgotten).
+  ReleasableChunks<TrackSlot, FlowTable::kEntryBits> track_of_;
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   PeriodObserver* period_observer_ = nullptr;
   TickExchange* exchange_ = nullptr;

@@ -1,8 +1,11 @@
-// The run's flows by id. Each flow has a 16-B entry for the whole run; its FlowInfo (identity and
-// outcome) lives in a recycled slot from its creation until its result record has gone out (retire),
-// and its QP state in another from its start until it has finished and nothing refers to it
-// (release). So memory follows what is active rather than what has been.
+// The run's flows by id. Each flow has a 16-B entry; its FlowInfo (identity and outcome) lives in a
+// recycled slot from its creation until its result record has gone out (retire), and its QP state in
+// another from its start until it has finished and nothing refers to it (release). Entries are kept
+// in chunks of 2^14 ids, and a chunk whose flows were all retired is given back once no packet or
+// timer refers to them any more (release_entries). So memory follows what is active rather than what
+// has been.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -16,11 +19,14 @@ namespace wh {
 /// Flow storage of a Network. Ids are dense and never reused. A flow's FlowInfo is held from add() to
 /// retire(); its QP state (Flow) from create_state() (its start) to release(). What a retired flow
 /// leaves is what its late packets and stale timer events are compared with: finished, epoch and
-/// clock offset. Every table grows in chunks, so references to an entry stay valid while flows are
-/// added.
+/// clock offset; once its entry's chunk is given back (release_entries), only that it finished.
+/// Every table grows in chunks, so references to an entry stay valid while flows are added.
 class FlowTable {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
+  /// Entries come in chunks of 2^kEntryBits ids; flow `id` is in chunk id >> kEntryBits.
+  static constexpr unsigned kEntryBits = 14;
+  static constexpr size_t kEntryChunk = size_t(1) << kEntryBits;
   size_t size() const { return entries_.size(); }
   /// Adds a flow (no state yet); returns its id.
   uint32_t add(const FlowInfo& f) {
@@ -45,17 +51,19 @@ class FlowTable {
   bool finished(uint32_t id) const { return entries_[id].info == kNone || entries_[id].time >= 0; }
   /// When flow `id` finished (ps), -1 while it runs or before it starts (precondition: !retired(id)).
   Time finish(uint32_t id) const { return entries_[id].time; }
-  void set_finish(uint32_t id, Time t) { entries_[id].time = t; }
+  void set_finish(uint32_t id, Time t) { entries_.mut(id).time = t; }
   /// Whether flow `id` has QP state now (started, and not released).
   bool live(uint32_t id) const { return entries_[id].info != kNone && entries_[id].state != kNone; }
-  /// Whether retired flow `id`'s sender runs here (retire(id, local)).
-  bool retired_local(uint32_t id) const { return (entries_[id].state & kLocal) != 0; }
+  /// Whether retired flow `id`'s sender runs here (retire(id, local)). Throws std::logic_error if its
+  /// entry was given back (nothing may refer to it then).
+  bool retired_local(uint32_t id) const { return (kept_entry(id).state & kLocal) != 0; }
   /// The timer epoch and clock offset (ps) of a flow without state (released; retired or not).
+  /// Throw std::logic_error if its entry was given back.
   uint16_t released_epoch(uint32_t id) const {
-    return retired(id) ? static_cast<uint16_t>(entries_[id].state) : info(id).epoch;
+    return retired(id) ? static_cast<uint16_t>(kept_entry(id).state) : info(id).epoch;
   }
   Time released_clock_offset(uint32_t id) const {
-    return retired(id) ? entries_[id].time : info(id).clock_offset;
+    return retired(id) ? kept_entry(id).time : info(id).clock_offset;
   }
   /// The QP state of a live flow (precondition: live(id)).
   Flow& state(uint32_t id) { return states_[entries_[id].state]; }
@@ -72,7 +80,7 @@ class FlowTable {
       free_.pop_back();
       states_[slot] = Flow();
     }
-    entries_[id].state = slot;
+    entries_.mut(id).state = slot;
     if (++live_ > peak_live_) peak_live_ = live_;
     Flow& f = states_[slot];
     f.src = i.src, f.dst = i.dst, f.sport = i.sport, f.dport = i.dport, f.pg = i.pg;
@@ -82,7 +90,7 @@ class FlowTable {
   /// Copies what outlives the state (NICs, bound, skipped bytes and time, clock offset, epoch) into the
   /// flow's FlowInfo and frees its slot (precondition: live(id)).
   void release(uint32_t id) {
-    Entry& e = entries_[id];
+    Entry& e = entries_.mut(id);
     FlowInfo& i = infos_[e.info];
     const Flow& f = states_[e.state];
     i.nic = f.nic, i.rx_nic = f.rx_nic, i.min_fct = f.min_fct;
@@ -97,16 +105,38 @@ class FlowTable {
   /// flow are its own or another rank's) (precondition: !live(id), finished(id), !retired(id);
   /// std::logic_error otherwise).
   void retire(uint32_t id, bool local = true) {
-    Entry& e = entries_[id];
-    if (e.info == kNone || e.state != kNone || e.time < 0)
+    if (entries_[id].info == kNone || entries_[id].state != kNone || entries_[id].time < 0)
       throw std::logic_error("retiring flow " + std::to_string(id) + ", which is live, unfinished or retired");
+    Entry& e = entries_.mut(id);
     const FlowInfo& i = infos_[e.info];
     e.time = i.clock_offset;
     e.state = uint32_t{i.epoch} | (local ? kLocal : 0u);
     free_info_.push_back(e.info);
     e.info = kNone;
     --held_;
+    const size_t k = id >> kEntryBits;
+    if (retired_in_.size() <= k) retired_in_.resize(k + 1, 0);
+    if (++retired_in_[k] == kEntryChunk) all_retired_.push_back(k);
   }
+  /// Chunks (flow id >> kEntryBits) whose 2^kEntryBits flows were all retired and whose entries are
+  /// still held: what release_entries() may give back once nothing refers to their flows.
+  const std::vector<size_t>& all_retired_chunks() const { return all_retired_; }
+  /// Gives back the entries of the chunks `k` of all_retired_chunks() with give_back[k] != 0
+  /// (give_back is indexed by chunk). Their flows read as retired and finished from then on; no packet
+  /// or timer event may refer to them (released_epoch, released_clock_offset and retired_local
+  /// throw std::logic_error for them). Returns the chunks given back, in increasing order.
+  std::vector<size_t> release_entries(const std::vector<uint8_t>& give_back) {
+    std::vector<size_t> gone;
+    size_t kept = 0;
+    for (size_t k : all_retired_)
+      if (k < give_back.size() && give_back[k]) entries_.release_chunk(k), gone.push_back(k);
+      else all_retired_[kept++] = k;
+    all_retired_.resize(kept);
+    std::sort(gone.begin(), gone.end());
+    return gone;
+  }
+  /// Chunks of entries given back so far, and held now.
+  size_t released_entry_chunks() const { return (entries_.size() + kEntryChunk - 1) / kEntryChunk - entries_.held_chunks(); }
   /// Forgets the flows from id `n` on (their states and FlowInfos are freed). Throws std::logic_error if
   /// one of them was retired (only a distributed run truncates, the flows made after a stop inside its
   /// last window, and it retires only flows whose window stood: made before those).
@@ -118,6 +148,7 @@ class FlowTable {
       bytes_ -= info(i).size, free_info_.push_back(entries_[id].info), --held_;
     }
     entries_.truncate(n);
+    if (retired_in_.size() > (n + kEntryChunk - 1) / kEntryChunk) retired_in_.resize((n + kEntryChunk - 1) / kEntryChunk);
   }
   /// Flows with state now, and at most so far.
   size_t live_count() const { return live_; }
@@ -128,14 +159,22 @@ class FlowTable {
   uint64_t total_bytes() const { return bytes_; }
 
  private:
+  // Default-constructed, an entry reads as a retired flow: what a given-back chunk's ids read.
   struct Entry {
-    Time time;          // its finish (-1 while running); once retired, its clock offset
-    uint32_t info;      // FlowInfo slot; kNone once retired
-    uint32_t state;     // QP state slot (kNone: none); once retired, its timer epoch | kLocal
+    Time time = 0;          // its finish (-1 while running); once retired, its clock offset
+    uint32_t info = kNone;  // FlowInfo slot; kNone once retired
+    uint32_t state = 0;     // QP state slot (kNone: none); once retired, its timer epoch | kLocal
   };
   static constexpr uint32_t kLocal = 1u << 16;  // above the 16-bit epoch
-  static_assert(sizeof(Entry) == 16, "the one per-flow table kept to the end of a run");
-  ChunkedVector<Entry, 14> entries_;
+  static_assert(sizeof(Entry) == 16, "the per-flow entry, kept until its chunk is given back");
+  const Entry& kept_entry(uint32_t id) const {
+    if (entries_.released(id >> kEntryBits))
+      throw std::logic_error("flow " + std::to_string(id) + "'s entry was given back, yet a packet or timer refers to it");
+    return entries_[id];
+  }
+  ReleasableChunks<Entry, kEntryBits> entries_;
+  std::vector<uint32_t> retired_in_;  // by chunk: flows retired
+  std::vector<size_t> all_retired_;   // chunks all retired, entries still held
   ChunkedVector<FlowInfo, 12> infos_;
   ChunkedVector<Flow, 10> states_;
   std::vector<uint32_t> free_info_;  // given-back FlowInfo slots, reused last-in first-out

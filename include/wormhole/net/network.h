@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -285,6 +286,8 @@ class Network final : public CcHost {
   bool flow_live(uint32_t id) const { return flows_.live(id); }
   /// Flows whose FlowInfo is held now (created and not retired).
   size_t held_flows() const { return flows_.held_count(); }
+  /// Chunks of 2^14 flow-table entries given back so far (release_retired_entries).
+  size_t released_entry_chunks() const { return flows_.released_entry_chunks(); }
   /// Flows created so far (ids 0 .. flow_count() - 1), and their bytes.
   size_t flow_count() const { return flows_.size(); }
   uint64_t flow_bytes() const { return flows_.total_bytes(); }
@@ -348,6 +351,20 @@ class Network final : public CcHost {
   /// skip controller, whose finish a tick has since handled; a flow still holding QP state waits.
   /// Throws what the FlowSink throws (OutputError: its file cannot be written).
   void retire_committed();
+  /// Gives back the flow-table entries of chunks whose flows were all retired and that no pending
+  /// event (a stale timer) or allocated packet (a late duplicate, an ACK) refers to any more
+  /// (FlowTable::release_entries): 16 B a flow, so a run's memory follows its running flows, not
+  /// every flow it made. In a distributed run `agree` makes every rank's verdict one (by chunk, 1 =
+  /// may go; an MPI_MIN over the ranks), since a packet another rank holds may still cross a cut
+  /// link; call it at a window edge, on every rank (release_entries_due()). One process calls it on
+  /// its own every 65,536 events once a few chunks wait (on_tick).
+  void release_retired_entries(const std::function<void(std::vector<uint8_t>&)>& agree = {});
+  /// Whether a distributed run's window edge should call release_retired_entries(): the same answer
+  /// on every rank (it counts the finishes every rank hears alike, deliver()); true once per
+  /// release period of finishes (2^17 unless set_release_period() said otherwise).
+  bool release_entries_due();
+  /// Finishes between two release_entries_due() (> 0; tests make it small).
+  void set_release_period(uint64_t finishes) { release_period_ = finishes; }
   /// Undoes what this rank counted after the client's stop (ClientClock::stop_event(); precondition: the
   /// client stopped) in its last window, which the network ran before the client stopped: events, ECN
   /// marks, drops, RTOs, flows finished or injected after it, the peak queue; the run's end becomes the
@@ -535,6 +552,12 @@ class Network final : public CcHost {
   std::unique_ptr<CongestionControl> cc_;
   Fabric fab_;  // nodes, ports, routes, packets, parameters
   FlowTable flows_;
+  // release_retired_entries(): one process scans once this many chunks wait (a scan reads every
+  // pending event and packet); a distributed run at the first edge after each release period of
+  // finishes heard.
+  static constexpr size_t kReleaseBatch = 8;
+  size_t release_scan_at_ = kReleaseBatch;
+  uint64_t release_period_ = uint64_t{1} << 17, finishes_heard_ = 0, release_due_seen_ = 0;
   SwitchModel switch_;
   NicModel nic_;
   std::vector<uint32_t> nic_dropped_;    // nic_send: finished QPs the NIC let go of

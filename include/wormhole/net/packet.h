@@ -90,6 +90,15 @@ class PacketPool {
   Packet& operator[](uint32_t i) { return pkts_[i]; }
   const Packet& operator[](uint32_t i) const { return pkts_[i]; }
   size_t live() const { return pkts_.size() - free_.size(); }
+  /// Calls f(const Packet&) for every packet allocated now (not released), in index order: O(capacity),
+  /// for occasional scans, not per event.
+  template <class F>
+  void for_each_live(F&& f) const {
+    std::vector<bool> released(pkts_.size(), false);
+    for (uint32_t i : free_) released[i] = true;
+    for (size_t i = 0; i < pkts_.size(); ++i)
+      if (!released[i]) f(pkts_[i]);
+  }
   size_t capacity() const { return pkts_.size(); }
 
  private:

@@ -36,6 +36,10 @@ class SkipHooks {
   virtual void rewind(uint32_t m) {}
   /// The controller's own periodic tick (Network::schedule_skip_tick): a kernel barrier.
   virtual void on_tick() = 0;
+  /// Flows `first` … `first + count - 1` are gone for good: retired, and nothing refers to them
+  /// (Network::release_retired_entries); what the controller keeps by their ids may go. Called
+  /// between events.
+  virtual void flows_forgotten(uint32_t first, uint32_t count) {}
 };
 
 }  // namespace wh
