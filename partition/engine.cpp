@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 
 #include "wormhole/core/input_error.h"
@@ -106,7 +107,15 @@ void DistributedEngine::run(Time until) {
     }
     net_.retire_committed();  // the window's finishes stand now
     // Nothing is in flight between ranks at an edge: every packet is in some rank's pool.
-    if (net_.release_entries_due()) net_.release_retired_entries([this](std::vector<uint8_t>& may_go) { all(may_go); });
+    if (net_.release_entries_due())
+      net_.release_retired_entries([this](std::vector<uint8_t>& may_go) {
+        // A chunk a rank per flow id: every rank makes the same flows, so the same count (else the
+        // reduction would mix chunks, or hang).
+        uint64_t n[2] = {may_go.size(), ~uint64_t{may_go.size()}};
+        MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_UINT64_T, MPI_MAX, comm_);
+        if (n[0] != ~n[1]) throw std::logic_error("the ranks hold different numbers of flows at a window edge");
+        all(may_go);
+      });
   }
   // The run's end as one process sees it: its last event over every rank and the client, and
   // whether anything is left anywhere (a workload's watchdog tells a hang from a stop by that).

@@ -131,8 +131,9 @@ void rethrow_at_record_line(const InputError& e, const std::string& path, const 
   throw InputError(path, line,
                    "the line has " + std::to_string(k) + " field" + (k == 1 ? "" : "s") + " where a " + what + " has " +
                        std::to_string(fields) + ", so the " + what + "s after it were read shifted (the fields are read "
-                       "as one stream, as the reference does); then: " + e.what(),
-                   fix);
+                       "as one stream, as the reference does); then, at line " + std::to_string(e.line()) +
+                       ": " + e.problem(),
+                   fix);  // the fix for the line, not the shifted field's (which would mislead)
 }
 
 uint64_t parse_data_rate(const std::string& s) {

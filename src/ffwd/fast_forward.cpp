@@ -217,8 +217,8 @@ void FastForward::flow_started(uint32_t id) {
     slot = free_tracks_.back();
     free_tracks_.pop_back();
   }
-  while (track_of_.size() <= id) track_of_.push_back(kNoTrack);
-  track_of_.mut(id) = slot;
+  grow_tracks_to(id);
+  track_of_.held(id) = slot;
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
   tracks_[slot].hops = static_cast<uint32_t>(coupling_.data_path(id).size());
@@ -245,9 +245,29 @@ void FastForward::refresh_ports(uint32_t id) {
 void FastForward::flow_finished(uint32_t id) { finished_.push_back(id); }
 
 void FastForward::flows_forgotten(uint32_t first, uint32_t count) {
-  // Whole chunks only (the flow table gives back whole chunks of the same size).
-  for (size_t k = first >> FlowTable::kEntryBits; k < ((size_t{first} + count) >> FlowTable::kEntryBits); ++k)
-    if (k < (track_of_.size() >> FlowTable::kEntryBits)) track_of_.release_chunk(k);
+  // Whole chunks (the flow table gives back whole chunks of the same size). The index reaches only as
+  // far as the highest flow started so far (a replayed flow never starts here): a chunk past it is
+  // remembered, and added given back when the index grows over it (grow_tracks_to).
+  constexpr size_t kChunk = FlowTable::kEntryChunk;
+  for (size_t k = first / kChunk; k < (size_t{first} + count) / kChunk; ++k) {
+    if (track_of_.size() > k * kChunk) {
+      while (track_of_.size() < (k + 1) * kChunk) track_of_.push_back(kNoTrack);  // whole, so that it can go
+      track_of_.release_chunk(k);
+    } else {
+      if (forgotten_.size() <= k) forgotten_.resize(k + 1, 0);
+      forgotten_[k] = 1;
+    }
+  }
+}
+
+void FastForward::grow_tracks_to(uint32_t id) {
+  constexpr size_t kChunk = FlowTable::kEntryChunk;
+  while (track_of_.size() <= id) {
+    const size_t k = track_of_.size() / kChunk;
+    // A forgotten chunk holds no flow that starts (its flows have all finished), so never `id`'s.
+    if (track_of_.size() % kChunk == 0 && k < forgotten_.size() && forgotten_[k]) track_of_.append_released_chunk();
+    else track_of_.push_back(kNoTrack);
+  }
 }
 
 void FastForward::remove_finished() {
@@ -257,7 +277,7 @@ void FastForward::remove_finished() {
     settle({pid});
     const uint32_t slot = track_of_[id];
     free_tracks_.push_back(slot);
-    track_of_.mut(id) = kNoTrack;
+    track_of_.held(id) = kNoTrack;
     // Swap-remove from the active list: the last active flow takes the place of this one.
     const uint32_t pos = tracks_[slot].active_pos, last = active_.back();
     active_[pos] = last;

@@ -45,9 +45,13 @@ bool is_key(std::string_view s) {
   return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return s == k; });
 }
 
-std::string closest_key(std::string_view s) {
+// The fix for an unknown key: the closest known key where it looks like a misspelling of it (at most
+// a third of its letters differ), else where the keys are listed.
+std::string unknown_key_fix(std::string_view s) {
   static const std::vector<std::string> keys(std::begin(kKeys), std::end(kKeys));
-  return closest(s, keys);
+  const std::string k = closest(s, keys);
+  if (edit_distance(s, k) <= std::max<size_t>(1, k.size() / 3)) return "did you mean " + k + "?";
+  return "use a key of HPCC ns-3's config file (docs/network-model.md lists each one wormhole reads)";
 }
 
 void tokens_from(const std::string& s, std::vector<InputToken>& out, int line) {
@@ -153,8 +157,14 @@ class ConfigParser {
     const InputToken& t = next();
     double v = 0;
     auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-    if (ec != std::errc() || p != t.text.data() + t.text.size() || !std::isfinite(v))
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || !std::isfinite(v)) {
+      // "4MB": a number with a unit, where the reference's file has the number in the key's own unit.
+      if (ec == std::errc() && p != t.text.data() + t.text.size())
+        fail(t, "\"" + t.text + "\" is not a number (no unit is written: the value is in the key's own unit)",
+             "give the number alone, e.g. " + t.text.substr(0, static_cast<size_t>(p - t.text.data())) +
+                 " (docs/network-model.md gives each key's unit)");
       fail(t, "\"" + t.text + "\" is not a number", "give a decimal number such as 0.5");
+    }
     if (v < 0 && lo >= 0 && lo == 0) fail(t, "negative value " + t.text + " makes no sense", "give a value >= 0");
     if (v < lo || v > hi || (hi_open && v == hi)) {
       std::ostringstream range;
@@ -208,7 +218,7 @@ void ConfigParser::set(const std::string& k) {
   // kKeys is the one list of keys (the docs are checked against it): a branch below for a key not
   // in it is never reached.
   if (!is_key(k))
-    throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", "did you mean " + closest_key(k) + "?");
+    throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", unknown_key_fix(k));
   SimConfig& c = c_;
   auto u32 = [&](uint32_t min = 0) { return static_cast<uint32_t>(uint(UINT32_MAX, min)); };
   if (k == "ENABLE_QCN") c.enable_qcn = flag();
@@ -347,7 +357,7 @@ void ConfigParser::set(const std::string& k) {
     c.portable_order = v == "portable";
   }
   else
-    throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", "did you mean " + closest_key(k) + "?");
+    throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", unknown_key_fix(k));
 }
 
 void ConfigParser::finish() {

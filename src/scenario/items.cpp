@@ -56,18 +56,27 @@ void fail(const Item& it, const std::string& problem, const std::string& fix) {
   throw InputError(it.file, it.line, it.name() + ": " + problem, fix);
 }
 
+// "key = value" as the scenario file writes it, or "--set section.key=value" (no quotes needed) for
+// a value given on the command line: a fix in the form the user wrote.
+std::string example(const Item& it, const std::string& toml_value) {
+  if (!it.from_command_line()) return it.key + " = " + toml_value;
+  std::string v = toml_value;
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  return "--set " + it.name() + "=" + v;
+}
+
 std::string get_string(const Item& it) {
   std::string s;
   if (auto v = it.node->as_string()) s = v->get();
   else if (it.from_command_line()) s = it.raw;
-  else fail(it, describe(*it.node) + " is not a string", "write the value in quotes, e.g. " + it.key + " = \"...\"");
+  else fail(it, describe(*it.node) + " is not a string", "write the value in quotes, e.g. " + example(it, "\"...\""));
   if (s.empty()) fail(it, "the value is empty", "give a value or remove the key");
   return s;
 }
 
 uint64_t get_count(const Item& it, uint64_t min, uint64_t max) {
-  const std::string fix = "write a whole number >= " + std::to_string(min) + " without quotes, e.g. " + it.key + " = " +
-                          std::to_string(std::max<uint64_t>(min, 1));
+  const std::string fix = "write a whole number >= " + std::to_string(min) + (it.from_command_line() ? "" : " without quotes") +
+                          ", e.g. " + example(it, std::to_string(std::max<uint64_t>(min, 1)));
   auto v = it.node->as_integer();
   if (!v) fail(it, describe(*it.node) + " is not a whole number", fix);
   const int64_t n = v->get();
@@ -78,7 +87,7 @@ uint64_t get_count(const Item& it, uint64_t min, uint64_t max) {
 }
 
 uint64_t get_rate(const Item& it) {
-  const std::string fix = "write a rate in quotes, e.g. " + it.key + " = \"400Gbps\"";
+  const std::string fix = "write a rate" + std::string(it.from_command_line() ? "" : " in quotes") + ", e.g. " + example(it, "\"400Gbps\"");
   uint64_t r = 0;
   if (auto s = it.node->as_string()) {
     // ns-3 reads a bare "400" as 400 bit/s; in a scenario that is always a forgotten unit. Letters
@@ -105,7 +114,7 @@ uint64_t get_rate(const Item& it) {
 }
 
 Time get_time(const Item& it) {
-  const std::string fix = "write a time with its unit in quotes, e.g. " + it.key + " = \"500ns\"";
+  const std::string fix = "write a time with its unit" + std::string(it.from_command_line() ? "" : " in quotes") + ", e.g. " + example(it, "\"500ns\"");
   if (auto s = it.node->as_string()) {
     // ns-3 reads a bare "500" as 500 s; in a scenario that is always a forgotten unit.
     if (s->get().find_first_of("smunpSMUNP") == std::string::npos && s->get() != "0")
@@ -128,22 +137,22 @@ Time get_time(const Item& it) {
 
 bool get_bool(const Item& it) {
   if (auto b = it.node->as_boolean()) return b->get();
-  fail(it, describe(*it.node) + " is not true or false", "write " + it.key + " = true or " + it.key + " = false");
+  fail(it, describe(*it.node) + " is not true or false", "write " + example(it, "true") + " or " + example(it, "false"));
 }
 
 double get_fraction(const Item& it) {
   double v = 0;
   if (auto i = it.node->as_integer()) v = static_cast<double>(i->get());
   else if (auto f = it.node->as_floating_point()) v = f->get();
-  else fail(it, describe(*it.node) + " is not a number", "write a number in [0, 1), e.g. " + it.key + " = 0.001");
-  if (!(v >= 0 && v < 1)) fail(it, "the value is outside [0, 1)", "write a number in [0, 1), e.g. " + it.key + " = 0.001");
+  else fail(it, describe(*it.node) + " is not a number", "write a number in [0, 1), e.g. " + example(it, "0.001"));
+  if (!(v >= 0 && v < 1)) fail(it, "the value is outside [0, 1)", "write a number in [0, 1), e.g. " + example(it, "0.001"));
   return v;
 }
 
 double get_number(const Item& it) {
   if (auto i = it.node->as_integer()) return static_cast<double>(i->get());
   if (auto f = it.node->as_floating_point()) return f->get();
-  fail(it, describe(*it.node) + " is not a number", "write a number, e.g. " + it.key + " = 0.1");
+  fail(it, describe(*it.node) + " is not a number", "write a number, e.g. " + example(it, "0.1"));
 }
 
 std::string get_config_text(const Item& it) {

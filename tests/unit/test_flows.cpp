@@ -164,7 +164,7 @@ TEST(FlowErrors, ALineMissingAFieldOrWithOneTooManyIsNamed) {
   InputError e = flow_error("3\n" + kOk + "0 1 3 100 1000000\n" + kOk);
   EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "the line has 5 fields where a flow has 6, so the flows after it were read shifted"));
-  EXPECT_TRUE(mentions(e, "then: "));  // the error the shifted reading met, kept
+  EXPECT_TRUE(mentions(e, "; then, at line "));  // the error the shifted reading met, kept (without its fix)
   e = flow_error("2\n0 1 3 100 1000000 2.0 x\n" + kOk);
   EXPECT_EQ(e.line(), 2);
   EXPECT_TRUE(mentions(e, "the line has 7 fields where a flow has 6"));

@@ -303,6 +303,15 @@ TEST(ConfigOverrides, ErrorsNameTheCommandLine) {
   EXPECT_EQ(e.file(), "command line");
   EXPECT_EQ(e.line(), 0);
   EXPECT_TRUE(mentions(e, "command line: unknown key \"CC_MOD\" (fix: did you mean CC_MODE?)"));
+  // Regression: a key like none of them was given the closest anyway ("NOPE": did you mean SEED?).
+  e = input_error([&] { read_hpcc_config(p, {{"NOPE", "1"}}); });
+  EXPECT_TRUE(mentions(e, "command line: unknown key \"NOPE\" (fix: use a key of HPCC ns-3's config file"));
+  e = input_error([&] { read_hpcc_config(p, {{"BUFER_SIZE", "4"}}); });
+  EXPECT_TRUE(mentions(e, "(fix: did you mean BUFFER_SIZE?)"));
+  // A unit where the reference's file has none: said so, with the number alone as the fix.
+  e = input_error([&] { read_hpcc_config(p, {{"BUFFER_SIZE", "4MB"}}); });
+  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number (no unit is written: the value is in the key's own unit) "
+                          "(fix: give the number alone, e.g. 4 (docs/network-model.md gives each key's unit))"));
   e = input_error([&] { read_hpcc_config(p, {{"CC_MODE", "3 4"}}); });
   EXPECT_TRUE(mentions(e, "command line: CC_MODE: extra value \"4\""));
   e = input_error([&] { read_hpcc_config(p, {{"HAS_WIN", ""}}); });

@@ -604,6 +604,10 @@ TEST(ScenarioErrors, OverridesNameTheCommandLine) {
   EXPECT_TRUE(mentions(e, "command line: unknown key \"CC_MOD\" (fix: did you mean CC_MODE?)"));
   e = scenario_error(text, nullptr, {{"topology.gpus", "many"}});
   EXPECT_TRUE(mentions(e, "command line: topology.gpus: the string \"many\" is not a whole number"));
+  // The fix in the form the value was given: --set, not the scenario file's "key = value".
+  EXPECT_TRUE(mentions(e, "(fix: write a whole number >= 1, e.g. --set topology.gpus=1)"));
+  e = scenario_error(text, nullptr, {{"topology.nic_rate", "fast"}});
+  EXPECT_TRUE(mentions(e, "e.g. --set topology.nic_rate=400Gbps)"));
   e = scenario_error(text, nullptr, {{"topology.dual_tor", "true"}});
   EXPECT_TRUE(mentions(e, "command line: topology.dual_tor: the spectrum-x generator takes no dual_tor"));
   e = scenario_error(text, nullptr, {{"topology.file", "t.txt"}});

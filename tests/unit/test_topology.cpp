@@ -184,6 +184,13 @@ TEST(TopologyErrors, FewerLinkLinesThanDeclared) {
   EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "the line has 4 fields where a link has 5, so the links after it were read shifted"));
   EXPECT_TRUE(mentions(e, "incomplete link line"));  // what the shifted reading met at line 4
+  // Regression: the shifted reading's own fix ("give a drop probability") was given beside the line's.
+  e = topo_error(kHeader + "0 1 100Gbps\n0 2 100Gbps 1us 0\n");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_TRUE(mentions(e, "the line has 3 fields where a link has 5"));
+  EXPECT_TRUE(mentions(e, "; then, at line 4: bad error rate \"2\""));
+  EXPECT_FALSE(mentions(e, "drop probability"));
+  EXPECT_EQ(std::string(e.what()).find("(fix:"), std::string(e.what()).rfind("(fix:"));  // one fix
 }
 
 TEST(TopologyErrors, DisconnectedHost) {

@@ -70,10 +70,17 @@ class ReleasableChunks {
   /// Value `i` to write; allocates its chunk again if it was given back.
   T& mut(size_t i) {
     const size_t k = i >> kBits;
-    if (chunks_[k] == shared()) materialise(k);
+    if (chunks_[k] == shared_) materialise(k);
     return chunks_[k][i & (kChunk - 1)];
   }
-  /// Appends `v`; returns its index.
+  /// Value `i` to write, whose chunk is held (precondition, asserted in debug builds): no check on
+  /// the way, for tables whose given-back ids are never written again.
+  T& held(size_t i) {
+    assert(chunks_[i >> kBits] != shared_);
+    return chunks_[i >> kBits][i & (kChunk - 1)];
+  }
+  /// Appends `v`; returns its index. (The last chunk is never a given-back one while it has room:
+  /// only whole chunks are given back, and appending into a given-back chunk allocates it again.)
   size_t push_back(const T& v) {
     if ((size_ >> kBits) == chunks_.size()) {
       owned_.push_back(std::make_unique<T[]>(kChunk));
@@ -82,14 +89,22 @@ class ReleasableChunks {
     mut(size_) = v;
     return size_++;
   }
+  /// Appends a whole chunk of ids as given back (reading as default values) without allocating it.
+  /// Precondition: size() is a multiple of the chunk size.
+  void append_released_chunk() {
+    assert((size_ & (kChunk - 1)) == 0);
+    owned_.emplace_back();
+    chunks_.push_back(shared_);
+    size_ += kChunk;
+  }
   /// Gives chunk `k` (ids k·2^kBits …) back: its memory is freed and its ids read as default values.
   void release_chunk(size_t k) {
-    if (chunks_[k] == shared()) return;
+    if (chunks_[k] == shared_) return;
     owned_[k].reset();
-    chunks_[k] = shared();
+    chunks_[k] = shared_;
   }
   /// Whether chunk `k` was given back (and not written since).
-  bool released(size_t k) const { return chunks_[k] == shared(); }
+  bool released(size_t k) const { return chunks_[k] == shared_; }
   /// Keeps the first `n` elements (n <= size()); chunks past them are freed.
   void truncate(size_t n) {
     size_ = n;  // entries past it are overwritten by push_back before they are read again
@@ -104,13 +119,14 @@ class ReleasableChunks {
  private:
   static T* shared() {
     static const std::unique_ptr<T[]> chunk = std::make_unique<T[]>(kChunk);
-    return chunk.get();  // never written: mut() materialises first
+    return chunk.get();  // never written: mut() materialises first, held() asserts
   }
   void materialise(size_t k) {
     owned_[k] = std::make_unique<T[]>(kChunk);
     chunks_[k] = owned_[k].get();
   }
-  std::vector<T*> chunks_;                  // owned_[k].get(), or shared() once given back
+  T* shared_ = shared();                    // read per write: a member, not the static's guard
+  std::vector<T*> chunks_;                  // owned_[k].get(), or shared_ once given back
   std::vector<std::unique_ptr<T[]>> owned_;
   size_t size_ = 0;
 };

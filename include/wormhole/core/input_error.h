@@ -11,9 +11,11 @@ namespace wh {
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, int line, const std::string& problem, const std::string& fix)
-      : std::runtime_error(format(file, line, problem, fix)), file_(std::move(file)), line_(line) {}
+      : std::runtime_error(format(file, line, problem, fix)), file_(std::move(file)), line_(line), problem_(problem) {}
   const std::string& file() const { return file_; }
   int line() const { return line_; }
+  /// The problem alone (no file, line or fix).
+  const std::string& problem() const { return problem_; }
 
  private:
   static std::string format(const std::string& file, int line, const std::string& problem,
@@ -49,6 +51,7 @@ class InputError : public std::runtime_error {
   }
   std::string file_;
   int line_;
+  std::string problem_;
 };
 
 /// Thrown when an output cannot be written during or after a run (a full disk, a quota, an I/O

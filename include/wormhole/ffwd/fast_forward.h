@@ -95,6 +95,8 @@ class FastForward final : public SkipHooks {
   FastForward& operator=(const FastForward&) = delete;
 
   const SkipStats& stats() const { return stats_; }
+  /// Chunks of the per-flow track index allocated now (the rest given back with the flow table's).
+  size_t track_chunks_held() const { return track_of_.held_chunks(); }
   /// Warnings about settings that cannot work on a network whose largest base RTT is `max_rtt`
   /// (ps) under a CC named `cc` whose update period is `cc_period` (ps,
   /// CongestionControl::update_period): a window shorter than two round trips, and one shorter
@@ -379,6 +381,8 @@ class FastForward final : public SkipHooks {
   // By flow id, 4 B a flow, in the flow table's chunks: a chunk goes when the flow table gives its
   // entries back (flows_forgotten).
   ReleasableChunks<TrackSlot, FlowTable::kEntryBits> track_of_;
+  std::vector<uint8_t> forgotten_;  // by chunk: given back by the flow table before track_of_ reached it
+  void grow_tracks_to(uint32_t id);  // track_of_ covers `id` (forgotten chunks added given back)
   std::vector<uint32_t> active_;                  // active flow ids, unordered (LINK_DOWN walks them)
   PeriodObserver* period_observer_ = nullptr;
   TickExchange* exchange_ = nullptr;

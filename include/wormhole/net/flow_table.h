@@ -51,7 +51,7 @@ class FlowTable {
   bool finished(uint32_t id) const { return entries_[id].info == kNone || entries_[id].time >= 0; }
   /// When flow `id` finished (ps), -1 while it runs or before it starts (precondition: !retired(id)).
   Time finish(uint32_t id) const { return entries_[id].time; }
-  void set_finish(uint32_t id, Time t) { entries_.mut(id).time = t; }
+  void set_finish(uint32_t id, Time t) { entries_.held(id).time = t; }
   /// Whether flow `id` has QP state now (started, and not released).
   bool live(uint32_t id) const { return entries_[id].info != kNone && entries_[id].state != kNone; }
   /// Whether retired flow `id`'s sender runs here (retire(id, local)). Throws std::logic_error if its
@@ -80,7 +80,7 @@ class FlowTable {
       free_.pop_back();
       states_[slot] = Flow();
     }
-    entries_.mut(id).state = slot;
+    entries_.held(id).state = slot;
     if (++live_ > peak_live_) peak_live_ = live_;
     Flow& f = states_[slot];
     f.src = i.src, f.dst = i.dst, f.sport = i.sport, f.dport = i.dport, f.pg = i.pg;
@@ -90,7 +90,7 @@ class FlowTable {
   /// Copies what outlives the state (NICs, bound, skipped bytes and time, clock offset, epoch) into the
   /// flow's FlowInfo and frees its slot (precondition: live(id)).
   void release(uint32_t id) {
-    Entry& e = entries_.mut(id);
+    Entry& e = entries_.held(id);
     FlowInfo& i = infos_[e.info];
     const Flow& f = states_[e.state];
     i.nic = f.nic, i.rx_nic = f.rx_nic, i.min_fct = f.min_fct;
@@ -105,9 +105,10 @@ class FlowTable {
   /// flow are its own or another rank's) (precondition: !live(id), finished(id), !retired(id);
   /// std::logic_error otherwise).
   void retire(uint32_t id, bool local = true) {
-    if (entries_[id].info == kNone || entries_[id].state != kNone || entries_[id].time < 0)
-      throw std::logic_error("retiring flow " + std::to_string(id) + ", which is live, unfinished or retired");
-    Entry& e = entries_.mut(id);
+    const Entry& c = entries_[id];  // a given-back flow reads as retired
+    if (c.info == kNone || c.state != kNone || c.time < 0) [[unlikely]]
+      fail("retiring flow ", id, ", which is live, unfinished or retired");
+    Entry& e = entries_.held(id);
     const FlowInfo& i = infos_[e.info];
     e.time = i.clock_offset;
     e.state = uint32_t{i.epoch} | (local ? kLocal : 0u);
@@ -167,9 +168,13 @@ class FlowTable {
   };
   static constexpr uint32_t kLocal = 1u << 16;  // above the 16-bit epoch
   static_assert(sizeof(Entry) == 16, "the per-flow entry, kept until its chunk is given back");
+  // Out of line and cold: the checks stay a compare in retire(), which is on every flow's way out.
+  [[noreturn, gnu::noinline, gnu::cold]] static void fail(const char* before, uint32_t id, const char* after) {
+    throw std::logic_error(before + std::to_string(id) + after);
+  }
   const Entry& kept_entry(uint32_t id) const {
-    if (entries_.released(id >> kEntryBits))
-      throw std::logic_error("flow " + std::to_string(id) + "'s entry was given back, yet a packet or timer refers to it");
+    if (entries_.released(id >> kEntryBits)) [[unlikely]]
+      fail("flow ", id, "'s entry was given back, yet a packet or timer refers to it");
     return entries_[id];
   }
   ReleasableChunks<Entry, kEntryBits> entries_;

@@ -396,6 +396,8 @@ class Network final : public CcHost {
   const std::vector<Node>& nodes() const { return fab_.nodes; }
   /// The fabric's data (nodes, ports, routes, parameters) and the switch model acting on it.
   const Fabric& fabric() const { return fab_; }
+  /// The network's packets (tests seed it with a packet still on its way).
+  PacketPool& packet_pool() { return fab_.pool; }
   const SwitchModel& switch_model() const { return switch_; }
   /// The routes (built on first use: by add_flows, run or this call).
   Routing& routing();
