@@ -193,6 +193,12 @@ std::string closest(std::string_view s, const std::vector<std::string>& valid) {
   return best;
 }
 
+std::string likely_meant(std::string_view s, const std::vector<std::string>& valid) {
+  std::string k = closest(s, valid);
+  if (k.empty() || edit_distance(s, k) > std::max<size_t>(2, k.size() / 3)) return "";
+  return k;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;

@@ -45,12 +45,10 @@ bool is_key(std::string_view s) {
   return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return s == k; });
 }
 
-// The fix for an unknown key: the closest known key where it looks like a misspelling of it (at most
-// a third of its letters differ), else where the keys are listed.
+// The fix for an unknown key: the known key it looks like a misspelling of, else where the keys are listed.
 std::string unknown_key_fix(std::string_view s) {
   static const std::vector<std::string> keys(std::begin(kKeys), std::end(kKeys));
-  const std::string k = closest(s, keys);
-  if (edit_distance(s, k) <= std::max<size_t>(1, k.size() / 3)) return "did you mean " + k + "?";
+  if (const std::string k = likely_meant(s, keys); !k.empty()) return "did you mean " + k + "?";
   return "use a key of HPCC ns-3's config file (docs/network-model.md lists each one wormhole reads)";
 }
 
@@ -103,6 +101,17 @@ class ConfigParser {
     throw InputError(*file_, t.line, key_->text + ": " + problem, fix);
   }
 
+  /// "4MB", "9KB": a number and then letters, where the reference's file has the number alone in the
+  /// key's own unit; `rest` is where the number read ended (nullptr: no number was read).
+  void unit_given(const InputToken& t, const char* rest) const {
+    const char* end = t.text.data() + t.text.size();
+    if (!rest || rest == t.text.data() || rest == end) return;
+    for (const char* c = rest; c != end; ++c)
+      if (!std::isalpha(static_cast<unsigned char>(*c))) return;
+    fail(t, "\"" + t.text + "\" is not a number: a value is written without its unit",
+         "give the number alone, in " + key_->text + "'s own unit (docs/network-model.md gives each key's unit)");
+  }
+
   const InputToken& next() {
     if (pos_ >= toks_->size())
       throw InputError(*file_, key_->line, "missing value for " + key_->text + " at the end of the input",
@@ -140,8 +149,10 @@ class ConfigParser {
     auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
     if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == t.text.data() + t.text.size() && v > max))
       fail(t, "value " + t.text + " is too large", "give at most " + std::to_string(max));
-    if (ec != std::errc() || p != t.text.data() + t.text.size())
+    if (ec != std::errc() || p != t.text.data() + t.text.size()) {
+      unit_given(t, ec == std::errc() ? p : nullptr);
       fail(t, "\"" + t.text + "\" is not a whole number", whole);
+    }
     if (v < min) fail(t, "value " + t.text + " must be at least " + std::to_string(min), "give at least " + std::to_string(min));
     return v;
   }
@@ -158,11 +169,7 @@ class ConfigParser {
     double v = 0;
     auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
     if (ec != std::errc() || p != t.text.data() + t.text.size() || !std::isfinite(v)) {
-      // "4MB": a number with a unit, where the reference's file has the number in the key's own unit.
-      if (ec == std::errc() && p != t.text.data() + t.text.size())
-        fail(t, "\"" + t.text + "\" is not a number (no unit is written: the value is in the key's own unit)",
-             "give the number alone, e.g. " + t.text.substr(0, static_cast<size_t>(p - t.text.data())) +
-                 " (docs/network-model.md gives each key's unit)");
+      unit_given(t, ec == std::errc() ? p : nullptr);
       fail(t, "\"" + t.text + "\" is not a number", "give a decimal number such as 0.5");
     }
     if (v < 0 && lo >= 0 && lo == 0) fail(t, "negative value " + t.text + " makes no sense", "give a value >= 0");

@@ -56,8 +56,6 @@ void fail(const Item& it, const std::string& problem, const std::string& fix) {
   throw InputError(it.file, it.line, it.name() + ": " + problem, fix);
 }
 
-// "key = value" as the scenario file writes it, or "--set section.key=value" (no quotes needed) for
-// a value given on the command line: a fix in the form the user wrote.
 std::string example(const Item& it, const std::string& toml_value) {
   if (!it.from_command_line()) return it.key + " = " + toml_value;
   std::string v = toml_value;

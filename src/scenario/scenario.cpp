@@ -126,9 +126,12 @@ class Reader {
       if (!contains(kSections, key))
         throw InputError(path_, line,
                          (v->is_table() ? "unknown table [" + key + "]" : "unknown top-level key \"" + key + "\""),
-                         "did you mean " + closest(key, with_name(kSections)) +
-                             "? The tables are [topology], [workload], [network], [wormhole], [output], [[job]] and "
-                             "[background]; the one top-level key is name");
+                         [&] {
+                           const std::string m = likely_meant(key, with_name(kSections));
+                           return (m.empty() ? std::string() : "did you mean " + m + "? ") +
+                                  "The tables are [topology], [workload], [network], [wormhole], [output], [[job]] "
+                                  "and [background]; the one top-level key is name";
+                         }());
       if (key == "job") {
         const toml::array* a = v->as_array();
         if (!a || !a->is_array_of_tables())
@@ -186,7 +189,11 @@ class Reader {
     }
     if (dot != std::string::npos && !contains(kSections, section))
       throw InputError(kCommandLine, 0, "override \"" + k + "\": unknown table \"" + section + "\"",
-                       "did you mean " + closest(section, kSections) + "." + key + "?");
+                       [&] {
+                         const std::string m = likely_meant(section, kSections);
+                         return m.empty() ? std::string("the tables are topology, workload, network, wormhole, output and background")
+                                          : "did you mean " + m + "." + key + "?";
+                       }());
     if (section == "job")
       throw InputError(kCommandLine, 0, "override \"" + k + "\": a [[job]] key names no one job",
                        "edit the [[job]] entry in the scenario (or give the common setting in [workload])");
@@ -229,9 +236,11 @@ class Reader {
     if (contains(valid, it.key)) return;
     auto alias = kAliases.find(it.key);
     const std::string hint = alias != kAliases.end() && contains(valid, alias->second) ? alias->second
-                                                                                        : closest(it.key, valid);
+                                                                                        : likely_meant(it.key, valid);
+    std::string keys;
+    for (const std::string& k : valid) keys += (keys.empty() ? "" : ", ") + k;
     throw InputError(it.file, it.line, "unknown key \"" + it.key + "\" in [" + it.section + "]",
-                     "did you mean " + hint + "?");
+                     hint.empty() ? "the keys of [" + it.section + "] are " + keys : "did you mean " + hint + "?");
   }
 
   bool has_section(const std::string& s) { return section_line_.count(s) || !items_[s].empty(); }
@@ -465,7 +474,7 @@ class Reader {
         const std::string z = get_string(it);
         if (z == "no-flows") w.zero_chunk = ZeroChunk::NoFlows;
         else if (z == "one-byte") w.zero_chunk = ZeroChunk::ClampToOneByte;
-        else fail(it, "\"" + z + "\" is not a zero-chunk policy", "write zero_chunk = \"no-flows\" (SimAI) or \"one-byte\"");
+        else fail(it, "\"" + z + "\" is not a zero-chunk policy", "write " + example(it, "\"no-flows\"") + " (SimAI) or " + example(it, "\"one-byte\""));
       }
     }
     if (have_file && !w.chakra.empty())
@@ -501,13 +510,13 @@ class Reader {
       }
       else if (it.key == "window") {
         if (const auto* i = it.node->as_integer(); i && i->get() < 1)
-          fail(it, "window must be at least 1 sample", "write e.g. window = 2000 (the paper's l)");
+          fail(it, "window must be at least 1 sample", "write e.g. " + example(it, "2000") + " (the paper's l)");
         w.window = get_count(it, 1, 10'000'000);  // window × interval must stay far inside a Time
       }
       else if (it.key == "sample_interval") {
         w.sample_interval = get_time(it);
         if (w.sample_interval < kNs || w.sample_interval > 100 * kMs)
-          fail(it, "the sample interval must be between 1 ns and 100 ms", "write e.g. sample_interval = \"1us\"");
+          fail(it, "the sample interval must be between 1 ns and 100 ms", "write e.g. " + example(it, "\"1us\""));
       }
       else if (it.key == "fast_forward") w.fast_forward = get_bool(it);
       else if (it.key == "skip_back") w.skip_back = get_bool(it);
@@ -519,7 +528,7 @@ class Reader {
         w.memo_rate_quantum_bps = get_rate(it);
         // The same range as WORMHOLE_MEMO_RATE_QUANTUM_GBPS: 1 Mb/s to 10 Tb/s.
         if (w.memo_rate_quantum_bps < 1'000'000 || w.memo_rate_quantum_bps > 10'000'000'000'000ull)
-          fail(it, "the memo rate quantum must be between 1 Mb/s and 10 Tb/s", "write e.g. memo_rate_quantum = \"1Gbps\"");
+          fail(it, "the memo rate quantum must be between 1 Mb/s and 10 Tb/s", "write e.g. " + example(it, "\"1Gbps\""));
       }
       else if (it.key == "verify") {
         w.verify = get_number(it);

@@ -176,7 +176,7 @@ TEST(HpccConfigErrors, MissingValueBeforeNextKey) {
 TEST(HpccConfigErrors, NonNumericValue) {
   InputError e = config_error(kBase + "PACKET_PAYLOAD_SIZE\n  1000B\n");
   EXPECT_EQ(e.line(), 8);  // the value's own line
-  EXPECT_TRUE(mentions(e, "PACKET_PAYLOAD_SIZE: \"1000B\" is not a whole number"));
+  EXPECT_TRUE(mentions(e, "PACKET_PAYLOAD_SIZE: \"1000B\" is not a number: a value is written without its unit"));
   e = config_error(kBase + "U_TARGET high\n");
   EXPECT_EQ(e.line(), 7);
   EXPECT_TRUE(mentions(e, "U_TARGET: \"high\" is not a number"));
@@ -310,8 +310,14 @@ TEST(ConfigOverrides, ErrorsNameTheCommandLine) {
   EXPECT_TRUE(mentions(e, "(fix: did you mean BUFFER_SIZE?)"));
   // A unit where the reference's file has none: said so, with the number alone as the fix.
   e = input_error([&] { read_hpcc_config(p, {{"BUFFER_SIZE", "4MB"}}); });
-  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number (no unit is written: the value is in the key's own unit) "
-                          "(fix: give the number alone, e.g. 4 (docs/network-model.md gives each key's unit))"));
+  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number: a value is written without its unit (fix: give the "
+                          "number alone, in BUFFER_SIZE's own unit (docs/network-model.md gives each key's unit))"));
+  e = input_error([&] { read_hpcc_config(p, {{"PACKET_PAYLOAD_SIZE", "9KB"}}); });
+  EXPECT_TRUE(mentions(e, "\"9KB\" is not a number: a value is written without its unit"));
+  e = input_error([&] { read_hpcc_config(p, {{"U_TARGET", "95%"}}); });  // not a unit: no hint to write 95
+  EXPECT_TRUE(mentions(e, "U_TARGET: \"95%\" is not a number (fix: give a decimal number such as 0.5)"));
+  e = input_error([&] { read_hpcc_config(p, {{"SEDE", "1"}}); });  // two letters swapped
+  EXPECT_TRUE(mentions(e, "(fix: did you mean SEED?)"));
   e = input_error([&] { read_hpcc_config(p, {{"CC_MODE", "3 4"}}); });
   EXPECT_TRUE(mentions(e, "command line: CC_MODE: extra value \"4\""));
   e = input_error([&] { read_hpcc_config(p, {{"HAS_WIN", ""}}); });

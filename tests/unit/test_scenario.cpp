@@ -523,7 +523,7 @@ TEST(ScenarioErrors, WrongTypesAndRanges) {
   EXPECT_EQ(e.line(), 5);
   EXPECT_TRUE(mentions(e, "workload.iterations: 0 is below the minimum 1"));
   e = scenario_error(head + "[workload]\nfile = \"workload.txt\"\nzero_chunk = \"none\"\n");
-  EXPECT_TRUE(mentions(e, "write zero_chunk = \"no-flows\" (SimAI) or \"one-byte\""));
+  EXPECT_TRUE(mentions(e, "write zero_chunk = \"no-flows\" (SimAI) or zero_chunk = \"one-byte\""));
   e = scenario_error(head + "topology = 3\n" + kRest);  // a key inside [topology]
   EXPECT_TRUE(mentions(e, "unknown key \"topology\" in [topology]"));
   e = scenario_error("workload = 3\n" + head);
@@ -608,6 +608,12 @@ TEST(ScenarioErrors, OverridesNameTheCommandLine) {
   EXPECT_TRUE(mentions(e, "(fix: write a whole number >= 1, e.g. --set topology.gpus=1)"));
   e = scenario_error(text, nullptr, {{"topology.nic_rate", "fast"}});
   EXPECT_TRUE(mentions(e, "e.g. --set topology.nic_rate=400Gbps)"));
+  e = scenario_error(text, nullptr, {{"wormhole.sample_interval", "1s"}});
+  EXPECT_TRUE(mentions(e, "(fix: write e.g. --set wormhole.sample_interval=1us)"));
+  // A key like none of them gets the list, not the closest one ("nope": did you mean file?).
+  e = scenario_error(text, nullptr, {{"topology.nope", "1"}});
+  EXPECT_TRUE(mentions(e, "unknown key \"nope\" in [topology] (fix: the keys of [topology] are "));
+  EXPECT_FALSE(mentions(e, "did you mean"));
   e = scenario_error(text, nullptr, {{"topology.dual_tor", "true"}});
   EXPECT_TRUE(mentions(e, "command line: topology.dual_tor: the spectrum-x generator takes no dual_tor"));
   e = scenario_error(text, nullptr, {{"topology.file", "t.txt"}});

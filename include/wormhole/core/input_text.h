@@ -51,4 +51,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 /// `valid` is empty.
 std::string closest(std::string_view s, const std::vector<std::string>& valid);
 
+/// closest(s, valid) if `s` looks like a misspelling of it (at most max(2, a third of its letters)
+/// edits apart), else "": a "did you mean" hint only where it is likely meant.
+std::string likely_meant(std::string_view s, const std::vector<std::string>& valid);
+
 }  // namespace wh
