@@ -153,7 +153,7 @@ class WormholeSettingsErrors(WormholeTestCase):
         self.check_rejected("wormhole.thta=0.1", "thta", "theta")
         self.check_rejected("wormhole.theta=0", "theta must be above 0 and below 1")
         self.check_rejected("wormhole.theta=1.5", "theta must be above 0 and below 1")
-        self.check_rejected("wormhole.window=0", "window must be at least 1 sample", "window = 2000")
+        self.check_rejected("wormhole.window=0", "window must be at least 1 sample", "--set wormhole.window=2000")
         self.check_rejected("wormhole.sample_interval=5", "sample_interval")
         self.check_rejected("WORMHOLE_THETA=2", "WORMHOLE_THETA")
         self.check_rejected("wormhole=1", "wormhole.enabled=true")
