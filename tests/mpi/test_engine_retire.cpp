@@ -20,6 +20,25 @@ using namespace wh;
 
 namespace {
 
+// The switch (node 7) and host 0 on rank 0, the senders 1-6 spread over the ranks; cut links of 1 us.
+RankMap incast_map(int size) {
+  RankMap map;
+  map.ranks = static_cast<uint32_t>(size);
+  map.rank_of.assign(8, 0);
+  for (uint32_t h = 1; h <= 6; ++h) map.rank_of[h] = h % static_cast<uint32_t>(size);
+  for (uint32_t h = 0; h < 7; ++h) map.edge_cut += map.rank_of[h] != 0;
+  map.lookahead_ps = 1 * kUs;
+  return map;
+}
+
+// Runs `net` to its end over the ranks of `map`, this rank's finished flows retired to `mine`.
+void run_distributed(Network& net, const RankMap& map, FlowResults& mine) {
+  DistributedEngine engine(net, MPI_COMM_WORLD, map);
+  mine.hold_some();
+  net.retire_flows_to(&mine);
+  engine.run(kTimeMax);
+}
+
 int check() {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -36,17 +55,9 @@ int check() {
 
   Network net(cfg, topo, make_cc(cfg, nullptr));
   net.add_flows(flows);
-  RankMap map;  // the switch and host 0 on rank 0, the senders spread over the ranks
-  map.ranks = static_cast<uint32_t>(size);
-  map.rank_of.assign(8, 0);
-  for (uint32_t h = 1; h <= 6; ++h) map.rank_of[h] = h % static_cast<uint32_t>(size);
-  for (uint32_t h = 0; h < 7; ++h) map.edge_cut += map.rank_of[h] != 0;
-  map.lookahead_ps = 1 * kUs;
-  DistributedEngine engine(net, MPI_COMM_WORLD, map);
+  const RankMap map = incast_map(size);
   FlowResults mine;
-  mine.hold_some();
-  net.retire_flows_to(&mine);
-  engine.run(kTimeMax);
+  run_distributed(net, map, mine);
 
   int failed = 0;
   if (net.held_flows() != 0) std::fprintf(stderr, "rank %d: FAIL: %zu flows still held\n", rank, net.held_flows()), failed = 1;
@@ -86,17 +97,8 @@ int check_entries_given_back() {
   net.set_release_period(4096);
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  RankMap map;
-  map.ranks = static_cast<uint32_t>(size);
-  map.rank_of.assign(8, 0);
-  for (uint32_t h = 1; h <= 6; ++h) map.rank_of[h] = h % static_cast<uint32_t>(size);
-  for (uint32_t h = 0; h < 7; ++h) map.edge_cut += map.rank_of[h] != 0;
-  map.lookahead_ps = 1 * kUs;
-  DistributedEngine engine(net, MPI_COMM_WORLD, map);
   FlowResults mine;
-  mine.hold_some();
-  net.retire_flows_to(&mine);
-  engine.run(kTimeMax);
+  run_distributed(net, incast_map(size), mine);
   int failed = 0;
   // Given back during the run (nothing retires once the last window ran): the first chunk at least.
   const auto released = static_cast<unsigned long>(net.released_entry_chunks());

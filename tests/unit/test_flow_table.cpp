@@ -133,6 +133,13 @@ struct Collect : FlowSink {
   void flow_retired(const FlowRecord& r) override { got.push_back(r); }
 };
 
+/// `n` one-packet (1000-B) flows from host 0 to host 1 of a star, one every 2 us from time 0.
+std::vector<FlowSpec> one_packet_flows(uint32_t n) {
+  std::vector<FlowSpec> specs;
+  for (uint32_t k = 0; k < n; ++k) specs.push_back(flow(0, 1, 1000, k * 2 * kUs));
+  return specs;
+}
+
 void expect_same_record(const FlowRecord& a, const FlowRecord& b) {
   EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.src, b.src);
@@ -243,8 +250,7 @@ TEST(FlowTable, EntriesAreGivenBackOnlyOnceNoStaleTimerRefersToTheirFlows) {
   // records are those of a run that keeps every entry.
   const SimConfig cfg = dcqcn();
   const uint32_t n = FlowTable::kEntryChunk + 3;
-  std::vector<FlowSpec> specs;
-  for (uint32_t k = 0; k < n; ++k) specs.push_back(flow(0, 1, 1000, k * 2 * kUs));
+  const std::vector<FlowSpec> specs = one_packet_flows(n);
   Network net(cfg, star(2), make_cc(cfg, nullptr));
   Collect sink;
   net.retire_flows_to(&sink);
@@ -278,8 +284,7 @@ TEST(FlowTable, ARunGivesBackEntriesAndTrackIndexAsItGoes) {
   // chunks on its own (at a tick, once 8 wait), and the controller's track index goes with them.
   const SimConfig cfg = dcqcn();
   const uint32_t n = 9 * FlowTable::kEntryChunk;
-  std::vector<FlowSpec> specs;
-  for (uint32_t k = 0; k < n; ++k) specs.push_back(flow(0, 1, 1000, k * 2 * kUs));
+  const std::vector<FlowSpec> specs = one_packet_flows(n);
   Network net(cfg, star(2), make_cc(cfg, nullptr));
   Collect sink;
   net.retire_flows_to(&sink);
