@@ -32,11 +32,11 @@ struct Item {
 /// Throws InputError(it.file, it.line, "<section.key>: <problem>", fix).
 [[noreturn]] void fail(const Item& it, const std::string& problem, const std::string& fix);
 
-/// A non-empty string; a command-line value is taken as typed whatever it looks like.
 /// "key = value" as a scenario file writes it (`toml_value` in TOML, e.g. "\"1us\""), or
 /// "--set section.key=value" (no quotes) for an item given on the command line: a fix in the form the
 /// user wrote.
 std::string example(const Item& it, const std::string& toml_value);
+/// A non-empty string; a command-line value is taken as typed whatever it looks like.
 std::string get_string(const Item& it);
 /// A whole number in [min, max].
 uint64_t get_count(const Item& it, uint64_t min, uint64_t max = UINT32_MAX);

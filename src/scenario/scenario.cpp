@@ -123,15 +123,14 @@ class Reader {
         items_[""].push_back({"", key, v, "", path_, line});
         continue;
       }
-      if (!contains(kSections, key))
+      if (!contains(kSections, key)) {
+        const std::string meant = likely_meant(key, with_name(kSections));
         throw InputError(path_, line,
                          (v->is_table() ? "unknown table [" + key + "]" : "unknown top-level key \"" + key + "\""),
-                         [&] {
-                           const std::string m = likely_meant(key, with_name(kSections));
-                           return (m.empty() ? std::string() : "did you mean " + m + "? ") +
-                                  "The tables are [topology], [workload], [network], [wormhole], [output], [[job]] "
-                                  "and [background]; the one top-level key is name";
-                         }());
+                         (meant.empty() ? "" : "did you mean " + meant + "? ") +
+                             "The tables are [topology], [workload], [network], [wormhole], [output], [[job]] and "
+                             "[background]; the one top-level key is name");
+      }
       if (key == "job") {
         const toml::array* a = v->as_array();
         if (!a || !a->is_array_of_tables())
@@ -187,13 +186,12 @@ class Reader {
       }
       section = "network";
     }
-    if (dot != std::string::npos && !contains(kSections, section))
+    if (dot != std::string::npos && !contains(kSections, section)) {
+      const std::string meant = likely_meant(section, kSections);
       throw InputError(kCommandLine, 0, "override \"" + k + "\": unknown table \"" + section + "\"",
-                       [&] {
-                         const std::string m = likely_meant(section, kSections);
-                         return m.empty() ? std::string("the tables are topology, workload, network, wormhole, output and background")
-                                          : "did you mean " + m + "." + key + "?";
-                       }());
+                       meant.empty() ? "the tables are topology, workload, network, wormhole, output and background"
+                                     : "did you mean " + meant + "." + key + "?");
+    }
     if (section == "job")
       throw InputError(kCommandLine, 0, "override \"" + k + "\": a [[job]] key names no one job",
                        "edit the [[job]] entry in the scenario (or give the common setting in [workload])");

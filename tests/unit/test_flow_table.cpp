@@ -185,7 +185,7 @@ TEST(FlowTable, RetiredFlowsRecordsGoToTheSinkAsTheyWouldBeRead) {
   EXPECT_EQ(net.flow_bytes(), 900'000u);
 }
 
-TEST(ReleasableChunks, AGivenBackChunkReadsDefaultsAndIsAllocatedAgainOnWrite) {
+TEST(ReleasableChunks, AGivenBackChunkReadsDefaultsAndTakesNoMemory) {
   ReleasableChunks<uint32_t, 2> v;  // chunks of 4
   for (uint32_t i = 0; i < 10; ++i) EXPECT_EQ(v.push_back(i + 1), i);
   EXPECT_EQ(v.held_chunks(), 3u);
@@ -196,15 +196,20 @@ TEST(ReleasableChunks, AGivenBackChunkReadsDefaultsAndIsAllocatedAgainOnWrite) {
   for (size_t i = 4; i < 8; ++i) EXPECT_EQ(v[i], 0u);
   EXPECT_EQ(v[3], 4u);
   EXPECT_EQ(v[8], 9u);
-  v.mut(5) = 77;  // a write allocates it again, value-initialised
-  EXPECT_FALSE(v.released(1));
-  EXPECT_EQ(v[4], 0u);
-  EXPECT_EQ(v[5], 77u);
+  v.held(9) = 77;
+  EXPECT_EQ(v[9], 77u);
   ReleasableChunks<uint32_t, 2> w;  // another table's given-back chunk is the same shared defaults
-  w.push_back(1);
+  for (uint32_t i = 0; i < 4; ++i) w.push_back(1);
   w.release_chunk(0);
   EXPECT_EQ(w[0], 0u);
-  EXPECT_EQ(v[5], 77u);
+  w.append_released_chunk();  // ids 4-7, given back from the start: no memory
+  EXPECT_EQ(w.size(), 8u);
+  EXPECT_TRUE(w.released(1));
+  EXPECT_EQ(w.held_chunks(), 0u);
+  EXPECT_EQ(w[6], 0u);
+  EXPECT_EQ(w.push_back(5), 8u);
+  EXPECT_EQ(w.held_chunks(), 1u);
+  EXPECT_EQ(v[5], 0u);
 }
 
 TEST(FlowTable, AChunkOfRetiredFlowsIsGivenBackAndItsFlowsStillReadFinished) {

@@ -56,10 +56,10 @@ class ChunkedVector {
 
 /// Indexable sequence in chunks of 2^kBits, like ChunkedVector, whose whole chunks can be given back
 /// (release_chunk): a given-back chunk reads as default-constructed values, from one chunk shared by
-/// every table of this type, and is allocated again (value-initialised) on its next write. So a
-/// table indexed by ids that are never reused (flow ids) keeps memory only for the chunks still in
-/// use, while a read stays two loads: its chunk's pointer, then the value. Index precondition:
-/// i < size() (unchecked).
+/// every table of this type, and is never written again (its ids are gone for good). So a table
+/// indexed by ids that are never reused (flow ids) keeps memory only for the chunks still in use,
+/// while a read stays two loads: its chunk's pointer, then the value. Index precondition: i < size()
+/// (unchecked).
 template <class T, unsigned kBits = 12>
 class ReleasableChunks {
  public:
@@ -67,26 +67,19 @@ class ReleasableChunks {
   size_t size() const { return size_; }
   /// Value `i`, a default T if its chunk was given back.
   const T& operator[](size_t i) const { return chunks_[i >> kBits][i & (kChunk - 1)]; }
-  /// Value `i` to write; allocates its chunk again if it was given back.
-  T& mut(size_t i) {
-    const size_t k = i >> kBits;
-    if (chunks_[k] == shared_) materialise(k);
-    return chunks_[k][i & (kChunk - 1)];
-  }
-  /// Value `i` to write, whose chunk is held (precondition, asserted in debug builds): no check on
-  /// the way, for tables whose given-back ids are never written again.
+  /// Value `i` to write, whose chunk is held (precondition, asserted in debug builds).
   T& held(size_t i) {
     assert(chunks_[i >> kBits] != shared_);
     return chunks_[i >> kBits][i & (kChunk - 1)];
   }
   /// Appends `v`; returns its index. (The last chunk is never a given-back one while it has room:
-  /// only whole chunks are given back, and appending into a given-back chunk allocates it again.)
+  /// only whole chunks are given back.)
   size_t push_back(const T& v) {
     if ((size_ >> kBits) == chunks_.size()) {
       owned_.push_back(std::make_unique<T[]>(kChunk));
       chunks_.push_back(owned_.back().get());
     }
-    mut(size_) = v;
+    held(size_) = v;
     return size_++;
   }
   /// Appends a whole chunk of ids as given back (reading as default values) without allocating it.
@@ -103,7 +96,7 @@ class ReleasableChunks {
     owned_[k].reset();
     chunks_[k] = shared_;
   }
-  /// Whether chunk `k` was given back (and not written since).
+  /// Whether chunk `k` was given back.
   bool released(size_t k) const { return chunks_[k] == shared_; }
   /// Keeps the first `n` elements (n <= size()); chunks past them are freed.
   void truncate(size_t n) {
@@ -119,11 +112,7 @@ class ReleasableChunks {
  private:
   static T* shared() {
     static const std::unique_ptr<T[]> chunk = std::make_unique<T[]>(kChunk);
-    return chunk.get();  // never written: mut() materialises first, held() asserts
-  }
-  void materialise(size_t k) {
-    owned_[k] = std::make_unique<T[]>(kChunk);
-    chunks_[k] = owned_[k].get();
+    return chunk.get();  // never written: held() asserts
   }
   T* shared_ = shared();                    // read per write: a member, not the static's guard
   std::vector<T*> chunks_;                  // owned_[k].get(), or shared_ once given back

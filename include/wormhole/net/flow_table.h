@@ -5,7 +5,6 @@
 // timer refers to them any more (release_entries). So memory follows what is active rather than what
 // has been.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -125,7 +124,7 @@ class FlowTable {
   /// Gives back the entries of the chunks `k` of all_retired_chunks() with give_back[k] != 0
   /// (give_back is indexed by chunk). Their flows read as retired and finished from then on; no packet
   /// or timer event may refer to them (released_epoch, released_clock_offset and retired_local
-  /// throw std::logic_error for them). Returns the chunks given back, in increasing order.
+  /// throw std::logic_error for them). Returns the chunks given back (in the order they were retired).
   std::vector<size_t> release_entries(const std::vector<uint8_t>& give_back) {
     std::vector<size_t> gone;
     size_t kept = 0;
@@ -133,10 +132,9 @@ class FlowTable {
       if (k < give_back.size() && give_back[k]) entries_.release_chunk(k), gone.push_back(k);
       else all_retired_[kept++] = k;
     all_retired_.resize(kept);
-    std::sort(gone.begin(), gone.end());
     return gone;
   }
-  /// Chunks of entries given back so far, and held now.
+  /// Chunks of entries given back so far (none of them held any more).
   size_t released_entry_chunks() const { return (entries_.size() + kEntryChunk - 1) / kEntryChunk - entries_.held_chunks(); }
   /// Forgets the flows from id `n` on (their states and FlowInfos are freed). Throws std::logic_error if
   /// one of them was retired (only a distributed run truncates, the flows made after a stop inside its
