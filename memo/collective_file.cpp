@@ -2,6 +2,7 @@
 #include "collective_file.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "wormhole/core/time.h"
 #include "wormhole/io/hdf5_util.h"
@@ -40,6 +41,11 @@ struct QpRow {
 struct SharedRow {
   uint64_t peak;
 };
+struct SkipRow {
+  int64_t skipped_ps;
+  uint64_t skipped_bytes;
+  double error_bytes;
+};
 
 std::pair<Handle, Handle> pattern_types() {
   return compound(sizeof(PatternRow), {
@@ -77,6 +83,13 @@ std::pair<Handle, Handle> qp_types() {
 std::pair<Handle, Handle> shared_types() {
   return compound(sizeof(SharedRow), {Field{"peak", HOFFSET(SharedRow, peak), H5T_NATIVE_UINT64, H5T_STD_U64LE}});
 }
+std::pair<Handle, Handle> skip_types() {
+  return compound(sizeof(SkipRow), {
+      Field{"skipped_ps", HOFFSET(SkipRow, skipped_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
+      Field{"skipped_bytes", HOFFSET(SkipRow, skipped_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
+      Field{"error_bytes", HOFFSET(SkipRow, error_bytes), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+  });
+}
 
 }  // namespace
 
@@ -87,6 +100,7 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
   std::vector<PortRow> ports;
   std::vector<QpRow> qps;
   std::vector<SharedRow> shared;
+  std::vector<SkipRow> skips;
   for (const auto& [ns, store] : db.collectives) {
     // Sorted by key: the file does not depend on the hash table's order.
     std::vector<const std::pair<const std::string, CollectivePattern>*> sorted;
@@ -104,6 +118,8 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
       }
       rows.back().qps = static_cast<uint32_t>(qps.size() - rows.back().qp_offset);
       shared.push_back({p.shared_peak});
+      for (size_t i = 0; i < p.finish.size(); ++i)
+        skips.push_back(p.approximate() ? SkipRow{p.skipped[i], p.skipped_bytes[i], p.error_bytes[i]} : SkipRow{-1, 0, 0});
     }
   }
   write_table(file, "collectives", pattern_types(), rows.data(), rows.size(),
@@ -122,6 +138,10 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
   write_table(file, "collective_shared", shared_types(), shared.data(), shared.size(), "bytes",
               "per pattern (row of /collectives): on an NVSwitch shared with other traffic, the most of its buffer "
               "in use while it was recorded; 0 on a whole island (absent from older files: 0)");
+  write_table(file, "collective_skips", skip_types(), skips.data(), skips.size(),
+              "skipped_ps: ps (-1: the pattern was simulated packet for packet); skipped_bytes, error_bytes: bytes",
+              "per row of /collective_flows: what fast-forward skipped of that flow when the pattern was recorded, "
+              "and the skips' estimated error (absent from older files: every pattern exact)");
 }
 
 void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, const std::string& fix) {
@@ -138,6 +158,10 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
                           : std::vector<SharedRow>(rows.size(), SharedRow{0});
   if (shared.size() != rows.size())
     throw InputError(path, 0, "the table /collective_shared has another length than /collectives (corrupt file)", fix);
+  const auto skips = has_link(file, "collective_skips") ? read_table<SkipRow>(file, "collective_skips", skip_types())
+                                                        : std::vector<SkipRow>(flows.size(), SkipRow{-1, 0, 0});
+  if (skips.size() != flows.size())
+    throw InputError(path, 0, "the table /collective_skips has another length than /collective_flows (corrupt file)", fix);
   auto past = [](uint64_t off, uint64_t n, size_t size) { return off > size || n > size - off; };
   for (size_t k = 0; k < rows.size(); ++k) {
     const PatternRow& r = rows[k];
@@ -158,6 +182,16 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
                                   "flows (corrupt file)", fix);
       p.finish.push_back(f.finish_ps);
       p.order.push_back(f.order);
+    }
+    // A pattern recorded with skips has them on every row; an exact one -1 on every row.
+    const bool approximate = r.flows > 0 && skips[r.flow_offset].skipped_ps >= 0;
+    for (uint64_t i = r.flow_offset; i < r.flow_offset + r.flows; ++i) {
+      const SkipRow& x = skips[i];
+      if ((x.skipped_ps >= 0) != approximate || !std::isfinite(x.error_bytes) || x.error_bytes < 0 ||
+          (approximate && (x.skipped_ps > flows[i].finish_ps || x.skipped_bytes > (uint64_t{1} << 50))))
+        throw InputError(path, 0, where + " has a row of /collective_skips out of range or unlike its other rows "
+                                  "(corrupt file)", fix);
+      if (approximate) p.skipped.push_back(x.skipped_ps), p.skipped_bytes.push_back(x.skipped_bytes), p.error_bytes.push_back(x.error_bytes);
     }
     for (size_t i = 1; i < p.order.size(); ++i)
       if (p.finish[p.order[i]] < p.finish[p.order[i - 1]])

@@ -222,15 +222,24 @@ inline void print_skip_summary(const SkipReport& r) {
   if (const CollectiveMemoStats& c = r.collective; c.on)
     std::printf("wormhole: collective memo: %lu collectives, %lu replayed (%lu flows), %lu simulated and kept as "
                 "patterns, %lu simulated beside their pattern's recording, %lu simulated not kept; %lu not on an island, "
-                "%lu issued late, %lu met a busy island; %lu verified, %lu simulations differing from their pattern, "
+                "%lu issued late, %lu met a busy island, %lu could meet later traffic; %lu verified, %lu simulations differing from their pattern, "
                 "%lu conflicts, %lu follow failures, %lu margin violations\n",
                 static_cast<unsigned long>(c.considered), static_cast<unsigned long>(c.replayed),
                 static_cast<unsigned long>(c.replayed_flows), static_cast<unsigned long>(c.recorded),
                 static_cast<unsigned long>(c.repeats), static_cast<unsigned long>(c.not_kept), static_cast<unsigned long>(c.not_island),
                 static_cast<unsigned long>(c.late_issue), static_cast<unsigned long>(c.busy),
+                static_cast<unsigned long>(c.overlaps),
                 static_cast<unsigned long>(c.verified), static_cast<unsigned long>(c.verify_failures),
                 static_cast<unsigned long>(c.conflicts), static_cast<unsigned long>(c.follow_failures),
                 static_cast<unsigned long>(c.margin_violations));
+  if (const CollectiveMemoStats& c = r.collective; c.on && (c.approximate + c.approximate_replays > 0 || c.verify_max_error > 0)) {
+    std::printf("wormhole: collective memo: %lu patterns recorded with skips, %lu replays of them (estimated error %.0f "
+                "bytes carried over)",
+                static_cast<unsigned long>(c.approximate), static_cast<unsigned long>(c.approximate_replays),
+                c.estimated_error_bytes);
+    if (c.verify_max_error > 0) std::printf("; verified: largest completion error %.4f %%", 100 * c.verify_max_error);
+    std::printf("\n");
+  }
   if (r.settings.verify > 0) print_verify_summary(r);
   // Each skip is shortened so that its own estimate stays within the bound, so the run's estimate
   // never exceeds it: it says how much the skips leaned on their goodput trends, not the answer's error.

@@ -71,7 +71,7 @@ class WormholeSession {
       return nullptr;
     }
     if (!collective_)
-      collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify, rec_ ? &db_.collectives[ns_] : nullptr);
+      collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify, cfg.wormhole.error_bound, rec_ ? &db_.collectives[ns_] : nullptr);
     return collective_.get();
   }
   /// Warns that collective_memo is set but this run does not use it (`why`: a distributed run, several

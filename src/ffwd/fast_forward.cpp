@@ -187,6 +187,7 @@ void FastForward::skip_back(uint32_t pid) {
     if (p.replaying) stats_.replayed_flow_time += back;
     net_.credit(id, keep - t.credited, back);
     stats_.estimated_error_bytes -= t.est_rel * double(t.credited - keep);
+    t.err_bytes -= t.est_rel * double(t.credited - keep);
     t.credited = keep;
   }
   ++(p.replaying ? stats_.replay_backs : stats_.skip_backs);
@@ -226,6 +227,7 @@ void FastForward::flow_started(uint32_t id) {
   // would void it. It stays in its partition (whose ports no other partition can then freeze).
   tracks_[slot].distrusted = net_.simulated_exactly(id);
   tracks_[slot].rose_at = -1;
+  tracks_[slot].err_bytes = 0;
   tracks_[slot].epoch = 0;  // restarted when first read
   tracks_[slot].start_epoch = 0;  // its values are its first period's start values until they move
   reset(pid);
@@ -434,6 +436,7 @@ void FastForward::skip(uint32_t pid, Time dt) {
     credit_skip(id, t, static_cast<uint64_t>(t.goodput * double(dt)) / payload, t.goodput, dt, false);
     t.est_rel = skip_error(t, dt);
     stats_.estimated_error_bytes += t.est_rel * double(t.credited);
+    t.err_bytes += t.est_rel * double(t.credited);
   }
   begin_skip(pid, dt, false);
   ++stats_.skips;

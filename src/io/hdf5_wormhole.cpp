@@ -63,11 +63,16 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
     attr_u64(g, "collective_memo_not_island", c.not_island);
     attr_u64(g, "collective_memo_late_issue", c.late_issue);
     attr_u64(g, "collective_memo_busy", c.busy);
+    attr_u64(g, "collective_memo_overlaps", c.overlaps);
     attr_u64(g, "collective_memo_verified", c.verified);
     attr_u64(g, "collective_memo_verify_failures", c.verify_failures);
     attr_u64(g, "collective_memo_conflicts", c.conflicts);
     attr_u64(g, "collective_memo_follow_failures", c.follow_failures);
     attr_u64(g, "collective_memo_margin_violations", c.margin_violations);
+    attr_u64(g, "collective_memo_approximate", c.approximate);
+    attr_u64(g, "collective_memo_approximate_replays", c.approximate_replays);
+    attr_f64(g, "collective_memo_estimated_error_bytes", c.estimated_error_bytes);
+    attr_f64(g, "collective_memo_verify_max_error", c.verify_max_error);
   }
   const MemoReport& m = r.memo;
   attr_u8(g, "memo", m.on);

@@ -33,34 +33,37 @@ bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pair
       }
       uint32_t p = nics[0];
       host_ports.push_back(p);
+      out.path_ports.push_back(p);
       uint32_t n = fab_.ports[fab_.ports[p].peer].node;
       for (uint32_t hops = 0; n != b; ++hops) {
         if (!fab_.nodes[n].is_switch || hops > fab_.nodes.size()) {
           why = "no path";
           return false;
         }
-        if (!fab_.nodes[n].is_nvswitch) {
-          why = "a path crosses a switch that is not an NVSwitch";
-          return false;
-        }
+        out.kinds |= fab_.nodes[n].is_nvswitch ? kIslandNvSwitch : kIslandFabric;
         add_node(n);
         const auto next = fab_.routing.next_hops(n, b);
         if (next.size() != 1) {
           why = "more than one path";
           return false;
         }
+        out.path_ports.push_back(next[0]);
         n = fab_.ports[fab_.ports[next[0]].peer].node;
       }
     }
   }
-  // Closure: a switch of the island links only to the island's switches and to hosts.
+  // Closure: an NVSwitch of the island links only to the island's switches and to hosts; a fabric
+  // switch's links to other switches (a leaf's uplinks) leave it open.
   for (size_t i = 0; i < out.switches.size(); ++i) {
     const Node& sw = fab_.nodes[out.switches[i]];
     for (uint32_t q = sw.first_port; q < sw.first_port + sw.num_ports; ++q) {
       const uint32_t m = fab_.ports[fab_.ports[q].peer].node;
       if (fab_.nodes[m].is_switch && !seen.count(m)) {
-        why = "an NVSwitch of the paths links to another switch";
-        return false;
+        if (sw.is_nvswitch) {
+          why = "an NVSwitch of the paths links to another switch";
+          return false;
+        }
+        out.open = true;
       }
       if (!fab_.nodes[m].is_switch) add_node(m);
       out.ports.push_back(q);
@@ -85,18 +88,23 @@ bool Network::find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pair
   return true;
 }
 
-bool Network::enters_nvswitch(uint32_t a, uint32_t b) {
+uint8_t Network::island_kinds(uint32_t a, uint32_t b) {
   routing();
+  uint8_t kinds = 0;
   for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}})
-    for (uint32_t p : fab_.routing.host_nics(x, y))
-      if (fab_.nodes[fab_.ports[fab_.ports[p].peer].node].is_nvswitch) return true;
-  return false;
+    for (uint32_t p : fab_.routing.host_nics(x, y)) {
+      const Node& n = fab_.nodes[fab_.ports[fab_.ports[p].peer].node];
+      if (n.is_switch) kinds |= n.is_nvswitch ? kIslandNvSwitch : kIslandFabric;
+    }
+  return kinds;
 }
 
 Island Network::sub_island(const Island& whole, const std::vector<uint32_t>& hosts) const {
   Island out;
   out.shared = true;
+  out.kinds = whole.kinds;
   out.switches = whole.switches;
+  out.path_ports = whole.path_ports;
   auto member = [&](uint32_t node) { return std::find(hosts.begin(), hosts.end(), node) != hosts.end(); };
   for (uint32_t h : whole.hosts)
     if (member(h)) out.hosts.push_back(h);
@@ -215,7 +223,9 @@ void Network::start_replayed(uint32_t id) {
   i.min_fct = r.min_fct;
 }
 
-void Network::finish_replayed(uint32_t id) {
+void Network::finish_replayed(uint32_t id, Time skipped, uint64_t skipped_bytes) {
+  FlowInfo& i = flows_.info(id);
+  i.skipped_time = skipped, i.skipped_bytes = skipped_bytes;
   flows_.set_finish(id, kernel_.now());
   ledger_.finish(id);
   const FlowRecord r = record(id);  // once for both: millions of replayed flows end this way

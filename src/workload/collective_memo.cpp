@@ -3,13 +3,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace wh {
 
-CollectiveMemo::CollectiveMemo(Network& net, double verify, std::unordered_map<std::string, CollectivePattern>* store)
-    : net_(net), verify_(verify), store_(store ? *store : own_store_) {
+CollectiveMemo::CollectiveMemo(Network& net, double verify, double error_bound,
+                               std::unordered_map<std::string, CollectivePattern>* store)
+    : net_(net), verify_(verify), error_bound_(error_bound), store_(store ? *store : own_store_) {
   if (!(verify >= 0)) throw std::invalid_argument("collective memo: verify must be >= 0");
+  if (!(error_bound > 0 && error_bound < 1)) throw std::invalid_argument("collective memo: error_bound must be in (0, 1)");
   claim_.assign(net.ports().size(), -1);
   net_.set_island_hooks(this);
 }
@@ -27,7 +30,8 @@ bool CollectiveMemo::verify_this_hit() {
 int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                               const std::function<const std::string&()>& plan_key,
                               const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
-                              uint32_t flows, const std::function<uint32_t(uint32_t host)>& involved) {
+                              uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved,
+                              const std::function<Time(uint8_t kinds, Time t0, const std::vector<Time>* finish)>& quiet_until) {
   ++stats_.considered;
   finalize_pending();
   Island is;
@@ -42,9 +46,14 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
       return -1;
     }
   // An island that reaches hosts outside the collective is shared with other groups (TP 4 on an
-  // 8-GPU server): the collective runs on its part of it.
-  if (is.hosts.size() != member_hosts.size()) {
+  // 8-GPU server, a rail leaf): the collective runs on its part of it, and only if its paths stay there.
+  if (is.open || is.hosts.size() != member_hosts.size()) {
     is = net_.sub_island(is, member_hosts);
+    for (uint32_t p : is.path_ports)
+      if (is.local_port(p) == UINT32_MAX) {
+        ++stats_.not_island;
+        return -1;
+      }
     // Not while a PAUSE is pending there or the buffer is near a threshold already.
     for (uint32_t sw : is.switches)
       if (!net_.below_pfc_thresholds(sw, net_.fabric().nodes[sw].shared_used)) {
@@ -52,10 +61,10 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
         return -1;
       }
   }
-  // A member busy with another collective that can reach an NVSwitch could send on the island while
-  // this one is replayed.
+  // A member busy with another collective that can reach the island's kind of switch could send on
+  // the island while this one is replayed.
   for (uint32_t h : is.hosts)
-    if (involved(h) != 1) {
+    if (involved(h, is.kinds) != 1) {
       ++stats_.busy;
       return -1;
     }
@@ -79,6 +88,23 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   if (is.shared) append_key(key, static_cast<uint8_t>(1));  // whole islands' keys as before: memo files stay valid
   net_.island_signature(is, key);
 
+  const auto found = store_.find(key);
+  // A pattern of other sizes than its key says (a corrupt or foreign file) is no pattern of this one.
+  const bool usable = found != store_.end() && !found->second.rejected && found->second.finish.size() == flows &&
+                      found->second.rr_last.size() == is.ports.size();
+  const auto rec = usable ? recording_.end() : recording_.find(key);
+  const bool follows = rec != recording_.end() && runs_[rec->second].t0 <= t0;
+  // A rail leaf carries the members' next collectives too (a layer's DP AllReduce overlaps the next
+  // layers'): a replay there must be over before any of them can start (a follower's end is not known
+  // yet: none may come at all).
+  if ((usable || follows) && (is.kinds & kIslandFabric)) {
+    const Time quiet = quiet_until(is.kinds, t0, usable ? &found->second.finish : nullptr);
+    if (follows ? quiet != std::numeric_limits<Time>::max()
+                : quiet < t0 + *std::max_element(found->second.finish.begin(), found->second.finish.end())) {
+      ++stats_.overlaps;
+      return -1;
+    }
+  }
   uint32_t slot;
   if (!free_runs_.empty()) {
     slot = free_runs_.back();
@@ -92,10 +118,6 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   r.t0 = t0;
   r.net_id.assign(flows, UINT32_MAX);
   r.finish.assign(flows, -1);
-  const auto found = store_.find(key);
-  // A pattern of other sizes than its key says (a corrupt or foreign file) is no pattern of this one.
-  const bool usable = found != store_.end() && !found->second.rejected && found->second.finish.size() == flows &&
-                      found->second.rr_last.size() == is.ports.size();
   if (usable) {
     const auto it = found;
     if (verify_this_hit()) {
@@ -107,7 +129,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
       r.order = r.entry->order;
       ++it->second.hits;
     }
-  } else if (const auto rec = recording_.find(key); rec != recording_.end() && runs_[rec->second].t0 <= t0) {
+  } else if (follows) {
     // Another island is simulating this very pattern, started no later: follow its completions,
     // shifted by the difference of the start times (every server's TP group issues at once).
     r.replay = true;
@@ -115,6 +137,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     runs_[rec->second].followers.push_back(slot);
     const Run& src = runs_[rec->second];
     for (uint32_t f : src.order) r.finish[f] = src.finish[f], r.order.push_back(f);
+    r.skipped = src.skipped, r.skipped_bytes = src.skipped_bytes, r.error_bytes = src.error_bytes;
   }
   if (r.replay) {
     ++stats_.replayed;
@@ -136,22 +159,36 @@ void CollectiveMemo::released(int32_t h, uint32_t f, uint32_t id) {
   Run& r = runs_[static_cast<uint32_t>(h)];
   r.net_id[f] = id;
   // Only a recording or verifying run looks its flows up by id (its QPs, a flow starting on its
-  // ports); a replay's flows never start a QP.
-  if (!r.replay) r.plan_of[id] = f, exact_.insert(id);
+  // ports); a replay's flows never start a QP. A recording is simulated as the run simulates (fast-
+  // forward may skip part of it: an approximate pattern); a verified hit packet for packet.
+  if (!r.replay) {
+    r.plan_of[id] = f;
+    if (r.verifying) exact_.insert(id);
+  }
 }
 
-void CollectiveMemo::finished(int32_t h, uint32_t f, Time skipped) {
+void CollectiveMemo::finished(int32_t h, uint32_t f, Time skipped, uint64_t skipped_bytes) {
   const uint32_t slot = static_cast<uint32_t>(h);
   Run& r = runs_[slot];
   if (r.replay) return;  // a replay ends its flows itself (replay_due)
   exact_.erase(r.net_id[f]);
   r.finish[f] = net_.now() - r.t0;
   r.order.push_back(f);
-  if (skipped > 0) r.skipped = true;
+  if (skipped > 0) {
+    if (!r.fast_forwarded) {
+      r.fast_forwarded = true;
+      r.skipped.assign(r.finish.size(), 0), r.skipped_bytes.assign(r.finish.size(), 0), r.error_bytes.assign(r.finish.size(), 0);
+    }
+    r.skipped[f] = skipped, r.skipped_bytes[f] = skipped_bytes, r.error_bytes[f] = net_.estimated_error_bytes(r.net_id[f]);
+  }
   for (uint32_t fs : r.followers) {
     Run& w = runs_[fs];
     w.finish[f] = r.finish[f];
     w.order.push_back(f);
+    if (r.fast_forwarded) {
+      if (w.skipped.empty()) w.skipped.assign(r.finish.size(), 0), w.skipped_bytes.assign(r.finish.size(), 0), w.error_bytes.assign(r.finish.size(), 0);
+      w.skipped[f] = r.skipped[f], w.skipped_bytes[f] = r.skipped_bytes[f], w.error_bytes[f] = r.error_bytes[f];
+    }
     if (w.due < 0) schedule_next(fs);
   }
   if (r.order.size() == r.finish.size()) mark_pending(slot);
@@ -191,11 +228,26 @@ void CollectiveMemo::replay_due(uint32_t slot) {
     if (id == UINT32_MAX || id >= net_.flow_count())
       throw std::logic_error("collective memo: a replayed flow ends before it was released (the driver's timeline "
                              "differs from the recorded one)");
-    net_.finish_replayed(id);
+    finish_replayed(slot, f);
   }
   if (runs_[slot].next < runs_[slot].finish.size()) schedule_next(slot);  // a follower may wait for more
   else if (runs_[slot].entry) end_replay(slot);
   else mark_pending(slot);  // a follower: its recording's end state is not read yet
+}
+
+void CollectiveMemo::finish_replayed(uint32_t slot, uint32_t f) {
+  const Run& r = runs_[slot];
+  // From its pattern, or (a follower) from its recording as it ran.
+  const bool own = r.entry == nullptr || !r.skipped.empty();
+  const std::vector<Time>& skipped = own ? r.skipped : r.entry->skipped;
+  const uint32_t id = r.net_id[f];
+  if (skipped.empty()) {
+    net_.finish_replayed(id);
+    return;
+  }
+  const std::vector<uint64_t>& bytes = own ? r.skipped_bytes : r.entry->skipped_bytes;
+  stats_.estimated_error_bytes += (own ? r.error_bytes : r.entry->error_bytes)[f];
+  net_.finish_replayed(id, skipped[f], bytes[f]);
 }
 
 void CollectiveMemo::end_replay(uint32_t slot) {
@@ -212,6 +264,7 @@ void CollectiveMemo::end_replay(uint32_t slot) {
     }
   }
   if (r.broken || !r.entry) ++stats_.follow_failures;
+  if (!r.skipped.empty() || (r.entry && r.entry->approximate())) ++stats_.approximate_replays;
   if (r.island.shared && !left_shared(slot)) ++stats_.margin_violations;
   release_claims(slot);
 }
@@ -244,7 +297,8 @@ void CollectiveMemo::finalize_pending(bool force) {
 
 void CollectiveMemo::end_recording(uint32_t slot) {
   Run& r = runs_[slot];
-  bool ok = !r.disturbed && !r.skipped && net_.island_quiet(r.island);
+  bool ok = !r.disturbed && net_.island_quiet(r.island);
+  bool shifted = false;  // a fast-forward froze or shifted a port
   if (r.island.shared && !left_shared(slot)) ok = false;
   Entry e;
   e.shared_peak = r.used_peak;
@@ -255,8 +309,9 @@ void CollectiveMemo::end_recording(uint32_t slot) {
   for (size_t i = 0; ok && i < n; ++i) {
     const IslandPortState s = net_.port_state(r.island.ports[i]);
     const IslandPortState& b = r.before[i];
-    // A random draw, a pause, or a fast-forward that froze or shifted the port (even one pulled back).
-    if (s.rng0 != b.rng0 || s.rng1 != b.rng1 || s.paused_total != b.paused_total || s.epoch != b.epoch) ok = false;
+    // A random draw or a pause.
+    if (s.rng0 != b.rng0 || s.rng1 != b.rng1 || s.paused_total != b.paused_total) ok = false;
+    shifted = shifted || s.epoch != b.epoch;
     e.rr_last[i] = s.rr_last;
     e.rr_qp[i] = s.rr_qp;
     for (uint32_t id : s.qps) {
@@ -267,14 +322,19 @@ void CollectiveMemo::end_recording(uint32_t slot) {
     e.tx_delta[i] = s.tx_bytes - b.tx_bytes;
     e.sent_delta[i] = s.sent_bytes - b.sent_bytes;
   }
+  // Skipped in part, the pattern is as exact as those skips; shifted with nothing credited (a skip
+  // pulled back whole) it is neither exact nor measured.
+  if (shifted && !r.fast_forwarded) ok = false;
+  if (r.fast_forwarded) e.skipped = r.skipped, e.skipped_bytes = r.skipped_bytes, e.error_bytes = r.error_bytes;
   if (!ok) {
     ++stats_.not_kept;
   } else if (const auto it = store_.find(r.key); it != store_.end()) {
     // A verified hit, or the same pattern simulated on another island meanwhile (every server's TP
     // group issues at once): either way a second simulation of one key, which must agree.
     ++(r.verifying ? stats_.verified : stats_.repeats);
-    if (!(it->second == e)) ++stats_.verify_failures, it->second.rejected = true;  // never replayed again
+    if (!agrees(it->second, e, r.verifying)) ++stats_.verify_failures, it->second.rejected = true;  // never replayed again
   } else {
+    if (e.approximate()) ++stats_.approximate;
     store_.emplace(r.key, std::move(e));
     ++stats_.recorded;
     stats_.patterns = store_.size();
@@ -289,6 +349,17 @@ void CollectiveMemo::end_recording(uint32_t slot) {
     runs_[fs].leader = UINT32_MAX;  // this slot is free from now on
   }
   release_claims(slot);
+}
+
+bool CollectiveMemo::agrees(const Entry& p, const Entry& e, bool verifying) {
+  if (!p.approximate() && !e.approximate()) return p == e;
+  // Skips make two simulations of one key differ by their error: each completion, measured from the
+  // first issue, within the bound of the one simulated now.
+  double worst = 0;
+  for (size_t f = 0; f < p.finish.size(); ++f)
+    worst = std::max(worst, std::abs(double(p.finish[f] - e.finish[f])) / double(std::max<Time>(e.finish[f], 1)));
+  if (verifying && p.approximate()) stats_.verify_max_error = std::max(stats_.verify_max_error, worst);
+  return worst <= error_bound_;
 }
 
 void CollectiveMemo::mark_pending(uint32_t slot) {

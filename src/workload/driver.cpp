@@ -30,8 +30,8 @@ struct WorkloadDriver::Plan {
   // 20 B a flow.
   mutable std::string memo_key;
   mutable bool keyed = false;
-  // Collective memo: whether some flow of it can enter an NVSwitch (-1: not known yet).
-  mutable int8_t enters_nvswitch = -1;
+  // Collective memo: which kinds of island some flow of it can enter (-1: not known yet).
+  mutable int8_t island_kinds = -1;
   const std::vector<uint32_t>& members() const { return cp.members; }
   uint32_t index_of(uint32_t gpu) const {
     return static_cast<uint32_t>(std::lower_bound(cp.members.begin(), cp.members.end(), gpu) - cp.members.begin());
@@ -45,7 +45,7 @@ struct WorkloadDriver::Transfer {
   bool grad = false;
   uint32_t src = 0, dst = 0;  // job GPUs
   Time sent = -1;             // the sender issued it
-  bool involves = false;      // counted in involved_ (collective memo: its flow can enter an NVSwitch)
+  uint8_t involves = 0;       // island kinds counted in involved_ (collective memo: its flow can enter them)
   Time done = -1;             // its flow finished (or, without bytes, when it was sent)
   Time waiting_since = -1;    // the receiver blocked on it
   size_t record = 0;          // index in report_.collectives
@@ -138,7 +138,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   }
   gpus_.resize(layout_.gpus);
   if (o_.memo) {
-    involved_.assign(layout_.gpus, 0);
+    involved_.assign(layout_.gpus, {0, 0});
     for (uint32_t g = 0; g < layout_.gpus; ++g) gpu_at_host_.emplace(host_of(g), g);
   }
   for (uint32_t i = 0; i < layout_.gpus; ++i) {
@@ -430,8 +430,8 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     const size_t m = cp.members.size();
     in.issued.assign(m, 0);
     in.remaining.assign(m, 2 * cp.sends_per_member());  // every member sends and receives as many
-    if (o_.memo && cp.sends_per_member() > 0 && enters_nvswitch(*in.plan))
-      for (uint32_t g : cp.members) ++involved_[g];
+    if (o_.memo && cp.sends_per_member() > 0)
+      for (const uint8_t k = island_kinds(*in.plan); uint32_t g : cp.members) involve(g, k, +1);
     in.finished.assign(cp.size(), false);
     CollectiveRecord rec;
     rec.iteration = G.iter;
@@ -493,16 +493,104 @@ static std::vector<std::pair<uint32_t, uint32_t>> member_pairs(const CollectiveP
   return idx;
 }
 
-bool WorkloadDriver::enters_nvswitch(const Plan& p) {
-  if (p.enters_nvswitch < 0) {
-    p.enters_nvswitch = 0;
+uint8_t WorkloadDriver::island_kinds(const Plan& p) {
+  if (p.island_kinds < 0) {
+    uint8_t k = 0;
     for (auto [a, b] : member_pairs(p.cp))
-      if (net_.enters_nvswitch(host_of(p.cp.members[a]), host_of(p.cp.members[b]))) {
-        p.enters_nvswitch = 1;
+      if ((k |= net_.island_kinds(host_of(p.cp.members[a]), host_of(p.cp.members[b]))) == (kIslandNvSwitch | kIslandFabric))
         break;
-      }
+    p.island_kinds = static_cast<int8_t>(k);
   }
-  return p.enters_nvswitch == 1;
+  return static_cast<uint8_t>(p.island_kinds);
+}
+
+void WorkloadDriver::involve(uint32_t g, uint8_t kinds, int d) {
+  for (uint32_t k = 0; k < 2; ++k)
+    if (kinds & (1u << k)) involved_[g][k] += static_cast<uint32_t>(d);
+}
+
+bool WorkloadDriver::issues_onto(uint32_t x, uint32_t row, Phase phase, uint8_t kinds, const std::vector<uint32_t>& near) {
+  const CommOp& op = op_of(row, phase);
+  if (op.op == Collective::None || op.bytes == 0 || o_.ignore_group[static_cast<size_t>(op.group)]) return false;
+  const std::vector<uint32_t> members = group_members(layout_, op.group, x);
+  if (members.size() <= 1) return false;
+  if (std::none_of(members.begin(), members.end(), [&](uint32_t m) { return std::binary_search(near.begin(), near.end(), m); }))
+    return false;  // its flows never reach those GPUs' ports
+  const std::shared_ptr<const Plan> plan = plan_for(op, members);
+  return plan->cp.sends_per_member() > 0 && (island_kinds(*plan) & kinds);
+}
+
+Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& offered, Time done_x) {
+  const Gpu& G = gpus_[x];
+  Time t = net_.client_now();
+  // Blocked on the offered collective itself (fwd, ig): nothing before its part of it is done.
+  if (done_x >= 0 && ((G.stage == kFwdComm && offered.phase == Phase::Fwd) || (G.stage == kIgComm && offered.phase == Phase::Ig)))
+    t = std::max(t, done_x);
+  // Pipelines and MICRO runs wait on transfers between issues: not followed here.
+  if (layout_.pp > 1 || G.stage == kRecvWait || G.stage == kMicroIssue || G.stage == kMicroComm) return t;
+  if (G.stage == kDone || G.stage == kEndWait) return kNoIssue;
+  const std::vector<ProgramStep>& prog = programs_[G.pp_stage];
+  uint32_t iter = G.iter, pc = G.pc;
+  // The first phase of step pc still ahead (0 fwd, 1 ig, 2 wg); the compute of a phase under way counts 0.
+  uint32_t from = 0;
+  bool running = false;
+  // (A ...Issue stage with no timer pending is issuing now: a wg moves on to the next step at once.)
+  switch (G.stage) {
+    case kFwdIssue: running = true; break;
+    case kFwdComm: case kFwdNext: ++pc; break;
+    case kIgBegin: from = 1; break;
+    case kIgIssue: from = 1, running = true; break;
+    case kIgComm: case kWgBegin: from = 2; break;
+    case kWgIssue: G.timer_pending ? (from = 2, running = true) : ++pc; break;
+    case kIterEnd: pc = static_cast<uint32_t>(prog.size()); break;
+    default: break;  // kStepBegin, kFwdBegin: the step's compute is all ahead
+  }
+  // Waits (blocking collectives, update delays, last iteration's wg) only make an issue later: the sum of
+  // the compute before it is a lower bound. A whole iteration without such an issue has none after it.
+  for (size_t seen = 0; seen <= prog.size(); ++seen, ++pc, from = 0, running = false) {
+    if (pc >= prog.size()) {
+      if (++iter >= o_.iterations) return kNoIssue;
+      pc = 0;
+    }
+    const ProgramStep& s = prog[pc];
+    const WorkloadLayer& l = w_.layers[s.arg];
+    const bool fwd = s.kind == ProgramStep::Fwd;
+    // A row's forward waits for its wg of the iteration before: the offered one ends at done_x here.
+    if (fwd && done_x >= 0 && offered.phase == Phase::Wg && offered.row == s.arg && offered.iter + 1 == iter &&
+        G.wg_done_iter[s.arg] < static_cast<int32_t>(offered.iter))
+      t = std::max(t, done_x);
+    for (uint32_t ph = from; ph < (fwd ? 1u : 3u); ++ph) {
+      const Phase phase = fwd ? Phase::Fwd : ph == 1 ? Phase::Ig : Phase::Wg;
+      if (!(running && ph == from))
+        t += Time(fwd ? l.fwd_compute_ns : ph == 1 ? l.ig_compute_ns : l.wg_compute_ns) * kNs;
+      if ((fwd || ph > 0) && issues_onto(x, s.arg, phase, kinds, offered.plan->cp.members)) return t;
+    }
+  }
+  return kNoIssue;
+}
+
+Time WorkloadDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish) {
+  const Instance& in = inst_[id];
+  const CollectivePlan& cp = in.plan->cp;
+  // When each member's part of it is done, were it to end as `finish` says (-1: not known).
+  std::vector<Time> done(cp.members.size(), -1);
+  if (finish && finish->size() == cp.size())
+    for (uint32_t f = 0; f < cp.size(); ++f)
+      for (uint32_t mi : {cp.src_index(f), cp.dst_index(f)}) done[mi] = std::max(done[mi], t0 + (*finish)[f]);
+  // Flows reach a member's island ports from the groups it belongs to: their GPUs' next issues.
+  std::vector<uint32_t> gpus;
+  for (uint32_t g : cp.members)
+    for (CommGroup grp : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
+      for (uint32_t x : group_members(layout_, grp, g)) gpus.push_back(x);
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  Time t = kNoIssue;
+  for (uint32_t x : gpus) {
+    const auto m = std::lower_bound(cp.members.begin(), cp.members.end(), x);
+    const Time done_x = m != cp.members.end() && *m == x ? done[static_cast<size_t>(m - cp.members.begin())] : -1;
+    t = std::min(t, earliest_issue(x, kinds, in, done_x));
+  }
+  return t;
 }
 
 void WorkloadDriver::offer_to_memo(uint32_t id) {
@@ -523,9 +611,16 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
   hosts.reserve(cp.members.size());
   for (uint32_t g : cp.members) hosts.push_back(host_of(g));
   in.memo = o_.memo->begin(pairs, [&]() -> const std::string& { return memo_key(p); }, hosts, in.issue_time,
-                           cp.size(), [&](uint32_t host) {
+                           cp.size(), [&](uint32_t host, uint8_t kinds) {
                              const auto g = gpu_at_host_.find(host);
-                             return g == gpu_at_host_.end() ? UINT32_MAX : involved_[g->second];  // another job's
+                             if (g == gpu_at_host_.end()) return UINT32_MAX;  // another job's
+                             uint32_t n = 0;
+                             for (uint32_t k = 0; k < 2; ++k)
+                               if (kinds & (1u << k)) n = std::max(n, involved_[g->second][k]);
+                             return n;
+                           },
+                           [&](uint8_t kinds, Time t0, const std::vector<Time>* finish) {
+                             return quiet_until(id, kinds, t0, finish);
                            });
 }
 
@@ -577,8 +672,11 @@ void WorkloadDriver::pp_send(uint32_t g, const ProgramStep& s) {
     transfer_done(t);  // nothing to send: the receiver only waits for the sender
     return;
   }
-  if (o_.memo && net_.enters_nvswitch(host_of(transfers_[t].src), host_of(transfers_[t].dst)))
-    transfers_[t].involves = true, ++involved_[transfers_[t].src], ++involved_[transfers_[t].dst];
+  if (o_.memo) {
+    Transfer& T = transfers_[t];
+    T.involves = net_.island_kinds(host_of(T.src), host_of(T.dst));
+    involve(T.src, T.involves, +1), involve(T.dst, T.involves, +1);
+  }
   due_at(now + o_.send_latency, kPpBit | t);
 }
 
@@ -594,7 +692,7 @@ bool WorkloadDriver::pp_recv(uint32_t g, const ProgramStep& s) {
 void WorkloadDriver::transfer_done(uint32_t t) {
   const Time now = net_.client_now();
   Transfer& T = transfers_[t];
-  if (T.involves) T.involves = false, --involved_[T.src], --involved_[T.dst];
+  if (T.involves) involve(T.src, T.involves, -1), involve(T.dst, T.involves, -1), T.involves = 0;
   T.done = now;
   report_.collectives[T.record].end = now;
   --pending_;
@@ -701,7 +799,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
     return;
   }
   count_link_bytes(inst_[id].record, r);
-  if (inst_[id].memo >= 0) o_.memo->finished(inst_[id].memo, f, r.skipped);
+  if (inst_[id].memo >= 0) o_.memo->finished(inst_[id].memo, f, r.skipped, r.skipped_bytes);
   const std::shared_ptr<const Plan> plan = inst_[id].plan;
   uint32_t done[2], n = 0;
   {
@@ -718,7 +816,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
     }
     for (uint32_t mi : {cp.src_index(f), cp.dst_index(f)})
       if (--in.remaining[mi] == 0) {
-        if (o_.memo && plan->enters_nvswitch == 1) --involved_[cp.members[mi]];
+        if (o_.memo && plan->island_kinds > 0) involve(cp.members[mi], static_cast<uint8_t>(plan->island_kinds), -1);
         if (in.issued[mi]) done[n++] = cp.members[mi];
       }
   }

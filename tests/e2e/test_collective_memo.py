@@ -255,6 +255,78 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual(lines[head + 2].split()[2], "896")
         self.assertEqual(lines[head + 3], "... 1 more (--limit 0 lists all)")
 
+    def dp_scenario(self, iterations, size, rows=1):
+        """16 GPUs in two servers, TP 8: each row's wg AllReduce (`size` B) runs on 8 DP groups of 2, GPU i
+        and i + 8, whose rail leaf (leaf i) links to the spines too: an open island, used as the sub-island of
+        the two GPUs' ports. With one row, an iteration's forward waits for the last one's wg."""
+        head = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n"
+        body = "".join(f"l{i} -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE {size} 100\n" for i in range(rows))
+        return self.scenario(16, 8, rows, head + f"{rows}\n" + body, iterations)
+
+    def test_dp_rings_on_rail_leaves_replayed_as_packet_mode(self):
+        # 6 iterations x 8 rails = 48 DP AllReduces, each alone on its rail leaf: with fast-forward off the
+        # memo's patterns are simulated packet for packet, so the completions (fct.txt sorted: rails end at the
+        # same ps) are packet mode's. 1 + 1 patterns (the first on fresh leaves), each recorded on one rail; the
+        # other 7 rails do not follow it (its end is not known yet, and the next iteration's AllReduce could
+        # come before: left to the network); the 32 of the last 4 iterations replayed, each known to end
+        # before the next iteration's can be issued.
+        sc = self.dp_scenario(6, 8 << 20)
+        _, pkt = self.run_wh(sc, "pkt")
+        p, wh = self.run_wh(sc, "wh", "WORMHOLE=1", "WORMHOLE_FAST_FORWARD=0", "WORMHOLE_COLLECTIVE_MEMO=1")
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
+                         sorted((wh / "fct.txt").read_text().splitlines()))
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["considered"], a["not_island"], a["busy"], a["overlaps"], a["conflicts"]), (48, 0, 0, 14, 0))
+        self.assertEqual((a["recorded"], a["replayed"], a["approximate"]), (2, 32, 0))
+        self.assertNotIn("recorded with skips", p.stdout)
+
+    def test_fast_forwarded_recording_replayed_and_kept_in_the_memo_file(self):
+        # Long DP ring steps (128 MiB, 2.7 ms each) are fast-forwarded while their first collective is recorded:
+        # its pattern is approximate, and its replays carry what the recording skipped (skipped_ns in /flows).
+        # A warm start replays every collective from the file (the cold run simulated 14 of them beside their
+        # recordings, skipped on their own); the skips survive the file and a merge (both warm starts alike);
+        # verify mode simulates the hits packet for packet and measures them within the error bound.
+        sc = self.dp_scenario(4, 128 << 20)
+        on = ("WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1", "WORMHOLE_WINDOW=100")
+        p, cold = self.run_wh(sc, "cold", *on)
+        a = self.memo_attrs(cold)
+        self.assertEqual((a["considered"], a["not_island"], a["conflicts"], a["overlaps"]), (32, 0, 0, 14))
+        self.assertEqual((a["recorded"], a["approximate"], a["replayed"], a["approximate_replays"]), (2, 2, 16, 16))
+        self.assertIn("patterns recorded with skips", p.stdout)
+        with h5py.File(cold / "results.h5") as f:
+            flows = f["/flows"][:]
+        self.assertTrue((flows["skipped_ns"] > 0).all())  # recorded flows and replayed ones alike
+        with h5py.File(cold / "memo.h5") as f:
+            skips = f["/collective_skips"][:]
+            self.assertEqual(len(skips), len(f["/collective_flows"]))
+            self.assertTrue((skips["skipped_ps"] > 0).all())
+        m = subprocess.run([str(WORMHOLE), "memo", "merge", str(cold / "memo.h5"), "-o", str(self.dir / "m.h5")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(m.returncode, 0, m.stderr)
+        for name, memo in (("warm", cold / "memo.h5"), ("merged", self.dir / "m.h5")):
+            p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / name), "--memo", str(memo),
+                                *sum((["--set", s] for s in on), [])], capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            w = self.memo_attrs(self.dir / name)
+            self.assertEqual((w["recorded"], w["replayed"], w["approximate_replays"]), (0, 32, 32))
+            with h5py.File(self.dir / name / "results.h5") as f:
+                self.assertTrue((f["/flows"][:]["skipped_ns"] > 0).all())
+        self.assertEqual((self.dir / "warm" / "fct.txt").read_bytes(), (self.dir / "merged" / "fct.txt").read_bytes())
+        mean = lambda out: sum(int(l.split()[6]) for l in (out / "fct.txt").read_text().splitlines()) / 32 / 2
+        self.assertLess(abs(mean(self.dir / "warm") / mean(cold) - 1), 0.01)
+        p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / "verify"), "--memo", str(cold / "memo.h5"),
+                            *sum((["--set", s] for s in on + ("WORMHOLE_VERIFY=1",)), [])],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        v = self.memo_attrs(self.dir / "verify")
+        self.assertGreaterEqual(v["verified"], 1)
+        self.assertEqual(v["verify_failures"], 0)
+        with h5py.File(self.dir / "verify" / "results.h5") as f:
+            worst = float(f["/wormhole"].attrs["collective_memo_verify_max_error"])
+        self.assertGreater(worst, 0)
+        self.assertLessEqual(worst, 0.01)
+        self.assertIn("largest completion error", p.stdout)
+
     def test_tampered_warm_start_caught_by_verify_mode(self):
         # Every completion of the memo file doubled (still a valid file): with every hit verified, each
         # differs, is warned about and not replayed; the run is packet mode's.
@@ -287,6 +359,21 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
                            timeout=60)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("not a permutation of its flows (corrupt file)", p.stderr)
+
+    def test_corrupt_skips_refused(self):
+        # An exact pattern's /collective_skips rows are all -1: one row claiming a skip is refused, not read
+        # as a pattern half exact.
+        sc = self.scenario(8, 8, 4)
+        _, cold = self.run_wh(sc, "cold", "WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1")
+        with h5py.File(cold / "memo.h5", "r+") as f:
+            skips = f["/collective_skips"][:]
+            self.assertTrue((skips["skipped_ps"] == -1).all())
+            skips["skipped_ps"][1] = 5
+            f["/collective_skips"][:] = skips
+        p = subprocess.run([str(WORMHOLE), "memo", "stats", str(cold / "memo.h5")], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("has a row of /collective_skips out of range or unlike its other rows (corrupt file)", p.stderr)
 
     def test_off_by_default(self):
         sc = self.scenario(8, 8, 4)

@@ -510,19 +510,69 @@ TEST(Island, SubIslandOfASharedNvswitchAndItsPfcMargin) {
 // (a DP ring step GPU 0 -> 4 beside two TP groups' recordings): both recordings are disturbed, so
 // neither is kept. (Once the memo stopped at the first claimed port: the second group's recording was
 // kept as if nothing had come.)
+// On a rail-optimized fabric GPU i of every server links to leaf i, which also links to the spines: a
+// DP ring of rail 0 (GPUs 0 and 8) runs on an open island, the leaf, usable as the sub-island of the
+// leaf ports facing its GPUs and their NIC ports — every port its paths send through. A pair across
+// rails leaves through the spines: with two spines it has two paths (no island); with one, its paths
+// cross the leaves' uplinks, which no sub-island of its hosts holds.
+TEST(Island, RailLeafIsAnOpenIslandOfItsGpus) {
+  const SimConfig cfg = simai_config();
+  const GeneratedFabric f = fabric16();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  const auto& ports = net.fabric().ports;
+  const auto& nodes = net.fabric().nodes;
+  Island whole;
+  std::string why;
+  ASSERT_TRUE(net.find_island({{0, 8}}, whole, why)) << why;
+  EXPECT_TRUE(whole.open);
+  EXPECT_EQ(whole.kinds, kIslandFabric);
+  ASSERT_EQ(whole.switches.size(), 1u);
+  EXPECT_FALSE(nodes[whole.switches[0]].is_nvswitch);
+  EXPECT_EQ(net.island_kinds(0, 8), kIslandFabric);
+  EXPECT_EQ(net.island_kinds(0, 1), kIslandNvSwitch);
+  const Island sub = net.sub_island(whole, {0, 8});
+  EXPECT_TRUE(sub.shared);
+  EXPECT_EQ(sub.hosts, (std::vector<uint32_t>{0, 8}));
+  ASSERT_EQ(sub.ports.size(), 4u);  // the leaf's ports facing GPUs 0 and 8, then their NIC ports
+  EXPECT_EQ(ports[sub.ports[0]].node, whole.switches[0]);
+  EXPECT_EQ(ports[sub.ports[1]].node, whole.switches[0]);
+  EXPECT_EQ(ports[sub.ports[2]].node, 0u);
+  EXPECT_EQ(ports[sub.ports[3]].node, 8u);
+  ASSERT_EQ(whole.path_ports.size(), 4u);  // 0 -> leaf -> 8 and back
+  for (uint32_t p : whole.path_ports) EXPECT_NE(sub.local_port(p), UINT32_MAX);
+  for (uint32_t p : sub.ports) EXPECT_FALSE(nodes[ports[p].node].is_switch && nodes[ports[ports[p].peer].node].is_switch);
+  EXPECT_TRUE(net.island_quiet(sub));
+
+  EXPECT_FALSE(net.find_island({{0, 9}}, whole, why));
+  EXPECT_EQ(why, "more than one path");
+  SpectrumXParams one;
+  one.gpus = 16;
+  one.spines = 1;
+  const GeneratedFabric f1 = generate_spectrum_x(one);
+  Network net1(cfg, f1.topo, make_cc(cfg, nullptr));
+  ASSERT_TRUE(net1.find_island({{0, 9}}, whole, why)) << why;
+  EXPECT_TRUE(whole.open);
+  EXPECT_EQ(whole.switches.size(), 3u);  // leaf 0, the spine, leaf 1
+  const Island across = net1.sub_island(whole, {0, 9});
+  uint32_t off = 0;
+  for (uint32_t p : whole.path_ports) off += across.local_port(p) == UINT32_MAX;
+  EXPECT_EQ(off, 4u);  // leaf 0 and leaf 1 to the spine, the spine to each leaf
+}
+
 TEST(Island, FlowAcrossTwoSubIslandsDisturbsBoth) {
   const SimConfig cfg = simai_config();
   const GeneratedFabric f = fabric16();
   Network net(cfg, f.topo, make_cc(cfg, nullptr));
-  CollectiveMemo memo(net, 0);
+  CollectiveMemo memo(net, 0, 0.01);
   const std::string plan = "a 4-GPU ring";
-  const auto involved = [](uint32_t) { return 1u; };
+  const auto involved = [](uint32_t, uint8_t) { return 1u; };
+  const auto quiet = [](uint8_t, Time, const std::vector<Time>*) { return std::numeric_limits<Time>::max(); };
   auto ring = [](uint32_t first) {
     return std::vector<std::pair<uint32_t, uint32_t>>{{first, first + 1}, {first + 1, first + 2}, {first + 2, first + 3},
                                                       {first + 3, first}};
   };
-  const int32_t a = memo.begin(ring(0), [&]() -> const std::string& { return plan; }, {0, 1, 2, 3}, {0, 0, 0, 0}, 4, involved);
-  const int32_t b = memo.begin(ring(4), [&]() -> const std::string& { return plan; }, {4, 5, 6, 7}, {0, 0, 0, 0}, 4, involved);
+  const int32_t a = memo.begin(ring(0), [&]() -> const std::string& { return plan; }, {0, 1, 2, 3}, {0, 0, 0, 0}, 4, involved, quiet);
+  const int32_t b = memo.begin(ring(4), [&]() -> const std::string& { return plan; }, {4, 5, 6, 7}, {0, 0, 0, 0}, 4, involved, quiet);
   ASSERT_GE(a, 0);
   ASSERT_GE(b, 0);
   ASSERT_FALSE(memo.replaying(a));
@@ -532,7 +582,7 @@ TEST(Island, FlowAcrossTwoSubIslandsDisturbsBoth) {
   ASSERT_TRUE(net.find_island(ring(0), whole, why));
   const Island sa = net.sub_island(whole, {0, 1, 2, 3}), sb = net.sub_island(whole, {4, 5, 6, 7});
   memo.flow_started(1000, sa.ports[4], sb.ports[4]);  // GPU 0's port to the switch, GPU 4's
-  for (uint32_t fl = 0; fl < 4; ++fl) memo.finished(a, fl, 0), memo.finished(b, fl, 0);
+  for (uint32_t fl = 0; fl < 4; ++fl) memo.finished(a, fl, 0, 0), memo.finished(b, fl, 0, 0);
   FlowSpec other;  // on the other server: it only moves the clock (end states are read at a later instant)
   other.src = 8, other.dst = 9, other.size_bytes = 100'000, other.pg = 3;
   net.inject_flow(other);

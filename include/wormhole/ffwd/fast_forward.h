@@ -202,6 +202,9 @@ class FastForward final : public SkipHooks {
   uint32_t mark() override;
   void rewind(uint32_t m) override;
   void flows_forgotten(uint32_t first, uint32_t count) override;
+  double estimated_error_bytes(uint32_t id) const override {
+    return id < track_of_.size() && track_of_[id] != kNoTrack ? tracks_[track_of_[id]].err_bytes : 0.0;
+  }
 
  private:
   struct Track {                  // one active flow
@@ -219,6 +222,7 @@ class FastForward final : public SkipHooks {
     double est_rel = 0;           // the current skip's estimated relative error of its credit
     double left = 0;              // bytes it may still skip before its guard (at the last check)
     int64_t credited = 0;         // bytes credited by the current skip
+    double err_bytes = 0;         // its share of stats_.estimated_error_bytes: Σ est_rel × credited of its skips
     double skip_rate = 0;         // bytes/ps the current skip credits (a skip-back keeps rate × time kept)
     uint32_t hops = 0;            // data-path length (for the event estimate)
     uint32_t active_pos = 0;      // index in active_

@@ -86,8 +86,11 @@ struct SkipReport {
   CollectiveMemoStats collective;   ///< the collective memo (workload runs; wormhole/workload/collective_memo.h)
   std::vector<VerifySample> verify; ///< verify mode's completed samples, in the order they began
   uint64_t flow_bytes = 0;          ///< Σ of every flow's size, bytes (the estimate's denominator)
-  /// The run's estimated error: stats.estimated_error_bytes / flow_bytes (0 without flows).
-  double estimated_error() const { return flow_bytes ? stats.estimated_error_bytes / double(flow_bytes) : 0.0; }
+  /// The run's estimated error: the skips' estimated error bytes, and those the collective memo's
+  /// replays of patterns recorded with skips carry over, / flow_bytes (0 without flows).
+  double estimated_error() const {
+    return flow_bytes ? (stats.estimated_error_bytes + collective.estimated_error_bytes) / double(flow_bytes) : 0.0;
+  }
 };
 
 }  // namespace wh

@@ -169,9 +169,13 @@ class Network final : public CcHost {
   /// Whether started flow `id` belongs to a collective the collective memo simulates exactly
   /// (IslandHooks::simulated_exactly): fast-forward and memoization leave it to packet simulation.
   bool simulated_exactly(uint32_t id) const { return islands_ && islands_->simulated_exactly(id); }
-  /// The closed island of NVSwitches (or direct host links) joining the host pairs (a, b), both ways,
-  /// or false (in `why`, a reason) when a pair has no path, more than one, a path through a switch that
-  /// is not an NVSwitch, or the switches have a link to a switch off the paths.
+  /// The fast-forward controller's estimated error of what it credited flow `id`, bytes (0 without
+  /// one; SkipHooks::estimated_error_bytes).
+  double estimated_error_bytes(uint32_t id) const { return skip_ ? skip_->estimated_error_bytes(id) : 0.0; }
+  /// The island (wormhole/net/island.h) of the switches (or direct host links) joining the host pairs
+  /// (a, b), both ways, or false (in `why`, a reason) when a pair has no path or more than one, or an
+  /// NVSwitch of the paths links to a switch off them. Fabric switches with links off the paths make it
+  /// open (Island::open).
   bool find_island(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, Island& out, std::string& why);
   /// Whether every port of the island is quiet now: no packet queued, on a wire or held, no
   /// transmission, pause, ingress byte, pacing retry, freeze, or QP with bytes to send; its switches'
@@ -189,9 +193,10 @@ class Network final : public CcHost {
   /// using at most `bound` bytes of it never pauses nor drops, whatever else is in the buffer within
   /// that bound.
   bool below_pfc_thresholds(uint32_t sw, uint64_t bound) const;
-  /// Whether traffic from host `a` to host `b` (or its ACKs) can enter an NVSwitch: some NIC `a` uses
-  /// towards `b`, or `b` towards `a`, links to one (a flow that can reach an island).
-  bool enters_nvswitch(uint32_t a, uint32_t b);
+  /// Which kinds of island traffic from host `a` to host `b` (or its ACKs) can enter: kIslandNvSwitch
+  /// when some NIC `a` uses towards `b`, or `b` towards `a`, links to an NVSwitch, kIslandFabric when
+  /// one links to another switch (0: direct host links only).
+  uint8_t island_kinds(uint32_t a, uint32_t b);
   /// Appends to `key` what decides how traffic runs on the island from a quiet state: per switch its
   /// MMU sizes, per port its peer (as an island position), rate, delay, error rate, ECN and PFC
   /// settings, round-robin positions and finished QPs waiting to be compacted.
@@ -206,8 +211,10 @@ class Network final : public CcHost {
   /// Injects flow `spec` as inject_flow() does (same id, source port and standalone FCT), but it is
   /// replayed: it never gets a QP or sends a packet; finish_replayed() ends it.
   uint32_t replay_flow(const FlowSpec& spec);
-  /// Ends replayed flow `id` now, as the last ACK would: the observer hears of it.
-  void finish_replayed(uint32_t id);
+  /// Ends replayed flow `id` now, as the last ACK would: the observer hears of it. `skipped` (ps) and
+  /// `skipped_bytes`: what fast-forward credited the flow it replays (a pattern recorded with skips),
+  /// reported in its record.
+  void finish_replayed(uint32_t id, Time skipped = 0, uint64_t skipped_bytes = 0);
   /// Schedules IslandHooks::replay_due(slot) at `at` (ps, >= now).
   /// Throws std::logic_error for a time in the past (a corrupt pattern).
   void schedule_replay(Time at, uint32_t slot) {

@@ -40,6 +40,10 @@ class SkipHooks {
   /// (Network::release_retired_entries); what the controller keeps by their ids may go. Called
   /// between events.
   virtual void flows_forgotten(uint32_t first, uint32_t count) {}
+  /// The estimated error of what fast-forwards credited flow `id` so far, bytes (its share of the
+  /// run's estimate; 0 for a flow never skipped). Valid from the flow's start until the controller's
+  /// next tick after it finished.
+  virtual double estimated_error_bytes(uint32_t id) const { return 0.0; }
 };
 
 }  // namespace wh

@@ -1,15 +1,23 @@
-// The collective memo: a collective that runs alone on a closed island (a TP ring over one server's
-// NVSwitch) is simulated once per distinct pattern and replayed exactly afterwards.
+// The collective memo: a collective that runs alone on an island (a TP ring over one server's
+// NVSwitch, a DP ring over one rail leaf) is simulated once per distinct pattern and replayed afterwards.
 //
-// Why it is exact: no traffic but the collective's own can enter an island (wormhole/net/island.h),
-// so when the collective starts on a quiet island, its flows' completions are a function of the
-// island (rates, delays, MMU and ECN settings, round-robin positions, finished QPs not compacted
-// yet), the collective's flows and the times its members issued it — all in the key, compared byte
-// for byte. No random draw is involved: a recording whose ports' generators moved is not kept. A
+// Why a replay is what a simulation would give: no traffic but the collective's own can enter an island
+// (wormhole/net/island.h), so when the collective starts on a quiet island, its flows' completions are a
+// function of the island (rates, delays, MMU and ECN settings, round-robin positions, finished QPs not
+// compacted yet), the collective's flows and the times its members issued it — all in the key, compared
+// byte for byte. No random draw is involved: a recording whose ports' generators moved is not kept. A
 // replay creates the flows (same ids, source ports, standalone FCTs) but sends no packet; each ends at
 // its recorded time, in its recorded order among flows ending at the same instant, and the island is
-// left as the recorded run left it. The Wormhole paper's memoization (its §6) keys unsteady periods
-// by their contention graph; this is its exact special case, at the grain of a whole collective.
+// left as the recorded run left it. A recording is simulated as the run simulates: where fast-forward
+// skipped part of it, the pattern is as exact as those skips (approximate: it keeps what was skipped and
+// the skips' estimated error, which its replays report); otherwise it is exact. The Wormhole paper's
+// memoization (its §6) keys unsteady periods by their contention graph; this is its special case at the
+// grain of a whole collective.
+//
+// A rail leaf also links to the spines, and a layer's DP AllReduce does not block its GPUs: the next
+// layers' may reach the leaf while it runs. The collective runs on the sub-island of the leaf ports facing
+// its members (its paths must stay there), and a replay is made only when the driver, following its GPUs'
+// programs, finds that none of them can issue traffic onto it before the replay would end.
 //
 // On an NVSwitch shared by several groups (TP 4 on an 8-GPU server) a collective runs on its
 // sub-island: the switch ports facing its members and their own ports. Other groups' traffic crosses
@@ -43,10 +51,13 @@ class CollectiveMemo final : public IslandHooks {
  public:
   /// `verify`: 0 = none; a fraction in (0, 1] = that share of the hits (the first one included; 1 =
   /// all); a whole number > 1 = the first `verify` hits. A pattern a verified hit differs from is not
-  /// replayed again. `store`: where patterns are kept (e.g. a memo file's, for one
+  /// replayed again: an exact pattern in anything, an approximate one (recorded with skips) in a
+  /// completion by more than `error_bound` (a fraction of the completion's time from the first issue;
+  /// Wormhole's error bound). `store`: where patterns are kept (e.g. a memo file's, for one
   /// namespace of settings; it may hold patterns of an earlier run), or nullptr for a store of its own.
-  /// Throws std::invalid_argument for a negative `verify`.
-  CollectiveMemo(Network& net, double verify, std::unordered_map<std::string, CollectivePattern>* store = nullptr);
+  /// Throws std::invalid_argument for a negative `verify` or an `error_bound` not in (0, 1).
+  CollectiveMemo(Network& net, double verify, double error_bound,
+                 std::unordered_map<std::string, CollectivePattern>* store = nullptr);
   ~CollectiveMemo() override;
 
   /// A collective whose members have all issued it, none of its flows released yet. `pairs`: its
@@ -56,21 +67,28 @@ class CollectiveMemo final : public IslandHooks {
   /// `member_hosts`: host of each member; `issued`: each member's issue time (ps) (the order among
   /// members issuing at one instant is not part of the key: the driver releases the flows leaving at
   /// one instant in plan order); `flows`: its plan's flow count (plan flows are 0..flows-1).
-  /// `involved(host)`: in how many collectives (and other transfers) whose flows can enter an NVSwitch
-  /// the host has flows not finished, this one included (UINT32_MAX: unknown, e.g. another job's host).
+  /// `involved(host, kinds)`: in how many collectives (and other transfers) whose flows can enter an
+  /// island of one of `kinds` (Island::kinds) the host has flows not finished, this one included — the
+  /// most over those kinds (UINT32_MAX: unknown, e.g. another job's host). `quiet_until(kinds, t0,
+  /// finish)`: a time (ps; INT64_MAX: never) before which no other flow of the job can start on the
+  /// members' ports of those kinds, were the collective to start at t0 and its plan flows to end at
+  /// `finish` (ps after t0; nullptr: not known) — a replay on a fabric island (a rail leaf, whose DP
+  /// collectives may overlap the next layers') must end before it.
   /// Returns a handle >= 0 when the memo replays or records it, -1 when it is left to the network.
   int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                 const std::function<const std::string&()>& plan_key,
                 const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
-                uint32_t flows, const std::function<uint32_t(uint32_t host)>& involved);
+                uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved,
+                const std::function<Time(uint8_t kinds, Time t0, const std::vector<Time>* finish)>& quiet_until);
   /// A collective whose last member issued it after its first flow was released: not offered.
   void count_late_issue() { ++stats_.considered, ++stats_.late_issue; }
   /// Whether handle `h` replays (its flows go through Network::replay_flow).
   bool replaying(int32_t h) const { return runs_.at(static_cast<uint32_t>(h)).replay; }
   /// Plan flow `f` of handle `h` became network flow `id` (just injected or replayed).
   void released(int32_t h, uint32_t f, uint32_t id);
-  /// Plan flow `f` of a recording handle finished now (`skipped`: ps of it fast-forwarded).
-  void finished(int32_t h, uint32_t f, Time skipped);
+  /// Plan flow `f` of a recording handle finished now (`skipped`: ps of it fast-forwarded,
+  /// `skipped_bytes`: payload credited; its record's).
+  void finished(int32_t h, uint32_t f, Time skipped, uint64_t skipped_bytes);
 
   /// Flows of the collectives replayed so far (for the progress line; stats() reads pending end states).
   uint64_t replayed_flows() const { return stats_.replayed_flows; }
@@ -99,12 +117,17 @@ class CollectiveMemo final : public IslandHooks {
     // Completions, plan flows in order (a replay's timeline; a recording's as they happen).
     std::vector<Time> finish;             // per plan flow: ps after t0 (-1: not yet)
     std::vector<uint32_t> order;
+    // A recording's (and its followers') per plan flow: what fast-forward credited it (see
+    // CollectivePattern::skipped); sized at the first skip.
+    std::vector<Time> skipped;
+    std::vector<uint64_t> skipped_bytes;
+    std::vector<double> error_bytes;
     uint32_t next = 0;                    // replay: completions done
     Time due = -1;                        // replay: the time of its pending replay event (-1: none)
     // recording
     std::vector<IslandPortState> before;
     std::vector<uint32_t> followers;      // replays of the same pattern that follow it as it runs
-    bool disturbed = false, skipped = false, broken = false;
+    bool disturbed = false, fast_forwarded = false, broken = false;
     bool pending = false;                 // its flows are done; the island's end state not read yet
     Time pending_at = 0;                  // since when
     // On a sub-island: its switches' most shared buffer in use by simulated traffic while it ran, and
@@ -137,11 +160,16 @@ class CollectiveMemo final : public IslandHooks {
   /// The shared-buffer bytes run `slot` stands for without being in the buffer: a replay's recorded peak.
   uint64_t stands_for(uint32_t slot) const;
   bool verify_this_hit();
+  /// Ends replayed plan flow `f` of run `slot` now, with what fast-forward did to it in the recording.
+  void finish_replayed(uint32_t slot, uint32_t f);
+  /// Whether a second simulation `e` of pattern `p` agrees with it (see the constructor).
+  bool agrees(const Entry& p, const Entry& e, bool verifying);
 
   Network& net_;
   /// Network ids of the released flows of recording and verifying runs, until they finish.
   std::unordered_set<uint32_t> exact_;
   double verify_;
+  double error_bound_;
   uint64_t hits_seen_ = 0;
   std::unordered_map<std::string, Entry> own_store_;
   std::unordered_map<std::string, Entry>& store_;

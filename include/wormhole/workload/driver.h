@@ -241,10 +241,27 @@ class WorkloadDriver final : public TrainingClient {
   // Collective memo only: per GPU, the collectives and pipeline transfers in which it has flows not
   // finished (another collective's flows may reach an island while one is replayed there), and the
   // GPU of each network host.
-  std::vector<uint32_t> involved_;
+  // Counted per island kind: [0] NVSwitch, [1] fabric switch (wormhole/net/island.h).
+  std::vector<std::array<uint32_t, 2>> involved_;
   std::unordered_map<uint32_t, uint32_t> gpu_at_host_;
-  /// Whether some flow of plan `p` (or its ACKs) can enter an NVSwitch (cached in the plan).
-  bool enters_nvswitch(const Plan& p);
+  /// Which kinds of island some flow of plan `p` (or its ACKs) can enter (cached in the plan).
+  uint8_t island_kinds(const Plan& p);
+  /// Counts (d = +1) or uncounts (d = -1) GPU g's involvement in the island kinds `kinds`.
+  void involve(uint32_t g, uint8_t kinds, int d);
+  static constexpr Time kNoIssue = INT64_MAX;
+  /// Whether GPU x's collective of `phase` in `row` has a member in `near` (sorted GPUs) and flows that
+  /// can enter an island of `kinds`.
+  bool issues_onto(uint32_t x, uint32_t row, Phase phase, uint8_t kinds, const std::vector<uint32_t>& near);
+  /// A lower bound of the client time (ps) at which GPU x next issues a collective whose flows can enter
+  /// an island of `kinds`: now plus the compute of its program before that issue (other waits only
+  /// delay it), and not before `done_x` (ps; -1: unknown) where it waits on its part of `offered` (a
+  /// blocking fwd or ig, or the next iteration's forward of a wg's row); kNoIssue if none is left; now
+  /// where its program waits on pipeline transfers (not followed).
+  Time earliest_issue(uint32_t x, uint8_t kinds, const Instance& offered, Time done_x);
+  /// The earliest of earliest_issue over the GPUs sharing a group with a member of instance `id`, were
+  /// it to start at t0 and its plan flows end at `finish` (ps after t0; nullptr: not known): before it,
+  /// no flow of this job but its own can start on the members' island ports of `kinds`.
+  Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
   struct WgUpdate {
     uint32_t gpu, row, iter;
     Time completed;  // communication completed at (ps), -1 = none
