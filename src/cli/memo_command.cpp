@@ -32,8 +32,9 @@ void print_collective_patterns(const MemoDb& db, size_t limit) {
     for (const auto& [key, p] : store) rows.push_back({ns, &key, &p});
   if (rows.empty()) return;
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns != b.ns ? a.ns < b.ns : *a.key < *b.key; });
-  fmt::print("collective patterns:\n{:>5} {:>16} {:>6} {:>6} {:>12} {:>14} {:>8}\n", "#", "namespace", "flows", "ports",
-             "duration_us", "port_bytes", "hits");
+  // recorded: "exact" (simulated packet for packet) or "skips" (fast-forward skipped part of it).
+  fmt::print("collective patterns:\n{:>5} {:>16} {:>6} {:>6} {:>12} {:>14} {:>8} {:>8}\n", "#", "namespace", "flows", "ports",
+             "duration_us", "port_bytes", "hits", "recorded");
   for (size_t k = 0; k < rows.size(); ++k) {
     if (limit > 0 && k >= limit) {
       fmt::print("... {} more (--limit 0 lists all)\n", rows.size() - k);
@@ -42,8 +43,8 @@ void print_collective_patterns(const MemoDb& db, size_t limit) {
     const CollectivePattern& p = *rows[k].p;
     const Time duration = p.finish.empty() ? 0 : *std::max_element(p.finish.begin(), p.finish.end());
     const uint64_t bytes = std::accumulate(p.tx_delta.begin(), p.tx_delta.end(), uint64_t(0));
-    fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>14} {:>8}\n", k, rows[k].ns, p.finish.size(), p.rr_last.size(),
-               double(duration) / kUs, bytes, p.hits);
+    fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>14} {:>8} {:>8}\n", k, rows[k].ns, p.finish.size(), p.rr_last.size(),
+               double(duration) / kUs, bytes, p.hits, p.approximate() ? "skips" : "exact");
   }
 }
 }  // namespace
@@ -95,10 +96,11 @@ int memo_command(const MemoOptions& o) {
                o.file, entries.size(), vertices, edges, hits, std::filesystem::file_size(o.file), collective_patterns(db));
     for (const auto& [h, text] : db.namespaces) fmt::print("namespace {:016x}: {}\n", h, text);
     for (const auto& [n, count] : by_size) fmt::print("  {} patterns of {} flows\n", count, n);
-    uint64_t chits = 0, cflows = 0;
+    uint64_t chits = 0, cflows = 0, capprox = 0;
     for (const auto& [h, store] : db.collectives)
-      for (const auto& [key, p] : store) chits += p.hits, cflows += p.finish.size();
-    fmt::print("collective patterns: {} ({} flows in all, {} hits)\n", collective_patterns(db), cflows, chits);
+      for (const auto& [key, p] : store) chits += p.hits, cflows += p.finish.size(), capprox += p.approximate();
+    fmt::print("collective patterns: {} ({} flows in all, {} hits; {} recorded with skips)\n", collective_patterns(db),
+               cflows, chits, capprox);
     return 0;
   }
   // Unsteady periods' patterns first (a file of collective patterns alone has none: no empty table).

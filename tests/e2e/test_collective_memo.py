@@ -246,13 +246,15 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertIn("2 collective patterns", m.stdout)
         st = subprocess.run([str(WORMHOLE), "memo", "stats", str(self.dir / "m.h5")], capture_output=True, text=True,
                             timeout=60)
-        self.assertIn("collective patterns: 2 (1792 flows in all, 46 hits)", st.stdout)  # 22 + 24
+        self.assertIn("collective patterns: 2 (1792 flows in all, 46 hits; 0 recorded with skips)", st.stdout)  # 22 + 24
         ins = subprocess.run([str(WORMHOLE), "memo", "inspect", str(self.dir / "m.h5"), "-n", "1"], capture_output=True,
                              text=True, timeout=60)
         lines = ins.stdout.splitlines()
         head = lines.index("collective patterns:")
-        self.assertEqual(lines[head + 1].split(), ["#", "namespace", "flows", "ports", "duration_us", "port_bytes", "hits"])
+        self.assertEqual(lines[head + 1].split(),
+                         ["#", "namespace", "flows", "ports", "duration_us", "port_bytes", "hits", "recorded"])
         self.assertEqual(lines[head + 2].split()[2], "896")
+        self.assertEqual(lines[head + 2].split()[7], "exact")
         self.assertEqual(lines[head + 3], "... 1 more (--limit 0 lists all)")
 
     def dp_scenario(self, iterations, size, rows=1):
@@ -303,6 +305,9 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         m = subprocess.run([str(WORMHOLE), "memo", "merge", str(cold / "memo.h5"), "-o", str(self.dir / "m.h5")],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(m.returncode, 0, m.stderr)
+        st = subprocess.run([str(WORMHOLE), "memo", "stats", str(self.dir / "m.h5")], capture_output=True, text=True,
+                            timeout=60)
+        self.assertIn("collective patterns: 2 (8 flows in all, 16 hits; 2 recorded with skips)", st.stdout)
         for name, memo in (("warm", cold / "memo.h5"), ("merged", self.dir / "m.h5")):
             p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / name), "--memo", str(memo),
                                 *sum((["--set", s] for s in on), [])], capture_output=True, text=True, timeout=300)
