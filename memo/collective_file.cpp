@@ -45,6 +45,7 @@ struct SkipRow {
   int64_t skipped_ps;
   uint64_t skipped_bytes;
   double error_bytes;
+  double error_bound;
 };
 
 std::pair<Handle, Handle> pattern_types() {
@@ -88,6 +89,7 @@ std::pair<Handle, Handle> skip_types() {
       Field{"skipped_ps", HOFFSET(SkipRow, skipped_ps), H5T_NATIVE_INT64, H5T_STD_I64LE},
       Field{"skipped_bytes", HOFFSET(SkipRow, skipped_bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"error_bytes", HOFFSET(SkipRow, error_bytes), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
+      Field{"error_bound", HOFFSET(SkipRow, error_bound), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
   });
 }
 
@@ -119,7 +121,8 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
       rows.back().qps = static_cast<uint32_t>(qps.size() - rows.back().qp_offset);
       shared.push_back({p.shared_peak});
       for (size_t i = 0; i < p.finish.size(); ++i)
-        skips.push_back(p.approximate() ? SkipRow{p.skipped[i], p.skipped_bytes[i], p.error_bytes[i]} : SkipRow{-1, 0, 0});
+        skips.push_back(p.approximate() ? SkipRow{p.skipped[i], p.skipped_bytes[i], p.error_bytes[i], p.error_bound}
+                                        : SkipRow{-1, 0, 0, 0});
     }
   }
   write_table(file, "collectives", pattern_types(), rows.data(), rows.size(),
@@ -139,9 +142,11 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
               "per pattern (row of /collectives): on an NVSwitch shared with other traffic, the most of its buffer "
               "in use while it was recorded; 0 on a whole island (absent from older files: 0)");
   write_table(file, "collective_skips", skip_types(), skips.data(), skips.size(),
-              "skipped_ps: ps (-1: the pattern was simulated packet for packet); skipped_bytes, error_bytes: bytes",
+              "skipped_ps: ps (-1: the pattern was simulated packet for packet); skipped_bytes, error_bytes: bytes; "
+              "error_bound: a fraction",
               "per row of /collective_flows: what fast-forward skipped of that flow when the pattern was recorded, "
-              "and the skips' estimated error (absent from older files: every pattern exact)");
+              "the skips' estimated error, and the error bound they were held to (absent from older files: every "
+              "pattern exact)");
 }
 
 void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, const std::string& fix) {
@@ -159,7 +164,7 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
   if (shared.size() != rows.size())
     throw InputError(path, 0, "the table /collective_shared has another length than /collectives (corrupt file)", fix);
   const auto skips = has_link(file, "collective_skips") ? read_table<SkipRow>(file, "collective_skips", skip_types())
-                                                        : std::vector<SkipRow>(flows.size(), SkipRow{-1, 0, 0});
+                                                        : std::vector<SkipRow>(flows.size(), SkipRow{-1, 0, 0, 0});
   if (skips.size() != flows.size())
     throw InputError(path, 0, "the table /collective_skips has another length than /collective_flows (corrupt file)", fix);
   auto past = [](uint64_t off, uint64_t n, size_t size) { return off > size || n > size - off; };
@@ -185,10 +190,17 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
     }
     // A pattern recorded with skips has them on every row; an exact one -1 on every row.
     const bool approximate = r.flows > 0 && skips[r.flow_offset].skipped_ps >= 0;
+    if (approximate) p.error_bound = skips[r.flow_offset].error_bound;
     for (uint64_t i = r.flow_offset; i < r.flow_offset + r.flows; ++i) {
       const SkipRow& x = skips[i];
-      if ((x.skipped_ps >= 0) != approximate || !std::isfinite(x.error_bytes) || x.error_bytes < 0 ||
-          (approximate && (x.skipped_ps > flows[i].finish_ps || x.skipped_bytes > (uint64_t{1} << 50))))
+      // An exact pattern's rows are -1 and zeros; an approximate one's skip no more than the flow's time
+      // from the collective's first issue, under one bound in (0, 1).
+      const bool row_ok =
+          approximate ? x.skipped_ps >= 0 && x.skipped_ps <= flows[i].finish_ps && x.skipped_bytes <= (uint64_t{1} << 50) &&
+                            std::isfinite(x.error_bytes) && x.error_bytes >= 0 && x.error_bound == p.error_bound &&
+                            x.error_bound > 0 && x.error_bound < 1
+                      : x.skipped_ps == -1 && x.skipped_bytes == 0 && x.error_bytes == 0 && x.error_bound == 0;
+      if (!row_ok)
         throw InputError(path, 0, where + " has a row of /collective_skips out of range or unlike its other rows "
                                   "(corrupt file)", fix);
       if (approximate) p.skipped.push_back(x.skipped_ps), p.skipped_bytes.push_back(x.skipped_bytes), p.error_bytes.push_back(x.error_bytes);
@@ -215,9 +227,18 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
     }
     std::string key(r.key_bytes, '\0');
     for (uint32_t i = 0; i < r.key_bytes; ++i) key[i] = static_cast<char>(keys[r.key_offset + i].b);
-    auto [it, fresh] = db.collectives[r.ns].emplace(std::move(key), std::move(p));
-    if (!fresh) it->second.hits += r.hits, it->second.shared_peak = std::max(it->second.shared_peak, shared[k].peak);
+    add_collective_pattern(db.collectives[r.ns], key, p);
   }
+}
+
+void add_collective_pattern(std::unordered_map<std::string, CollectivePattern>& store, const std::string& key,
+                            const CollectivePattern& p) {
+  auto [it, fresh] = store.try_emplace(key, p);
+  if (fresh) return;
+  const uint64_t hits = it->second.hits + p.hits, peak = std::max(it->second.shared_peak, p.shared_peak);
+  const auto bound = [](const CollectivePattern& c) { return c.approximate() ? c.error_bound : 0.0; };
+  if (bound(p) < bound(it->second)) it->second = p;
+  it->second.hits = hits, it->second.shared_peak = peak;
 }
 
 }  // namespace wh

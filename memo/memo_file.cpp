@@ -328,10 +328,7 @@ MemoDb merge_memo_files(const std::vector<std::string>& paths) {
       entry->rejected = entry->rejected || e->rejected;  // wrong in one run is wrong
     }
     for (auto& [h, store] : in.collectives)
-      for (auto& [key, p] : store) {
-        auto [it, fresh] = out.collectives[h].emplace(key, p);
-        if (!fresh) it->second.hits += p.hits;  // the first file's pattern, the hits of all
-      }
+      for (auto& [key, p] : store) add_collective_pattern(out.collectives[h], key, p);
   }
   return out;
 }

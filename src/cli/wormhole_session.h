@@ -44,7 +44,10 @@ class WormholeSession {
     if (!cfg.wormhole.fast_forward && warn)
       std::fprintf(stderr, "wormhole: warning: memoization with fast_forward = false records patterns but replays "
                            "none (a replay is a skip)%s\n",
-                   memo_in.empty() ? "" : ", so the --memo file is not used");
+                   memo_in.empty() ? ""
+                   : cfg.wormhole.collective_memo
+                       ? ", so of the --memo file only the collective patterns recorded without skips are used"
+                       : ", so the --memo file is not used");
     const std::string text = describe(net, cfg);
     const uint64_t ns = ns_ = memo_namespace(text);
     if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode, warn);
@@ -71,7 +74,9 @@ class WormholeSession {
       return nullptr;
     }
     if (!collective_)
-      collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify, cfg.wormhole.error_bound, rec_ ? &db_.collectives[ns_] : nullptr);
+      collective_ = std::make_unique<CollectiveMemo>(net, cfg.wormhole.verify,
+                                                     cfg.wormhole.fast_forward ? cfg.wormhole.error_bound : 0.0,
+                                                     rec_ ? &db_.collectives[ns_] : nullptr);
     return collective_.get();
   }
   /// Warns that collective_memo is set but this run does not use it (`why`: a distributed run, several

@@ -12,7 +12,7 @@ CollectiveMemo::CollectiveMemo(Network& net, double verify, double error_bound,
                                std::unordered_map<std::string, CollectivePattern>* store)
     : net_(net), verify_(verify), error_bound_(error_bound), store_(store ? *store : own_store_) {
   if (!(verify >= 0)) throw std::invalid_argument("collective memo: verify must be >= 0");
-  if (!(error_bound > 0 && error_bound < 1)) throw std::invalid_argument("collective memo: error_bound must be in (0, 1)");
+  if (!(error_bound >= 0 && error_bound < 1)) throw std::invalid_argument("collective memo: error_bound must be in [0, 1)");
   claim_.assign(net.ports().size(), -1);
   net_.set_island_hooks(this);
 }
@@ -90,7 +90,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
 
   const auto found = store_.find(key);
   // A pattern of other sizes than its key says (a corrupt or foreign file) is no pattern of this one.
-  const bool usable = found != store_.end() && !found->second.rejected && found->second.finish.size() == flows &&
+  const bool usable = found != store_.end() && replayable(found->second) && found->second.finish.size() == flows &&
                       found->second.rr_last.size() == is.ports.size();
   const auto rec = usable ? recording_.end() : recording_.find(key);
   const bool follows = rec != recording_.end() && runs_[rec->second].t0 <= t0;
@@ -325,10 +325,18 @@ void CollectiveMemo::end_recording(uint32_t slot) {
   // Skipped in part, the pattern is as exact as those skips; shifted with nothing credited (a skip
   // pulled back whole) it is neither exact nor measured.
   if (shifted && !r.fast_forwarded) ok = false;
-  if (r.fast_forwarded) e.skipped = r.skipped, e.skipped_bytes = r.skipped_bytes, e.error_bytes = r.error_bytes;
-  if (!ok) {
+  if (r.fast_forwarded)
+    e.skipped = r.skipped, e.skipped_bytes = r.skipped_bytes, e.error_bytes = r.error_bytes, e.error_bound = error_bound_;
+  const auto it = ok ? store_.find(r.key) : store_.end();
+  if (it != store_.end() && !it->second.rejected && !replayable(it->second)) {
+    // An approximate pattern this run may not replay (recorded under a looser bound, or this run does
+    // not fast-forward): this simulation takes its place.
+    if (e.approximate()) ++stats_.approximate;
+    it->second = std::move(e);
+    ++stats_.recorded;
+  } else if (!ok) {
     ++stats_.not_kept;
-  } else if (const auto it = store_.find(r.key); it != store_.end()) {
+  } else if (it != store_.end()) {
     // A verified hit, or the same pattern simulated on another island meanwhile (every server's TP
     // group issues at once): either way a second simulation of one key, which must agree.
     ++(r.verifying ? stats_.verified : stats_.repeats);

@@ -523,11 +523,11 @@ bool WorkloadDriver::issues_onto(uint32_t x, uint32_t row, Phase phase, uint8_t 
 Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& offered, Time done_x) {
   const Gpu& G = gpus_[x];
   Time t = net_.client_now();
+  // Pipelines (whose transfers come from GPUs in no group of the members) and MICRO runs: not followed.
+  if (layout_.pp > 1 || G.stage == kRecvWait || G.stage == kMicroIssue || G.stage == kMicroComm) return t;
   // Blocked on the offered collective itself (fwd, ig): nothing before its part of it is done.
   if (done_x >= 0 && ((G.stage == kFwdComm && offered.phase == Phase::Fwd) || (G.stage == kIgComm && offered.phase == Phase::Ig)))
     t = std::max(t, done_x);
-  // Pipelines and MICRO runs wait on transfers between issues: not followed here.
-  if (layout_.pp > 1 || G.stage == kRecvWait || G.stage == kMicroIssue || G.stage == kMicroComm) return t;
   if (G.stage == kDone || G.stage == kEndWait) return kNoIssue;
   const std::vector<ProgramStep>& prog = programs_[G.pp_stage];
   uint32_t iter = G.iter, pc = G.pc;
@@ -559,7 +559,7 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
     if (fwd && done_x >= 0 && offered.phase == Phase::Wg && offered.row == s.arg && offered.iter + 1 == iter &&
         G.wg_done_iter[s.arg] < static_cast<int32_t>(offered.iter))
       t = std::max(t, done_x);
-    for (uint32_t ph = from; ph < (fwd ? 1u : 3u); ++ph) {
+    for (uint32_t ph = fwd ? 0 : std::max(from, 1u); ph < (fwd ? 1u : 3u); ++ph) {  // a backward step: ig, wg
       const Phase phase = fwd ? Phase::Fwd : ph == 1 ? Phase::Ig : Phase::Wg;
       if (!(running && ph == from))
         t += Time(fwd ? l.fwd_compute_ns : ph == 1 ? l.ig_compute_ns : l.wg_compute_ns) * kNs;

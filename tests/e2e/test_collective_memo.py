@@ -332,6 +332,83 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertLessEqual(worst, 0.01)
         self.assertIn("largest completion error", p.stdout)
 
+    def packet_and_memo_agree(self, sc, name):
+        """Packet mode and the collective memo alone (fast-forward off) on `sc`: the sorted fct.txt lines agree."""
+        _, pkt = self.run_wh(sc, name + "-pkt")
+        p, wh = self.run_wh(sc, name + "-wh", "WORMHOLE=1", "WORMHOLE_FAST_FORWARD=0", "WORMHOLE_COLLECTIVE_MEMO=1")
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
+                         sorted((wh / "fct.txt").read_text().splitlines()))
+        self.assertNotIn("started on an island", p.stderr)
+        return self.memo_attrs(wh)
+
+    def test_look_ahead_counts_each_backward_step_once(self):
+        # wg AllReduces in rows 6, 4, 2, 0 (backward order), row 1 without one, row 0 with 100 us of wg compute:
+        # row 2's replay (about 180 us) must not be made, since row 0's can be issued 103 us after it starts.
+        # (The look-ahead counted a backward step's wg compute twice: 16 flows started on replayed leaves and
+        # row 0's AllReduce ended 4.5 % early.)
+        head = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n"
+        wg = {0: (100000, 8 << 20), 2: (1000, 8 << 20), 3: (600000, 0), 4: (1000, 8 << 20), 5: (600000, 0), 6: (1000, 8 << 20)}
+        rows = "".join(f"l{i} -1 1000 NONE 0 1000 NONE 0 {wg.get(i, (1000, 0))[0]} "
+                       f"{'ALLREDUCE' if wg.get(i, (0, 0))[1] else 'NONE'} {wg.get(i, (0, 0))[1]} 100\n" for i in range(7))
+        a = self.packet_and_memo_agree(self.scenario(16, 8, 7, head + "7\n" + rows), "bwd")
+        self.assertEqual(a["conflicts"], 0)
+        self.assertGreater(a["overlaps"], 0)
+
+    def test_pipeline_peers_keep_a_leaf_from_being_replayed(self):
+        # TP 2 over two 1-GPU servers, PP 2: a stage's TP AllReduce runs on a rail leaf, and the other stage's
+        # activations reach its GPUs from outside every group of theirs. (They were not followed: 4 flows started
+        # on replayed leaves, the iteration 1 us short.)
+        (self.dir / "w.txt").write_text(
+            "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 1 ga: 4 all_gpus: 4 pp_comm: 65536\n4\n"
+            "mb -1 1000 ALLREDUCE 8388608 1000 NONE 0 1000 NONE 0 100\n"
+            + "mb -1 100000 ALLREDUCE 8388608 1000 NONE 0 1000 NONE 0 100\n" * 3)
+        sc = self.dir / "pp.toml"
+        sc.write_text(f"""name = "pp"
+[topology]
+generator = "spectrum-x"
+gpus = 4
+gpus_per_server = 1
+nvswitches_per_server = 0
+spines = 2
+[workload]
+file = "w.txt"
+send_latency = "2us"
+[network]
+config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
+""")
+        a = self.packet_and_memo_agree(sc, "pp")
+        self.assertEqual((a["conflicts"], a["replayed"]), (0, 0))
+        self.assertGreater(a["overlaps"], 0)
+
+    def test_approximate_patterns_replayed_only_under_as_tight_a_bound(self):
+        # A cold run records the DP rings with skips (bound 1 %). A warm start without fast-forward, or with a
+        # 0.5 % bound, may not replay them: it simulates those collectives (without fast-forward: packet mode's
+        # completions) and its memo file holds its own patterns instead; a merge keeps the tighter one.
+        sc = self.dp_scenario(4, 128 << 20)
+        on = ("WORMHOLE=1", "WORMHOLE_MEMO=1", "WORMHOLE_COLLECTIVE_MEMO=1", "WORMHOLE_WINDOW=100")
+        _, cold = self.run_wh(sc, "cold", *on)
+        _, pkt = self.run_wh(sc, "pkt")
+        err = {}
+        for name, extra in {"noff": ("WORMHOLE_FAST_FORWARD=0",), "tight": ("WORMHOLE_ERROR_BOUND=0.005",)}.items():
+            p = subprocess.run([str(WORMHOLE), "run", str(sc), "-o", str(self.dir / name), "--memo", str(cold / "memo.h5"),
+                                *sum((["--set", s] for s in on + extra), [])], capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            err[name] = p.stderr
+            self.assertEqual(self.memo_attrs(self.dir / name)["recorded"], 2, name)  # in place of the file's two
+        self.assertEqual(self.memo_attrs(self.dir / "noff")["approximate_replays"], 0)
+        self.assertIn("only the collective patterns recorded without skips are used", err["noff"])
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
+                         sorted((self.dir / "noff" / "fct.txt").read_text().splitlines()))
+        stats = lambda f: subprocess.run([str(WORMHOLE), "memo", "stats", str(f)], capture_output=True, text=True,
+                                         timeout=60).stdout
+        self.assertIn("0 recorded with skips", stats(self.dir / "noff" / "memo.h5"))
+        with h5py.File(self.dir / "tight" / "memo.h5") as f:
+            self.assertEqual(set(f["/collective_skips"][:]["error_bound"]), {0.005})
+        m = subprocess.run([str(WORMHOLE), "memo", "merge", str(cold / "memo.h5"), str(self.dir / "noff" / "memo.h5"),
+                            "-o", str(self.dir / "m.h5")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(m.returncode, 0, m.stderr)
+        self.assertIn("0 recorded with skips", stats(self.dir / "m.h5"))
+
     def test_tampered_warm_start_caught_by_verify_mode(self):
         # Every completion of the memo file doubled (still a valid file): with every hit verified, each
         # differs, is warned about and not replayed; the run is packet mode's.

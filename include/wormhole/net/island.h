@@ -116,6 +116,7 @@ struct CollectivePattern {
   std::vector<Time> skipped;
   std::vector<uint64_t> skipped_bytes;
   std::vector<double> error_bytes;
+  double error_bound = 0;  ///< an approximate pattern's: the error bound its skips were held to (a fraction)
   bool approximate() const { return !skipped.empty(); }
   uint64_t hits = 0;
   bool rejected = false;  ///< simulated again and found different: not replayed any more (not written to files)

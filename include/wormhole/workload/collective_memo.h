@@ -17,7 +17,8 @@
 // A rail leaf also links to the spines, and a layer's DP AllReduce does not block its GPUs: the next
 // layers' may reach the leaf while it runs. The collective runs on the sub-island of the leaf ports facing
 // its members (its paths must stay there), and a replay is made only when the driver, following its GPUs'
-// programs, finds that none of them can issue traffic onto it before the replay would end.
+// programs, finds that none of them can issue traffic onto it before the replay would end (pipelined and
+// MICRO programs are not followed: nothing is replayed on a leaf there).
 //
 // On an NVSwitch shared by several groups (TP 4 on an 8-GPU server) a collective runs on its
 // sub-island: the switch ports facing its members and their own ports. Other groups' traffic crosses
@@ -53,9 +54,11 @@ class CollectiveMemo final : public IslandHooks {
   /// all); a whole number > 1 = the first `verify` hits. A pattern a verified hit differs from is not
   /// replayed again: an exact pattern in anything, an approximate one (recorded with skips) in a
   /// completion by more than `error_bound` (a fraction of the completion's time from the first issue;
-  /// Wormhole's error bound). `store`: where patterns are kept (e.g. a memo file's, for one
-  /// namespace of settings; it may hold patterns of an earlier run), or nullptr for a store of its own.
-  /// Throws std::invalid_argument for a negative `verify` or an `error_bound` not in (0, 1).
+  /// Wormhole's error bound, 0 when the run does not fast-forward). An approximate pattern is replayed
+  /// only where it was recorded under a bound no looser than `error_bound` (so never without
+  /// fast-forward); a recording of its key then takes its place. `store`: where patterns are kept (e.g. a
+  /// memo file's, for one namespace of settings; it may hold patterns of an earlier run), or nullptr for a
+  /// store of its own. Throws std::invalid_argument for a negative `verify` or an `error_bound` not in [0, 1).
   CollectiveMemo(Network& net, double verify, double error_bound,
                  std::unordered_map<std::string, CollectivePattern>* store = nullptr);
   ~CollectiveMemo() override;
@@ -164,6 +167,8 @@ class CollectiveMemo final : public IslandHooks {
   void finish_replayed(uint32_t slot, uint32_t f);
   /// Whether a second simulation `e` of pattern `p` agrees with it (see the constructor).
   bool agrees(const Entry& p, const Entry& e, bool verifying);
+  /// Whether stored pattern `p` may be replayed in this run (see the constructor).
+  bool replayable(const Entry& p) const { return !p.rejected && (!p.approximate() || p.error_bound <= error_bound_); }
 
   Network& net_;
   /// Network ids of the released flows of recording and verifying runs, until they finish.
