@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "cc_codec.h"
 #include "collective_file.h"
 #include "wormhole/core/time.h"
@@ -318,7 +320,7 @@ MemoDb merge_memo_files(const std::vector<std::string>& paths) {
     for (const auto& [h, text] : in.namespaces) {
       auto [it, fresh] = out.namespaces.emplace(h, text);
       if (!fresh && it->second != text)
-        throw InputError(p, 0, "namespace " + std::to_string(h) + " is described differently than in an earlier file",
+        throw InputError(p, 0, fmt::format("namespace {:016x} is described differently than in an earlier file", h),
                          "merge only memo files written by the same wormhole version");
     }
     for (const MemoEntry* e : in.store.entries()) {

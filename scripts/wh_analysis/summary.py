@@ -207,8 +207,15 @@ def text(s):
                          f"({c('replayed_flows'):,} flows), {c('recorded'):,} simulated and kept as patterns, "
                          f"{c('repeats'):,} simulated beside their pattern's recording, {c('not_kept'):,} simulated "
                          f"not kept; {c('not_island'):,} not on an island, {c('late_issue'):,} issued late, "
-                         f"{c('busy'):,} met a busy island; {c('verified'):,} verified, "
+                         f"{c('busy'):,} met a busy island, {c('overlaps'):,} could meet later traffic; "
+                         f"{c('verified'):,} verified, "
                          f"{c('verify_failures'):,} differing from their pattern, {c('conflicts'):,} conflicts, "
                          f"{c('follow_failures'):,} follow failures, {c('margin_violations'):,} margin violations")
+            if c("approximate") + c("approximate_replays") > 0:
+                worst = float(h.get("collective_memo_verify_max_error", 0))
+                lines.append(f"coll memo {c('approximate'):,} patterns recorded with skips, "
+                             f"{c('approximate_replays'):,} replays of them (estimated error "
+                             f"{float(h.get('collective_memo_estimated_error_bytes', 0)):.0f} bytes carried over)"
+                             + (f"; verified: largest completion error {100 * worst:.4f} %" if worst > 0 else ""))
     return lines
 

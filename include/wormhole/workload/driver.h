@@ -256,7 +256,7 @@ class WorkloadDriver final : public TrainingClient {
   /// an island of `kinds`: now plus the compute of its program before that issue (other waits only
   /// delay it), and not before `done_x` (ps; -1: unknown) where it waits on its part of `offered` (a
   /// blocking fwd or ig, or the next iteration's forward of a wg's row); kNoIssue if none is left; now
-  /// where its program waits on pipeline transfers (not followed).
+  /// in pipelined runs and MICRO workloads (not followed).
   Time earliest_issue(uint32_t x, uint8_t kinds, const Instance& offered, Time done_x);
   /// The earliest of earliest_issue over the GPUs sharing a group with a member of instance `id`, were
   /// it to start at t0 and its plan flows end at `finish` (ps after t0; nullptr: not known): before it,
