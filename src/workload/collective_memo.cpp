@@ -93,7 +93,10 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   const bool usable = found != store_.end() && replayable(found->second) && found->second.finish.size() == flows &&
                       found->second.rr_last.size() == is.ports.size();
   const auto rec = usable ? recording_.end() : recording_.find(key);
-  const bool follows = rec != recording_.end() && runs_[rec->second].t0 <= t0;
+  bool follows = rec != recording_.end() && runs_[rec->second].t0 <= t0;
+  // Verify mode samples followers as it samples hits: simulated packet for packet, compared with the recording.
+  const bool verify_follower = follows && verify_ > 0 && verify_this_hit();
+  if (verify_follower) follows = false;
   // A rail leaf carries the members' next collectives too (a layer's DP AllReduce overlaps the next
   // layers'): a replay there must be over before any of them can start (a follower's end is not known
   // yet: none may come at all).
@@ -138,6 +141,8 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     const Run& src = runs_[rec->second];
     for (uint32_t f : src.order) r.finish[f] = src.finish[f], r.order.push_back(f);
     r.skipped = src.skipped, r.skipped_bytes = src.skipped_bytes, r.error_bytes = src.error_bytes;
+  } else if (verify_follower) {
+    r.verifying = true;
   }
   if (r.replay) {
     ++stats_.replayed;

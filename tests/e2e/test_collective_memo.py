@@ -281,6 +281,11 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual((a["considered"], a["not_island"], a["busy"], a["overlaps"], a["conflicts"]), (48, 0, 0, 14, 0))
         self.assertEqual((a["recorded"], a["replayed"], a["approximate"]), (2, 32, 0))
         self.assertNotIn("recorded with skips", p.stdout)
+        # Verify mode with every decision sampled: the 14 followers and the 32 hits are simulated and compared.
+        _, v = self.run_wh(sc, "verify", "WORMHOLE=1", "WORMHOLE_FAST_FORWARD=0", "WORMHOLE_COLLECTIVE_MEMO=1",
+                           "WORMHOLE_VERIFY=1")
+        a = self.memo_attrs(v)
+        self.assertEqual((a["recorded"], a["verified"], a["verify_failures"], a["replayed"]), (2, 46, 0, 0))
 
     def test_fast_forwarded_recording_replayed_and_kept_in_the_memo_file(self):
         # Long DP ring steps (128 MiB, 2.7 ms each) are fast-forwarded while their first collective is recorded:
