@@ -198,7 +198,7 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
       const bool row_ok =
           approximate ? x.skipped_ps >= 0 && x.skipped_ps <= flows[i].finish_ps && x.skipped_bytes <= (uint64_t{1} << 50) &&
                             std::isfinite(x.error_bytes) && x.error_bytes >= 0 && x.error_bound == p.error_bound &&
-                            x.error_bound > 0 && x.error_bound < 1
+                            x.error_bound >= 0 && x.error_bound < 1  // 0: not known (no error_bound column)
                       : x.skipped_ps == -1 && x.skipped_bytes == 0 && x.error_bytes == 0 && x.error_bound == 0;
       if (!row_ok)
         throw InputError(path, 0, where + " has a row of /collective_skips out of range or unlike its other rows "

@@ -42,8 +42,8 @@ class WormholeSession {
     ff_ = std::make_unique<FastForward>(net, cfg.wormhole, run_end);
     if (!cfg.wormhole.memo && memo_in.empty()) return;
     if (!cfg.wormhole.fast_forward && warn)
-      std::fprintf(stderr, "wormhole: warning: memoization with fast_forward = false records patterns but replays "
-                           "none (a replay is a skip)%s\n",
+      std::fprintf(stderr, "wormhole: warning: memoization with fast_forward = false records unsteady periods but "
+                           "replays none (a replay is a skip)%s\n",
                    memo_in.empty() ? ""
                    : cfg.wormhole.collective_memo
                        ? ", so of the --memo file only the collective patterns recorded without skips are used"

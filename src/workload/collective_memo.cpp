@@ -98,9 +98,9 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   const bool verify_follower = follows && verify_ > 0 && verify_this_hit();
   if (verify_follower) follows = false;
   // A rail leaf carries the members' next collectives too (a layer's DP AllReduce overlaps the next
-  // layers'): a replay there must be over before any of them can start (a follower's end is not known
-  // yet: none may come at all).
-  if ((usable || follows) && (is.kinds & kIslandFabric)) {
+  // layers'), and any island their pipeline transfers: a replay must be over before any of them can start
+  // there (a follower's end is not known yet: none may come at all).
+  if (usable || follows) {
     const Time quiet = quiet_until(is.kinds, t0, usable ? &found->second.finish : nullptr);
     if (follows ? quiet != std::numeric_limits<Time>::max()
                 : quiet < t0 + *std::max_element(found->second.finish.begin(), found->second.finish.end())) {
@@ -366,6 +366,7 @@ void CollectiveMemo::end_recording(uint32_t slot) {
 
 bool CollectiveMemo::agrees(const Entry& p, const Entry& e, bool verifying) {
   if (!p.approximate() && !e.approximate()) return p == e;
+  if (p.finish.size() != e.finish.size()) return false;  // a pattern of another shape (a foreign file)
   // Skips make two simulations of one key differ by their error: each completion, measured from the
   // first issue, within the bound of the one simulated now.
   double worst = 0;

@@ -572,6 +572,15 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
 Time WorkloadDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish) {
   const Instance& in = inst_[id];
   const CollectivePlan& cp = in.plan->cp;
+  // Pipeline transfers come from the members' peers in other stages, in no group of theirs, whenever
+  // those stages' programs send: not followed, so an island they can reach is never quiet.
+  if (layout_.pp > 1)
+    for (uint32_t g : cp.members)
+      for (uint32_t stage = 0; stage < layout_.pp; ++stage)
+        if (const uint32_t peer = pipeline_peer(layout_, g, stage); peer != g && (net_.island_kinds(host_of(g), host_of(peer)) & kinds))
+          return net_.client_now();
+  // An NVSwitch's collectives block their GPUs (TP): only rail leaves need the programs followed.
+  if (!(kinds & kIslandFabric)) return kNoIssue;
   // When each member's part of it is done, were it to end as `finish` says (-1: not known).
   std::vector<Time> done(cp.members.size(), -1);
   if (finish && finish->size() == cp.size())

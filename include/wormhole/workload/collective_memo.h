@@ -168,7 +168,10 @@ class CollectiveMemo final : public IslandHooks {
   /// Whether a second simulation `e` of pattern `p` agrees with it (see the constructor).
   bool agrees(const Entry& p, const Entry& e, bool verifying);
   /// Whether stored pattern `p` may be replayed in this run (see the constructor).
-  bool replayable(const Entry& p) const { return !p.rejected && (!p.approximate() || p.error_bound <= error_bound_); }
+  bool replayable(const Entry& p) const {
+    // A bound of 0: not known (a file of an earlier build), never replayed.
+    return !p.rejected && (!p.approximate() || (p.error_bound > 0 && p.error_bound <= error_bound_));
+  }
 
   Network& net_;
   /// Network ids of the released flows of recording and verifying runs, until they finish.

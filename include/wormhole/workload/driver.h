@@ -260,7 +260,9 @@ class WorkloadDriver final : public TrainingClient {
   Time earliest_issue(uint32_t x, uint8_t kinds, const Instance& offered, Time done_x);
   /// The earliest of earliest_issue over the GPUs sharing a group with a member of instance `id`, were
   /// it to start at t0 and its plan flows end at `finish` (ps after t0; nullptr: not known): before it,
-  /// no flow of this job but its own can start on the members' island ports of `kinds`.
+  /// no flow of this job but its own can start on the members' island ports of `kinds`. Now where a
+  /// member's pipeline peer can reach those kinds; kNoIssue for NVSwitches otherwise (not followed:
+  /// their TP collectives block the GPUs, and a member busy with another is refused at the offer).
   Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
   struct WgUpdate {
     uint32_t gpu, row, iter;
