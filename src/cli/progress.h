@@ -232,6 +232,13 @@ inline void print_skip_summary(const SkipReport& r) {
                 static_cast<unsigned long>(c.verified), static_cast<unsigned long>(c.verify_failures),
                 static_cast<unsigned long>(c.conflicts), static_cast<unsigned long>(c.follow_failures),
                 static_cast<unsigned long>(c.margin_violations));
+  if (const CollectiveMemoStats& c = r.collective; c.on && c.replayed > 0) {
+    const double all = total + double(c.events_replayed);
+    std::printf("wormhole: collective memo: its replays stand for ~%lu events; with fast-forward's, %.2f %% of the "
+                "model's executed + skipped\n",
+                static_cast<unsigned long>(c.events_replayed),
+                all > 0 ? 100.0 * double(s.events_skipped + c.events_replayed) / all : 0.0);
+  }
   if (const CollectiveMemoStats& c = r.collective; c.on && (c.approximate + c.approximate_replays > 0 || c.verify_max_error > 0)) {
     std::printf("wormhole: collective memo: %lu patterns recorded with skips, %lu replays of them (estimated error %.0f "
                 "bytes carried over)",

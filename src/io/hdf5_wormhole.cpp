@@ -64,6 +64,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
     attr_u64(g, "collective_memo_late_issue", c.late_issue);
     attr_u64(g, "collective_memo_busy", c.busy);
     attr_u64(g, "collective_memo_overlaps", c.overlaps);
+    attr_u64(g, "collective_memo_events_replayed", c.events_replayed);
     attr_u64(g, "collective_memo_verified", c.verified);
     attr_u64(g, "collective_memo_verify_failures", c.verify_failures);
     attr_u64(g, "collective_memo_conflicts", c.conflicts);

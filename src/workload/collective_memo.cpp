@@ -119,6 +119,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   Run& r = runs_[slot];
   r = Run{};
   r.t0 = t0;
+  r.hops = std::max<uint32_t>(1, static_cast<uint32_t>(is.path_ports.size() / (2 * pairs.size())));
   r.net_id.assign(flows, UINT32_MAX);
   r.finish.assign(flows, -1);
   if (usable) {
@@ -246,6 +247,8 @@ void CollectiveMemo::finish_replayed(uint32_t slot, uint32_t f) {
   const bool own = r.entry == nullptr || !r.skipped.empty();
   const std::vector<Time>& skipped = own ? r.skipped : r.entry->skipped;
   const uint32_t id = r.net_id[f];
+  const uint64_t payload = std::max<uint64_t>(1, net_.params().payload);
+  stats_.events_replayed += 4 * uint64_t(r.hops) * ((net_.flow_info(id).size + payload - 1) / payload);
   if (skipped.empty()) {
     net_.finish_replayed(id);
     return;

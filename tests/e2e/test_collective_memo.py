@@ -281,6 +281,13 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual((a["considered"], a["not_island"], a["busy"], a["overlaps"], a["conflicts"]), (48, 0, 0, 14, 0))
         self.assertEqual((a["recorded"], a["replayed"], a["approximate"]), (2, 32, 0))
         self.assertNotIn("recorded with skips", p.stdout)
+        # The events the replays stand for, 4 per data packet and link: each of the 32 replays has 4 flows of
+        # 4 MiB (2 steps, both ways), ceil(4 MiB / 9000 B) = 467 packets each, over 2 links. With the events
+        # executed they make up what packet mode executed, within 2 %.
+        self.assertEqual(a["events_replayed"], 32 * 2 * 2 * 467 * 4 * 2)
+        with h5py.File(pkt / "results.h5") as f0, h5py.File(wh / "results.h5") as f1:
+            executed = int(f1["/run"].attrs["events"]) + a["events_replayed"]
+            self.assertLess(abs(executed / int(f0["/run"].attrs["events"]) - 1), 0.02)
         # Verify mode with every decision sampled: the 14 followers and the 32 hits are simulated and compared.
         _, v = self.run_wh(sc, "verify", "WORMHOLE=1", "WORMHOLE_FAST_FORWARD=0", "WORMHOLE_COLLECTIVE_MEMO=1",
                            "WORMHOLE_VERIFY=1")

@@ -87,6 +87,9 @@ struct CollectiveMemoStats {
   uint64_t margin_violations = 0; ///< replays on a shared NVSwitch whose buffer came near a PFC threshold meanwhile
   uint64_t follow_failures = 0; ///< replays that followed a recording which was then not kept (disturbed)
   uint64_t patterns = 0;        ///< distinct patterns held
+  /// Events the replays stand for (estimated as fast-forward estimates its own: 4 per data packet and hop;
+  /// SkipStats::events_skipped)
+  uint64_t events_replayed = 0;
   uint64_t approximate = 0;     ///< of the recorded: patterns fast-forward skipped part of (CollectivePattern::skipped)
   uint64_t approximate_replays = 0;  ///< of the replayed: replays of such patterns (or following such a recording)
   /// Σ over the flows those replays ended of the estimated error fast-forward gave their recordings' flows, bytes

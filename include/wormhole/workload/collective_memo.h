@@ -126,6 +126,7 @@ class CollectiveMemo final : public IslandHooks {
     std::vector<uint64_t> skipped_bytes;
     std::vector<double> error_bytes;
     uint32_t next = 0;                    // replay: completions done
+    uint32_t hops = 1;                    // links a flow crosses (the island's paths' mean)
     Time due = -1;                        // replay: the time of its pending replay event (-1: none)
     // recording
     std::vector<IslandPortState> before;
