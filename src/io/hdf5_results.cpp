@@ -288,7 +288,9 @@ void write_rows_at(hid_t ds, hid_t mem_type, hsize_t first, const std::vector<Fl
   const hsize_t count = rows.size();
   check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows of /flows");
   Handle mem_space = make_space({count}, {count}, "creating a slab space");
-  check(H5Dwrite(ds, mem_type, mem_space, file_space, H5P_DEFAULT, rows.data()), "writing /flows");
+  Handle file_type(check(H5Dget_type(ds), "getting the type of /flows"), H5Tclose);
+  check(H5Dwrite(ds, mem_type, mem_space, file_space, transfer_list(count, mem_type, file_type), rows.data()),
+        "writing /flows");
 }
 
 // The rows of `flows` read by for_each_kept (every flow, where none was streamed) into `ds`, of

@@ -112,7 +112,8 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
                            "(checked once per sample interval)",
                            "/wormhole");
   if (write_rows && !rows.empty())
-    check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "writing /wormhole/partitions");
+    check(H5Dwrite(ds, types.first, H5S_ALL, H5S_ALL, transfer_list(rows.size(), types.first, types.second), rows.data()),
+          "writing /wormhole/partitions");
 
   attr_f64(g, "verify", r.settings.verify);
   attr_f64(g, "estimated_error", r.estimated_error());
@@ -151,7 +152,9 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
       "signed_error the same with each flow's sign; failed = 1 above error_bound",
       "/wormhole");
   if (write_rows && !vrows.empty())
-    check(H5Dwrite(vds, vtypes.first, H5S_ALL, H5S_ALL, H5P_DEFAULT, vrows.data()), "writing /wormhole/verify");
+    check(H5Dwrite(vds, vtypes.first, H5S_ALL, H5S_ALL, transfer_list(vrows.size(), vtypes.first, vtypes.second),
+                   vrows.data()),
+          "writing /wormhole/verify");
 }
 
 }  // namespace wh
