@@ -121,7 +121,7 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
       rows.back().qps = static_cast<uint32_t>(qps.size() - rows.back().qp_offset);
       shared.push_back({p.shared_peak});
       for (size_t i = 0; i < p.finish.size(); ++i)
-        skips.push_back(p.approximate() ? SkipRow{p.skipped[i], p.skipped_bytes[i], p.error_bytes[i], p.error_bound}
+        skips.push_back(p.approximate() ? SkipRow{p.skips[i].time, p.skips[i].bytes, p.skips[i].error, p.error_bound}
                                         : SkipRow{-1, 0, 0, 0});
     }
   }
@@ -203,7 +203,7 @@ void read_collective_tables(hid_t file, MemoDb& db, const std::string& path, con
       if (!row_ok)
         throw InputError(path, 0, where + " has a row of /collective_skips out of range or unlike its other rows "
                                   "(corrupt file)", fix);
-      if (approximate) p.skipped.push_back(x.skipped_ps), p.skipped_bytes.push_back(x.skipped_bytes), p.error_bytes.push_back(x.error_bytes);
+      if (approximate) p.skips.push_back({x.skipped_ps, x.skipped_bytes, x.error_bytes});
     }
     for (size_t i = 1; i < p.order.size(); ++i)
       if (p.finish[p.order[i]] < p.finish[p.order[i - 1]])

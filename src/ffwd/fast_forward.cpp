@@ -223,8 +223,8 @@ void FastForward::flow_started(uint32_t id) {
   tracks_[slot].active_pos = static_cast<uint32_t>(active_.size());
   active_.push_back(id);
   tracks_[slot].hops = static_cast<uint32_t>(coupling_.data_path(id).size());
-  // A collective the collective memo records or verifies is kept packet-exact: a skip or replay
-  // would void it. It stays in its partition (whose ports no other partition can then freeze).
+  // A collective hit the collective memo verifies is kept packet-exact: a skip or replay would void
+  // the comparison. It stays in its partition (whose ports no other partition can then freeze).
   tracks_[slot].distrusted = net_.simulated_exactly(id);
   tracks_[slot].rose_at = -1;
   tracks_[slot].err_bytes = 0;

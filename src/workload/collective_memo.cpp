@@ -141,7 +141,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     runs_[rec->second].followers.push_back(slot);
     const Run& src = runs_[rec->second];
     for (uint32_t f : src.order) r.finish[f] = src.finish[f], r.order.push_back(f);
-    r.skipped = src.skipped, r.skipped_bytes = src.skipped_bytes, r.error_bytes = src.error_bytes;
+    r.skips = src.skips;
   } else if (verify_follower) {
     r.verifying = true;
   }
@@ -181,19 +181,16 @@ void CollectiveMemo::finished(int32_t h, uint32_t f, Time skipped, uint64_t skip
   r.finish[f] = net_.now() - r.t0;
   r.order.push_back(f);
   if (skipped > 0) {
-    if (!r.fast_forwarded) {
-      r.fast_forwarded = true;
-      r.skipped.assign(r.finish.size(), 0), r.skipped_bytes.assign(r.finish.size(), 0), r.error_bytes.assign(r.finish.size(), 0);
-    }
-    r.skipped[f] = skipped, r.skipped_bytes[f] = skipped_bytes, r.error_bytes[f] = net_.estimated_error_bytes(r.net_id[f]);
+    if (r.skips.empty()) r.skips.resize(r.finish.size());
+    r.skips[f] = {skipped, skipped_bytes, net_.estimated_error_bytes(r.net_id[f])};
   }
   for (uint32_t fs : r.followers) {
     Run& w = runs_[fs];
     w.finish[f] = r.finish[f];
     w.order.push_back(f);
-    if (r.fast_forwarded) {
-      if (w.skipped.empty()) w.skipped.assign(r.finish.size(), 0), w.skipped_bytes.assign(r.finish.size(), 0), w.error_bytes.assign(r.finish.size(), 0);
-      w.skipped[f] = r.skipped[f], w.skipped_bytes[f] = r.skipped_bytes[f], w.error_bytes[f] = r.error_bytes[f];
+    if (!r.skips.empty()) {
+      if (w.skips.empty()) w.skips.resize(r.finish.size());
+      w.skips[f] = r.skips[f];
     }
     if (w.due < 0) schedule_next(fs);
   }
@@ -244,18 +241,13 @@ void CollectiveMemo::replay_due(uint32_t slot) {
 void CollectiveMemo::finish_replayed(uint32_t slot, uint32_t f) {
   const Run& r = runs_[slot];
   // From its pattern, or (a follower) from its recording as it ran.
-  const bool own = r.entry == nullptr || !r.skipped.empty();
-  const std::vector<Time>& skipped = own ? r.skipped : r.entry->skipped;
+  const std::vector<FlowSkip>& skips = r.entry == nullptr || !r.skips.empty() ? r.skips : r.entry->skips;
   const uint32_t id = r.net_id[f];
   const uint64_t payload = std::max<uint64_t>(1, net_.params().payload);
   stats_.events_replayed += 4 * uint64_t(r.hops) * ((net_.flow_info(id).size + payload - 1) / payload);
-  if (skipped.empty()) {
-    net_.finish_replayed(id);
-    return;
-  }
-  const std::vector<uint64_t>& bytes = own ? r.skipped_bytes : r.entry->skipped_bytes;
-  stats_.estimated_error_bytes += (own ? r.error_bytes : r.entry->error_bytes)[f];
-  net_.finish_replayed(id, skipped[f], bytes[f]);
+  const FlowSkip s = skips.empty() ? FlowSkip{} : skips[f];
+  stats_.estimated_error_bytes += s.error;
+  net_.finish_replayed(id, s.time, s.bytes);
 }
 
 void CollectiveMemo::end_replay(uint32_t slot) {
@@ -272,7 +264,7 @@ void CollectiveMemo::end_replay(uint32_t slot) {
     }
   }
   if (r.broken || !r.entry) ++stats_.follow_failures;
-  if (!r.skipped.empty() || (r.entry && r.entry->approximate())) ++stats_.approximate_replays;
+  if (!r.skips.empty() || (r.entry && r.entry->approximate())) ++stats_.approximate_replays;
   if (r.island.shared && !left_shared(slot)) ++stats_.margin_violations;
   release_claims(slot);
 }
@@ -332,9 +324,8 @@ void CollectiveMemo::end_recording(uint32_t slot) {
   }
   // Skipped in part, the pattern is as exact as those skips; shifted with nothing credited (a skip
   // pulled back whole) it is neither exact nor measured.
-  if (shifted && !r.fast_forwarded) ok = false;
-  if (r.fast_forwarded)
-    e.skipped = r.skipped, e.skipped_bytes = r.skipped_bytes, e.error_bytes = r.error_bytes, e.error_bound = error_bound_;
+  if (shifted && r.skips.empty()) ok = false;
+  if (!r.skips.empty()) e.skips = r.skips, e.error_bound = error_bound_;
   const auto it = ok ? store_.find(r.key) : store_.end();
   if (it != store_.end() && !it->second.rejected && !replayable(it->second)) {
     // An approximate pattern this run may not replay (recorded under a looser bound, or this run does

@@ -509,6 +509,13 @@ void WorkloadDriver::involve(uint32_t g, uint8_t kinds, int d) {
     if (kinds & (1u << k)) involved_[g][k] += static_cast<uint32_t>(d);
 }
 
+uint32_t WorkloadDriver::involvement(uint32_t g, uint8_t kinds) const {
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < 2; ++k)
+    if (kinds & (1u << k)) n = std::max(n, involved_[g][k]);
+  return n;
+}
+
 bool WorkloadDriver::issues_onto(uint32_t x, uint32_t row, Phase phase, uint8_t kinds, const std::vector<uint32_t>& near) {
   const CommOp& op = op_of(row, phase);
   if (op.op == Collective::None || op.bytes == 0 || o_.ignore_group[static_cast<size_t>(op.group)]) return false;
@@ -563,7 +570,7 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
       const Phase phase = fwd ? Phase::Fwd : ph == 1 ? Phase::Ig : Phase::Wg;
       if (!(running && ph == from))
         t += Time(fwd ? l.fwd_compute_ns : ph == 1 ? l.ig_compute_ns : l.wg_compute_ns) * kNs;
-      if ((fwd || ph > 0) && issues_onto(x, s.arg, phase, kinds, offered.plan->cp.members)) return t;
+      if (issues_onto(x, s.arg, phase, kinds, offered.plan->cp.members)) return t;
     }
   }
   return kNoIssue;
@@ -622,11 +629,7 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
   in.memo = o_.memo->begin(pairs, [&]() -> const std::string& { return memo_key(p); }, hosts, in.issue_time,
                            cp.size(), [&](uint32_t host, uint8_t kinds) {
                              const auto g = gpu_at_host_.find(host);
-                             if (g == gpu_at_host_.end()) return UINT32_MAX;  // another job's
-                             uint32_t n = 0;
-                             for (uint32_t k = 0; k < 2; ++k)
-                               if (kinds & (1u << k)) n = std::max(n, involved_[g->second][k]);
-                             return n;
+                             return g == gpu_at_host_.end() ? UINT32_MAX : involvement(g->second, kinds);  // another job's
                            },
                            [&](uint8_t kinds, Time t0, const std::vector<Time>* finish) {
                              return quiet_until(id, kinds, t0, finish);

@@ -90,7 +90,7 @@ struct CollectiveMemoStats {
   /// Events the replays stand for (estimated as fast-forward estimates its own: 4 per data packet and hop;
   /// SkipStats::events_skipped)
   uint64_t events_replayed = 0;
-  uint64_t approximate = 0;     ///< of the recorded: patterns fast-forward skipped part of (CollectivePattern::skipped)
+  uint64_t approximate = 0;     ///< of the recorded: patterns fast-forward skipped part of (CollectivePattern::skips)
   uint64_t approximate_replays = 0;  ///< of the replayed: replays of such patterns (or following such a recording)
   /// Σ over the flows those replays ended of the estimated error fast-forward gave their recordings' flows, bytes
   /// (added to the run's estimate: SkipReport::estimated_error)
@@ -98,6 +98,14 @@ struct CollectiveMemoStats {
   /// Verified hits of such patterns (simulated without skips instead): the largest difference of a completion,
   /// |recorded − simulated| / simulated, both measured from the collective's first issue (0: none verified)
   double verify_max_error = 0;
+};
+
+/// What fast-forward did to one flow of a collective while it was recorded.
+struct FlowSkip {
+  Time time = 0;          ///< ps of the flow's lifetime fast-forwarded
+  uint64_t bytes = 0;     ///< payload bytes credited instead of sent
+  double error = 0;       ///< the skips' estimated error, bytes (FastForward's per-flow share)
+  bool operator==(const FlowSkip& o) const { return time == o.time && bytes == o.bytes; }  // not the estimate
 };
 
 /// A recorded collective on an island (the collective memo's value; memo files keep them): what its
@@ -113,20 +121,16 @@ struct CollectivePattern {
   /// A sub-island's pattern: the most bytes of its switch's shared buffer in use while it was recorded
   /// (its own and other simulated traffic's; a bound on what its replay stands for). 0 on whole islands.
   uint64_t shared_peak = 0;
-  /// Recorded with fast-forward skipping part of it (an approximate pattern, as exact as those skips),
-  /// per plan flow: ps fast-forwarded, payload bytes credited, and the skips' estimated error (bytes).
-  /// Empty for a pattern simulated packet for packet (an exact one).
-  std::vector<Time> skipped;
-  std::vector<uint64_t> skipped_bytes;
-  std::vector<double> error_bytes;
+  /// Recorded with fast-forward skipping part of it (an approximate pattern, as exact as those skips):
+  /// per plan flow, what it skipped. Empty for a pattern simulated packet for packet (an exact one).
+  std::vector<FlowSkip> skips;
   double error_bound = 0;  ///< an approximate pattern's: the error bound its skips were held to (a fraction)
-  bool approximate() const { return !skipped.empty(); }
+  bool approximate() const { return !skips.empty(); }
   uint64_t hits = 0;
   bool rejected = false;  ///< simulated again and found different: not replayed any more (not written to files)
   bool operator==(const CollectivePattern& o) const {
     return finish == o.finish && order == o.order && rr_last == o.rr_last && rr_qp == o.rr_qp && qps == o.qps &&
-           tx_delta == o.tx_delta && sent_delta == o.sent_delta && skipped == o.skipped &&
-           skipped_bytes == o.skipped_bytes;  // hits are not the pattern; nor is an estimate
+           tx_delta == o.tx_delta && sent_delta == o.sent_delta && skips == o.skips;  // hits are not the pattern
   }
 };
 

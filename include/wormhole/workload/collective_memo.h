@@ -120,18 +120,16 @@ class CollectiveMemo final : public IslandHooks {
     // Completions, plan flows in order (a replay's timeline; a recording's as they happen).
     std::vector<Time> finish;             // per plan flow: ps after t0 (-1: not yet)
     std::vector<uint32_t> order;
-    // A recording's (and its followers') per plan flow: what fast-forward credited it (see
-    // CollectivePattern::skipped); sized at the first skip.
-    std::vector<Time> skipped;
-    std::vector<uint64_t> skipped_bytes;
-    std::vector<double> error_bytes;
+    // A recording's (and its followers') per plan flow: what fast-forward did to it (see
+    // CollectivePattern::skips); sized at the first skip (empty: nothing skipped).
+    std::vector<FlowSkip> skips;
     uint32_t next = 0;                    // replay: completions done
     uint32_t hops = 1;                    // links a flow crosses (the island's paths' mean)
     Time due = -1;                        // replay: the time of its pending replay event (-1: none)
     // recording
     std::vector<IslandPortState> before;
     std::vector<uint32_t> followers;      // replays of the same pattern that follow it as it runs
-    bool disturbed = false, fast_forwarded = false, broken = false;
+    bool disturbed = false, broken = false;
     bool pending = false;                 // its flows are done; the island's end state not read yet
     Time pending_at = 0;                  // since when
     // On a sub-island: its switches' most shared buffer in use by simulated traffic while it ran, and

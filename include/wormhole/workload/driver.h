@@ -248,6 +248,8 @@ class WorkloadDriver final : public TrainingClient {
   uint8_t island_kinds(const Plan& p);
   /// Counts (d = +1) or uncounts (d = -1) GPU g's involvement in the island kinds `kinds`.
   void involve(uint32_t g, uint8_t kinds, int d);
+  /// GPU g's involvement in the island kinds `kinds`: the most over them (see involved_).
+  uint32_t involvement(uint32_t g, uint8_t kinds) const;
   static constexpr Time kNoIssue = INT64_MAX;
   /// Whether GPU x's collective of `phase` in `row` has a member in `near` (sorted GPUs) and flows that
   /// can enter an island of `kinds`.
