@@ -336,7 +336,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   plan->set_progress(obs.progress(), work, [&obs] { return obs.finished(); });
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
-  if (client) client->start();
+  if (client) client->start(plan->until());
   engine->run(plan->until());
   const bool complete = client ? client->finish(plan->until()) : true;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

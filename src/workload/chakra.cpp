@@ -283,12 +283,12 @@ ChakraDriver::~ChakraDriver() {
 }
 
 bool ChakraDriver::run(Time until) {
-  start();
+  start(until);
   if (left_ > 0) net_.run(until);
   return finish(until);
 }
 
-void ChakraDriver::start() {
+void ChakraDriver::start(Time) {
   for (uint32_t r = 0; r < ranks_.size(); ++r)
     for (uint32_t i = 0; i < ranks_[r].waiting.size(); ++i)
       if (ranks_[r].waiting[i] == 0) ready(r, i);

@@ -110,9 +110,14 @@ struct WorkloadDriver::Gpu {
   Stage stage = kStepBegin;
   Time blocked_since = -1;          // waiting for a wg collective since
   std::vector<Time> wg_completed;    // per row: when its last wg's communication completed here (-1: none)
-  bool timer_pending = false;       // a compute or update delay is running (kProgram event)
+  bool timer_pending = false;       // the program waits for the client's clock to reach `at` (kProgram event)
+  Time at = 0;                      // the program's own time when it last stopped (ps): ahead of the client's while timer_pending
   std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
-  uint32_t wg_outstanding = 0;
+  // Per row: when the update delay of its wg without flows is over (ps; 0 for a wg with flows): the
+  // program's own time, which the client's may not have reached.
+  std::vector<Time> wg_ready_at;
+  Time wg_local_until = 0;          // the latest of wg_ready_at
+  uint32_t wg_outstanding = 0;      // wg collectives whose end the client's clock brings
   std::map<uint32_t, Time> issued_at;  // instance -> issue time (collectives in flight at this GPU)
 };
 
@@ -145,8 +150,23 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
     Gpu& g = gpus_[i];
     g.wg_done_iter.assign(rows, -1);
     g.wg_completed.assign(rows, -1);
+    g.wg_ready_at.assign(rows, 0);
     g.pp_stage = i / layout_.stage_gpus;
     g.stage = w_.header.micro ? kMicroIssue : kStepBegin;
+  }
+  rows_.resize(rows);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const WorkloadLayer& l = w_.layers[r];
+    Row& R = rows_[r];
+    R.compute = {Time(l.fwd_compute_ns) * kNs, Time(l.ig_compute_ns) * kNs, Time(l.wg_compute_ns) * kNs};
+    R.update = Time(l.update_ns) * kNs;
+    // A group's size does not depend on which of its GPUs asks (group_members): GPU 0's tells for all.
+    for (Phase p : {Phase::Fwd, Phase::Ig, Phase::Wg}) {
+      const CommOp& op = op_of(r, p);
+      const bool none = op.op == Collective::None || op.bytes == 0 || o_.ignore_group[static_cast<size_t>(op.group)];
+      if (!none && layout_.gpus > 0 && group_members(layout_, op.group, 0).size() > 1)
+        R.sends |= static_cast<uint8_t>(1u << static_cast<uint32_t>(p));
+    }
   }
   iter_end_.assign(o_.iterations, 0);
   report_.per_gpu.assign(layout_.gpus, GpuRecord{});
@@ -224,12 +244,13 @@ bool WorkloadDriver::owns_flow(uint32_t id) const {
 }
 
 bool WorkloadDriver::run(Time until) {
-  start();
+  start(until);
   if (gpus_done_ < layout_.gpus) net_.run(until);
   return finish(until);
 }
 
-void WorkloadDriver::start() {
+void WorkloadDriver::start(Time until) {
+  horizon_ = until;
   for (uint32_t g = 0; g < layout_.gpus; ++g) advance(g);
 }
 
@@ -277,12 +298,51 @@ void WorkloadDriver::advance_loop(uint32_t g) {
   Gpu& G = gpus_[g];
   const Time now = net_.client_now();
   const uint32_t rows = static_cast<uint32_t>(w_.layers.size());
+  // The program's own time. Steps no other part of the run sees or changes (compute, update delays,
+  // collectives without flows, a wait already satisfied) run ahead of the client's clock without an
+  // event each; a step that meets the network (an issue with flows, a wait not yet satisfied, a
+  // pipeline transfer, the end) parks the program until the client's clock reaches it. Nothing
+  // runs ahead past the run's time limit: a run cut short reports what the old per-step events did.
+  Time t = now;
+  G.at = now;
+  auto park = [&](Stage s) {  // true: wait for the client's clock to reach t
+    G.stage = s;
+    if (t == now) return false;
+    G.timer_pending = true;
+    G.at = t;
+    net_.schedule_client(t, g, tag(kProgram));
+    return true;
+  };
   auto delay = [&](Time d, Stage next) {  // true: wait for the timer
     G.stage = next;
     if (d <= 0) return false;
+    if (t + d <= horizon_) {
+      t += d;
+      return false;
+    }
     G.timer_pending = true;
-    net_.schedule_client(now + d, g, tag(kProgram));
+    G.at = t + d;
+    net_.schedule_client(t + d, g, tag(kProgram));
     return true;
+  };
+  // A collective of the current row without flows: its update delay runs in the program's time (a wg's
+  // in the background: done_locally records when it is over).
+  auto no_flows = [&](Phase phase) {
+    const uint32_t row = static_cast<uint32_t>(G.row);
+    const Time update = rows_[row].update;
+    if (phase == Phase::Wg) {
+      if (update > 0 && t + update > horizon_) {  // never over in this run: as the per-step events did
+        const uint32_t slot = static_cast<uint32_t>(wg_updates_.size());
+        wg_updates_.push_back({g, row, G.iter, -1});
+        net_.schedule_client(t + update, slot, tag(kWgUpdate));
+      } else {
+        wg_done_locally(g, row, G.iter, t + update);
+      }
+      return false;
+    }
+    note_time(G.iter, t);
+    report_.per_gpu[g].update += update;
+    return delay(update, phase == Phase::Fwd ? kFwdNext : kWgBegin);
   };
   for (;;) {
     if (G.timer_pending) return;
@@ -299,11 +359,13 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           case ProgramStep::Bwd: G.row = static_cast<int32_t>(s.arg), G.stage = kIgBegin; break;
           case ProgramStep::SendAct:
           case ProgramStep::SendGrad:
+            if (park(kStepBegin)) return;
             ++G.pc;
             pp_send(g, s);
             break;
           case ProgramStep::RecvAct:
           case ProgramStep::RecvGrad:
+            if (park(kStepBegin)) return;
             if (!pp_recv(g, s)) {
               G.stage = kRecvWait;
               return;  // transfer_done wakes us
@@ -314,7 +376,8 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         break;
       }
       case kFwdBegin: {
-        if (G.iter > 0 && G.wg_done_iter[G.row] < static_cast<int32_t>(G.iter) - 1) {
+        if (G.iter > 0 && !wg_ready(G, static_cast<uint32_t>(G.row), G.iter - 1, t)) {
+          if (park(kFwdBegin)) return;
           if (G.blocked_since < 0) G.blocked_since = now;
           return;  // wg_done_at wakes us
         }
@@ -328,46 +391,64 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           }
           G.blocked_since = -1;
         }
-        if (delay(Time(w_.layers[G.row].fwd_compute_ns) * kNs, kFwdIssue)) return;
+        if (delay(rows_[G.row].compute[0], kFwdIssue)) return;
         break;
       }
-      case kFwdIssue:
+      case kFwdIssue: {
+        const bool flows = sends(static_cast<uint32_t>(G.row), Phase::Fwd);
+        if (flows && park(kFwdIssue)) return;
         // Compute counts when it is over: a run stopped inside a phase reports only the compute that
         // finished, all of it within the iterations' reported spans (note_time here).
-        report_.per_gpu[g].compute += Time(w_.layers[G.row].fwd_compute_ns) * kNs;
-        note_time(G.iter, now);  // its compute ended (a run stopped in the collective ends here)
+        report_.per_gpu[g].compute += rows_[G.row].compute[0];
+        note_time(G.iter, t);  // its compute ended (a run stopped in the collective ends here)
         G.stage = kFwdComm;
+        if (!flows) {
+          if (no_flows(Phase::Fwd)) return;
+          break;
+        }
         issue(g, Phase::Fwd);
         if (G.stage == kFwdComm) return;  // collective_done_at moves it on
         break;
+      }
       case kFwdNext:
-        note_time(G.iter, now);
+        note_time(G.iter, t);
         ++G.pc;
         G.stage = kStepBegin;
         break;
       case kIgBegin:
-        if (delay(Time(w_.layers[G.row].ig_compute_ns) * kNs, kIgIssue)) return;
+        if (delay(rows_[G.row].compute[1], kIgIssue)) return;
         break;
-      case kIgIssue:
-        report_.per_gpu[g].compute += Time(w_.layers[G.row].ig_compute_ns) * kNs;
-        note_time(G.iter, now);
+      case kIgIssue: {
+        const bool flows = sends(static_cast<uint32_t>(G.row), Phase::Ig);
+        if (flows && park(kIgIssue)) return;
+        report_.per_gpu[g].compute += rows_[G.row].compute[1];
+        note_time(G.iter, t);
         G.stage = kIgComm;
+        if (!flows) {
+          if (no_flows(Phase::Ig)) return;
+          break;
+        }
         issue(g, Phase::Ig);
         if (G.stage == kIgComm) return;
         break;
+      }
       case kWgBegin:
-        if (delay(Time(w_.layers[G.row].wg_compute_ns) * kNs, kWgIssue)) return;
+        if (delay(rows_[G.row].compute[2], kWgIssue)) return;
         break;
-      case kWgIssue:
-        report_.per_gpu[g].compute += Time(w_.layers[G.row].wg_compute_ns) * kNs;
+      case kWgIssue: {
+        const bool flows = sends(static_cast<uint32_t>(G.row), Phase::Wg);
+        if (flows && park(kWgIssue)) return;
+        report_.per_gpu[g].compute += rows_[G.row].compute[2];
         ++G.wg_outstanding;
-        issue(g, Phase::Wg);  // may complete at once (wg_done_at)
-        note_time(G.iter, now);
+        if (flows) issue(g, Phase::Wg);  // may complete at once (wg_done_at)
+        else no_flows(Phase::Wg);
+        note_time(G.iter, t);
         ++G.pc;
         G.stage = kStepBegin;
         break;
+      }
       case kIterEnd:
-        note_time(G.iter, now);
+        note_time(G.iter, t);
         if (++G.iter < o_.iterations) {
           G.pc = 0;
           G.stage = kStepBegin;
@@ -376,14 +457,23 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         }
         break;
       case kEndWait:
+        // The wg collectives with flows end in the client's time; the others' update delays in the
+        // program's own (a GPU waiting on both ends at the later).
+        if (G.wg_outstanding == 0) t = std::max(t, G.wg_local_until);
+        if (park(kEndWait)) return;
         if (G.wg_outstanding > 0) {
           if (G.blocked_since < 0) G.blocked_since = now;
           return;
+        }
+        if (G.wg_local_until > now) {
+          t = G.wg_local_until;
+          if (park(kEndWait)) return;
         }
         G.blocked_since = -1;
         finish(g);
         return;
       case kMicroIssue:
+        if (park(kMicroIssue)) return;
         if (G.iter >= o_.iterations || rows == 0) {
           finish(g);
           return;
@@ -401,6 +491,27 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         return;
     }
   }
+}
+
+bool WorkloadDriver::sends(uint32_t row, Phase phase) const {
+  return rows_[row].sends >> static_cast<uint32_t>(phase) & 1;
+}
+
+void WorkloadDriver::wg_done_locally(uint32_t g, uint32_t row, uint32_t iter, Time at) {
+  Gpu& G = gpus_[g];
+  G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
+  G.wg_completed[row] = -1;
+  G.wg_ready_at[row] = at;
+  G.wg_local_until = std::max(G.wg_local_until, at);
+  --G.wg_outstanding;
+  note_time(iter, at);
+}
+
+bool WorkloadDriver::wg_ready(Gpu& G, uint32_t row, uint32_t iter, Time& t) const {
+  if (G.wg_done_iter[row] < static_cast<int32_t>(iter)) return false;
+  // Done in the program's own time: a wait until its update delay is over sees nothing else.
+  t = std::max(t, G.wg_ready_at[row]);
+  return true;
 }
 
 // GPU g issues its current row's collective of `phase`; creates the instance on first issue.
@@ -529,7 +640,8 @@ bool WorkloadDriver::issues_onto(uint32_t x, uint32_t row, Phase phase, uint8_t 
 
 Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& offered, Time done_x) {
   const Gpu& G = gpus_[x];
-  Time t = net_.client_now();
+  // A program waiting for its timer has run ahead to G.at.
+  Time t = G.timer_pending ? std::max(net_.client_now(), G.at) : net_.client_now();
   // Pipelines (whose transfers come from GPUs in no group of the members) and MICRO runs: not followed.
   if (layout_.pp > 1 || G.stage == kRecvWait || G.stage == kMicroIssue || G.stage == kMicroComm) return t;
   // Blocked on the offered collective itself (fwd, ig): nothing before its part of it is done.
@@ -560,7 +672,6 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
       pc = 0;
     }
     const ProgramStep& s = prog[pc];
-    const WorkloadLayer& l = w_.layers[s.arg];
     const bool fwd = s.kind == ProgramStep::Fwd;
     // A row's forward waits for its wg of the iteration before: the offered one ends at done_x here.
     if (fwd && done_x >= 0 && offered.phase == Phase::Wg && offered.row == s.arg && offered.iter + 1 == iter &&
@@ -569,7 +680,7 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
     for (uint32_t ph = fwd ? 0 : std::max(from, 1u); ph < (fwd ? 1u : 3u); ++ph) {  // a backward step: ig, wg
       const Phase phase = fwd ? Phase::Fwd : ph == 1 ? Phase::Ig : Phase::Wg;
       if (!(running && ph == from))
-        t += Time(fwd ? l.fwd_compute_ns : ph == 1 ? l.ig_compute_ns : l.wg_compute_ns) * kNs;
+        t += rows_[s.arg].compute[ph];
       if (issues_onto(x, s.arg, phase, kinds, offered.plan->cp.members)) return t;
     }
   }
@@ -876,7 +987,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     if (blocking) add_exposed(g, row, phase, comm);
     if (g == o_.report_gpu) report_layer(iter, row, phase, id, comm);
   }
-  const Time update = Time(w_.layers[row].update_ns) * kNs;
+  const Time update = rows_[row].update;
   if (phase == Phase::Wg && !w_.header.micro) {
     // Non-blocking: the GPU's program has moved on; only the wg bookkeeping waits for the update.
     if (update > 0) {

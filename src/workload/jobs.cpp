@@ -73,16 +73,17 @@ JobSet::~JobSet() {
 }
 
 bool JobSet::run(Time until) {
-  start();
+  start(until);
   stop_if_done();
   if (!stopped_) net_.run(until);
   return finish(until);
 }
 
-void JobSet::start() {
+void JobSet::start(Time until) {
+  until_ = until;
   for (size_t j = 0; j < drivers_.size(); ++j) {
     const Time at = jobs_[j].options.start;
-    if (at <= 0) drivers_[j]->start();
+    if (at <= 0) drivers_[j]->start(until);
     else net_.schedule_client(at, 0, static_cast<uint16_t>(kStart | (j << 2)));
   }
 }
@@ -133,7 +134,7 @@ void JobSet::tick(Time now, uint64_t events, uint64_t flows_finished) {
 
 void JobSet::client_event(uint32_t target, uint16_t aux) {
   const size_t j = aux >> 2;
-  if ((aux & 3) == kStart) drivers_[j]->start();
+  if ((aux & 3) == kStart) drivers_[j]->start(until_);
   else drivers_[j]->client_event(target, aux);
   stop_if_done();
 }

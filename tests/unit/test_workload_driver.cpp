@@ -102,6 +102,21 @@ TEST(WorkloadDriver, ComputeOnlyIterationTimeIsTheSumOfDelays) {
   EXPECT_TRUE(r.net->flow_count() == 0);
 }
 
+// The same compute-only workload runs in the programs' own time: a GPU's compute, update delays and
+// collectives without flows take no event each; only the end of each GPU's program meets the client's
+// clock (one event per GPU, at its last wg update: 12,740 ns), with the same times as above.
+TEST(WorkloadDriver, StepsWithoutFlowsTakeNoEventEach) {
+  const Workload w = workload(kTp8, {"a -1 1000 NONE 0 2000 ALLREDUCE 0 3000 NONE 0 100",
+                                     "b -1 10 NONE 20971520 20 NONE 0 30 REDUCESCATTER 0 5"});
+  DriverOptions o;
+  o.iterations = 2;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  EXPECT_EQ(r.net->kernel().events_executed(), 16u);
+  EXPECT_EQ(r.report.iterations[1].end, 12740 * kNs);
+  for (const GpuRecord& g : r.report.per_gpu) EXPECT_EQ(g.finish, 12740 * kNs);
+}
+
 // TP-8 AllReduce of 16 MiB on 16 GPUs (two TP groups, one per server): 2 groups × 8 rings × 14 steps ×
 // 8 ranks = 1792 flows of 16 MiB / 8 / 8 = 262,144 B, all over NVLink (GPU -> NVSwitch -> GPU).
 // Each step-s flow (s >= 1) starts exactly send_latency after its parent finished.

@@ -82,9 +82,9 @@ class ChakraDriver final : public TrainingClient {
   /// report GPU's (rank 0) in end_to_end.total_exposed and the GPU exposed longest in slowest_gpu.
   bool run(Time until) override;
   /// run() in two halves, for a distributed run (the engine runs the network in between): start()
-  /// readies every node without dependencies; finish(until) writes the report (`until` unused: a
-  /// trace's report names when it stopped) and returns whether every node finished.
-  void start() override;
+  /// readies every node without dependencies (`until` unused); finish(until) writes the report
+  /// (`until` unused: a trace's report names when it stopped) and returns whether every node finished.
+  void start(Time until) override;
   bool finish(Time until) override;
   /// The share of the trace's nodes finished, [0, 1]; -1 for a trace without nodes.
   double progress() const override;

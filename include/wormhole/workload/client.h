@@ -21,8 +21,9 @@ class TrainingClient : public NetObserver, public EventClient {
   /// network until the work is done, the event queue is empty, or `until` (ps), and writes the
   /// report. Returns true if every part of the work completed.
   virtual bool run(Time until) = 0;
-  /// run()'s first half: starts the work. The caller then runs the network (or the engine).
-  virtual void start() = 0;
+  /// run()'s first half: starts the work; `until` (ps) is the time limit the caller will run the
+  /// network (or the engine) to. The caller then runs it.
+  virtual void start(Time until) = 0;
   /// run()'s second half, after the network ran: writes the report (`until`, ps: the time limit the
   /// run was given, named when the work was cut short) and returns whether the work completed.
   virtual bool finish(Time until) = 0;

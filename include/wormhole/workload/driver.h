@@ -146,10 +146,10 @@ class WorkloadDriver final : public TrainingClient {
   /// with collectives pending (the watchdog), report().incomplete says "no runnable events while N
   /// collectives pending" and lists the first of them with their pending flows.
   bool run(Time until) override;
-  /// run() in two halves, for a distributed run (the engine runs the network in between): start()
-  /// starts every GPU at time 0; finish(until) writes the report (`until`, ps: the time limit the run
+  /// run() in two halves, for a distributed run (the engine runs the network in between): start(until)
+  /// starts every GPU at time 0 (`until`, ps: the time limit the network will run to); finish(until) writes the report (`until`, ps: the time limit the run
   /// was given) and returns whether the workload completed.
-  void start() override;
+  void start(Time until) override;
   bool finish(Time until) override;
 
   const WorkloadReport& report() const { return report_; }
@@ -179,6 +179,14 @@ class WorkloadDriver final : public TrainingClient {
 
   void advance(uint32_t gpu);
   void advance_loop(uint32_t gpu);
+  /// Whether the collective of (row, phase) has flows (else it completes at issue), at any GPU.
+  bool sends(uint32_t row, Phase phase) const;
+  /// GPU `gpu`'s wg collective of (row, iter), which has no flows, is done with its update delay at
+  /// `at` (ps, the program's own time).
+  void wg_done_locally(uint32_t gpu, uint32_t row, uint32_t iter, Time at);
+  /// Whether G's wg of (row, iter) is done by the program's time `t` (ps), moved to when its update
+  /// delay ends if that is later.
+  bool wg_ready(Gpu& G, uint32_t row, uint32_t iter, Time& t) const;
   void issue(uint32_t gpu, Phase phase);
   void offer_to_memo(uint32_t inst);  // every member issued: the collective memo may take it
   /// Plan flow `flow` of instance `inst` may go: it joins the instance's batch of flows leaving
@@ -272,6 +280,14 @@ class WorkloadDriver final : public TrainingClient {
   };
   std::vector<WgUpdate> wg_updates_;                        // pending wg update delays
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
+  /// What a GPU's program reads of a row, compact: every GPU runs through all rows each iteration.
+  struct Row {
+    std::array<Time, 3> compute{};  // per Phase, ps
+    Time update = 0;                // after each of the row's collectives, ps
+    uint8_t sends = 0;              // bit Phase: that collective has flows (issue() makes an instance)
+  };
+  std::vector<Row> rows_;
+  Time horizon_ = INT64_MAX;  // the run's time limit (ps): programs never run ahead past it
   std::vector<Time> iter_end_;
   uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
   uint64_t total_bytes_ = 0;  // of the whole run's flows (count_workload_flows), for progress()

@@ -56,7 +56,7 @@ class JobSet final : public TrainingClient {
   /// run() in two halves, for a distributed run (the engine runs the network in between): start()
   /// starts the jobs of start time 0 and schedules the others' starts; finish(until) writes every
   /// job's report and returns whether every job completed.
-  void start() override;
+  void start(Time until) override;
   bool finish(Time until) override;
   /// The mean over the jobs of the share of their collectives done (jobs without any left out),
   /// [0, 1]; -1 if no job has collectives.
@@ -80,6 +80,7 @@ class JobSet final : public TrainingClient {
   NetObserver* forward_;
   std::vector<std::unique_ptr<WorkloadDriver>> drivers_;
   bool stopped_ = false;
+  Time until_ = INT64_MAX;  // the run's time limit (ps), for the jobs started later
 };
 
 }  // namespace wh
