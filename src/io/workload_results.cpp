@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -18,11 +19,44 @@
 
 namespace wh {
 
-std::string format_us(Time t) {
-  // In integers, so the digits are the exact ns count, with no floating-point rounding at large times.
+namespace {
+
+// Appends t as µs with 3 decimals (whole ns, truncated towards zero). In integers, so the digits are the
+// exact ns count, with no floating-point rounding at large times. The report's tables have a cell like
+// this per row and phase: std::to_chars, not a format string parsed for each.
+void append_us(std::string& s, Time t) {
   const Time ns = t / kNs;
   const uint64_t mag = ns < 0 ? uint64_t(-(ns + 1)) + 1 : uint64_t(ns);
-  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+  char buf[32];
+  char* p = buf;
+  if (ns < 0) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, mag / 1000).ptr;
+  const uint32_t frac = static_cast<uint32_t>(mag % 1000);
+  *p++ = '.';
+  *p++ = static_cast<char>('0' + frac / 100);
+  *p++ = static_cast<char>('0' + frac / 10 % 10);
+  *p++ = static_cast<char>('0' + frac % 10);
+  s.append(buf, p);
+}
+
+// Appends v with 3 decimals, correctly rounded as printf's "%.3f".
+void append_fixed3(std::string& s, double v) {
+  char buf[400];  // the widest double in fixed notation: 309 digits before the point
+  s.append(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 3).ptr);
+}
+
+template <class T>
+void append_int(std::string& s, T v) {
+  char buf[24];
+  s.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+}  // namespace
+
+std::string format_us(Time t) {
+  std::string s;
+  append_us(s, t);
+  return s;
 }
 
 namespace {
@@ -34,7 +68,11 @@ double algbw(uint64_t bytes, Time duration) {
   return double(bytes) / (double(duration) / double(kSec)) / kGiB;
 }
 
-std::string gibps(double v) { return fmt::format("{:.3f}", v); }
+std::string gibps(double v) {
+  std::string s;
+  append_fixed3(s, v);
+  return s;
+}
 
 // SimAI appends the share of the total time to each EndToEnd cell: "12.345 (6.78%)".
 std::string us_pct(Time t, Time total) {
@@ -85,14 +123,17 @@ std::string layers_csv(const WorkloadReport& r) {
   std::array<Time, 3> compute{}, exposed{}, comm{};
   for (const LayerRecord& l : r.layers) {
     s += csv_field(l.name);
-    s += fmt::format(",{}", l.iteration);
-    for (Phase p : kSimaiOrder) s += ',' + format_us(l.compute[size_t(p)]);
-    for (Phase p : kSimaiOrder) s += ',' + format_us(l.exposed[size_t(p)]);
+    s += ',';
+    append_int(s, l.iteration);
+    for (Phase p : kSimaiOrder) s += ',', append_us(s, l.compute[size_t(p)]);
+    for (Phase p : kSimaiOrder) s += ',', append_us(s, l.exposed[size_t(p)]);
     for (Phase p : kSimaiOrder) {
-      const size_t i = size_t(p);
-      s += fmt::format(",{},{},{}", format_us(l.comm[i]), gibps(l.algbw_gibps(p)), gibps(l.busbw_gibps(p)));
+      s += ',', append_us(s, l.comm[size_t(p)]);
+      s += ',', append_fixed3(s, l.algbw_gibps(p));
+      s += ',', append_fixed3(s, l.busbw_gibps(p));
     }
-    s += ',' + format_us(l.finished) + '\n';
+    s += ',', append_us(s, l.finished);
+    s += '\n';
     for (size_t i = 0; i < 3; ++i) {
       compute[i] += l.compute[i];
       exposed[i] += l.exposed[i];
@@ -114,11 +155,23 @@ std::string collectives_csv(const WorkloadReport& r) {
       "iteration,layer,layer_name,phase,op,group,group_first,ranks,bytes,flows,flow_bytes,start_us,end_us,"
       "duration_us,algbw_GiBps,busbw_GiBps,nvlink_bytes,nic_bytes,fabric_hop_bytes\n";
   for (const CollectiveRecord& c : r.collectives) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.iteration, c.layer,
-                     csv_field(c.layer_name), kPhaseName[size_t(c.phase)], csv_field(c.op), csv_field(c.group),
-                     c.group_first, c.ranks, c.bytes, c.flows, c.flow_bytes, format_us(c.start), format_us(c.end),
-                     format_us(c.end - c.start), gibps(c.algbw_gibps()), gibps(c.busbw_gibps()), c.nvlink_bytes, c.nic_bytes,
-                     c.fabric_hop_bytes);
+    append_int(s, c.iteration), s += ',';
+    append_int(s, c.layer), s += ',';
+    s += csv_field(c.layer_name), s += ',';
+    s += kPhaseName[size_t(c.phase)], s += ',';
+    s += csv_field(c.op), s += ',';
+    s += csv_field(c.group), s += ',';
+    for (uint64_t v : {uint64_t(c.group_first), uint64_t(c.ranks), uint64_t(c.bytes), uint64_t(c.flows), uint64_t(c.flow_bytes)})
+      append_int(s, v), s += ',';
+    append_us(s, c.start), s += ',';
+    append_us(s, c.end), s += ',';
+    append_us(s, c.end - c.start), s += ',';
+    append_fixed3(s, c.algbw_gibps()), s += ',';
+    append_fixed3(s, c.busbw_gibps()), s += ',';
+    append_int(s, c.nvlink_bytes), s += ',';
+    append_int(s, c.nic_bytes), s += ',';
+    append_int(s, c.fabric_hop_bytes);
+    s += '\n';
   }
   return s;
 }
