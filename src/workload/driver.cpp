@@ -391,6 +391,17 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           }
           G.blocked_since = -1;
         }
+        if (const Row& R = rows_[G.row]; !(R.sends & 1) && t + R.compute[0] + R.update <= horizon_) {
+          // The whole step in one go, as the stages below would take it (its times only grow: one
+          // note_time for all).
+          report_.per_gpu[g].compute += R.compute[0];
+          report_.per_gpu[g].update += R.update;
+          t += R.compute[0] + R.update;
+          note_time(G.iter, t);
+          ++G.pc;
+          G.stage = kStepBegin;
+          break;
+        }
         if (delay(rows_[G.row].compute[0], kFwdIssue)) return;
         break;
       }
@@ -415,9 +426,24 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         ++G.pc;
         G.stage = kStepBegin;
         break;
-      case kIgBegin:
-        if (delay(rows_[G.row].compute[1], kIgIssue)) return;
+      case kIgBegin: {
+        const Row& R = rows_[G.row];
+        const Time wg_at = t + R.compute[1] + R.update + R.compute[2];
+        if (!(R.sends & 6) && wg_at + R.update <= horizon_) {
+          // The whole step in one go, as the stages below would take it.
+          report_.per_gpu[g].compute += R.compute[1] + R.compute[2];
+          report_.per_gpu[g].update += R.update;  // the ig's (a wg's update is in the background)
+          t = wg_at;
+          ++G.wg_outstanding;
+          wg_done_locally(g, static_cast<uint32_t>(G.row), G.iter, t + R.update);
+          note_time(G.iter, t);
+          ++G.pc;
+          G.stage = kStepBegin;
+          break;
+        }
+        if (delay(R.compute[1], kIgIssue)) return;
         break;
+      }
       case kIgIssue: {
         const bool flows = sends(static_cast<uint32_t>(G.row), Phase::Ig);
         if (flows && park(kIgIssue)) return;
