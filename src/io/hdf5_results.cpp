@@ -168,7 +168,7 @@ void write_pairs(hid_t group, const char* name, const std::vector<std::pair<std:
   check(H5Pset_chunk(dcpl, 2, chunk), "setting the chunk size of " + what);
   Handle ds(check(H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "creating dataset " + what),
             H5Dclose);
-  if (n > 0) check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells.data()), "writing " + what);
+  if (n > 0) check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, transfer_list(2 * n, type, type), cells.data()), "writing " + what);
   attr_string(ds, "units", units);
   attr_string(ds, "description", description);
 }

@@ -120,8 +120,9 @@ TextOutputs::TextOutputs(const std::string& fct_path, const std::string& pfc_pat
     throw;
   }
   // glibc sizes a buffer it allocates itself by the file's block size (4 KiB), whatever setvbuf asks.
+  // Not zeroed: its pages are touched only as lines fill it (a short run's pfc.txt never does).
   for (File* x : {&fct_, &pfc_}) {
-    x->buffer = std::make_unique<char[]>(kBuffer);
+    x->buffer = std::make_unique_for_overwrite<char[]>(kBuffer);
     std::setvbuf(x->f, x->buffer.get(), _IOFBF, kBuffer);
   }
 }
