@@ -109,14 +109,14 @@ struct WorkloadDriver::Gpu {
   uint32_t pp_stage = 0;            // pipeline stage
   Stage stage = kStepBegin;
   Time blocked_since = -1;          // waiting for a wg collective since
-  std::vector<Time> wg_completed;    // per row: when its last wg's communication completed here (-1: none)
   bool timer_pending = false;       // the program waits for the client's clock to reach `at` (kProgram event)
   Time at = 0;                      // the program's own time when it last stopped (ps): ahead of the client's while timer_pending
   std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
-  // Per row: when the update delay of its wg without flows is over (ps; 0 for a wg with flows): the
+  // Per row, when its last wg ended here (ps): a wg with flows, when its communication completed (-1:
+  // none); a wg without, when its update delay is over (-1 when that is past the time limit), in the
   // program's own time, which the client's may not have reached.
-  std::vector<Time> wg_ready_at;
-  Time wg_local_until = 0;          // the latest of wg_ready_at
+  std::vector<Time> wg_time;
+  Time wg_local_until = 0;          // when the last update delay of a wg without flows is over (ps)
   uint32_t wg_outstanding = 0;      // wg collectives whose end the client's clock brings
   std::map<uint32_t, Time> issued_at;  // instance -> issue time (collectives in flight at this GPU)
 };
@@ -149,8 +149,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
   for (uint32_t i = 0; i < layout_.gpus; ++i) {
     Gpu& g = gpus_[i];
     g.wg_done_iter.assign(rows, -1);
-    g.wg_completed.assign(rows, -1);
-    g.wg_ready_at.assign(rows, 0);
+    g.wg_time.assign(rows, -1);
     g.pp_stage = i / layout_.stage_gpus;
     g.stage = w_.header.micro ? kMicroIssue : kStepBegin;
   }
@@ -384,7 +383,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         if (G.blocked_since >= 0) {
           // Exposed: blocked until the wg's communication completed (its update delay is not
           // communication, as for fwd and ig); nothing when it had no flows.
-          const Time completed = G.wg_completed[G.row];
+          const Time completed = G.wg_time[G.row];
           if (completed > G.blocked_since) {
             add_exposed(g, G.row, Phase::Wg, completed - G.blocked_since);
             if (g == o_.report_gpu) layer_record(G.iter - 1, G.row).exposed[2] += completed - G.blocked_since;
@@ -526,8 +525,7 @@ bool WorkloadDriver::sends(uint32_t row, Phase phase) const {
 void WorkloadDriver::wg_done_locally(uint32_t g, uint32_t row, uint32_t iter, Time at) {
   Gpu& G = gpus_[g];
   G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
-  G.wg_completed[row] = -1;
-  G.wg_ready_at[row] = at;
+  G.wg_time[row] = at;
   G.wg_local_until = std::max(G.wg_local_until, at);
   --G.wg_outstanding;
   note_time(iter, at);
@@ -536,7 +534,7 @@ void WorkloadDriver::wg_done_locally(uint32_t g, uint32_t row, uint32_t iter, Ti
 bool WorkloadDriver::wg_ready(Gpu& G, uint32_t row, uint32_t iter, Time& t) const {
   if (G.wg_done_iter[row] < static_cast<int32_t>(iter)) return false;
   // Done in the program's own time: a wait until its update delay is over sees nothing else.
-  t = std::max(t, G.wg_ready_at[row]);
+  t = std::max(t, G.wg_time[row]);  // a wg with flows completed before the client's time: no move
   return true;
 }
 
@@ -1044,7 +1042,7 @@ void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time co
   Gpu& G = gpus_[g];
   const Time now = net_.client_now();
   G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
-  G.wg_completed[row] = completed;
+  G.wg_time[row] = completed;
   --G.wg_outstanding;
   note_time(iter, now);
   if (advancing_ == g) return;
