@@ -202,11 +202,14 @@ inline void print_skip_warnings(const SkipReport& r) {
 inline void print_skip_summary(const SkipReport& r) {
   const SkipStats& s = r.stats;
   const double total = double(r.events_executed - r.events_discarded + s.events_skipped);
-  std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks (%lu steady, smallest spread %.4f), "
+  // No check made (a warm start that replayed everything): no spread was seen, rather than "inf".
+  char spread[32] = "none";
+  if (s.checks > 0) std::snprintf(spread, sizeof spread, "%.4f", s.min_spread);
+  std::printf("wormhole: %lu skips (%lu pulled back), %lu steady checks (%lu steady, smallest spread %s), "
               "%lu packets credited, ~%lu events skipped "
               "(%.2f %% of the model's executed + skipped), %.6f s of flow time fast-forwarded, at most %lu partitions",
               static_cast<unsigned long>(s.skips), static_cast<unsigned long>(s.skip_backs),
-              static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.steady_found), s.min_spread,
+              static_cast<unsigned long>(s.checks), static_cast<unsigned long>(s.steady_found), spread,
               static_cast<unsigned long>(s.packets_skipped),
               static_cast<unsigned long>(s.events_skipped), total > 0 ? 100.0 * double(s.events_skipped) / total : 0.0,
               double(s.skipped_flow_time) / kSec, static_cast<unsigned long>(s.max_partitions));

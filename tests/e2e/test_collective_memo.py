@@ -240,6 +240,8 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual((pkt / "fct.txt").read_bytes(), (self.dir / "warm" / "fct.txt").read_bytes())
         a = self.memo_attrs(self.dir / "warm")
         self.assertEqual((a["recorded"], a["replayed"]), (0, 24))
+        # Nothing was left to check for steadiness: no spread was seen (it read "inf").
+        self.assertIn("0 steady checks (0 steady, smallest spread none)", p.stdout)
         m = subprocess.run([str(WORMHOLE), "memo", "merge", str(cold / "memo.h5"), str(self.dir / "warm" / "memo.h5"),
                             "-o", str(self.dir / "m.h5")], capture_output=True, text=True, timeout=60)
         self.assertEqual(m.returncode, 0, m.stderr)
