@@ -24,7 +24,9 @@ struct ProgressFigures {
   uint64_t flows_done = 0;  ///< flows finished so far
   double fraction = -1;     ///< share of the run done, [0, 1]; < 0 = unknown: no % and no ETA
   std::string of;           ///< what the share counts, e.g. "flows" or "collectives"
-  double skip_ratio = -1;   ///< Wormhole: events skipped / (executed + skipped); < 0 = Wormhole off
+  /// Wormhole: the model's events left out (fast-forward's skips, the collective memo's replays) over
+  /// those and the executed ones; < 0 = Wormhole off
+  double skip_ratio = -1;
   /// Collective memo: flows replayed so far (they send no packet, so the skip ratio does not count
   /// them); < 0 = no collective memo.
   int64_t replayed_flows = -1;
@@ -76,7 +78,7 @@ class ProgressLine {
     fraction_ = std::move(fraction);
     of_ = std::move(of);
   }
-  /// Wormhole's events skipped so far, asked at each line.
+  /// The model's events Wormhole left out so far (skipped and replayed), asked at each line.
   void set_skipped(std::function<uint64_t()> skipped) { skipped_ = std::move(skipped); }
   /// The collective memo's flows replayed so far, asked at each line.
   void set_replayed(std::function<uint64_t()> replayed) { replayed_ = std::move(replayed); }

@@ -358,9 +358,13 @@ int run_command(const RunOptions& o) {
   net.retire_flows_to(&flows);
   TrainingWork work = plan.make_work(obs, plan.collective_memo(wormhole), true);
   plan.set_progress(obs.progress(), work, [&net] { return net.flows_finished(); });
-  if (FastForward* ff = wormhole.controller()) obs.progress().set_skipped([ff] { return ff->stats().events_skipped; });
-  if (CollectiveMemo* memo = plan.training() ? plan.workload().options.memo : nullptr)
-    obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
+  FastForward* ff = wormhole.controller();
+  CollectiveMemo* memo = plan.training() ? plan.workload().options.memo : nullptr;
+  if (ff || memo)
+    obs.progress().set_skipped([ff, memo] {
+      return (ff ? ff->stats().events_skipped : 0) + (memo ? memo->events_replayed() : 0);
+    });
+  if (memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
   if (!o.quiet) {
     plan.print_header(monitors);
     std::fflush(stdout);

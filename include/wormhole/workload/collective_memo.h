@@ -95,6 +95,8 @@ class CollectiveMemo final : public IslandHooks {
 
   /// Flows of the collectives replayed so far (for the progress line; stats() reads pending end states).
   uint64_t replayed_flows() const { return stats_.replayed_flows; }
+  /// Events the replays so far stand for (CollectiveMemoStats::events_replayed), for the progress line.
+  uint64_t events_replayed() const { return stats_.events_replayed; }
   /// What the memo did; reads the end states still pending first (call once the run is over).
   const CollectiveMemoStats& stats() {
     finalize_pending(true);
