@@ -77,19 +77,24 @@ DriverRun run(const Workload& w, const GeneratedFabric& f, DriverOptions o = {})
   return r;
 }
 
-}  // namespace
-
-// Compute only (every collective NONE or size 0): the iteration is the sum of the program's delays.
-// Rows (fwd, ig, wg compute; update): a = (1000, 2000, 3000; 100), b = (10, 20, 30; 5).
-// Forward: a.fwd + a.upd + b.fwd + b.upd = 1000 + 100 + 10 + 5 = 1115 ns.
-// Backward from b: b.ig + b.upd + b.wg = 55; a.ig + a.upd + a.wg = 5100 -> program ends at 6270 ns;
-// row a's wg (no communication) completes at issue and its update ends at 6370 ns.
-TEST(WorkloadDriver, ComputeOnlyIterationTimeIsTheSumOfDelays) {
+/// Two iterations of a compute-only workload (every collective NONE or size 0) on fabric16().
+/// Rows (fwd, ig, wg compute; update): a = (1000, 2000, 3000; 100), b = (10, 20, 30; 5).
+DriverRun compute_only_run() {
   const Workload w = workload(kTp8, {"a -1 1000 NONE 0 2000 ALLREDUCE 0 3000 NONE 0 100",
                                      "b -1 10 NONE 20971520 20 NONE 0 30 REDUCESCATTER 0 5"});
   DriverOptions o;
   o.iterations = 2;
-  const DriverRun r = run(w, fabric16(), o);
+  return run(w, fabric16(), o);
+}
+
+}  // namespace
+
+// Compute only: the iteration is the sum of the program's delays (compute_only_run's rows).
+// Forward: a.fwd + a.upd + b.fwd + b.upd = 1000 + 100 + 10 + 5 = 1115 ns.
+// Backward from b: b.ig + b.upd + b.wg = 55; a.ig + a.upd + a.wg = 5100 -> program ends at 6270 ns;
+// row a's wg (no communication) completes at issue and its update ends at 6370 ns.
+TEST(WorkloadDriver, ComputeOnlyIterationTimeIsTheSumOfDelays) {
+  const DriverRun r = compute_only_run();
   ASSERT_TRUE(r.complete) << r.report.incomplete;
   ASSERT_EQ(r.report.iterations.size(), 2u);
   EXPECT_EQ(r.report.iterations[0].end, 6370 * kNs);
@@ -106,11 +111,7 @@ TEST(WorkloadDriver, ComputeOnlyIterationTimeIsTheSumOfDelays) {
 // collectives without flows take no event each; only the end of each GPU's program meets the client's
 // clock (one event per GPU, at its last wg update: 12,740 ns), with the same times as above.
 TEST(WorkloadDriver, StepsWithoutFlowsTakeNoEventEach) {
-  const Workload w = workload(kTp8, {"a -1 1000 NONE 0 2000 ALLREDUCE 0 3000 NONE 0 100",
-                                     "b -1 10 NONE 20971520 20 NONE 0 30 REDUCESCATTER 0 5"});
-  DriverOptions o;
-  o.iterations = 2;
-  const DriverRun r = run(w, fabric16(), o);
+  const DriverRun r = compute_only_run();
   ASSERT_TRUE(r.complete) << r.report.incomplete;
   EXPECT_EQ(r.net->kernel().events_executed(), 16u);
   EXPECT_EQ(r.report.iterations[1].end, 12740 * kNs);
