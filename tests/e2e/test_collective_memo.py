@@ -368,6 +368,24 @@ config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
         self.assertEqual(a["conflicts"], 0)
         self.assertGreater(a["overlaps"], 0)
 
+    def test_look_ahead_starts_where_a_program_stands_in_its_own_time(self):
+        # 6 rows of 200 us ig compute, 1 us wg compute and a 1-MiB DP AllReduce (2 GPUs on a rail leaf),
+        # 2 iterations: 96 collectives. When a row's AllReduce is offered, its GPUs' programs have already
+        # run ahead to the next row's wg issue, 201 us on, where they wait for the client's clock; the
+        # look-ahead starts there. (Counting from the client's time with the ig compute under way as 0, it
+        # saw an issue 1 us on: 16 replayed, 78 left to the network.) All but the first row's 7 followers of
+        # each of the 2 recordings are replayed, exactly: sorted fct.txt is packet mode's, and verify mode
+        # (every collective after the 2 recordings simulated) finds its 86 hits equal to their patterns.
+        head = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n"
+        rows = "".join(f"l{i} -1 1000 NONE 0 200000 NONE 0 1000 ALLREDUCE 1048576 0\n" for i in range(6))
+        sc = self.scenario(16, 8, 6, head + "6\n" + rows, 2)
+        a = self.packet_and_memo_agree(sc, "ahead")
+        self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["overlaps"], a["conflicts"]), (96, 2, 80, 14, 0))
+        _, v = self.run_wh(sc, "ahead-verify", "WORMHOLE=1", "WORMHOLE_FAST_FORWARD=0", "WORMHOLE_COLLECTIVE_MEMO=1",
+                           "WORMHOLE_VERIFY=1")
+        a = self.memo_attrs(v)
+        self.assertEqual((a["verified"], a["verify_failures"]), (86, 0))
+
     def test_pipeline_peers_keep_a_leaf_from_being_replayed(self):
         # TP 2 over two 1-GPU servers, PP 2: a stage's TP AllReduce runs on a rail leaf, and the other stage's
         # activations reach its GPUs from outside every group of theirs. (They were not followed: 4 flows started
