@@ -14,7 +14,7 @@ namespace wh {
 
 namespace {
 // aux codes of the driver's client events
-constexpr uint16_t kProgram = 0;   // target = GPU: its compute or update delay is over
+constexpr uint16_t kProgram = 0;   // target = GPU: its program's own time reached (a delay over, or a step that meets the network)
 constexpr uint16_t kRelease = 1;   // target = a count of instants: the oldest of due_ is over its send latency
 constexpr uint16_t kWgUpdate = 2;  // target = index in wg_updates_: a wg collective's update delay is over
 // In flow_owner_ and due_, an instance index with this bit set is a pipeline transfer's index.
@@ -110,11 +110,11 @@ struct WorkloadDriver::Gpu {
   Stage stage = kStepBegin;
   Time blocked_since = -1;          // waiting for a wg collective since
   bool timer_pending = false;       // the program waits for the client's clock to reach `at` (kProgram event)
-  Time at = 0;                      // the program's own time when it last stopped (ps): ahead of the client's while timer_pending
+  Time at = 0;                      // the program's own time (ps): where its kProgram event is while timer_pending
   std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
   // Per row, when its last wg ended here (ps): a wg with flows, when its communication completed (-1:
-  // none); a wg without, when its update delay is over (-1 when that is past the time limit), in the
-  // program's own time, which the client's may not have reached.
+  // none); a wg without, when its update delay is over, in the program's own time, which the client's
+  // may not have reached (-1: a delay that ends past the time limit, whose kWgUpdate never runs).
   std::vector<Time> wg_time;
   Time wg_local_until = 0;          // when the last update delay of a wg without flows is over (ps)
   uint32_t wg_outstanding = 0;      // wg collectives whose end the client's clock brings
@@ -325,7 +325,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
     return true;
   };
   // A collective of the current row without flows: its update delay runs in the program's time (a wg's
-  // in the background: done_locally records when it is over).
+  // in the background: wg_done_locally records when it is over).
   auto no_flows = [&](Phase phase) {
     const uint32_t row = static_cast<uint32_t>(G.row);
     const Time update = rows_[row].update;
@@ -674,7 +674,8 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
   if (G.stage == kDone || G.stage == kEndWait) return kNoIssue;
   const std::vector<ProgramStep>& prog = programs_[G.pp_stage];
   uint32_t iter = G.iter, pc = G.pc;
-  // The first phase of step pc still ahead (0 fwd, 1 ig, 2 wg); the compute of a phase under way counts 0.
+  // The first phase of step pc still ahead (0 fwd, 1 ig, 2 wg); the compute of a phase under way (or over,
+  // in a program parked at its issue at G.at) counts 0.
   uint32_t from = 0;
   bool running = false;
   // (A ...Issue stage with no timer pending is issuing now: a wg moves on to the next step at once.)
@@ -1030,6 +1031,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
   G.stage = next;
   if (update > 0) {
     G.timer_pending = true;
+    G.at = now + update;
     net_.schedule_client(now + update, g, tag(kProgram));
   } else if (advancing_ != g) {
     advance(g);  // from a flow completion: continue the program now (inside advance it goes on by itself)
@@ -1125,16 +1127,19 @@ std::string WorkloadDriver::describe_pending() const {
 void WorkloadDriver::finish_report(Time until) {
   const Time now = net_.client_now();
   if (gpus_done_ < layout_.gpus) {
-    // Run dry: when the last event ran. Stopped: at the time limit, which may be long after the last
-    // event (a max_time inside the first compute phase ran nothing at all).
+    // Run dry: when the last event ran, or a program's last wg update delay ended (in its own time,
+    // without an event). Stopped: at the time limit, which may be long after the last event (a max_time
+    // inside the first compute phase ran nothing at all).
     const bool dry = net_.pending_events() == 0;
+    Time last = now;
+    for (const Gpu& G : gpus_) last = std::max(last, G.wg_local_until);
     if (net_.stopped_by_signal())
       report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {} collectives pending:{}",
                                        signal_name(net_.stop_signal()), double(now) / kSec, pending_, describe_pending());
     else
       report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
                                        dry ? "no runnable events" : "stopped by the time limit",
-                                       double(dry ? now : until) / kSec, pending_, describe_pending());
+                                       double(dry ? last : until) / kSec, pending_, describe_pending());
   }
   Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {

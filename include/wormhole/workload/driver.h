@@ -147,8 +147,9 @@ class WorkloadDriver final : public TrainingClient {
   /// collectives pending" and lists the first of them with their pending flows.
   bool run(Time until) override;
   /// run() in two halves, for a distributed run (the engine runs the network in between): start(until)
-  /// starts every GPU at time 0 (`until`, ps: the time limit the network will run to); finish(until) writes the report (`until`, ps: the time limit the run
-  /// was given) and returns whether the workload completed.
+  /// starts every GPU at time 0 (`until`, ps: the time limit the network will run to; no program runs
+  /// ahead past it); finish(until) writes the report (`until`: the same limit) and returns whether the
+  /// workload completed.
   void start(Time until) override;
   bool finish(Time until) override;
 
@@ -179,7 +180,9 @@ class WorkloadDriver final : public TrainingClient {
 
   void advance(uint32_t gpu);
   void advance_loop(uint32_t gpu);
-  /// Whether the collective of (row, phase) has flows (else it completes at issue), at any GPU.
+  /// Whether the collective of (row, phase) may have flows, at any GPU: not NONE, not 0 B, not an
+  /// ignored group, a group of more than one GPU (else it completes at issue without an instance). One
+  /// whose chunks are 0 B (ZeroChunk::NoFlows) has none all the same: issue() finds that.
   bool sends(uint32_t row, Phase phase) const;
   /// GPU `gpu`'s wg collective of (row, iter), which has no flows, is done with its update delay at
   /// `at` (ps, the program's own time).

@@ -53,9 +53,10 @@ class JobSet final : public TrainingClient {
   /// Starts the jobs and runs the network until every job is done, the queue is empty, or `until`
   /// (ps). Returns true if every job completed.
   bool run(Time until) override;
-  /// run() in two halves, for a distributed run (the engine runs the network in between): start()
-  /// starts the jobs of start time 0 and schedules the others' starts; finish(until) writes every
-  /// job's report and returns whether every job completed.
+  /// run() in two halves, for a distributed run (the engine runs the network in between): start(until)
+  /// starts the jobs of start time 0 and schedules the others' starts (`until`, ps: the time limit the
+  /// network will run to, passed to each job's driver); finish(until) writes every job's report and
+  /// returns whether every job completed.
   void start(Time until) override;
   bool finish(Time until) override;
   /// The mean over the jobs of the share of their collectives done (jobs without any left out),
