@@ -289,6 +289,26 @@ TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
       << r.report.incomplete;
 }
 
+// Regression: a run that runs dry reports when its programs' work ended, a wg update delay included, though
+// that delay ran in the program's own time without an event (it named the last event's time, about 2012 us,
+// before the iteration's reported end). NIC links dropped as above; by hand: fwd l0 1 us, fwd l1 1 us + 1 ms
+// update (1002 us), ig l1 1 us + 1 ms update (2003 us), wg l1 1 us (2004 us: its update ends at 3004 us),
+// ig l0 and wg l0 1 us each: the DP AllReduce issued at 2006 us never completes between the servers.
+TEST(WorkloadDriver, RunDryAfterAnUpdateDelayInTheProgramsTimeNamesItsEnd) {
+  GeneratedFabric f = fabric16();
+  std::vector<TopoLink> kept;
+  for (const TopoLink& l : f.topo.links)
+    if (f.topo.nvswitch(l.a) || f.topo.nvswitch(l.b)) kept.push_back(l);
+  f.topo.links = kept;
+  const Workload w = workload(kTp8, {"l0 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1048576 0",
+                                     "l1 -1 1000 NONE 0 1000 NONE 0 1000 NONE 0 1000000"});
+  const DriverRun r = run(w, f);
+  EXPECT_FALSE(r.complete);
+  EXPECT_NE(r.report.incomplete.find("no runnable events at 0.003004 s"), std::string::npos) << r.report.incomplete;
+  ASSERT_EQ(r.report.iterations.size(), 1u);
+  EXPECT_EQ(r.report.iterations[0].end, 3004 * kUs);
+}
+
 // Regression: with update time 0 a flow completion runs the next steps of a GPU's program at once,
 // which creates new collectives while the completion handler is still working on the old one (it
 // used to hold a reference into the reallocated instance vector). 6 rows of 1 MiB fwd AllReduce,
