@@ -1080,9 +1080,14 @@ void WorkloadDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {
 std::string WorkloadDriver::describe_pending() const {
   std::string s;
   int shown = 0;
-  for (uint32_t id = 0; id < inst_.size() && shown < 5; ++id) {
+  uint64_t more = 0;  // pending collectives not shown
+  for (uint32_t id = 0; id < inst_.size(); ++id) {
     const Instance& in = inst_[id];
     if (in.members_done == in.plan->members().size()) continue;
+    if (shown == 5) {
+      ++more;
+      continue;
+    }
     ++shown;
     const CollectiveRecord& rec = report_.collectives[in.record];
     const CollectivePlan& cp = in.plan->cp;
@@ -1105,12 +1110,13 @@ std::string WorkloadDriver::describe_pending() const {
       const FlowStep st = cp.flow(f);
       const bool src_issued = in.issued[cp.src_index(f)];
       s += fmt::format("\n    flow GPU {} -> GPU {}, {} B, ring {} step {}: {}", st.src, st.dst, st.bytes, st.ring, st.step,
-                       released(f) ? "released, not finished (in flight, or without a path)"
+                       released(f) ? "released, not finished (waiting for its send latency, in flight, or without a path)"
                        : !src_issued         ? "its sender has not issued the collective"
                                              : "waiting for its parent flow");
       ++listed;
     }
   }
+  if (more > 0) s += fmt::format("\n  ... and {} more collectives", more);
   uint32_t gpus_left = 0;
   for (const Gpu& G : gpus_) gpus_left += G.stage != kDone;
   int transfers = 0;

@@ -285,8 +285,12 @@ TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
   EXPECT_NE(r.report.incomplete.find("no runnable events"), std::string::npos) << r.report.incomplete;
   EXPECT_NE(r.report.incomplete.find("8 collectives pending"), std::string::npos) << r.report.incomplete;
   EXPECT_NE(r.report.incomplete.find("wg AllReduce on DP group of GPU 0"), std::string::npos) << r.report.incomplete;
-  EXPECT_NE(r.report.incomplete.find("flow GPU 0 -> GPU 8, 524288 B, ring 0 step 0: released, not finished (in flight, or without a path)"), std::string::npos)
+  EXPECT_NE(r.report.incomplete.find("flow GPU 0 -> GPU 8, 524288 B, ring 0 step 0: released, not finished (waiting for "
+                                     "its send latency, in flight, or without a path)"),
+            std::string::npos)
       << r.report.incomplete;
+  // 5 of the 8 are described; the others are counted (they went unmentioned).
+  EXPECT_NE(r.report.incomplete.find("... and 3 more collectives"), std::string::npos) << r.report.incomplete;
 }
 
 // Regression: a run that runs dry reports when its programs' work ended, a wg update delay included, though
