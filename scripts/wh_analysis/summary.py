@@ -213,8 +213,8 @@ def text(s):
                          f"{c('follow_failures'):,} follow failures, {c('margin_violations'):,} margin violations")
             if c("approximate") + c("approximate_replays") > 0:
                 worst = float(h.get("collective_memo_verify_max_error", 0))
-                lines.append(f"coll memo {c('approximate'):,} patterns recorded with skips, "
-                             f"{c('approximate_replays'):,} replays of them (estimated error "
+                lines.append(f"coll memo {c('approximate'):,} patterns recorded with skips in this run, "
+                             f"{c('approximate_replays'):,} replays of patterns recorded with skips (estimated error "
                              f"{float(h.get('collective_memo_estimated_error_bytes', 0)):.0f} bytes carried over)"
                              + (f"; verified: largest completion error {100 * worst:.4f} %" if worst > 0 else ""))
     return lines

@@ -245,8 +245,9 @@ inline void print_skip_summary(const SkipReport& r) {
                 all > 0 ? 100.0 * double(s.events_skipped + c.events_replayed) / all : 0.0);
   }
   if (const CollectiveMemoStats& c = r.collective; c.on && (c.approximate + c.approximate_replays > 0 || c.verify_max_error > 0)) {
-    std::printf("wormhole: collective memo: %lu patterns recorded with skips, %lu replays of them (estimated error %.0f "
-                "bytes carried over)",
+    // A warm start replays patterns an earlier run recorded with skips: the two counts are apart.
+    std::printf("wormhole: collective memo: %lu patterns recorded with skips in this run, %lu replays of patterns "
+                "recorded with skips (estimated error %.0f bytes carried over)",
                 static_cast<unsigned long>(c.approximate), static_cast<unsigned long>(c.approximate_replays),
                 c.estimated_error_bytes);
     if (c.verify_max_error > 0) std::printf("; verified: largest completion error %.4f %%", 100 * c.verify_max_error);
