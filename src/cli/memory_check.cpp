@@ -89,6 +89,7 @@ std::string format_memory_estimate(const MemoryEstimate& e, uint64_t limit, cons
                               format_bytes(e.network.routing));
   if (e.flows) s += ", flows " + format_bytes(e.flows);
   if (e.plans) s += ", collective plans " + format_bytes(e.plans);
+  if (e.programs) s += ", GPU programs " + format_bytes(e.programs);
   s += ")";
   if (e.run_flows)
     s += fmt::format(", + {} by the end for the workload's {} flows", format_bytes(e.run_flows), e.run_flow_count);
@@ -108,6 +109,7 @@ void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& so
     std::string parts = fmt::format("routing table {}, ports {}", format_bytes(n.routing), format_bytes(n.ports));
     if (e.flows) parts += ", flows " + format_bytes(e.flows);
     if (e.plans) parts += ", collective plans " + format_bytes(e.plans);
+    if (e.programs) parts += ", GPU programs " + format_bytes(e.programs);
     throw InputError(file, line,
                      fmt::format("the run would need about {} at set-up ({}), more than the {} limit ({}); nothing "
                                  "was run or written",

@@ -13,10 +13,11 @@ struct MemoryEstimate {
   NetworkFootprint network;
   uint64_t flows = 0;           ///< the flows made at set-up (a flow file, background flows)
   uint64_t plans = 0;           ///< a workload's collective plans, kept from their first issue to the end
+  uint64_t programs = 0;        ///< a workload's GPU programs and their report records (driver_program_bytes)
   uint64_t run_flows = 0;       ///< a workload's flows, made as it runs and kept to its end
   uint64_t run_flow_count = 0;  ///< how many those are
   /// What set-up and the first collectives allocate, the figure a run is refused on.
-  uint64_t setup() const { return network.total() + flows + plans; }
+  uint64_t setup() const { return network.total() + flows + plans + programs; }
 };
 
 /// The limit a run's set-up must fit in, bytes: `option` (--memory-limit) if given, else this machine's

@@ -125,12 +125,14 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
     for (const JobRun& run : r.jobs) {
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
       m.plans += c.plan_bytes;
+      m.programs += driver_program_bytes(*run.workload, run.layout, run.options);
       m.run_flows += c.flows * kept_bytes_per_flow(false);
       m.run_flow_count += c.flows;
     }
   } else if (r.chakra.ranks.empty()) {
     const WorkloadFlowCount c = count_workload_flows(r.workload, r.layout, r.options);
     m.plans = c.plan_bytes;
+    m.programs = driver_program_bytes(r.workload, r.layout, r.options);
     m.run_flows = c.flows * kept_bytes_per_flow(false);
     m.run_flow_count = c.flows;
   }

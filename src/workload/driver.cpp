@@ -121,6 +121,20 @@ struct WorkloadDriver::Gpu {
   std::map<uint32_t, Time> issued_at;  // instance -> issue time (collectives in flight at this GPU)
 };
 
+uint64_t driver_program_bytes(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
+  const uint64_t rows = w.layers.size();
+  // Per GPU: its program counter, per row its wg's iteration and time, its report record.
+  const uint64_t per_gpu = sizeof(WorkloadDriver::Gpu) + rows * (sizeof(int32_t) + sizeof(Time)) + sizeof(GpuRecord);
+  // Per row: what the programs read of it, its steps in each stage's program (forward and backward), and
+  // the report GPU's record of it in each iteration (MICRO: row 0's only), with its name.
+  uint64_t names = 0;
+  for (const WorkloadLayer& l : w.layers) names += l.name.size() >= 16 ? l.name.size() + 1 : 0;  // past the inline 15
+  const uint64_t shown = w.header.micro ? std::min<uint64_t>(1, rows) : rows;
+  const uint64_t per_rows = rows * (sizeof(WorkloadDriver::Row) + 2 * uint64_t(std::max<uint32_t>(1, layout.pp)) * sizeof(ProgramStep)) +
+                            uint64_t(o.iterations) * (shown * sizeof(LayerRecord) + (shown == rows ? names : 0));
+  return uint64_t(layout.gpus) * per_gpu + per_rows;
+}
+
 WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayout& layout, const DriverOptions& o,
                                NetObserver* forward, bool install)
     : net_(net), w_(w), layout_(layout), o_(o), forward_(forward) {

@@ -65,6 +65,9 @@ dir = "{self.dir / 'scenario-out'}"
         p, out = self.run_wh(self.scenario(1024), "--memory-limit", "1MB", expect=2)
         self.assertIn("memory estimate: ", p.stdout)
         self.assertIn("routing 41.5 KB", p.stdout)
+        # 1024 GPUs, 1 row: 12 B a GPU and row, and per GPU its program counter and report record.
+        self.assertIn(", GPU programs ", p.stdout)
+        self.assertIn(", GPU programs ", p.stderr)
         self.assertIn("limit 1.00 MB (--memory-limit)", p.stdout)
         self.assertIn("sx1024.toml:2: the run would need about ", p.stderr)
         self.assertIn("routing table 41.5 KB", p.stderr)

@@ -106,6 +106,11 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
 /// of flows left (5 B), and per flow its "finished" bit. Nothing else grows with the flows: a plan of
 /// 8.4 M flows on 2048 ranks takes about 1.07 MB.
 uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows);
+/// Bytes the driver and its report hold for the GPUs' programs of workload `w` on `layout`, whatever the
+/// collectives: per GPU its program counter, 12 B per row (its wg's iteration and time) and its report
+/// record (GpuRecord); per row its compact form and program steps, and per row and iteration (of
+/// `o.iterations`) the report GPU's layer record. A 784-row workload on 131,072 GPUs needs over 1.2 GB.
+uint64_t driver_program_bytes(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
 
 /// Executes one workload on one network. Semantics (HYBRID_TRANSFORMER* policies, per GPU, per
 /// iteration p):
@@ -172,6 +177,7 @@ class WorkloadDriver final : public TrainingClient {
 
  private:
   friend uint64_t driver_plan_bytes(uint32_t, uint64_t);  // sizes the Plan and the Instance
+  friend uint64_t driver_program_bytes(const Workload&, const GroupLayout&, const DriverOptions&);  // the Gpu, the Row
   struct Plan;        // a CollectivePlan with its per-rank indices (shared by identical collectives)
   struct Instance;    // one collective in flight
   struct Gpu;         // one GPU's program counter
