@@ -285,13 +285,18 @@ TEST(WorkloadDriver, FlowWhoseParentFinishedBeforeItsSenderIssuedIsReleasedAtThe
 
 // A collective whose group cannot reach itself (two servers without a fabric) never completes:
 // the run ends when no events are left and says which collective is pending.
-TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
+/// fabric16() without its NIC links: the servers are islands joined only by NVLink inside.
+static GeneratedFabric fabric16_without_nics() {
   GeneratedFabric f = fabric16();
-  // Drop every NIC link: servers are islands joined only by NVLink inside.
   std::vector<TopoLink> kept;
   for (const TopoLink& l : f.topo.links)
     if (f.topo.nvswitch(l.a) || f.topo.nvswitch(l.b)) kept.push_back(l);
   f.topo.links = kept;
+  return f;
+}
+
+TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
+  const GeneratedFabric f = fabric16_without_nics();
   const Workload w = workload(kTp8, {"a -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1"});
   const DriverRun r = run(w, f);
   EXPECT_FALSE(r.complete);
@@ -312,11 +317,7 @@ TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
 // update (1002 us), ig l1 1 us + 1 ms update (2003 us), wg l1 1 us (2004 us: its update ends at 3004 us),
 // ig l0 and wg l0 1 us each: the DP AllReduce issued at 2006 us never completes between the servers.
 TEST(WorkloadDriver, RunDryAfterAnUpdateDelayInTheProgramsTimeNamesItsEnd) {
-  GeneratedFabric f = fabric16();
-  std::vector<TopoLink> kept;
-  for (const TopoLink& l : f.topo.links)
-    if (f.topo.nvswitch(l.a) || f.topo.nvswitch(l.b)) kept.push_back(l);
-  f.topo.links = kept;
+  const GeneratedFabric f = fabric16_without_nics();
   const Workload w = workload(kTp8, {"l0 -1 1000 NONE 0 1000 NONE 0 1000 ALLREDUCE 1048576 0",
                                      "l1 -1 1000 NONE 0 1000 NONE 0 1000 NONE 0 1000000"});
   const DriverRun r = run(w, f);
