@@ -111,11 +111,18 @@ struct WorkloadDriver::Gpu {
   Time blocked_since = -1;          // waiting for a wg collective since
   bool timer_pending = false;       // the program waits for the client's clock to reach `at` (kProgram event)
   Time at = 0;                      // the program's own time (ps): where its kProgram event is while timer_pending
-  std::vector<int32_t> wg_done_iter; // per row: last iteration whose wg completed here
-  // Per row, when its last wg ended here (ps): a wg with flows, when its communication completed (-1:
-  // none); a wg without, when its update delay is over, in the program's own time, which the client's
-  // may not have reached (-1: a delay that ends past the time limit, whose kWgUpdate never runs).
+  // Per row whose wg collective has flows (Row::wg_slot): the last iteration whose wg completed here,
+  // and when its communication completed (ps; -1: none).
+  std::vector<int32_t> wg_done_iter;
   std::vector<Time> wg_time;
+  // A wg without flows is done when its row's step issues it, its update delay over in the program's own
+  // time: only the delays not known to be over where the program stands are kept (a few: the GPU's
+  // state does not grow with the rows). One past the time limit stays, never over.
+  struct LocalWg {
+    uint32_t row, iter;
+    Time ready;  // ps
+  };
+  std::vector<LocalWg> wg_pending;
   Time wg_local_until = 0;          // when the last update delay of a wg without flows is over (ps)
   uint32_t wg_outstanding = 0;      // wg collectives whose end the client's clock brings
   std::map<uint32_t, Time> issued_at;  // instance -> issue time (collectives in flight at this GPU)
@@ -123,8 +130,12 @@ struct WorkloadDriver::Gpu {
 
 uint64_t driver_program_bytes(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
   const uint64_t rows = w.layers.size();
-  // Per GPU: its program counter, per row its wg's iteration and time, its report record.
-  const uint64_t per_gpu = sizeof(WorkloadDriver::Gpu) + rows * (sizeof(int32_t) + sizeof(Time)) + sizeof(GpuRecord);
+  // Per GPU: its program counter, per row whose wg collective has flows that wg's iteration and time, its
+  // report record.
+  uint64_t wg_rows = 0;
+  for (const WorkloadLayer& l : w.layers)
+    wg_rows += l.wg.op != Collective::None && l.wg.bytes > 0 && !o.ignore_group[static_cast<size_t>(l.wg.group)];
+  const uint64_t per_gpu = sizeof(WorkloadDriver::Gpu) + wg_rows * (sizeof(int32_t) + sizeof(Time)) + sizeof(GpuRecord);
   // Per row: what the programs read of it, its steps in each stage's program (forward and backward), and
   // the report GPU's record of it in each iteration (MICRO: row 0's only), with its name.
   uint64_t names = 0;
@@ -155,18 +166,6 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
     }
     for (uint32_t s = 0; s < layout_.pp; ++s) programs_.push_back(stage_program(w_, layout_, mb_, o_.pipeline, s));
   }
-  gpus_.resize(layout_.gpus);
-  if (o_.memo) {
-    involved_.assign(layout_.gpus, {0, 0});
-    for (uint32_t g = 0; g < layout_.gpus; ++g) gpu_at_host_.emplace(host_of(g), g);
-  }
-  for (uint32_t i = 0; i < layout_.gpus; ++i) {
-    Gpu& g = gpus_[i];
-    g.wg_done_iter.assign(rows, -1);
-    g.wg_time.assign(rows, -1);
-    g.pp_stage = i / layout_.stage_gpus;
-    g.stage = w_.header.micro ? kMicroIssue : kStepBegin;
-  }
   rows_.resize(rows);
   for (uint32_t r = 0; r < rows; ++r) {
     const WorkloadLayer& l = w_.layers[r];
@@ -180,6 +179,25 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
       if (!none && layout_.gpus > 0 && group_members(layout_, op.group, 0).size() > 1)
         R.sends |= static_cast<uint8_t>(1u << static_cast<uint32_t>(p));
     }
+    if (R.sends & 4) R.wg_slot = wg_slots_++;
+  }
+  // Which rows each stage's program runs a backward step of (issues a wg collective of).
+  for (const std::vector<ProgramStep>& prog : programs_) {
+    bwd_rows_.emplace_back(rows, false);
+    for (const ProgramStep& st : prog)
+      if (st.kind == ProgramStep::Bwd) bwd_rows_.back()[st.arg] = true;
+  }
+  gpus_.resize(layout_.gpus);
+  if (o_.memo) {
+    involved_.assign(layout_.gpus, {0, 0});
+    for (uint32_t g = 0; g < layout_.gpus; ++g) gpu_at_host_.emplace(host_of(g), g);
+  }
+  for (uint32_t i = 0; i < layout_.gpus; ++i) {
+    Gpu& g = gpus_[i];
+    g.wg_done_iter.assign(wg_slots_, -1);
+    g.wg_time.assign(wg_slots_, -1);
+    g.pp_stage = i / layout_.stage_gpus;
+    g.stage = w_.header.micro ? kMicroIssue : kStepBegin;
   }
   iter_end_.assign(o_.iterations, 0);
   report_.per_gpu.assign(layout_.gpus, GpuRecord{});
@@ -344,12 +362,15 @@ void WorkloadDriver::advance_loop(uint32_t g) {
     const uint32_t row = static_cast<uint32_t>(G.row);
     const Time update = rows_[row].update;
     if (phase == Phase::Wg) {
-      if (update > 0 && t + update > horizon_) {  // never over in this run: as the per-step events did
+      if (update > 0 && t + update > horizon_) {
+        // Never over in this run: kept, and its event (past the limit: it never runs) keeps the run from
+        // reading as run dry, as the per-step events did.
+        G.wg_pending.push_back({row, G.iter, t + update});
         const uint32_t slot = static_cast<uint32_t>(wg_updates_.size());
         wg_updates_.push_back({g, row, G.iter, -1});
         net_.schedule_client(t + update, slot, tag(kWgUpdate));
       } else {
-        wg_done_locally(g, row, G.iter, t + update);
+        wg_done_locally(g, row, G.iter, t, t + update);
       }
       return false;
     }
@@ -397,7 +418,8 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         if (G.blocked_since >= 0) {
           // Exposed: blocked until the wg's communication completed (its update delay is not
           // communication, as for fwd and ig); nothing when it had no flows.
-          const Time completed = G.wg_time[G.row];
+          const uint32_t s = rows_[G.row].wg_slot;
+          const Time completed = s != kNoSlot ? G.wg_time[s] : -1;
           if (completed > G.blocked_since) {
             add_exposed(g, G.row, Phase::Wg, completed - G.blocked_since);
             if (g == o_.report_gpu) layer_record(G.iter - 1, G.row).exposed[2] += completed - G.blocked_since;
@@ -448,7 +470,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           report_.per_gpu[g].update += R.update;  // the ig's (a wg's update is in the background)
           t = wg_at;
           ++G.wg_outstanding;
-          wg_done_locally(g, static_cast<uint32_t>(G.row), G.iter, t + R.update);
+          wg_done_locally(g, static_cast<uint32_t>(G.row), G.iter, t, t + R.update);
           note_time(G.iter, t);
           ++G.pc;
           G.stage = kStepBegin;
@@ -536,19 +558,34 @@ bool WorkloadDriver::sends(uint32_t row, Phase phase) const {
   return rows_[row].sends >> static_cast<uint32_t>(phase) & 1;
 }
 
-void WorkloadDriver::wg_done_locally(uint32_t g, uint32_t row, uint32_t iter, Time at) {
+void WorkloadDriver::wg_done_locally(uint32_t g, uint32_t row, uint32_t iter, Time t, Time at) {
   Gpu& G = gpus_[g];
-  G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
-  G.wg_time[row] = at;
+  forget_over(G, t);
+  if (at > t) G.wg_pending.push_back({row, iter, at});
   G.wg_local_until = std::max(G.wg_local_until, at);
   --G.wg_outstanding;
   note_time(iter, at);
 }
 
+void WorkloadDriver::forget_over(Gpu& G, Time t) const {
+  std::erase_if(G.wg_pending, [&](const Gpu::LocalWg& e) { return e.ready <= t && e.ready <= horizon_; });
+}
+
 bool WorkloadDriver::wg_ready(Gpu& G, uint32_t row, uint32_t iter, Time& t) const {
-  if (G.wg_done_iter[row] < static_cast<int32_t>(iter)) return false;
-  // Done in the program's own time: a wait until its update delay is over sees nothing else.
-  t = std::max(t, G.wg_time[row]);  // a wg with flows completed before the client's time: no move
+  if (const uint32_t s = rows_[row].wg_slot; s != kNoSlot) {
+    if (G.wg_done_iter[s] < static_cast<int32_t>(iter)) return false;
+    t = std::max(t, G.wg_time[s]);  // completed before the client's time: no move
+    return true;
+  }
+  // Without flows: issued by the row's backward step of iteration `iter` (the program went past it, if
+  // its stage runs that step), done when its update delay is over; the program's time moves there.
+  if (!bwd_rows_[G.pp_stage][row]) return false;
+  Time ready = -1;
+  for (const Gpu::LocalWg& e : G.wg_pending)
+    if (e.row == row && e.iter <= iter) ready = std::max(ready, e.ready);
+  if (ready > horizon_) return false;  // past the time limit: never over in this run
+  t = std::max(t, ready);
+  forget_over(G, t);
   return true;
 }
 
@@ -714,7 +751,7 @@ Time WorkloadDriver::earliest_issue(uint32_t x, uint8_t kinds, const Instance& o
     const bool fwd = s.kind == ProgramStep::Fwd;
     // A row's forward waits for its wg of the iteration before: the offered one ends at done_x here.
     if (fwd && done_x >= 0 && offered.phase == Phase::Wg && offered.row == s.arg && offered.iter + 1 == iter &&
-        G.wg_done_iter[s.arg] < static_cast<int32_t>(offered.iter))
+        G.wg_done_iter[rows_[s.arg].wg_slot] < static_cast<int32_t>(offered.iter))
       t = std::max(t, done_x);
     for (uint32_t ph = fwd ? 0 : std::max(from, 1u); ph < (fwd ? 1u : 3u); ++ph) {  // a backward step: ig, wg
       const Phase phase = fwd ? Phase::Fwd : ph == 1 ? Phase::Ig : Phase::Wg;
@@ -1057,8 +1094,12 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
 void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time completed) {
   Gpu& G = gpus_[g];
   const Time now = net_.client_now();
-  G.wg_done_iter[row] = std::max<int32_t>(G.wg_done_iter[row], static_cast<int32_t>(iter));
-  G.wg_time[row] = completed;
+  if (const uint32_t s = rows_[row].wg_slot; s != kNoSlot) {
+    G.wg_done_iter[s] = std::max<int32_t>(G.wg_done_iter[s], static_cast<int32_t>(iter));
+    G.wg_time[s] = completed;
+  } else {  // a wg without flows whose update delay ran past the time limit (its event never runs)
+    std::erase_if(G.wg_pending, [&](const Gpu::LocalWg& e) { return e.row == row && e.iter <= iter; });
+  }
   --G.wg_outstanding;
   note_time(iter, now);
   if (advancing_ == g) return;
@@ -1173,8 +1214,14 @@ void WorkloadDriver::finish_report(Time until) {
     for (const Gpu& G : gpus_) {
       if (G.stage == kDone) continue;
       if (G.iter <= i) complete = false;
-      if (!w_.header.micro)
-        for (int32_t d : G.wg_done_iter) complete = complete && d >= static_cast<int32_t>(i);
+      if (w_.header.micro) continue;
+      for (int32_t d : G.wg_done_iter) complete = complete && d >= static_cast<int32_t>(i);
+      // Without flows: every row's backward step in its stage's program, none of them past the limit.
+      const std::vector<bool>& bwd = bwd_rows_[G.pp_stage];
+      complete = complete && std::all_of(bwd.begin(), bwd.end(), [](bool b) { return b; }) &&
+                 std::none_of(G.wg_pending.begin(), G.wg_pending.end(), [&](const Gpu::LocalWg& e) {
+                   return e.iter <= i && e.ready > horizon_;
+                 });
     }
     report_.iterations.push_back({i, prev, end, complete});
     prev = end;

@@ -118,17 +118,22 @@ TEST(WorkloadDriver, StepsWithoutFlowsTakeNoEventEach) {
   for (const GpuRecord& g : r.report.per_gpu) EXPECT_EQ(g.finish, 12740 * kNs);
 }
 
-// The memory estimate's GPU programs: a GPU keeps 12 B per row (its wg's iteration and time) whatever
-// the collectives, so 784 rows (GPT-175B's count) on 131,072 GPUs need 131,072 x 784 x 12 = 1,233,125,376 B,
-// plus less than 1 KiB a GPU (its program counter and report record) and 1 KiB a row (its steps and report
-// record): that state was not in the estimate, which refuses a run that cannot fit.
-TEST(WorkloadDriver, ProgramBytesCountTwelveBytesAGpuAndRow) {
+// The memory estimate's GPU programs: a GPU keeps 12 B per row whose wg collective has flows (its
+// iteration and time), so 784 such rows (GPT-175B's count) on 131,072 GPUs need 131,072 x 784 x 12 =
+// 1,233,125,376 B, plus less than 1 KiB a GPU (its program counter and report record) and 1 KiB a row (its
+// steps and report record): that state was not in the estimate, which refuses a run that cannot fit. A wg
+// without flows keeps nothing per row (GPT-7B's 1,058 rows have 3 wg collectives).
+TEST(WorkloadDriver, ProgramBytesCountTwelveBytesAGpuAndRowWithAWgCollective) {
   const Workload w = workload(
       "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 131072",
       std::vector<std::string>(784, "l -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1"));
   const uint64_t b = driver_program_bytes(w, make_layout(w.header, 131072, 8), DriverOptions{});
   EXPECT_GE(b, 1233125376u);
   EXPECT_LT(b, 1233125376u + 131072u * 1024 + 784u * 1024);
+  const Workload none = workload(
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 131072",
+      std::vector<std::string>(784, "l -1 1 NONE 0 1 NONE 0 1 NONE 0 1"));
+  EXPECT_LT(driver_program_bytes(none, make_layout(none.header, 131072, 8), DriverOptions{}), 131072u * 1024 + 784u * 1024);
 }
 
 // TP-8 AllReduce of 16 MiB on 16 GPUs (two TP groups, one per server): 2 groups × 8 rings × 14 steps ×

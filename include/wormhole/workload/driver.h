@@ -106,10 +106,11 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
 /// of flows left (5 B), and per flow its "finished" bit. Nothing else grows with the flows: a plan of
 /// 8.4 M flows on 2048 ranks takes about 1.07 MB.
 uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows);
-/// Bytes the driver and its report hold for the GPUs' programs of workload `w` on `layout`, whatever the
-/// collectives: per GPU its program counter, 12 B per row (its wg's iteration and time) and its report
-/// record (GpuRecord); per row its compact form and program steps, and per row and iteration (of
-/// `o.iterations`) the report GPU's layer record. A 784-row workload on 131,072 GPUs needs over 1.2 GB.
+/// Bytes the driver and its report hold for the GPUs' programs of workload `w` on `layout`: per GPU its
+/// program counter, 12 B per row whose wg collective has flows (that wg's iteration and time) and its
+/// report record (GpuRecord); per row its compact form and program steps, and per row and iteration (of
+/// `o.iterations`) the report GPU's layer record. 784 rows with a DP wg each on 131,072 GPUs need over
+/// 1.2 GB; without flows a wg keeps nothing per row.
 uint64_t driver_program_bytes(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
 
 /// Executes one workload on one network. Semantics (HYBRID_TRANSFORMER* policies, per GPU, per
@@ -190,9 +191,11 @@ class WorkloadDriver final : public TrainingClient {
   /// ignored group, a group of more than one GPU (else it completes at issue without an instance). One
   /// whose chunks are 0 B (ZeroChunk::NoFlows) has none all the same: issue() finds that.
   bool sends(uint32_t row, Phase phase) const;
-  /// GPU `gpu`'s wg collective of (row, iter), which has no flows, is done with its update delay at
-  /// `at` (ps, the program's own time).
-  void wg_done_locally(uint32_t gpu, uint32_t row, uint32_t iter, Time at);
+  /// GPU `gpu`'s wg collective of (row, iter), which has no flows, issued at its program's time `t`, is
+  /// done with its update delay at `at` (ps, the program's own time).
+  void wg_done_locally(uint32_t gpu, uint32_t row, uint32_t iter, Time t, Time at);
+  /// Forgets G's update delays of wg collectives without flows that are over by the program's time `t` (ps).
+  void forget_over(Gpu& G, Time t) const;
   /// Whether G's wg of (row, iter) is done by the program's time `t` (ps), moved to when its update
   /// delay ends if that is later.
   bool wg_ready(Gpu& G, uint32_t row, uint32_t iter, Time& t) const;
@@ -294,8 +297,12 @@ class WorkloadDriver final : public TrainingClient {
     std::array<Time, 3> compute{};  // per Phase, ps
     Time update = 0;                // after each of the row's collectives, ps
     uint8_t sends = 0;              // bit Phase: that collective has flows (issue() makes an instance)
+    uint32_t wg_slot = UINT32_MAX;  // its wg with flows' index in a GPU's per-wg state (kNoSlot: none)
   };
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   std::vector<Row> rows_;
+  uint32_t wg_slots_ = 0;                   // rows whose wg collective has flows
+  std::vector<std::vector<bool>> bwd_rows_;  // per pipeline stage: the rows its program has a backward step of
   Time horizon_ = INT64_MAX;  // the run's time limit (ps): programs never run ahead past it
   std::vector<Time> iter_end_;
   uint64_t pending_ = 0;   // collectives and pipeline transfers not complete at every member
