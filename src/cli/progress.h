@@ -27,8 +27,8 @@ struct ProgressFigures {
   /// Wormhole: the model's events left out (fast-forward's skips, the collective memo's replays) over
   /// those and the executed ones; < 0 = Wormhole off
   double skip_ratio = -1;
-  /// Collective memo: flows replayed so far (they send no packet, so the skip ratio does not count
-  /// them); < 0 = no collective memo.
+  /// Collective memo: flows replayed so far (the skip ratio counts the events they stand for); < 0 = no
+  /// collective memo.
   int64_t replayed_flows = -1;
 };
 

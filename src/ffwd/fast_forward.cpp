@@ -186,8 +186,9 @@ void FastForward::skip_back(uint32_t pid) {
     stats_.skipped_flow_time += back;
     if (p.replaying) stats_.replayed_flow_time += back;
     net_.credit(id, keep - t.credited, back);
-    stats_.estimated_error_bytes -= t.est_rel * double(t.credited - keep);
-    t.err_bytes -= t.est_rel * double(t.credited - keep);
+    const double returned = t.est_rel * double(t.credited - keep);  // the run's and the flow's estimate
+    stats_.estimated_error_bytes -= returned;
+    t.err_bytes -= returned;
     t.credited = keep;
   }
   ++(p.replaying ? stats_.replay_backs : stats_.skip_backs);
@@ -435,8 +436,9 @@ void FastForward::skip(uint32_t pid, Time dt) {
     Track& t = track(id);
     credit_skip(id, t, static_cast<uint64_t>(t.goodput * double(dt)) / payload, t.goodput, dt, false);
     t.est_rel = skip_error(t, dt);
-    stats_.estimated_error_bytes += t.est_rel * double(t.credited);
-    t.err_bytes += t.est_rel * double(t.credited);
+    const double err = t.est_rel * double(t.credited);  // the run's and the flow's estimate
+    stats_.estimated_error_bytes += err;
+    t.err_bytes += err;
   }
   begin_skip(pid, dt, false);
   ++stats_.skips;

@@ -292,14 +292,14 @@ class WorkloadDriver final : public TrainingClient {
   };
   std::vector<WgUpdate> wg_updates_;                        // pending wg update delays
   uint32_t advancing_ = UINT32_MAX;                         // the GPU whose program is running
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   /// What a GPU's program reads of a row, compact: every GPU runs through all rows each iteration.
   struct Row {
     std::array<Time, 3> compute{};  // per Phase, ps
     Time update = 0;                // after each of the row's collectives, ps
     uint8_t sends = 0;              // bit Phase: that collective has flows (issue() makes an instance)
-    uint32_t wg_slot = UINT32_MAX;  // its wg with flows' index in a GPU's per-wg state (kNoSlot: none)
+    uint32_t wg_slot = kNoSlot;     // its wg with flows' index in a GPU's per-wg state (kNoSlot: none)
   };
-  static constexpr uint32_t kNoSlot = UINT32_MAX;
   std::vector<Row> rows_;
   uint32_t wg_slots_ = 0;                   // rows whose wg collective has flows
   std::vector<std::vector<bool>> bwd_rows_;  // per pipeline stage: the rows its program has a backward step of
