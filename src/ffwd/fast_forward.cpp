@@ -604,16 +604,21 @@ void FastForward::begin_verify(uint32_t pid, VerifySample::Kind kind, Time dt, s
                                                               std::move(base)));
 }
 
-void FastForward::end_verify(uint32_t pid, bool cut) {
-  Part& p = part(pid);
-  const size_t i = static_cast<size_t>(p.verifying);
-  p.verifying = -1;
+void FastForward::tick_verify(uint32_t pid) {
+  const size_t i = static_cast<size_t>(part(pid).verifying);
   const VerifySample& v = verifier_.sample(i);
   std::vector<uint64_t> counter(v.flows.size(), 0);
   for (size_t k = 0; k < v.flows.size(); ++k)
     if (owned(v.flows[k]))
       counter[k] = v.kind == VerifySample::Kind::kReplay ? net_.flow(v.flows[k]).snd_nxt : net_.flow(v.flows[k]).snd_una;
-  verifier_.end(i, net_.now(), cut, counter);
+  verifier_.tick(i, net_.now(), std::move(counter));
+}
+
+void FastForward::end_verify(uint32_t pid, bool cut) {
+  Part& p = part(pid);
+  const size_t i = static_cast<size_t>(p.verifying);
+  p.verifying = -1;
+  verifier_.end(i, cut);
 }
 
 void FastForward::close_verified() {
@@ -663,6 +668,8 @@ void FastForward::on_tick() {
     if (p.skipping && p.skip_end <= now) end_skip(pid, true);
     if (p.skipping) continue;
     if (p.verifying >= 0) {
+      // Its flows are the same since the last tick (a change would have ended it): the span reaches here.
+      tick_verify(pid);
       const VerifySample& v = verifier_.sample(static_cast<size_t>(p.verifying));
       if (v.start + v.planned <= now) end_verify(pid, false);
     }

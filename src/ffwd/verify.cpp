@@ -26,21 +26,39 @@ size_t Verifier::begin(VerifySample::Kind kind, uint32_t partition, Time now, Ti
   s.flows = std::move(flows);
   s.rate = std::move(rate);
   s.base = std::move(base);
+  s.tick = s.prev_tick = now;
+  s.at_tick = s.at_prev = s.base;
   samples_.push_back(std::move(s));
   return samples_.size() - 1;
 }
 
-void Verifier::end(size_t i, Time now, bool cut, const std::vector<uint64_t>& counter) {
+void Verifier::tick(size_t i, Time now, std::vector<uint64_t> counter) {
   VerifySample& s = samples_[i];
-  s.end = now;
+  s.prev_tick = s.tick;
+  s.at_prev = std::move(s.at_tick);
+  s.tick = now;
+  s.at_tick = std::move(counter);
+}
+
+void Verifier::end(size_t i, bool cut) {
+  VerifySample& s = samples_[i];
   s.cut = cut;
-  const double span = double(now - s.start);
+  // At the planned end, the share of the last tick interval before it (1 when it falls on a tick).
+  double w = 1;
+  if (cut) {
+    s.end = s.tick;
+  } else {
+    s.end = std::min(s.tick, s.start + s.planned);
+    if (s.tick > s.prev_tick) w = double(s.end - s.prev_tick) / double(s.tick - s.prev_tick);
+  }
+  const double span = double(s.end - s.start);
   s.predicted.resize(s.flows.size());
   s.simulated.resize(s.flows.size());
   for (size_t k = 0; k < s.flows.size(); ++k) {
     s.predicted[k] = s.rate[k] * span;
     // Only the sender's rank has a counter: the others add 0 when the ranks sum at close().
-    s.simulated[k] = counter[k] >= s.base[k] ? double(counter[k] - s.base[k]) : 0.0;
+    const double at = double(s.at_tick[k]), before = cut ? at : double(s.at_prev[k]);
+    s.simulated[k] = std::max(0.0, before + w * (at - before) - double(s.base[k]));
   }
   ended_.push_back(i);
 }

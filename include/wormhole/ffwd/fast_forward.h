@@ -350,7 +350,9 @@ class FastForward final : public SkipHooks {
   double room(const Flow& f, double rate) const { return double(f.end_seq() - f.snd_nxt) - guard(f, rate); }
   /// Verify mode: simulates the skip (or replay) of `pid` that would last `dt` ps instead, as a sample.
   void begin_verify(uint32_t pid, VerifySample::Kind kind, Time dt, std::vector<double> rate);
-  /// Ends `pid`'s verify sample now (`cut`: before its planned end).
+  /// Verify mode: `pid`'s sample runs on at this tick (its flows' progress counters read here).
+  void tick_verify(uint32_t pid);
+  /// Ends `pid`'s verify sample at its last tick (`cut`: its flows changed before the planned end).
   void end_verify(uint32_t pid, bool cut);
   /// The verify samples completed at this tick: failed ones keep their flows (fast-forward) or
   /// pattern (replay) from being accelerated again.
