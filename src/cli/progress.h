@@ -134,21 +134,24 @@ inline void print_verify_summary(const SkipReport& r) {
   std::string line = "verify:";
   static const char* const kNames[] = {"fast-forwards", "replays", "replay continuations"};
   for (int kind = 0; kind < VerifySample::kKinds; ++kind) {
-    size_t n = 0, failed = 0;
+    size_t n = 0, compared = 0, failed = 0;
     double sum = 0, max = 0, signed_sum = 0;
     for (const VerifySample& v : r.verify) {
       if (static_cast<int>(v.kind) != kind) continue;
-      ++n, sum += v.error, signed_sum += v.signed_error, max = std::max(max, v.error), failed += v.failed;
+      ++n, failed += v.failed;
+      if (!v.compared()) continue;  // cut before its first tick: no span to compare over
+      ++compared, sum += v.error, signed_sum += v.signed_error, max = std::max(max, v.error);
     }
-    char buf[320];
+    char buf[384];
     std::snprintf(buf, sizeof buf,
                   "%s %zu %s simulated instead (byte error mean %.3f %%, signed mean %+.3f %%, max %.3f %%; %zu above "
-                  "the %.3g %% bound%s)",
-                  kind == 0 ? "" : ";", n, kNames[kind], n ? 100 * sum / double(n) : 0.0,
-                  n ? 100 * signed_sum / double(n) : 0.0, 100 * max, failed, 100 * r.settings.error_bound,
+                  "the %.3g %% bound%s%s)",
+                  kind == 0 ? "" : ";", n, kNames[kind], compared ? 100 * sum / double(compared) : 0.0,
+                  compared ? 100 * signed_sum / double(compared) : 0.0, 100 * max, failed, 100 * r.settings.error_bound,
                   failed == 0 ? "" : kind == 0 ? ": their flows are not skipped again"
                                   : kind == 1 ? ": those patterns are rejected"
-                                              : ": their flows are not skipped again, their patterns rejected");
+                                              : ": their flows are not skipped again, their patterns rejected",
+                  compared == n ? "" : ("; " + std::to_string(n - compared) + " cut before a tick, nothing to compare").c_str());
     line += buf;
   }
   std::printf("%s\n", line.c_str());

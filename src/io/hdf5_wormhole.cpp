@@ -146,7 +146,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
       "kind: 0 fast-forward, 1 replay, 2 the fast-forward continuing a replay; start_ns, planned_ns, span_ns: ns; predicted_bytes, simulated_bytes: payload "
       "bytes summed over the partition's flows; error, signed_error: ratios",
       "verify mode: one row per fast-forward or replay simulated packet by packet instead; over the span (the "
-      "planned duration, or less when a flow came or went: cut = 1) the flows were predicted to make "
+      "planned duration, or up to the last tick before a flow came or went: cut = 1) the flows were predicted to make "
       "predicted_bytes of progress and made simulated_bytes; error = sum max(0, |predicted - simulated| - one "
       "packet payload) / sum simulated over the flows (1 if nothing moved against a prediction of more than a packet), "
       "signed_error the same with each flow's sign; failed = 1 above error_bound",
