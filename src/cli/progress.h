@@ -27,8 +27,8 @@ struct ProgressFigures {
   /// Wormhole: the model's events left out (fast-forward's skips, the collective memo's replays) over
   /// those and the executed ones; < 0 = Wormhole off
   double skip_ratio = -1;
-  /// Collective memo: flows replayed so far (the skip ratio counts the events they stand for); < 0 = no
-  /// collective memo.
+  /// Collective memo: flows its replays have ended so far, among the flows done (the skip ratio counts the
+  /// events they stand for); < 0 = no collective memo.
   int64_t replayed_flows = -1;
 };
 
@@ -80,7 +80,7 @@ class ProgressLine {
   }
   /// The model's events Wormhole left out so far (skipped and replayed), asked at each line.
   void set_skipped(std::function<uint64_t()> skipped) { skipped_ = std::move(skipped); }
-  /// The collective memo's flows replayed so far, asked at each line.
+  /// The flows the collective memo's replays have ended so far, asked at each line.
   void set_replayed(std::function<uint64_t()> replayed) { replayed_ = std::move(replayed); }
   void tick(Time now, uint64_t events, uint64_t done) {
     const auto t = Clock::now();

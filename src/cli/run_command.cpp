@@ -364,7 +364,7 @@ int run_command(const RunOptions& o) {
     obs.progress().set_skipped([ff, memo] {
       return (ff ? ff->stats().events_skipped : 0) + (memo ? memo->events_replayed() : 0);
     });
-  if (memo) obs.progress().set_replayed([memo] { return memo->replayed_flows(); });
+  if (memo) obs.progress().set_replayed([memo] { return memo->replayed_flows_ended(); });
   if (!o.quiet) {
     plan.print_header(monitors);
     std::fflush(stdout);

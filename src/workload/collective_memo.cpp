@@ -247,6 +247,7 @@ void CollectiveMemo::finish_replayed(uint32_t slot, uint32_t f) {
   stats_.events_replayed += 4 * uint64_t(r.hops) * ((net_.flow_info(id).size + payload - 1) / payload);
   const FlowSkip s = skips.empty() ? FlowSkip{} : skips[f];
   stats_.estimated_error_bytes += s.error;
+  ++replayed_ended_;
   net_.finish_replayed(id, s.time, s.bytes);
 }
 

@@ -93,8 +93,9 @@ class CollectiveMemo final : public IslandHooks {
   /// `skipped_bytes`: payload credited; its record's).
   void finished(int32_t h, uint32_t f, Time skipped, uint64_t skipped_bytes);
 
-  /// Flows of the collectives replayed so far (for the progress line; stats() reads pending end states).
-  uint64_t replayed_flows() const { return stats_.replayed_flows; }
+  /// Flows its replays have ended so far (for the progress line, among the flows done there: the
+  /// stats' replayed_flows counts a replay's flows when it is decided, before they end).
+  uint64_t replayed_flows_ended() const { return replayed_ended_; }
   /// Events the replays so far stand for (CollectiveMemoStats::events_replayed), for the progress line.
   uint64_t events_replayed() const { return stats_.events_replayed; }
   /// What the memo did; reads the end states still pending first (call once the run is over).
@@ -188,6 +189,7 @@ class CollectiveMemo final : public IslandHooks {
   std::vector<uint32_t> pending_;  // runs whose end state is to be read (finalize_pending)
   std::vector<int32_t> claim_;  // per port: the run holding it, -1 = none
   std::unordered_map<uint32_t, std::vector<uint32_t>> on_switch_;  // a shared NVSwitch -> the runs on its sub-islands
+  uint64_t replayed_ended_ = 0;  // flows replays have ended (replayed_flows_ended)
   CollectiveMemoStats stats_;
 };
 
