@@ -32,7 +32,7 @@ Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps) {
     l.rtt_ns = flows[i].rtt_ns;
     l.hops = flows[i].hops ? flows[i].hops : static_cast<uint32_t>(ports.size());
     l.fresh = flows[i].fresh;
-    l.inflight_pkts = flows[i].inflight_pkts;
+    l.inflight_class = fcg_inflight_class(flows[i].inflight_pkts);
     for (uint32_t p : ports) users[p].push_back(i);
     for (uint32_t p : unique(flows[i].acks)) ack_users[p].push_back(i);
   }
@@ -83,7 +83,7 @@ uint64_t wl_hash(const Fcg& g, int rounds) {
     const FcgLabel& l = g.label[i];
     label[i] = combine(combine(combine(combine(combine(combine(mix(l.rate_q), l.bottleneck_bps), l.line_bps), l.rtt_ns), l.hops),
                                l.fresh),
-                       l.inflight_pkts);
+                       l.inflight_class);
   }
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < n; ++i) {
@@ -113,7 +113,7 @@ FcgCanon canonical_form(const Fcg& g) {
   std::vector<Value> value(n + m);
   for (size_t i = 0; i < n; ++i) {
     const FcgLabel& l = g.label[i];
-    value[i] = {0, l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, l.inflight_pkts};
+    value[i] = {0, l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, l.inflight_class};
   }
   for (size_t k = 0; k < m; ++k) {
     const Fcg::Edge& e = g.edges[k];

@@ -20,7 +20,7 @@ ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edge
                   ("vertex_offset", "<u8"), ("edge_offset", "<u8"), ("duration_ps", "<i8"),
                   ("visible_from_ps", "<i8"), ("hits", "<u8"), ("rejected", "u1")])
 VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("line_bps", "<u8"), ("rtt_ns", "<u8"),
-                   ("hops", "<u4"), ("fresh", "u1"), ("inflight_pkts", "<u4"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
+                   ("hops", "<u4"), ("fresh", "u1"), ("inflight_class", "<u4"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
                    ("goodput_bytes_per_ps", "<f8"), ("trend_per_ps", "<f8"), ("trend_age_ps", "<i8")])
 CC = np.dtype([("kind", "u1"), ("rate_bps", "<u8"), ("timer0_ps", "<i8"), ("timer1_ps", "<i8"), ("timer2_ps", "<i8"),
                ("snd_nxt", "<u8"), ("a0", "<u8"), ("a1", "<u8"), ("a2", "<u8"), ("a3", "<u8"), ("x0", "<f8"),
