@@ -242,38 +242,48 @@ MemoDb read_memo_file(const std::string& path) {
 
 namespace {
 
-// Namespace descriptions are "KEY=VALUE; KEY=VALUE; ...; links: ...": their items in order.
-std::vector<std::string> items(const std::string& s) {
-  std::vector<std::string> v;
+// Namespace descriptions are "KEY=VALUE; KEY=VALUE; ...; links: ...": their items in order, as
+// (key, item). Settings that only some runs have (the line-rate window and its error bound) come and go,
+// so items are matched by key, not by place.
+std::vector<std::pair<std::string, std::string>> items(const std::string& s) {
+  std::vector<std::pair<std::string, std::string>> v;
   for (size_t a = 0, b; a < s.size(); a = b + 2) {
     b = s.find("; ", a);
     if (b == std::string::npos) b = s.size();
-    v.push_back(s.substr(a, b - a));
+    const std::string item = s.substr(a, b - a);
+    const size_t k = item.find_first_of("=:");
+    v.emplace_back(item.substr(0, k), item);
   }
   return v;
 }
 
-// Of the described namespaces, the one sharing the most items with `ours` in place, and its first
-// item that differs, as "KEY=A there, KEY=B here".
+// Of the described namespaces, the one sharing the most items with `ours`, and its first item (in
+// our order, then its own) that differs, as "KEY=A there, KEY=B here" ("not set" where one lacks it).
 std::string closest_difference(const std::map<uint64_t, std::string>& namespaces, const std::string& ours) {
-  const std::vector<std::string> o = items(ours);
+  const auto o = items(ours);
+  std::map<std::string, std::string> mine(o.begin(), o.end());
   std::string best = "it describes no settings at all";
   size_t best_shared = 0;
   bool first = true;
   for (const auto& [h, text] : namespaces) {
-    const std::vector<std::string> t = items(text);
+    const auto t = items(text);
+    std::map<std::string, std::string> theirs(t.begin(), t.end());
     size_t shared = 0;
-    for (size_t i = 0; i < std::min(t.size(), o.size()); ++i) shared += t[i] == o[i];
+    for (const auto& [key, item] : t) shared += mine.count(key) && mine.at(key) == item;
     if (!first && shared <= best_shared) continue;
     first = false, best_shared = shared;
     best = "its closest settings differ: same settings text, different hash";
-    for (size_t i = 0; i < std::max(t.size(), o.size()); ++i) {
-      const std::string a = i < t.size() ? t[i] : "(none)", b = i < o.size() ? o[i] : "(none)";
-      if (a != b) {
-        best = "its closest settings differ: " + a + " there, " + b + " here";
-        break;
-      }
-    }
+    auto differs = [&](const std::string& key) {
+      const auto a = theirs.find(key), b = mine.find(key);
+      if (a != theirs.end() && b != mine.end() && a->second == b->second) return false;
+      best = "its closest settings differ: " + (a != theirs.end() ? a->second : key + " not set") + " there, " +
+             (b != mine.end() ? b->second : key + " not set") + " here";
+      return true;
+    };
+    bool found = false;
+    for (const auto& [key, item] : o) if ((found = differs(key))) break;
+    if (!found)
+      for (const auto& [key, item] : t) if (differs(key)) break;
   }
   return best;
 }

@@ -36,7 +36,10 @@ const Fcg& Memoizer::key_of(Record& r) const {
       (std::find(data.begin(), data.end(), p) != data.end() ? f.ports : f.acks).push_back(p);
     f.rate_bps = r.rate[i];
     f.fresh = r.sent[i] == 0;
-    f.inflight_pkts = fcg_packets(r.inflight[i], net_.params().payload);
+    // Only a flow still filling its pipe (nothing acknowledged yet) is told apart by what it has in
+    // flight: once its ACKs clock it, what it holds moves by a packet or two with them and tells
+    // nothing (labelled alike, 0).
+    if (r.inflight[i] == r.sent[i]) f.inflight_pkts = fcg_packets(r.inflight[i], net_.params().payload);
     f.line_bps = fl.max_rate_bps;
     f.rtt_ns = static_cast<uint64_t>(fl.base_rtt / kNs);
     f.hops = static_cast<uint32_t>(data.size());

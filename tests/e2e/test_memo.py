@@ -173,6 +173,16 @@ class MemoCommands(unittest.TestCase):
             p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--set", f"{key}={value}", "--memo", str(db))
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn(f"{key}={value} here", p.stderr)
+        # A setting only some runs describe (the line-rate window, with its error bound) is matched by name:
+        # compared item by item in order, its absence shifted every later item, and the message named
+        # "WORMHOLE_LINE_RATE_WINDOW=1 there, WORMHOLE_SAMPLE_INTERVAL_US=1 here", a setting alike in both.
+        lrw = self.dir / "lrw"
+        p = run(work, "config_hpcc.txt", "-o", str(lrw), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1", "--set",
+                "WORMHOLE_LINE_RATE_WINDOW=1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--memo", str(lrw / "memo.h5"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("WORMHOLE_LINE_RATE_WINDOW=1 there, WORMHOLE_LINE_RATE_WINDOW not set here", p.stderr)
         # Wormhole off
         p = run(work, "config_hpcc.txt", "--memo", str(db))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)

@@ -22,7 +22,8 @@ struct FcgFlow {
   /// Nothing sent yet (a new QP): it starts from an empty pipe, not from packets in flight, and
   /// sends about one RTT's worth of bytes less in the same time.
   bool fresh = false;
-  /// Packets it had in flight (sent, not acknowledged), whole payloads rounded up (fcg_packets).
+  /// Packets it had in flight (sent, not acknowledged), whole payloads rounded up (fcg_packets),
+  /// while nothing it sent was acknowledged yet (it is filling its pipe); 0 once its ACKs clock it.
   uint32_t inflight_pkts = 0;
   uint32_t hops = 0;             ///< its data path's egress ports (0: the number of `ports`)
 };
