@@ -143,6 +143,11 @@ inline void print_verify_summary(const SkipReport& r) {
       ++compared, sum += v.error, signed_sum += v.signed_error, max = std::max(max, v.error);
     }
     char buf[384];
+    if (n == 0) {  // no mean over nothing
+      std::snprintf(buf, sizeof buf, "%s 0 %s simulated instead", kind == 0 ? "" : ";", kNames[kind]);
+      line += buf;
+      continue;
+    }
     std::snprintf(buf, sizeof buf,
                   "%s %zu %s simulated instead (byte error mean %.3f %%, signed mean %+.3f %%, max %.3f %%; %zu above "
                   "the %.3g %% bound%s%s)",
@@ -166,8 +171,9 @@ inline void print_skip_warnings(const SkipReport& r) {
   if (failed > 0)
     std::fprintf(stderr,
                  "wormhole: warning: verify mode found %zu decisions above the %.3g %% error bound (simulated instead; "
-                 "not accelerated again): this run's unverified decisions may be as far off\n",
-                 failed, 100 * r.settings.error_bound);
+                 "not accelerated again)%s\n",
+                 failed, 100 * r.settings.error_bound,
+                 r.settings.verify == 1 ? "" : ": this run's unverified decisions may be as far off");
   const CollectiveMemoStats& c = r.collective;
   if (c.verify_failures > 0)
     std::fprintf(stderr,

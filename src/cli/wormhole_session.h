@@ -105,7 +105,7 @@ class WormholeSession {
     if (rec_) {
       const MemoStats& s = rec_->stats();
       report_.memo = MemoReport{true,  s.periods,       s.hits,        s.replayed, s.converged, s.inserted, s.repeated,
-                                db_.store.size(), warm_, s.rejected, s.followed, s.follows_cut, warm_path_, memo_path_};
+                                db_.store.size(), warm_ - warm_collective_, s.rejected, s.followed, s.follows_cut, warm_path_, memo_path_};
     }
     return &report_;
   }
@@ -137,13 +137,18 @@ class WormholeSession {
                collective_ ? fmt::format("{} patterns and {} collective patterns", db_.store.size(), db_.collectives[ns_].size())
                            : std::to_string(db_.store.size()) + " patterns",
                memo_path_,
-               warm_path_.empty() ? "" : fmt::format(" (warm start: {} patterns from {})", warm_, warm_path_));
+               warm_path_.empty() ? ""
+               : warm_collective_ ? fmt::format(" (warm start: {} patterns and {} collective patterns from {})",
+                                                warm_ - warm_collective_, warm_collective_, warm_path_)
+                                  : fmt::format(" (warm start: {} patterns from {})", warm_, warm_path_));
   }
 
  private:
   /// Loads a warm-start file (read_warm_start_file) into the run's database; `warn`: note an empty one.
   void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode, bool warn) {
     db_ = read_warm_start_file(path, ns, text, cc_state_kind(cc_mode), "CC_MODE " + std::to_string(cc_mode), &warm_);
+    const auto c = db_.collectives.find(ns);
+    warm_collective_ = c == db_.collectives.end() ? 0 : c->second.size();
     if (warm_ == 0 && warn)
       std::fprintf(stderr, "wormhole: note: %s holds no pattern for this run's settings; nothing to replay from it\n",
                    path.c_str());
@@ -192,7 +197,8 @@ class WormholeSession {
   std::optional<std::array<uint64_t, 4>> totals_;
   MemoDb db_;
   std::string memo_path_, warm_path_;
-  size_t warm_ = 0;
+  size_t warm_ = 0;             // patterns of this run's namespace loaded: unsteady periods' and collective ones
+  size_t warm_collective_ = 0;  // of which collective patterns
   uint64_t ns_ = 0;  // this run's memo namespace
   std::unique_ptr<Memoizer> rec_;  // declared after ff_: destroyed (detached) first
   std::unique_ptr<CollectiveMemo> collective_;

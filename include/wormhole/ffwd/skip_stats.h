@@ -61,7 +61,7 @@ struct MemoReport {
   uint64_t inserted = 0;     ///< new patterns
   uint64_t repeated = 0;     ///< converged periods whose pattern was known
   uint64_t patterns = 0;     ///< patterns in the store at the end (warm-start ones included)
-  uint64_t warm_patterns = 0;  ///< patterns of this run's settings loaded from `input`
+  uint64_t warm_patterns = 0;  ///< unsteady periods' patterns of this run's settings loaded from `input`
   uint64_t rejected = 0;     ///< patterns verify mode rejected in this run
   uint64_t followed = 0;     ///< periods held while an isomorphic one started at the same instant was simulated, then replayed from it
   uint64_t follows_cut = 0;  ///< held periods released before that one converged
