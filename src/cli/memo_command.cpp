@@ -85,15 +85,16 @@ int memo_command(const MemoOptions& o) {
   const MemoDb db = read_memo_file(o.file);
   const auto entries = db.store.entries();
   if (o.action == "stats") {
-    uint64_t hits = 0, vertices = 0, edges = 0;
+    uint64_t hits = 0, vertices = 0, edges = 0, rejected = 0;
     std::map<size_t, size_t> by_size;
     for (const MemoEntry* e : entries) {
-      hits += e->hits, vertices += e->key.vertices(), edges += e->key.edges.size();
+      hits += e->hits, vertices += e->key.vertices(), edges += e->key.edges.size(), rejected += e->rejected;
       ++by_size[e->key.vertices()];
     }
-    fmt::print("{}: {} patterns, {} flows and {} contention edges in all, {} hits, {} bytes on disk; {} collective "
-               "patterns (below)\n",
-               o.file, entries.size(), vertices, edges, hits, std::filesystem::file_size(o.file), collective_patterns(db));
+    fmt::print("{}: {} patterns, {} flows and {} contention edges in all, {} hits, {} rejected by verify mode (never "
+               "replayed), {} bytes on disk; {} collective patterns (below)\n",
+               o.file, entries.size(), vertices, edges, hits, rejected, std::filesystem::file_size(o.file),
+               collective_patterns(db));
     for (const auto& [h, text] : db.namespaces) fmt::print("namespace {:016x}: {}\n", h, text);
     for (const auto& [n, count] : by_size) fmt::print("  {} patterns of {} flows\n", count, n);
     uint64_t chits = 0, cflows = 0, capprox = 0;
@@ -105,8 +106,8 @@ int memo_command(const MemoOptions& o) {
   }
   // Unsteady periods' patterns first (a file of collective patterns alone has none: no empty table).
   if (!entries.empty() || collective_patterns(db) == 0)
-    fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",
-               "duration_us", "hits");
+    fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",
+               "duration_us", "hits", "rejected");
   size_t k = 0;
   for (const MemoEntry* e : entries) {
     if (o.limit > 0 && k >= o.limit) {
@@ -116,8 +117,8 @@ int memo_command(const MemoOptions& o) {
     std::string bytes;
     for (size_t i = 0; i < e->value.bytes.size() && i < 6; ++i) bytes += fmt::format(" {}", e->value.bytes[i]);
     if (e->value.bytes.size() > 6) bytes += " ...";
-    fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>8} {}\n", k++, e->ns, e->key.vertices(), e->key.edges.size(),
-               double(e->value.duration) / kUs, e->hits, bytes);
+    fmt::print("{:>5} {:016x} {:>6} {:>6} {:>12.3f} {:>8} {:>8} {}\n", k++, e->ns, e->key.vertices(), e->key.edges.size(),
+               double(e->value.duration) / kUs, e->hits, e->rejected ? "yes" : "no", bytes);
   }
   print_collective_patterns(db, o.limit);
   return 0;

@@ -78,7 +78,7 @@ class MemoCommands(unittest.TestCase):
             self.assertEqual(int(e[e["vertices"] == 3]["hits"][0]), 7)  # 2 + 5
             self.assertEqual(len(f["vertices"]), 5)
         p = self.wh("stats", self.dir / "m.h5")
-        self.assertIn("2 patterns, 5 flows and 3 contention edges in all, 8 hits", p.stdout)
+        self.assertIn("2 patterns, 5 flows and 3 contention edges in all, 8 hits, 0 rejected by verify mode", p.stdout)
         self.assertIn("DCQCN test", p.stdout)
         p = self.wh("merge", self.dir / "m.h5", self.dir / "m.h5", "-o", self.dir / "twice.h5", expect=2)
         self.assertIn("given twice to memo merge", p.stderr)
