@@ -32,7 +32,6 @@ Fcg make_fcg(const std::vector<FcgFlow>& flows, uint64_t rate_quantum_bps) {
     l.rtt_ns = flows[i].rtt_ns;
     l.hops = flows[i].hops ? flows[i].hops : static_cast<uint32_t>(ports.size());
     l.fresh = flows[i].fresh;
-    l.inflight_class = fcg_inflight_class(flows[i].inflight_pkts);
     for (uint32_t p : ports) users[p].push_back(i);
     for (uint32_t p : unique(flows[i].acks)) ack_users[p].push_back(i);
   }
@@ -81,9 +80,8 @@ uint64_t wl_hash(const Fcg& g, int rounds) {
   std::vector<uint64_t> label(n), next(n);
   for (size_t i = 0; i < n; ++i) {
     const FcgLabel& l = g.label[i];
-    label[i] = combine(combine(combine(combine(combine(combine(mix(l.rate_q), l.bottleneck_bps), l.line_bps), l.rtt_ns), l.hops),
-                               l.fresh),
-                       l.inflight_class);
+    label[i] = combine(combine(combine(combine(combine(mix(l.rate_q), l.bottleneck_bps), l.line_bps), l.rtt_ns), l.hops),
+                       l.fresh);
   }
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < n; ++i) {
@@ -109,15 +107,15 @@ FcgCanon canonical_form(const Fcg& g) {
   // Each vertex's colour value: kind (0 flow, 1 edge), then its label. Colours are the ranks of the
   // distinct values, so isomorphic graphs (equal value multisets) colour alike; the values go into the
   // words, so graphs with other values never compare equal.
-  using Value = std::array<uint64_t, 8>;
+  using Value = std::array<uint64_t, 7>;
   std::vector<Value> value(n + m);
   for (size_t i = 0; i < n; ++i) {
     const FcgLabel& l = g.label[i];
-    value[i] = {0, l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, l.inflight_class};
+    value[i] = {0, l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh};
   }
   for (size_t k = 0; k < m; ++k) {
     const Fcg::Edge& e = g.edges[k];
-    value[n + k] = {1, e.weight, std::max(e.u_acks, e.v_acks), std::min(e.u_acks, e.v_acks), 0, 0, 0, 0};
+    value[n + k] = {1, e.weight, std::max(e.u_acks, e.v_acks), std::min(e.u_acks, e.v_acks), 0, 0, 0};
   }
   std::vector<Value> distinct = value;
   std::sort(distinct.begin(), distinct.end());

@@ -23,7 +23,7 @@ using namespace h5;
 namespace {
 
 constexpr const char* kFormat = "wormhole-memo";
-constexpr uint64_t kLayout = 8;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings; 6: vertices' trends; 7: collective patterns; 8: vertices' packets in flight)
+constexpr uint64_t kLayout = 7;  // bump when a field changes meaning (4: entries' `rejected`; 5: edges' ACK couplings; 6: vertices' trends; 7: collective patterns)
 
 struct NsRow {
   uint64_t ns;
@@ -41,7 +41,6 @@ struct VertexRow {
   uint64_t rate_q, bottleneck_bps, line_bps, rtt_ns;
   uint32_t hops;
   uint8_t fresh;
-  uint32_t inflight_class;
   uint64_t bytes, end_rate_bps;
   double goodput;
   double trend;
@@ -78,7 +77,6 @@ std::pair<Handle, Handle> vertex_types() {
       Field{"rtt_ns", HOFFSET(VertexRow, rtt_ns), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"hops", HOFFSET(VertexRow, hops), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"fresh", HOFFSET(VertexRow, fresh), H5T_NATIVE_UINT8, H5T_STD_U8LE},
-      Field{"inflight_class", HOFFSET(VertexRow, inflight_class), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"bytes", HOFFSET(VertexRow, bytes), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"end_rate_bps", HOFFSET(VertexRow, end_rate_bps), H5T_NATIVE_UINT64, H5T_STD_U64LE},
       Field{"goodput_bytes_per_ps", HOFFSET(VertexRow, goodput), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
@@ -136,7 +134,7 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
                        e->visible_from, e->hits, uint8_t(e->rejected ? 1 : 0)});
     for (size_t i = 0; i < e->key.vertices(); ++i) {
       const FcgLabel& l = e->key.label[i];
-      vertices.push_back({l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, l.inflight_class, e->value.bytes[i],
+      vertices.push_back({l.rate_q, l.bottleneck_bps, l.line_bps, l.rtt_ns, l.hops, l.fresh, e->value.bytes[i],
                           e->value.end_rate_bps[i], e->value.goodput[i], e->value.trend[i], e->value.trend_age[i]});
       cc.push_back(encode_cc(e->value.cc[i]));
     }
@@ -146,9 +144,9 @@ void write_memo_file(const std::string& path, const MemoDb& db) {
               "duration_ps, visible_from_ps: ps; *_offset: rows of /vertices and /edges",
               "one row per memoized unsteady period: its FCG key (vertices, edges) and value");
   write_table(file, "vertices", vertex_types(), vertices.data(), vertices.size(),
-              "rate_q: rate quanta; bottleneck_bps, line_bps, end_rate_bps: bit/s; rtt_ns: ns; hops: ports; fresh: 0/1; inflight_class: 0 none, else 1 + floor(log2 packets in flight); "
+              "rate_q: rate quanta; bottleneck_bps, line_bps, end_rate_bps: bit/s; rtt_ns: ns; hops: ports; fresh: 0/1; "
               "bytes: bytes; goodput_bytes_per_ps: bytes/ps; trend_per_ps: 1/ps; trend_age_ps: ps",
-              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, line_bps, rtt_ns, hops, fresh, inflight_class) and value (bytes sent, end rate, goodput, its trend and how long before convergence it holds)");
+              "per entry, its key's vertices in order: label (rate_q, bottleneck_bps, line_bps, rtt_ns, hops, fresh) and value (bytes sent, end rate, goodput, its trend and how long before convergence it holds)");
   write_table(file, "cc", cc_row_types(), cc.data(), cc.size(), "rate_bps, a0 (rates): bit/s; timer*_ps: ps; snd_nxt, seqs: bytes",
               "row i = the CC state at convergence of /vertices row i (fields per kind: memo/README.md)");
   write_table(file, "edges", edge_types(), edges.data(), edges.size(), "u, v: vertex index in its entry; weight: data ports both flows' data leave through; u_acks (v_acks): ports where u's (v's) ACKs leave with the other's data",
@@ -210,7 +208,7 @@ MemoDb read_memo_file(const std::string& path) {
         if (!std::isfinite(r.trend) || r.trend < 0 || r.trend_age < 0 || r.trend_age > e.duration_ps)
           throw InputError(path, 0, where + " has a goodput trend that is not a finite number >= 0, or an age outside its "
                                     "period (corrupt file)", fix);
-        key.label.push_back({r.rate_q, r.bottleneck_bps, r.line_bps, r.rtt_ns, r.hops, uint8_t(r.fresh != 0), r.inflight_class});
+        key.label.push_back({r.rate_q, r.bottleneck_bps, r.line_bps, r.rtt_ns, r.hops, uint8_t(r.fresh != 0)});
         if (const std::string bad = implausible_cc(cc[i], r.line_bps); !bad.empty())
           throw InputError(path, 0, where + ": " + bad + " (corrupt file)", fix);
         v.bytes.push_back(vertices[i].bytes);

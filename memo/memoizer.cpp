@@ -36,10 +36,6 @@ const Fcg& Memoizer::key_of(Record& r) const {
       (std::find(data.begin(), data.end(), p) != data.end() ? f.ports : f.acks).push_back(p);
     f.rate_bps = r.rate[i];
     f.fresh = r.sent[i] == 0;
-    // Only a flow still filling its pipe (nothing acknowledged yet) is told apart by what it has in
-    // flight: once its ACKs clock it, what it holds moves by a packet or two with them and tells
-    // nothing (labelled alike, 0).
-    if (r.inflight[i] == r.sent[i]) f.inflight_pkts = fcg_packets(r.inflight[i], net_.params().payload);
     f.line_bps = fl.max_rate_bps;
     f.rtt_ns = static_cast<uint64_t>(fl.base_rtt / kNs);
     f.hops = static_cast<uint32_t>(data.size());
@@ -64,7 +60,6 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   // and reading every flow's state at each start cost a pass over the partition per flow start and end.
   r.epoch = ff_.period_epoch(pid);
   r.sent.clear();
-  r.inflight.clear();
   r.rate.clear();
   r.start = now;
   if (!r.pending) starting_.push_back(pid), r.pending = true;
@@ -89,7 +84,6 @@ void Memoizer::tick(Time now) {
   // are the values (exact in doubles below 2^53).
   struct Start {  // a period's flow, from its sender's rank (0 from the others)
     double sent;     // bytes it had sent at the period's start
-    double inflight; // bytes it had in flight then (sent, not acknowledged)
     double rate;     // its CC rate then, bit/s
     double snd_nxt;  // its snd_nxt now, bytes
   };
@@ -105,11 +99,11 @@ void Memoizer::tick(Time now) {
     for (uint32_t id : r.flows) {
       const Flow& f = net_.flow(id);
       if (!net_.owns_node(f.src)) {
-        v.push_back({0.0, 0.0, 0.0, 0.0});
+        v.push_back({0.0, 0.0, 0.0});
         continue;
       }
-      const FastForward::PeriodStart s = ff_.period_start(id, r.epoch);
-      v.push_back({double(s.sent), double(s.sent >= s.acked ? s.sent - s.acked : 0), double(s.rate_bps), double(f.snd_nxt)});
+      const auto [sent, rate] = ff_.period_start(id, r.epoch);
+      v.push_back({double(sent), double(rate), double(f.snd_nxt)});
     }
   }
   starting_.clear();
@@ -118,11 +112,9 @@ void Memoizer::tick(Time now) {
   for (Record* r : recs) {
     r->sent_now.clear();
     r->sent.resize(r->flows.size());
-    r->inflight.resize(r->flows.size());
     r->rate.resize(r->flows.size());
     for (size_t i = 0; i < r->flows.size(); ++i, ++j) {
       r->sent[i] = static_cast<uint64_t>(v[j].sent);
-      r->inflight[i] = static_cast<uint64_t>(v[j].inflight);
       r->rate[i] = static_cast<uint64_t>(v[j].rate);
       r->sent_now.push_back(static_cast<uint64_t>(v[j].snd_nxt));
     }

@@ -299,17 +299,15 @@ void FastForward::keep_period_start_slow(uint32_t id, Track& t) {
   t.start_part = pid;
   t.start_epoch = part_state_[pid].epoch;
   t.start_sent = f.snd_nxt;
-  t.start_acked = f.snd_una;
   t.start_rate = f.rate_bps;
 }
 
-FastForward::PeriodStart FastForward::period_start(uint32_t id, uint64_t epoch) const {
+std::pair<uint64_t, uint64_t> FastForward::period_start(uint32_t id, uint64_t epoch) const {
   const Flow& f = net_.flow(id);
-  const PeriodStart now{f.snd_nxt, f.snd_una, f.rate_bps};
-  if (id >= track_of_.size() || track_of_[id] == kNoTrack) return now;  // it ended: the period's record is void
+  if (id >= track_of_.size() || track_of_[id] == kNoTrack) return {f.snd_nxt, f.rate_bps};  // it ended: the period's record is void
   const Track& t = tracks_[track_of_[id]];
-  if (t.start_epoch == epoch && epoch != 0) return {t.start_sent, t.start_acked, t.start_rate};
-  return now;  // unmoved since the period started
+  if (t.start_epoch == epoch && epoch != 0) return {t.start_sent, t.start_rate};
+  return {f.snd_nxt, f.rate_bps};  // unmoved since the period started
 }
 
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) {

@@ -82,7 +82,7 @@ void Network::nic_send(uint32_t port) {
   uint32_t pkt = UINT32_MAX;
   if (pick.flow != UINT32_MAX) {
     uint32_t retx = 0;
-    if (skip_) skip_->progressing(pick.flow);
+    if (skip_) skip_->sending(pick.flow);
     pkt = nic_.build_data(pick.flow, now, retx);
     if (retx) ledger_.retransmit(retx);
   }
@@ -128,7 +128,7 @@ void Network::receive_ack(uint32_t pkt) {
   if (flows_.finished(id)) return fab_.pool.release(pkt);  // the reference no longer finds the QP
   Flow& f = flows_.state(id);
   const uint32_t nic = f.nic;
-  if (skip_) skip_->progressing(id);
+  if (skip_ && pk.type == PktType::Nack) skip_->sending(id);
   if (nic_.on_ack(f, pk, kernel_.now())) flow_done(id);  // may release f
   else cc_->on_ack(id, f, pk, *this);
   fab_.pool.release(pkt);  // before nic_send: a new data packet may grow the pool

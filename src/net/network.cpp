@@ -270,7 +270,7 @@ void Network::on_timer(uint32_t id, int slot) {
 
 void Network::on_rto(uint32_t id) {
   Flow& f = flows_.state(id);
-  if (skip_) skip_->progressing(id);
+  if (skip_) skip_->sending(id);
   if (nic_.on_rto(f, kernel_.now())) {
     ledger_.timeout();
     if (f.nic != UINT32_MAX) nic_send(f.nic);

@@ -20,7 +20,7 @@ ENTRY = np.dtype([("ns", "<u8"), ("wl_hash", "<u8"), ("vertices", "<u4"), ("edge
                   ("vertex_offset", "<u8"), ("edge_offset", "<u8"), ("duration_ps", "<i8"),
                   ("visible_from_ps", "<i8"), ("hits", "<u8"), ("rejected", "u1")])
 VERTEX = np.dtype([("rate_q", "<u8"), ("bottleneck_bps", "<u8"), ("line_bps", "<u8"), ("rtt_ns", "<u8"),
-                   ("hops", "<u4"), ("fresh", "u1"), ("inflight_class", "<u4"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
+                   ("hops", "<u4"), ("fresh", "u1"), ("bytes", "<u8"), ("end_rate_bps", "<u8"),
                    ("goodput_bytes_per_ps", "<f8"), ("trend_per_ps", "<f8"), ("trend_age_ps", "<i8")])
 CC = np.dtype([("kind", "u1"), ("rate_bps", "<u8"), ("timer0_ps", "<i8"), ("timer1_ps", "<i8"), ("timer2_ps", "<i8"),
                ("snd_nxt", "<u8"), ("a0", "<u8"), ("a1", "<u8"), ("a2", "<u8"), ("a3", "<u8"), ("x0", "<f8"),
@@ -35,11 +35,11 @@ def write_memo(path, patterns):
     entries, vertices, edges = [], [], []
     for labels, es, hits in patterns:
         entries.append((7, 0, len(labels), len(es), len(vertices), len(edges), 5_000_000, 0, hits, 0))
-        vertices += [(r, b, 100 * G, 4160, 2, 0, 4, 1000 * (i + 1), 40 * G, 0.005, 0.0, 0) for i, (r, b) in enumerate(labels)]
+        vertices += [(r, b, 100 * G, 4160, 2, 0, 1000 * (i + 1), 40 * G, 0.005, 0.0, 0) for i, (r, b) in enumerate(labels)]
         edges += [(u, v, w, 0, 0) for u, v, w in es]
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "wormhole-memo"
-        f.attrs["layout_version"] = np.uint64(8)
+        f.attrs["layout_version"] = np.uint64(7)
         f.create_dataset("namespaces", data=np.array([(7, "DCQCN test")], dtype=NS))
         f.create_dataset("entries", data=np.array(entries, dtype=ENTRY))
         f.create_dataset("vertices", data=np.array(vertices, dtype=VERTEX))

@@ -160,19 +160,13 @@ class FastForward final : public SkipHooks {
   /// reset; a memoizer's record of the period keeps it for period_start). Throws std::out_of_range for
   /// an id that never named a partition.
   uint64_t period_epoch(uint32_t pid) const { return part_state_.at(pid).epoch; }
-  /// A flow's progress and CC rate when a period started (period_start).
-  struct PeriodStart {
-    uint64_t sent = 0;      ///< snd_nxt, bytes
-    uint64_t acked = 0;     ///< snd_una, bytes
-    uint64_t rate_bps = 0;  ///< CC rate, bit/s
-  };
-  /// Active flow `id`'s snd_nxt, snd_una and CC rate when the period of reset `epoch` of its
+  /// Active flow `id`'s snd_nxt (bytes) and CC rate (bit/s) when the period of reset `epoch` of its
   /// partition started: kept just before they first moved after it (copy on write: a reset copies
   /// nothing), else the values now. Kept only while a period observer is set (memoization reads them;
-  /// without one every packet and ACK would pay for the copy). Meaningful on the flow's sender's rank only. A flow that ended
+  /// without one every packet would pay for the copy). Meaningful on the flow's sender's rank only. A flow that ended
   /// since (its period's record is void: the partition changed) gives its values now. Precondition:
   /// the flow has QP state (Network::flow).
-  PeriodStart period_start(uint32_t id, uint64_t epoch) const;
+  std::pair<uint64_t, uint64_t> period_start(uint32_t id, uint64_t epoch) const;
   /// Verify mode's samples (settings.verify; empty when off).
   const Verifier& verifier() const { return verifier_; }
   /// Active flow `id`'s goodput estimate at the last steady check of its partition, bytes/ps
@@ -198,7 +192,7 @@ class FastForward final : public SkipHooks {
   void flow_started(uint32_t id) override;
   void flow_finished(uint32_t id) override;
   void rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) override;
-  void progressing(uint32_t id) override {
+  void sending(uint32_t id) override {
     // A period's start values are read by memoization only (period_start): without it, nothing to keep.
     if (period_observer_ && id < track_of_.size() && track_of_[id] != kNoTrack) keep_period_start(id, tracks_[track_of_[id]]);
   }
@@ -238,11 +232,11 @@ class FastForward final : public SkipHooks {
     // restarted for: a reset restarts its flows' tracks when they are next read (track()).
     uint32_t part = 0;
     uint64_t epoch = 0;           // 0: never restarted
-    // Its snd_nxt, snd_una and rate as they were when the period of reset start_epoch of partition start_part
+    // Its snd_nxt and rate as they were when the period of reset start_epoch of partition start_part
     // began (kept before they first moved after it: keep_period_start). 0: none kept.
     uint32_t start_part = 0;
     uint64_t start_epoch = 0;
-    uint64_t start_sent = 0, start_acked = 0, start_rate = 0;
+    uint64_t start_sent = 0, start_rate = 0;
   };
   struct Part {                   // one partition's fast-forward state
     Time due = 0;                 // first check time (all windows full)

@@ -22,33 +22,12 @@ struct FcgFlow {
   /// Nothing sent yet (a new QP): it starts from an empty pipe, not from packets in flight, and
   /// sends about one RTT's worth of bytes less in the same time.
   bool fresh = false;
-  /// Packets it had in flight (sent, not acknowledged), whole payloads rounded up (fcg_packets),
-  /// while nothing it sent was acknowledged yet (it is filling its pipe); 0 once its ACKs clock it.
-  uint32_t inflight_pkts = 0;
   uint32_t hops = 0;             ///< its data path's egress ports (0: the number of `ports`)
 };
 
-/// Bytes as whole packets of `payload` bytes, rounded up (a payload of 0 counts as 1 byte);
-/// saturates at UINT32_MAX.
-inline uint32_t fcg_packets(uint64_t bytes, uint64_t payload) {
-  const uint64_t p = payload ? payload : 1, n = bytes / p + (bytes % p != 0);
-  return n > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(n);
-}
-
-/// The class of `packets` in flight a label holds: 0 for none, else 1 + ⌊log2 packets⌋ (1; 2–3;
-/// 4–7; …). A flow that started a few hundred ns before its partner is still filling its pipe when
-/// their period starts, and sends more in it than one clocked by its ACKs (measured on `moe-32g`'s
-/// NVLink pairs: replays keyed without it 1.6–1.7 % short); exact counts, which move by a packet or
-/// two with the ACK clock, left GPT-7B's 1,024-GPU rings without a single hit (731 patterns, 0 hits).
-inline uint32_t fcg_inflight_class(uint32_t packets) {
-  uint32_t c = 0;
-  for (; packets; packets >>= 1) ++c;
-  return c;
-}
-
 /// What a vertex is labelled with: everything of one flow that changes how a period unfolds
 /// besides the graph's shape — its rate (in quanta), its path (bottleneck, line rate, base RTT,
-/// hops; CC reacts per RTT and per hop), whether it has sent anything and about what its pipe holds.
+/// hops; CC reacts per RTT and per hop) and whether its pipe is empty.
 struct FcgLabel {
   uint64_t rate_q = 0;          ///< rate / quantum, rounded to nearest
   uint64_t bottleneck_bps = 0;  ///< bit/s
@@ -56,7 +35,6 @@ struct FcgLabel {
   uint64_t rtt_ns = 0;          ///< ns
   uint32_t hops = 0;            ///< data-path egress ports
   uint8_t fresh = 0;            ///< 1: had sent nothing yet
-  uint32_t inflight_class = 0;  ///< fcg_inflight_class of FcgFlow::inflight_pkts
   bool operator==(const FcgLabel&) const = default;
 };
 

@@ -29,11 +29,11 @@ struct MemoStats {
 /// The memoization of unsteady periods (the Wormhole paper: memoization): observes `ff`'s partitions
 /// (attaches itself with set_period_observer; detaches on destruction), with the store `db.store`
 /// under namespace `ns`.
-/// - At a period's start it takes what FCG_start needs — the flows, their rates, snd_nxt and snd_una
-///   (each rank those of the flows it sends; the next tick, where ranks meet, completes them); the
+/// - At a period's start it takes what FCG_start needs — the flows, their rates and snd_nxt (each
+///   rank those of the flows it sends; the next tick, where ranks meet, completes them); the
 ///   graph itself (labels: rate quantised by `rate_quantum_bps`, bottleneck = the slowest egress
-///   port of the data path, NIC line rate, base RTT, hops, fresh = sent nothing yet, packets in
-///   flight) is built from them when a lookup may find something or the period converges.
+///   port of the data path, NIC line rate, base RTT, hops, fresh = sent nothing yet) is built from
+///   them when a lookup may find something or the period converges.
 /// - At the next tick (find_replay, on oneTBB threads) it looks the FCG up; a hit visible at that
 ///   time becomes a Replay mapped through the isomorphism: the remaining duration, the bytes each
 ///   flow sent in the recorded period less what it sent since the start, its goodput and CC state
@@ -82,7 +82,6 @@ class Memoizer final : public PeriodObserver {
   struct Record {
     std::vector<uint32_t> flows;    // vertex i = flows[i]
     std::vector<uint64_t> sent;     // snd_nxt at the start (0: fresh), from its tick on (begun)
-    std::vector<uint64_t> inflight; // snd_nxt − snd_una at the start, bytes, from its tick on (begun)
     std::vector<uint64_t> rate;     // rate at the start, bit/s, from its tick on (begun)
     Time start = 0;
     uint64_t epoch = 0;             // the partition's reset that started it (FastForward::period_epoch)

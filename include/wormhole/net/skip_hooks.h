@@ -19,10 +19,9 @@ class SkipHooks {
   /// Flow `id`'s CC is setting its pacing rate: `old_rate_bps` is the rate until now,
   /// `new_rate_bps` the rate from now on (equal when a decrease is clamped at MIN_RATE), bit/s.
   virtual void rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) = 0;
-  /// Flow `id`'s snd_nxt or snd_una is about to move: a data packet leaves, an ACK or NACK arrives, or
-  /// a retransmission timeout may rewind snd_nxt (go-back-N). Called on the sender's rank, per data
-  /// packet and per ACK: keep it cheap.
-  virtual void progressing(uint32_t id) {}
+  /// Flow `id`'s snd_nxt is about to move: a data packet leaves, or a NACK or a retransmission
+  /// timeout may rewind it (go-back-N). Called on the sender's rank, per data packet: keep it cheap.
+  virtual void sending(uint32_t id) {}
   /// A data packet or a PFC frame reached port `port`, which is frozen: an interrupt that was not
   /// known when the skip began. The network holds the packet until the controller's next tick (or
   /// the skip's end), where the controller pulls the port's partition back (skip-back).
