@@ -49,7 +49,8 @@ void Verifier::end(size_t i, bool cut) {
     s.end = s.tick;
   } else {
     s.end = std::min(s.tick, s.start + s.planned);
-    if (s.tick > s.prev_tick) w = double(s.end - s.prev_tick) / double(s.tick - s.prev_tick);
+    // Every verifying partition is ticked at every tick, so prev_tick < the planned end <= tick.
+    if (s.tick > s.prev_tick) w = std::clamp(double(s.end - s.prev_tick) / double(s.tick - s.prev_tick), 0.0, 1.0);
   }
   const double span = double(s.end - s.start);
   s.predicted.resize(s.flows.size());

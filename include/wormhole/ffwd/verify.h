@@ -14,8 +14,8 @@ class TickExchange;
 /// One verified decision: a fast-forward or a replay the controller would have taken at `start`,
 /// simulated at packet level instead. Per flow (in the partition's flow order) it predicted
 /// `rate` × span bytes of progress and the simulation made `simulated`. The span is the planned one,
-/// or, when the partition's membership changed before its end (`cut`: a flow came or went), up to the
-/// last controller tick before the change. Counters are read at ticks, where every rank of a
+/// or, when the partition's membership changed before the tick that closes it (`cut`: a flow came or
+/// went, possibly just after the planned end), up to the last controller tick before the change. Counters are read at ticks, where every rank of a
 /// distributed run has run every event before them; at the planned end, which falls between two
 /// ticks, the progress is interpolated linearly between them. Compared up to the tick after the
 /// change or the planned end instead, a flow that ended in between made no progress after its end
@@ -31,7 +31,7 @@ struct VerifySample {
   Time start = 0;                  ///< ps
   Time planned = 0;                ///< ps the skip or replay would have lasted
   Time end = -1;                   ///< ps when the span ended (-1: still running)
-  bool cut = false;                ///< ended before the planned end (a flow came or went)
+  bool cut = false;                ///< a flow came or went before the tick at or after the planned end
   Time tick = 0;                   ///< ps: the last tick it ran at (its span's end if it is cut next)
   Time prev_tick = 0;              ///< ps: the tick before that (the start until there is one)
   std::vector<uint32_t> flows;
