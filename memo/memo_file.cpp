@@ -267,7 +267,10 @@ std::string closest_difference(const std::map<uint64_t, std::string>& namespaces
     const auto t = items(text);
     std::map<std::string, std::string> theirs(t.begin(), t.end());
     size_t shared = 0;
-    for (const auto& [key, item] : t) shared += mine.count(key) && mine.at(key) == item;
+    for (const auto& [key, item] : t) {
+      const auto it = mine.find(key);
+      shared += it != mine.end() && it->second == item;
+    }
     if (!first && shared <= best_shared) continue;
     first = false, best_shared = shared;
     best = "its closest settings differ: same settings text, different hash";

@@ -179,7 +179,7 @@ WorkloadDriver::WorkloadDriver(Network& net, const Workload& w, const GroupLayou
       if (!none && layout_.gpus > 0 && group_members(layout_, op.group, 0).size() > 1)
         R.sends |= static_cast<uint8_t>(1u << static_cast<uint32_t>(p));
     }
-    if (R.sends & 4) R.wg_slot = wg_slots_++;
+    if (R.sends_in(Phase::Wg)) R.wg_slot = wg_slots_++;
   }
   // Which rows each stage's program runs a backward step of (issues a wg collective of).
   for (const std::vector<ProgramStep>& prog : programs_) {
@@ -426,7 +426,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
           }
           G.blocked_since = -1;
         }
-        if (const Row& R = rows_[G.row]; !(R.sends & 1) && t + R.compute[0] + R.update <= horizon_) {
+        if (const Row& R = rows_[G.row]; !R.sends_in(Phase::Fwd) && t + R.compute[0] + R.update <= horizon_) {
           // The whole step in one go, as the stages below would take it (its times only grow: one
           // note_time for all).
           report_.per_gpu[g].compute += R.compute[0];
@@ -464,7 +464,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
       case kIgBegin: {
         const Row& R = rows_[G.row];
         const Time wg_at = t + R.compute[1] + R.update + R.compute[2];
-        if (!(R.sends & 6) && wg_at + R.update <= horizon_) {
+        if (!R.sends_in(Phase::Ig) && !R.sends_in(Phase::Wg) && wg_at + R.update <= horizon_) {
           // The whole step in one go, as the stages below would take it.
           report_.per_gpu[g].compute += R.compute[1] + R.compute[2];
           report_.per_gpu[g].update += R.update;  // the ig's (a wg's update is in the background)
@@ -555,7 +555,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
 }
 
 bool WorkloadDriver::sends(uint32_t row, Phase phase) const {
-  return rows_[row].sends >> static_cast<uint32_t>(phase) & 1;
+  return rows_[row].sends_in(phase);
 }
 
 void WorkloadDriver::wg_done_locally(uint32_t g, uint32_t row, uint32_t iter, Time t, Time at) {

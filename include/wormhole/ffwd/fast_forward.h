@@ -352,7 +352,8 @@ class FastForward final : public SkipHooks {
   void begin_verify(uint32_t pid, VerifySample::Kind kind, Time dt, std::vector<double> rate);
   /// Verify mode: `pid`'s sample runs on at this tick (its flows' progress counters read here).
   void tick_verify(uint32_t pid);
-  /// Ends `pid`'s verify sample at its last tick (`cut`: its flows changed before the planned end).
+  /// Ends `pid`'s verify sample: at its planned end (`cut` false, at the first tick at or after it), or at
+  /// its last tick (`cut` true: its flows changed before the tick that closes its span).
   void end_verify(uint32_t pid, bool cut);
   /// The verify samples completed at this tick: failed ones keep their flows (fast-forward) or
   /// pattern (replay) from being accelerated again.

@@ -15,9 +15,10 @@ class TickExchange;
 /// simulated at packet level instead. Per flow (in the partition's flow order) it predicted
 /// `rate` × span bytes of progress and the simulation made `simulated`. The span is the planned one,
 /// or, when the partition's membership changed before the tick that closes it (`cut`: a flow came or
-/// went, possibly just after the planned end), up to the last controller tick before the change. Counters are read at ticks, where every rank of a
-/// distributed run has run every event before them; at the planned end, which falls between two
-/// ticks, the progress is interpolated linearly between them. Compared up to the tick after the
+/// went, possibly just after the planned end), up to the last controller tick before the change.
+/// Counters are read at ticks, where every rank of a distributed run has run every event before them;
+/// at the planned end, which falls between two ticks, the progress is interpolated linearly between
+/// them. Compared up to the tick after the
 /// change or the planned end instead, a flow that ended in between made no progress after its end
 /// while its prediction ran on (on `moe-32g`: 3.4 % for flows within 0.1 %), and a replay's flows,
 /// still speeding up at the end of their recorded period, outran its average rate (1.7 %).

@@ -298,6 +298,7 @@ class WorkloadDriver final : public TrainingClient {
     std::array<Time, 3> compute{};  // per Phase, ps
     Time update = 0;                // after each of the row's collectives, ps
     uint8_t sends = 0;              // bit Phase: that collective has flows (issue() makes an instance)
+    bool sends_in(Phase p) const { return sends >> static_cast<uint32_t>(p) & 1; }
     uint32_t wg_slot = kNoSlot;     // its wg with flows' index in a GPU's per-wg state (kNoSlot: none)
   };
   std::vector<Row> rows_;
