@@ -2,7 +2,9 @@
 // added), corrupt and foreign files are rejected with the file named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <numeric>
 #include <fstream>
 #include <unistd.h>
 
@@ -118,4 +120,62 @@ TEST_F(MemoFile, CorruptAndForeignFilesAreRejected) {
   other.namespaces = {{1, "y"}};
   write_memo_file(path("other.h5"), other);
   EXPECT_THROW(merge_memo_files({path("whole.h5"), path("other.h5")}), InputError);
+}
+
+namespace {
+
+/// Ten patterns in two namespaces: chains and stars of 2–6 flows, at rates that make them distinct,
+/// with hits, insertion times and one rejected.
+MemoDb ten_patterns() {
+  MemoDb db;
+  db.namespaces = {{11, "ns eleven"}, {12, "ns twelve"}};
+  for (uint32_t n = 2; n <= 6; ++n) {
+    std::vector<FcgFlow> chain_flows, star_flows;
+    for (uint32_t i = 0; i < n; ++i) {
+      chain_flows.push_back(fl({i, i + 1}, (10 + n) * kG));
+      star_flows.push_back(fl({0, i + 1}, (20 + n) * kG));
+    }
+    db.store.insert(11, make_fcg(chain_flows, kG), value_for(n, 100 * n), n * kUs).first->hits = n;
+    const MemoEntry* s = db.store.insert(n % 2 ? 11 : 12, make_fcg(star_flows, kG), value_for(n, 1000 * n), 2 * n * kUs).first;
+    s->rejected = n == 4;
+  }
+  return db;
+}
+
+/// Every entry of `db` as text, in its file order.
+std::vector<std::string> rows(const MemoDb& db) {
+  std::vector<std::string> out;
+  for (const MemoEntry* e : db.store.entries())
+    out.push_back(std::to_string(e->ns) + " " + std::to_string(e->key.vertices()) + " " +
+                  std::to_string(e->value.bytes.at(0)) + " " + std::to_string(e->visible_from) + " " +
+                  std::to_string(e->hits) + " " + std::to_string(e->rejected));
+  return out;
+}
+
+}  // namespace
+
+TEST_F(MemoFile, ShardsWrittenApartMergeIntoTheWholeStore) {
+  // A distributed run's ranks each hold the buckets of their shard and write them to a file of their
+  // own; merged, the files are the store one process holds, entry for entry, in its order.
+  write_memo_file(path("whole.h5"), ten_patterns());
+  const std::vector<std::string> whole = rows(read_memo_file(path("whole.h5")));
+  ASSERT_EQ(whole.size(), 10u);
+  for (uint32_t ranks : {2u, 3u}) {
+    std::vector<std::string> shards;
+    std::vector<size_t> held;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      MemoDb db = ten_patterns();
+      db.store.keep_shard(r, ranks);
+      held.push_back(db.store.size());
+      for (const MemoEntry* e : db.store.entries()) EXPECT_EQ(MemoStore::shard_of(e->ns, e->key, ranks), r);
+      // may_hold still answers for the whole store: every rank builds the same patterns.
+      for (size_t n = 2; n <= 6; ++n) EXPECT_TRUE(db.store.may_hold(11, n));
+      EXPECT_THROW(db.store.entry(99), std::out_of_range);
+      shards.push_back(path(("shard" + std::to_string(ranks) + std::to_string(r) + ".h5").c_str()));
+      write_memo_file(shards.back(), db);
+    }
+    EXPECT_EQ(std::accumulate(held.begin(), held.end(), size_t(0)), 10u);
+    EXPECT_LT(*std::max_element(held.begin(), held.end()), 10u) << ranks << " ranks: one shard holds all";
+    EXPECT_EQ(rows(merge_memo_files(shards)), whole) << ranks << " ranks";
+  }
 }
