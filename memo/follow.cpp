@@ -152,7 +152,7 @@ void Memoizer::release_outrun(Record& l, uint32_t lpid) {
   if (l.followers.empty()) l.state.clear(), drop_leader(lpid);
 }
 
-void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoEntry& e, Time now) {
+void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoValue& v, uint64_t name, Time now) {
   for (uint32_t fpid : l.followers) {
     auto w = follows_.find(fpid);
     auto f = open_.find(fpid);
@@ -160,7 +160,7 @@ void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoEntry& e, T
     // find_replay's replay, as if the pattern had been known at the follower's lookup: it started with
     // its leader, so its period ends now too (duration 0).
     Ready x;
-    x.release = {fpid, replay_of(f->second, e, w->second.map, now), true};
+    x.release = {fpid, replay_of(f->second, v, name, w->second.map, now), true};
     x.at = now;
     ready_.push_back(std::move(x));
     follows_.erase(w);

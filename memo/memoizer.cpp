@@ -3,10 +3,85 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <type_traits>
 
 #include "cc_codec.h"
 
 namespace wh {
+
+namespace {
+
+// What one rank's shard found or stored, as bytes for the tick exchange (TickExchange::gather).
+struct Bytes {
+  std::vector<uint8_t> b;
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    b.insert(b.end(), p, p + sizeof v);
+  }
+  template <class T>
+  void put_all(const std::vector<T>& v) {
+    put(uint64_t(v.size()));
+    for (const T& x : v) put(x);
+  }
+  void put_cc(const std::vector<CcSnapshot>& cc) {  // through the memo file's rows: the same bits
+    put(uint64_t(cc.size()));
+    for (const CcSnapshot& c : cc) put(encode_cc(c));
+  }
+};
+
+struct Reader {
+  const std::vector<uint8_t>& b;
+  size_t at = 0;
+  bool done() const { return at >= b.size(); }
+  template <class T>
+  T get() {
+    if (at + sizeof(T) > b.size()) throw std::runtime_error("memo exchange: a record is cut short");
+    T v;
+    std::memcpy(&v, b.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+  template <class T>
+  std::vector<T> get_all() {
+    std::vector<T> v(get<uint64_t>());
+    for (T& x : v) x = get<T>();
+    return v;
+  }
+  std::vector<CcSnapshot> get_cc() {
+    std::vector<CcSnapshot> v(get<uint64_t>());
+    for (CcSnapshot& c : v) c = decode_cc(get<CcRow>());
+    return v;
+  }
+};
+
+void put_replay(Bytes& out, const Replay& r) {
+  out.put(r.duration), out.put(r.pattern), out.put_all(r.bytes), out.put_all(r.goodput), out.put_cc(r.cc);
+  out.put_all(r.trend), out.put_all(r.trend_age);
+}
+
+Replay get_replay(Reader& in) {
+  Replay r;
+  r.duration = in.get<Time>(), r.pattern = in.get<uint64_t>();
+  r.bytes = in.get_all<uint64_t>(), r.goodput = in.get_all<double>(), r.cc = in.get_cc();
+  r.trend = in.get_all<double>(), r.trend_age = in.get_all<Time>();
+  return r;
+}
+
+/// `e` with its vertices in another order: vertex i of the result is e's vertex map[i].
+MemoValue in_order(const MemoValue& e, const std::vector<uint32_t>& map) {
+  MemoValue v;
+  v.duration = e.duration;
+  for (uint32_t k : map) {
+    v.bytes.push_back(e.bytes.at(k)), v.end_rate_bps.push_back(e.end_rate_bps.at(k)), v.goodput.push_back(e.goodput.at(k));
+    v.cc.push_back(e.cc.at(k)), v.trend.push_back(e.trend.at(k)), v.trend_age.push_back(e.trend_age.at(k));
+  }
+  return v;
+}
+
+}  // namespace
 
 uint64_t memo_namespace(const std::string& description) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -66,6 +141,13 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   r.begun = false;
   r.key.reset();
   r.hit.reset();
+  r.hit_elsewhere = false;
+}
+
+void Memoizer::set_shard(uint32_t rank, uint32_t ranks) {
+  ranks_ = std::max<uint32_t>(ranks, 1);
+  rank_ = rank % ranks_;
+  db_.store.keep_shard(rank_, ranks_);
 }
 
 void Memoizer::mark(uint32_t m) {
@@ -197,16 +279,34 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   // Looked up at the first tick after its start, where tick() just took what it sent since.
   if (!r.begun || r.looked_up_at != now) return std::nullopt;
   if (ff_.partitions().flows(pid) != r.flows || !db_.store.may_hold(ns_, r.flows.size())) return std::nullopt;
+  if (!mine(key_of(r))) return std::nullopt;  // its shard's rank looks it up (lookups_done)
   r.hit = db_.store.lookup(ns_, key_of(r), now);
   if (!r.hit) return std::nullopt;
-  return replay_of(r, *r.hit->entry, r.hit->map, now);
+  return replay_of(r, r.hit->entry->value, name_of(*r.hit->entry), r.hit->map, now);
 }
 
-Replay Memoizer::replay_of(const Record& r, const MemoEntry& e, const std::vector<uint32_t>& map, Time now) const {
-  const MemoValue& v = e.value;
+void Memoizer::lookups_done(const std::vector<uint32_t>& pids, std::vector<std::optional<Replay>>& found) {
+  TickExchange* x = ff_.exchange();
+  if (!x || ranks_ <= 1) return;
+  Bytes out;
+  for (size_t i = 0; i < pids.size(); ++i)
+    if (found[i]) out.put(uint32_t(i)), put_replay(out, *found[i]);
+  x->gather(out.b);
+  Reader in{out.b};
+  while (!in.done()) {
+    const uint32_t i = in.get<uint32_t>();
+    Replay r = get_replay(in);
+    if (found.at(i)) continue;  // this rank's own
+    found[i] = std::move(r);
+    open_.at(pids[i]).hit_elsewhere = true;
+  }
+}
+
+Replay Memoizer::replay_of(const Record& r, const MemoValue& v, uint64_t name, const std::vector<uint32_t>& map,
+                           Time now) const {
   // The period started at r.start; what happened since is simulated already.
   Replay p;
-  p.pattern = reinterpret_cast<uintptr_t>(&e);
+  p.pattern = name;
   p.duration = v.duration - (now - r.start);
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const uint32_t k = map[i];
@@ -222,18 +322,35 @@ Replay Memoizer::replay_of(const Record& r, const MemoEntry& e, const std::vecto
 
 void Memoizer::replay_done(uint32_t pid, bool applied) {
   auto it = open_.find(pid);
-  if (it == open_.end() || !it->second.hit) return;
+  if (it == open_.end() || (!it->second.hit && !it->second.hit_elsewhere)) return;
   ++stats_.hits;
   if (!applied) return;  // simulated instead, and recorded as a repeat when it converges
   ++stats_.replayed;
-  MemoStore::count_hit(*it->second.hit);
+  if (it->second.hit) MemoStore::count_hit(*it->second.hit);  // on the pattern's shard
   open_.erase(it);
 }
 
 void Memoizer::reject_pattern(uint64_t pattern) {
-  const auto* e = reinterpret_cast<const MemoEntry*>(static_cast<uintptr_t>(pattern));
-  if (!e->rejected) ++stats_.rejected;
-  e->rejected = true;
+  if (!rejected_.insert(pattern).second) return;
+  ++stats_.rejected;
+  if ((pattern >> 48) == rank_) db_.store.entry(pattern & ((1ull << 48) - 1)).rejected = true;
+}
+
+MemoValue Memoizer::shared_value(std::optional<MemoValue> v, uint64_t& name) const {
+  TickExchange* x = ff_.exchange();
+  if (!x || ranks_ <= 1) return std::move(*v);
+  Bytes out;
+  if (v) {
+    out.put(name), out.put(v->duration), out.put_all(v->bytes), out.put_all(v->end_rate_bps), out.put_all(v->goodput);
+    out.put_cc(v->cc), out.put_all(v->trend), out.put_all(v->trend_age);
+  }
+  x->gather(out.b);  // exactly one rank holds the pattern
+  Reader in{out.b};
+  MemoValue r;
+  name = in.get<uint64_t>(), r.duration = in.get<Time>();
+  r.bytes = in.get_all<uint64_t>(), r.end_rate_bps = in.get_all<uint64_t>(), r.goodput = in.get_all<double>();
+  r.cc = in.get_cc(), r.trend = in.get_all<double>(), r.trend_age = in.get_all<Time>();
+  return r;
 }
 
 void Memoizer::period_converged(uint32_t pid, Time now) {
@@ -262,10 +379,26 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
     v.trend_age.push_back(trend > 0 ? std::clamp<Time>(now - ff_.trend_at(r.flows[i]), 0, v.duration) : 0);
     v.cc.push_back(cc[i]);
   }
-  const auto [entry, fresh] = db_.store.insert(ns_, std::move(*r.key), std::move(v), now);
-  ++(fresh ? stats_.inserted : stats_.repeated);
-  // Followers replay the pattern as stored (a repeat: the one known before, as a lookup would find it).
-  if (!r.followers.empty()) release_converged(r, pid, *entry, now);
+  // Followers replay the pattern as stored (a repeat: the one known before, as a lookup would find
+  // it), with the stored flows in r's order: a repeat's entry lists them in its own.
+  const bool followed = !r.followers.empty();
+  std::optional<MemoValue> lead;
+  uint64_t name = 0;
+  if (mine(*r.key)) {
+    if (followed) canon_of(r);  // before the key moves into the store
+    const auto [entry, fresh] = db_.store.insert(ns_, std::move(*r.key), std::move(v), now);
+    ++(fresh ? stats_.inserted : stats_.repeated);
+    if (followed) {
+      name = name_of(*entry);
+      lead = fresh ? entry->value : in_order(entry->value, canonical_map(*r.canon, entry->canon));
+    }
+  } else {
+    db_.store.note_size(ns_, r.flows.size());  // held by its shard's rank
+  }
+  if (followed) {
+    const MemoValue stored = shared_value(std::move(lead), name);
+    release_converged(r, pid, stored, name, now);
+  }
 }
 
 }  // namespace wh

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <array>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -262,8 +263,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   Cut c;
   std::optional<DistributedEngine> engine;
   // Wormhole's controller (and memoizer) on every rank, alike; its ticks are held between windows
-  // (engine.h). Every rank reads a --memo file; rank 0 writes the memo file (the store is the same
-  // on every rank: the ranks take the same decisions).
+  // (engine.h). The memo store is sharded over the ranks: every rank reads a --memo file and keeps its
+  // shard, writes that shard at the end, and rank 0 merges the shards into the memo file.
   std::optional<WormholeSession> wormhole;
   if (auto failed = agree(rank, [&] {
         plan.emplace(RunPlan::load(portable_options(o, lead), lead));
@@ -278,6 +279,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (auto failed = agree(rank, [&] {
         engine.emplace(plan->net(), MPI_COMM_WORLD, c.map, plan->client_lookahead());
         wormhole.emplace(plan->net(), plan->cfg(), plan->until(), o.memo_in, speak);
+        wormhole->shard_memo(static_cast<uint32_t>(rank), static_cast<uint32_t>(ranks));
         if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
         if (lead) plan->check_memo_out(o);
       }))
@@ -359,6 +361,13 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     uint64_t counts[3] = {net.events_discarded(), net.packets_bypassed(), net.packets_held()};
     MPI_Allreduce(MPI_IN_PLACE, counts, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     wormhole->set_rank_totals(g.stats.events, counts[0], counts[1], counts[2]);
+    // The memo shards' own figures, summed; what each shard holds, for the summary.
+    const std::array<uint64_t, 3> m = wormhole->memo_shard_counts();
+    uint64_t sums[2] = {m[0], m[1]};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    std::vector<uint64_t> held(static_cast<size_t>(ranks));
+    MPI_Allgather(&m[2], 1, MPI_UINT64_T, held.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    wormhole->set_memo_totals(sums[0], sums[1], std::move(held));
   }
 
   RunMetadata meta = plan->run_record(g.stats, o.command_line);
@@ -382,11 +391,13 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         }
       }))
     return *failed;
+  // Each rank's memo shard (a file each, beside the memo file), merged by rank 0 below.
+  if (auto failed = agree(rank, [&] { wormhole->write_memo_shard(static_cast<uint32_t>(rank)); })) return *failed;
   std::optional<int> failed = agree(rank, [&] {
     if (!lead) return;
     for (const PfcRecord& p : g.pfc) text->pfc(p);
     text->flush();
-    wormhole->write_memo();
+    wormhole->merge_memo_shards(static_cast<uint32_t>(ranks));
     const FlowResults& flows = *records;
     warn_late_acks(g);
     plan->write_reports(work, flows);

@@ -3,9 +3,11 @@
 // to warm-start from), and what the run writes and prints about them.
 #pragma once
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <memory>
 #include <set>
@@ -92,6 +94,43 @@ class WormholeSession {
   void set_rank_totals(uint64_t executed, uint64_t discarded, uint64_t bypassed, uint64_t held) {
     totals_ = {executed, discarded, bypassed, held};
   }
+  /// A distributed run's rank `rank` of `ranks` holds only its shard of the memo store
+  /// (Memoizer::set_shard); the collective patterns a warm start loaded stay with rank 0 (the collective
+  /// memo is not used over ranks; they go back into the merged memo file). No-op without memoization.
+  void shard_memo(uint32_t rank, uint32_t ranks) {
+    if (!rec_) return;
+    rec_->set_shard(rank, ranks);
+    if (rank != 0) db_.collectives.clear();
+  }
+  /// This rank's shard's own figures, {new patterns, repeats, patterns held} (no memoization: zeros).
+  std::array<uint64_t, 3> memo_shard_counts() const {
+    if (!rec_) return {0, 0, 0};
+    return {rec_->stats().inserted, rec_->stats().repeated, db_.store.size()};
+  }
+  /// A distributed run's memo figures summed over its shards, and each rank's patterns held: they
+  /// replace this rank's in report() and the summary.
+  void set_memo_totals(uint64_t inserted, uint64_t repeated, std::vector<uint64_t> patterns_per_rank) {
+    memo_totals_ = MemoTotals{inserted, repeated, std::move(patterns_per_rank)};
+  }
+  /// Writes this rank's shard of the memo store to shard_path(rank) (InputError if it cannot be created).
+  void write_memo_shard(uint32_t rank) {
+    if (rec_) write_memo_file(shard_path(rank), db_);
+  }
+  /// Merges the shards of `ranks` ranks into the memo file set by set_memo_path, as `wormhole memo merge`
+  /// does, and removes them (InputError if one cannot be read or the file cannot be created).
+  void merge_memo_shards(uint32_t ranks) {
+    if (!rec_) return;
+    std::vector<std::string> shards;
+    for (uint32_t r = 0; r < ranks; ++r) shards.push_back(shard_path(r));
+    write_memo_file(memo_path_, merge_memo_files(shards));
+    for (const std::string& p : shards) std::remove(p.c_str());
+  }
+  /// Where rank `rank`'s shard is written: beside the memo file, "memo.h5" -> "memo.rank3.h5".
+  std::string shard_path(uint32_t rank) const {
+    std::filesystem::path p(memo_path_);
+    const std::string ext = p.extension().string();
+    return p.replace_extension(".rank" + std::to_string(rank) + ext).string();
+  }
   /// What the results file gets (nullptr with Wormhole off); valid until the next call.
   const SkipReport* report() {
     if (!ff_) return nullptr;
@@ -103,9 +142,9 @@ class WormholeSession {
       report_.control_bypassed = (*totals_)[2], report_.packets_held = (*totals_)[3];
     }
     if (rec_) {
-      const MemoStats& s = rec_->stats();
+      const MemoStats s = memo_stats();
       report_.memo = MemoReport{true,  s.periods,       s.hits,        s.replayed, s.converged, s.inserted, s.repeated,
-                                db_.store.size(), warm_ - warm_collective_, s.rejected, s.followed, s.follows_cut, warm_path_, memo_path_};
+                                patterns(), warm_ - warm_collective_, s.rejected, s.followed, s.follows_cut, warm_path_, memo_path_};
     }
     return &report_;
   }
@@ -123,7 +162,7 @@ class WormholeSession {
     if (!ff_) return;
     print_skip_summary(*report());
     if (!rec_) return;
-    const MemoStats& s = rec_->stats();
+    const MemoStats s = memo_stats();
     const uint64_t ended = s.periods - s.replayed - s.followed - s.converged;
     // Followers only where there were any: the line stays as it was for runs without.
     const std::string followed =
@@ -134,8 +173,8 @@ class WormholeSession {
     fmt::print("memo: {} unsteady periods: {} replayed ({} hits){}, {} simulated to convergence ({} new patterns, {} "
                "repeats), {} ended before converging (membership changed or a flow ended); {} -> {}{}\n",
                s.periods, s.replayed, s.hits, followed, s.converged, s.inserted, s.repeated, ended,
-               collective_ ? fmt::format("{} patterns and {} collective patterns", db_.store.size(), db_.collectives[ns_].size())
-                           : std::to_string(db_.store.size()) + " patterns",
+               collective_ ? fmt::format("{} patterns and {} collective patterns", patterns(), db_.collectives[ns_].size())
+                           : std::to_string(patterns()) + " patterns" + shards(),
                memo_path_,
                warm_path_.empty() ? ""
                : warm_collective_ ? fmt::format(" (warm start: {} patterns and {} collective patterns from {})",
@@ -190,6 +229,29 @@ class WormholeSession {
     for (const auto& [r, d] : links) text += fmt::format(" {}bps/{}ps", r, d);
     return text;
   }
+
+  /// The memoizer's figures, a distributed run's shard figures summed (set_memo_totals).
+  MemoStats memo_stats() const {
+    MemoStats s = rec_->stats();
+    if (memo_totals_) s.inserted = memo_totals_->inserted, s.repeated = memo_totals_->repeated;
+    return s;
+  }
+  uint64_t patterns() const {
+    if (!memo_totals_) return db_.store.size();
+    uint64_t n = 0;
+    for (uint64_t k : memo_totals_->per_rank) n += k;
+    return n;
+  }
+  /// " (held over 3 ranks: 5, 2, 4)" for a distributed run's summary.
+  std::string shards() const {
+    if (!memo_totals_ || memo_totals_->per_rank.size() < 2) return "";
+    return fmt::format(" (held over {} ranks: {})", memo_totals_->per_rank.size(), fmt::join(memo_totals_->per_rank, ", "));
+  }
+  struct MemoTotals {
+    uint64_t inserted = 0, repeated = 0;
+    std::vector<uint64_t> per_rank;  // patterns each rank's shard held at the end
+  };
+  std::optional<MemoTotals> memo_totals_;
 
   std::unique_ptr<FastForward> ff_;
   bool verification_done_ = false;

@@ -506,6 +506,7 @@ void FastForward::lookups() {
   } else {
     find(0);
   }
+  if (exchange_) period_observer_->lookups_done(pids, found);
   // What only the senders' and the ports' ranks can tell: each flow has room for its recorded
   // bytes before its guard, and the partition can be frozen (ANDed over the ranks).
   std::vector<uint8_t> fits(pids.size(), 0);

@@ -153,8 +153,8 @@ class Distributed(unittest.TestCase):
                         self.assertEqual(got["skip_backs"], 1)
                         self.assertEqual(len((out / "pfc.txt").read_text().splitlines()), 750)
                     self.assertIn("wormhole: ", p.stdout)
-        # Memoization: the ranks record the same patterns (rank 0 writes the file) and replay the same periods,
-        # also from a warm start.
+        # Memoization: the ranks shard the store, replay the same periods as one process, also from a warm start,
+        # and their shards merged are the one process's memo file.
         config = cc / "permutation16" / "config_hpcc.txt"
         sets = [x for kv in ("WORMHOLE=1", "WORMHOLE_WINDOW=50", "WORMHOLE_MEMO=1", loose) for x in ("--set", kv)]
         ref = self.one_process(config, "memo-one", *sets)
@@ -169,6 +169,14 @@ class Distributed(unittest.TestCase):
                 self.assert_same_results(one, out)
                 self.assert_same_wormhole(one, out)
                 self.assert_same_memo(one, out)
+                # Each rank held its shard of the store and wrote it apart; rank 0 merged the files into memo.h5
+                # (above: the one process's, table for table) and removed them.
+                held = re.search(r"; (\d+) patterns \(held over (\d+) ranks: ([\d, ]+)\) ->", p.stdout)
+                self.assertIsNotNone(held, p.stdout)
+                shares = [int(k) for k in held.group(3).split(", ")]
+                self.assertEqual((int(held.group(2)), sum(shares)), (n, int(held.group(1))))
+                self.assertLess(max(shares), sum(shares))
+                self.assertEqual(sorted(f.name for f in out.glob("memo*")), ["memo.h5"])
                 replayed = int(re.search(r"memo: \d+ unsteady periods: (\d+) replayed", p.stdout).group(1))
                 self.assertEqual(replayed, (0 if i == 2 else 1) if warm else 0)  # verified replays are simulated instead
         # Workloads: MoE with memoization, cut short by max_time; the micro all-reduce (500-ns cut links, ticks

@@ -33,8 +33,8 @@ struct Outcome {
 
 inline Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec* injected = nullptr, Time inject_at = -1,
                    bool skip_back = true, const SimConfig& cfg = config(), double theta = 0.05, bool fast_forward = true,
-                   double verify = 0) {
-  Network net(cfg, star(6), make_cc(cfg, nullptr));
+                   double verify = 0, const Topology& topo = star(6)) {
+  Network net(cfg, topo, make_cc(cfg, nullptr));
   net.add_flows(flows);
   std::unique_ptr<Injector> inj;
   if (injected) {

@@ -132,3 +132,36 @@ TEST(MemoFollow, NoFollowerWhereVerifyModeSamples) {
   EXPECT_EQ(memo.memo.followed, 0u);
   EXPECT_EQ(memo.memo.converged, 2u);
 }
+
+TEST(MemoFollow, FollowersOfARepeatGetTheStoredFlowsTheirOwnRoles) {
+  // Three alike groups on a star of 15 hosts, each four flows: a centre flow sharing its NIC with two
+  // others and its receiver's port with a fourth, whose sender's link runs at 50 Gb/s (so its label
+  // differs, and its goodput: 67 Gb/s, the port's rest, against 33 for the others). X starts at 0, L and F together at
+  // 10 µs: F follows L; X converges first, so L converges into X's pattern as a repeat, and F is
+  // replayed from X's entry. The entry lists X's flows in X's order (centre first), L lists the
+  // 50-Gb/s flow first: F's flows must get the entry's values through L's map to the entry, not L's
+  // own order (which gave F's 50-Gb/s flow the centre's 33 Gb/s).
+  Topology t = star(15);
+  for (uint32_t h : {2u, 6u, 11u}) t.links[h].rate_bps = 50'000'000'000ull;
+  SimConfig cfg = config();
+  cfg.ecn[50'000'000'000ull] = cfg.ecn.at(100'000'000'000ull);
+  const uint64_t mb = 40'000'000;
+  const Time l0 = 10 * kUs;
+  // (Flows starting in the same ps start in id order; those whose NIC sent before the last one
+  // started are not fresh: in each group the centre and the 50-G flow.)
+  const std::vector<FlowSpec> flows = {
+      // X: centre 0->1, then 2->1 (50 G) sharing 1's port, then 0->3 and 0->4 sharing the centre's NIC
+      flow(0, 1, mb), flow(2, 1, mb), flow(0, 3, mb), flow(0, 4, mb),
+      // L: the 50-G flow first, then its centre and the two sharing its NIC
+      flow(6, 7, mb, l0), flow(5, 7, mb, l0), flow(5, 8, mb, l0), flow(5, 9, mb, l0),
+      // F: as L
+      flow(11, 12, mb, l0), flow(10, 12, mb, l0), flow(10, 13, mb, l0), flow(10, 14, mb, l0)};
+  const Outcome pkt = run(flows, Mode::Packet, nullptr, -1, true, cfg, 0.05, true, 0, t);
+  const Outcome memo = run(flows, Mode::Memo, nullptr, -1, true, cfg, 0.05, true, 0, t);
+  EXPECT_EQ(memo.memo.followed, 1u);  // F, from L, which converged into X's pattern
+  EXPECT_GE(memo.memo.repeated, 1u);
+  // F's flows as packet mode has them (its own start), within a few packets.
+  for (size_t i = 8; i < 12; ++i)
+    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 5 * kPacketTime)
+        << "flow " << i << ": packet mode " << pkt.fct[i] << " ps, memo " << memo.fct[i];
+}

@@ -20,7 +20,7 @@ struct Replay {
   std::vector<CcSnapshot> cc;      ///< each flow's CC state at convergence (portable: make_cc_portable)
   std::vector<double> trend;       ///< each flow's goodput trend at convergence, 1/ps (MemoValue::trend)
   std::vector<Time> trend_age;     ///< ps before convergence where that goodput holds exactly
-  uint64_t pattern = 0;            ///< the observer's name for the pattern (reject_pattern), this rank's own
+  uint64_t pattern = 0;            ///< the observer's name for the pattern (reject_pattern), alike on every rank
 };
 
 /// A held follower to release at this tick (PeriodObserver::releases): with `converged`, its leader's
@@ -51,6 +51,11 @@ class PeriodObserver {
   /// threads for distinct partitions, with no other call in between: it may touch only `pid`'s own
   /// record.
   virtual std::optional<Replay> find_replay(uint32_t pid, Time now) { return std::nullopt; }
+  /// After a tick's find_replay calls, before anything uses their results: `found[i]` is what
+  /// find_replay(pids[i]) returned. A distributed observer whose patterns are sharded over the
+  /// ranks gives every rank the replays the owners found. Every rank calls it alike (collective,
+  /// with a TickExchange).
+  virtual void lookups_done(const std::vector<uint32_t>& pids, std::vector<std::optional<Replay>>& found) {}
   /// FastForward::mark(): keep the statistics as they are now as mark `m` (marks count from 0 after
   /// each tick); rewind(m): back to them (a distributed run stopped before that point).
   virtual void mark(uint32_t m) {}

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -17,8 +18,8 @@ namespace wh {
 struct MemoStats {
   uint64_t periods = 0;     ///< unsteady periods started
   uint64_t converged = 0;   ///< of which simulated to convergence with their membership unchanged
-  uint64_t inserted = 0;    ///< new patterns
-  uint64_t repeated = 0;    ///< converged periods whose pattern was already in the store
+  uint64_t inserted = 0;    ///< new patterns (a distributed run: those of this rank's shard; the run sums them)
+  uint64_t repeated = 0;    ///< converged periods whose pattern was already in the store (likewise)
   uint64_t hits = 0;        ///< periods whose starting pattern was found in the store
   uint64_t replayed = 0;    ///< of which replayed (the rest refused by the controller, then simulated)
   uint64_t rejected = 0;    ///< patterns verify mode found replaying wrongly (never replayed again)
@@ -51,6 +52,10 @@ struct MemoStats {
 ///   the follower is disturbed, the follower resumes from the leader's state at the last tick (bytes
 ///   sent and CC state, taken at every tick while it has followers).
 /// Entries already in `db` (a warm start from a memo file) are hit like the run's own.
+/// A distributed run shards the store over its ranks (set_shard): every rank follows every period
+/// and builds its pattern alike, but only the pattern's shard (MemoStore::shard_of) looks it up,
+/// inserts it and counts its hits; the replays it finds and the stored values followers replay go
+/// to every rank through the controller's TickExchange, so every rank decides alike.
 class Memoizer final : public PeriodObserver {
  public:
   Memoizer(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint64_t rate_quantum_bps);
@@ -64,6 +69,11 @@ class Memoizer final : public PeriodObserver {
   std::optional<Replay> find_replay(uint32_t pid, Time now) override;
   void replay_done(uint32_t pid, bool applied) override;
   void reject_pattern(uint64_t pattern) override;
+  void lookups_done(const std::vector<uint32_t>& pids, std::vector<std::optional<Replay>>& found) override;
+  /// This rank's share of a distributed run: `db`'s entries of shard `rank` of `ranks` are kept,
+  /// the others dropped (a warm start's file is read whole by every rank), and from now on only
+  /// that shard's patterns are looked up, inserted and counted here. Call before the run.
+  void set_shard(uint32_t rank, uint32_t ranks);
   std::vector<uint32_t> find_leaders(const std::vector<uint32_t>& missed, const std::vector<uint8_t>& lasting,
                                      Time now) override;
   void follow_done(uint32_t pid, bool held) override;
@@ -90,7 +100,8 @@ class Memoizer final : public PeriodObserver {
     bool begun = false;             // its tick came: sent and rate are every rank's
     bool pending = false;           // in starting_
     std::optional<Fcg> key;
-    std::optional<MemoHit> hit;     // set by find_replay
+    std::optional<MemoHit> hit;     // set by find_replay (on the pattern's shard)
+    bool hit_elsewhere = false;     // another rank's shard found it (lookups_done)
     std::optional<uint64_t> hash;   // wl_hash of the key (find_leaders)
     std::optional<FcgCanon> canon;  // its canonical form (find_leaders, where hashes meet)
     std::vector<uint32_t> followers;  // held partitions following this period (it is their leader)
@@ -100,9 +111,16 @@ class Memoizer final : public PeriodObserver {
   const Fcg& key_of(Record& r) const;
   uint64_t hash_of(Record& r) const;
   const FcgCanon& canon_of(Record& r) const;
-  /// The replay of pattern `e` for the period of `r` (its flow i is the pattern's vertex map[i]) looked up
-  /// `now` (ps): the rest of the recorded period, its bytes less what each flow sent since r.start.
-  Replay replay_of(const Record& r, const MemoEntry& e, const std::vector<uint32_t>& map, Time now) const;
+  /// The replay of a pattern's value `v` (named `name`) for the period of `r` (its flow i is the
+  /// value's vertex map[i]) looked up `now` (ps): the rest of the recorded period, its bytes less
+  /// what each flow sent since r.start.
+  Replay replay_of(const Record& r, const MemoValue& v, uint64_t name, const std::vector<uint32_t>& map, Time now) const;
+  /// The name of entry `e` of this rank's shard: alike on every rank (Replay::pattern).
+  uint64_t name_of(const MemoEntry& e) const { return (uint64_t(rank_) << 48) | e.id; }
+  bool mine(const Fcg& key) const { return MemoStore::shard_of(ns_, key, ranks_) == rank_; }
+  /// The stored value a converged leader's followers replay, in the leader's vertex order, from its
+  /// shard to every rank; `name` its pattern's name.
+  MemoValue shared_value(std::optional<MemoValue> v, uint64_t& name) const;
   struct Follow {
     uint32_t leader = 0;
     std::vector<uint32_t> map;  // follower vertex i -> leader vertex
@@ -129,8 +147,9 @@ class Memoizer final : public PeriodObserver {
   /// Followers of `l` whose credit could pass their room by the next tick are released now.
   void release_outrun(Record& l, uint32_t lpid);
   void drop_leader(uint32_t lpid);
-  /// Leader `l` converged into pattern `e`: its followers are replayed from it at this tick.
-  void release_converged(Record& l, uint32_t lpid, const MemoEntry& e, Time now);
+  /// Leader `l` converged into a pattern whose stored value, in l's vertex order, is `v` (named
+  /// `name`): its followers are replayed from it at this tick.
+  void release_converged(Record& l, uint32_t lpid, const MemoValue& v, uint64_t name, Time now);
   /// tick(): the leaders' state now, or their followers released when they changed.
   void snapshot_leaders(Time now);
 
@@ -146,6 +165,8 @@ class Memoizer final : public PeriodObserver {
   std::vector<uint32_t> leaders_;                 // partitions whose period has followers, sorted
   std::vector<Ready> ready_;                      // followers to release at the next releases()
   MemoStats stats_;
+  uint32_t rank_ = 0, ranks_ = 1;  // this rank's shard of the store (set_shard)
+  std::set<uint64_t> rejected_;    // patterns verify mode rejected, by name (every rank alike)
   mutable std::atomic<uint64_t> patterns_built_{0};  // lookups build patterns on several threads
   std::vector<MemoStats> marks_;  // mark(m): stats_ then (cleared at each tick)
 };
