@@ -27,10 +27,16 @@ void RunPlan::name_outputs(const RunOptions& o) {
 }
 
 void RunPlan::make_outputs(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  // --memo-out's folder may be the one -o is about to make; any other must exist before anything is made.
+  const fs::path memo_dir = fs::path(o.memo_out).parent_path();
+  const bool in_output_dir =
+      memo_dir.empty() ? false : fs::weakly_canonical(memo_dir) == fs::weakly_canonical(fs::path(results()).parent_path());
+  if (!o.memo_out.empty() && !in_output_dir) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file", false);
   if (training()) make_workload_outputs(o, *workload_, true);
   else check_config_outputs(*config_);
-  if (!o.memo_out.empty()) {  // its folder may be one -o just made; and it may name one just made
-    check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file");
+  if (!o.memo_out.empty()) {  // its folder may be the one -o just made; and it may name one just made
+    check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file", false);
     wh::check_memo_out(o.memo_out, output_files());
   }
   if (training()) write_topology_copy(*workload_);

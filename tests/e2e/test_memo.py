@@ -228,6 +228,14 @@ class MemoCommands(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("is a directory", p.stderr)
         self.assertFalse((work / "newer" / "fct.txt").exists())
+        # ... nor into a folder that does not exist: refused before -o's folder is made (it was left behind, empty),
+        # with a hint that fits --memo-out (it named --output-dir, which this run had given as -o).
+        p = run(work, "config_hpcc.txt", "-o", str(work / "newest"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
+                "--memo-out", str(work / "nowhere" / "m.h5"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("does not exist (fix: create it (mkdir -p", p.stderr)
+        self.assertNotIn("--output-dir", p.stderr)
+        self.assertFalse((work / "newest").exists())
         # ... nor onto a monitor's file (the config's queue monitor writes qlen.txt there).
         p = run(work, "config_hpcc.txt", "-o", str(work / "new"), "--set", "WORMHOLE=1", "--set", "WORMHOLE_MEMO=1",
                 "--memo-out", str(work / "new" / "qlen.txt"))

@@ -203,6 +203,8 @@ inline Handle create_table(hid_t loc, const char* name, hid_t file_type, size_t 
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "creating a property list"), H5Pclose);
   const hsize_t chunk = chunk_rows ? chunk_rows : table_chunk_rows(file_type, n);
   check(H5Pset_chunk(dcpl, 1, &chunk), "setting the chunk size of " + what);
+  // No modification times in the object headers: the same tables make the same bytes, whenever written.
+  check(H5Pset_obj_track_times(dcpl, false), "turning off the time tracking of " + what);
   if (!has_variable(file_type)) check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "setting the fill time of " + what);
   // No chunk cache: rows are written once, in whole chunks (table_slab_rows), which then go from the
   // writer's buffer to the file instead of through a zeroed cache copy of each chunk.
