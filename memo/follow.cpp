@@ -152,15 +152,15 @@ void Memoizer::release_outrun(Record& l, uint32_t lpid) {
   if (l.followers.empty()) l.state.clear(), drop_leader(lpid);
 }
 
-void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoValue& v, uint64_t name, Time now) {
+void Memoizer::release_converged(Record& l, uint32_t lpid, const MemoValue& v, Time now) {
   for (uint32_t fpid : l.followers) {
     auto w = follows_.find(fpid);
     auto f = open_.find(fpid);
     if (w == follows_.end() || f == open_.end()) continue;
-    // find_replay's replay, as if the pattern had been known at the follower's lookup: it started with
-    // its leader, so its period ends now too (duration 0).
+    // Its leader's period from the follower's own start: it started with its leader, so its period
+    // ends now too (duration 0). Not a stored pattern's: followers are never verified.
     Ready x;
-    x.release = {fpid, replay_of(f->second, v, name, w->second.map, now), true};
+    x.release = {fpid, replay_of(f->second, v, kNoPattern, w->second.map, now), true};
     x.at = now;
     ready_.push_back(std::move(x));
     follows_.erase(w);

@@ -292,7 +292,7 @@ std::string closest_difference(const std::map<uint64_t, std::string>& namespaces
 }  // namespace
 
 MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::string& description, size_t cc_kind,
-                            const std::string& cc_name, size_t* ours) {
+                            const std::string& cc_name, size_t* ours, uint32_t rank, uint32_t ranks) {
   MemoDb in = read_memo_file(path);
   auto it = in.namespaces.find(ns);
   if (it == in.namespaces.end() || it->second != description)
@@ -314,6 +314,10 @@ MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::str
                            "an entry of this run's namespace holds a CC state of kind " + std::to_string(c.cc.index()) +
                                " where " + cc_name + " keeps kind " + std::to_string(cc_kind) + " (corrupt file)",
                            "give a memo file written by wormhole (a run with memo = true writes memo.h5)");
+    }
+    if (MemoStore::shard_of(e->ns, e->key, ranks) != rank) {  // another rank's share
+      out.store.note_size(e->ns, e->key.vertices());
+      continue;
     }
     out.store.insert(e->ns, e->key, e->value, 0).first->rejected = e->rejected;  // hits start at 0
   }

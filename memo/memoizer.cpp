@@ -70,17 +70,6 @@ Replay get_replay(Reader& in) {
   return r;
 }
 
-/// `e` with its vertices in another order: vertex i of the result is e's vertex map[i].
-MemoValue in_order(const MemoValue& e, const std::vector<uint32_t>& map) {
-  MemoValue v;
-  v.duration = e.duration;
-  for (uint32_t k : map) {
-    v.bytes.push_back(e.bytes.at(k)), v.end_rate_bps.push_back(e.end_rate_bps.at(k)), v.goodput.push_back(e.goodput.at(k));
-    v.cc.push_back(e.cc.at(k)), v.trend.push_back(e.trend.at(k)), v.trend_age.push_back(e.trend_age.at(k));
-  }
-  return v;
-}
-
 }  // namespace
 
 uint64_t memo_namespace(const std::string& description) {
@@ -142,6 +131,7 @@ void Memoizer::period_started(uint32_t pid, Time now) {
   r.key.reset();
   r.hit.reset();
   r.hit_elsewhere = false;
+  r.sought = false;
 }
 
 void Memoizer::set_shard(uint32_t rank, uint32_t ranks) {
@@ -279,7 +269,8 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
   // Looked up at the first tick after its start, where tick() just took what it sent since.
   if (!r.begun || r.looked_up_at != now) return std::nullopt;
   if (ff_.partitions().flows(pid) != r.flows || !db_.store.may_hold(ns_, r.flows.size())) return std::nullopt;
-  if (!mine(key_of(r))) return std::nullopt;  // its shard's rank looks it up (lookups_done)
+  r.sought = true;
+  if (!mine(r)) return std::nullopt;  // its shard's rank looks it up (lookups_done)
   r.hit = db_.store.lookup(ns_, key_of(r), now);
   if (!r.hit) return std::nullopt;
   return replay_of(r, r.hit->entry->value, name_of(*r.hit->entry), r.hit->map, now);
@@ -288,6 +279,12 @@ std::optional<Replay> Memoizer::find_replay(uint32_t pid, Time now) {
 void Memoizer::lookups_done(const std::vector<uint32_t>& pids, std::vector<std::optional<Replay>>& found) {
   TickExchange* x = ff_.exchange();
   if (!x || ranks_ <= 1) return;
+  // Only patterns the store may hold were looked up: if none was, no rank found anything.
+  if (std::none_of(pids.begin(), pids.end(), [&](uint32_t pid) {
+        auto it = open_.find(pid);
+        return it != open_.end() && it->second.sought;
+      }))
+    return;
   Bytes out;
   for (size_t i = 0; i < pids.size(); ++i)
     if (found[i]) out.put(uint32_t(i)), put_replay(out, *found[i]);
@@ -336,23 +333,6 @@ void Memoizer::reject_pattern(uint64_t pattern) {
   if ((pattern >> 48) == rank_) db_.store.entry(pattern & ((1ull << 48) - 1)).rejected = true;
 }
 
-MemoValue Memoizer::shared_value(std::optional<MemoValue> v, uint64_t& name) const {
-  TickExchange* x = ff_.exchange();
-  if (!x || ranks_ <= 1) return std::move(*v);
-  Bytes out;
-  if (v) {
-    out.put(name), out.put(v->duration), out.put_all(v->bytes), out.put_all(v->end_rate_bps), out.put_all(v->goodput);
-    out.put_cc(v->cc), out.put_all(v->trend), out.put_all(v->trend_age);
-  }
-  x->gather(out.b);  // exactly one rank holds the pattern
-  Reader in{out.b};
-  MemoValue r;
-  name = in.get<uint64_t>(), r.duration = in.get<Time>();
-  r.bytes = in.get_all<uint64_t>(), r.end_rate_bps = in.get_all<uint64_t>(), r.goodput = in.get_all<double>();
-  r.cc = in.get_cc(), r.trend = in.get_all<double>(), r.trend_age = in.get_all<Time>();
-  return r;
-}
-
 void Memoizer::period_converged(uint32_t pid, Time now) {
   auto it = open_.find(pid);
   if (it == open_.end()) return;
@@ -379,26 +359,19 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
     v.trend_age.push_back(trend > 0 ? std::clamp<Time>(now - ff_.trend_at(r.flows[i]), 0, v.duration) : 0);
     v.cc.push_back(cc[i]);
   }
-  // Followers replay the pattern as stored (a repeat: the one known before, as a lookup would find
-  // it), with the stored flows in r's order: a repeat's entry lists them in its own.
+  // Followers were held for exactly this period: they replay its own values (alike on every rank),
+  // through their maps to its flows, whether its pattern is new or a repeat. (A repeat's stored entry
+  // lists its flows in its own order and spans its own duration.)
   const bool followed = !r.followers.empty();
-  std::optional<MemoValue> lead;
-  uint64_t name = 0;
-  if (mine(*r.key)) {
-    if (followed) canon_of(r);  // before the key moves into the store
+  std::optional<MemoValue> own;
+  if (followed) own = v;
+  if (mine(r)) {
     const auto [entry, fresh] = db_.store.insert(ns_, std::move(*r.key), std::move(v), now);
     ++(fresh ? stats_.inserted : stats_.repeated);
-    if (followed) {
-      name = name_of(*entry);
-      lead = fresh ? entry->value : in_order(entry->value, canonical_map(*r.canon, entry->canon));
-    }
   } else {
     db_.store.note_size(ns_, r.flows.size());  // held by its shard's rank
   }
-  if (followed) {
-    const MemoValue stored = shared_value(std::move(lead), name);
-    release_converged(r, pid, stored, name, now);
-  }
+  if (followed) release_converged(r, pid, *own, now);
 }
 
 }  // namespace wh

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <array>
+#include <unistd.h>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -278,8 +279,8 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // A step of its own: the engine's constructor is collective, so no rank may have failed alone before it.
   if (auto failed = agree(rank, [&] {
         engine.emplace(plan->net(), MPI_COMM_WORLD, c.map, plan->client_lookahead());
-        wormhole.emplace(plan->net(), plan->cfg(), plan->until(), o.memo_in, speak);
-        wormhole->shard_memo(static_cast<uint32_t>(rank), static_cast<uint32_t>(ranks));
+        wormhole.emplace(plan->net(), plan->cfg(), plan->until(), o.memo_in, speak, static_cast<uint32_t>(rank),
+                         static_cast<uint32_t>(ranks));
         if (wormhole->controller()) wormhole->controller()->set_exchange(&*engine);
         if (lead) plan->check_memo_out(o);
       }))
@@ -391,13 +392,25 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
         }
       }))
     return *failed;
-  // Each rank's memo shard (a file each, beside the memo file), merged by rank 0 below.
-  if (auto failed = agree(rank, [&] { wormhole->write_memo_shard(static_cast<uint32_t>(rank)); })) return *failed;
+  // pfc.txt before the memo file, as one process writes them.
+  if (auto failed = agree(rank, [&] {
+        if (!lead) return;
+        for (const PfcRecord& p : g.pfc) text->pfc(p);
+        text->flush();
+      }))
+    return *failed;
+  // Each rank's memo shard, a file of its own beside the memo file named for this run (rank 0's pid:
+  // another run's shards or a user's file of a like name are never taken), merged by rank 0 below.
+  long run_token = static_cast<long>(::getpid());
+  MPI_Bcast(&run_token, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string token = std::to_string(run_token);
+  if (auto failed = agree(rank, [&] { wormhole->write_memo_shard(static_cast<uint32_t>(rank), token); })) {
+    wormhole->remove_memo_shard(static_cast<uint32_t>(rank), token);
+    return *failed;
+  }
   std::optional<int> failed = agree(rank, [&] {
     if (!lead) return;
-    for (const PfcRecord& p : g.pfc) text->pfc(p);
-    text->flush();
-    wormhole->merge_memo_shards(static_cast<uint32_t>(ranks));
+    wormhole->merge_memo_shards(static_cast<uint32_t>(ranks), token);
     const FlowResults& flows = *records;
     warn_late_acks(g);
     plan->write_reports(work, flows);

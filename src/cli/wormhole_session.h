@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <memory>
 #include <set>
@@ -29,9 +28,12 @@ class WormholeSession {
   /// after printing its warnings, and a memoizer if cfg.wormhole.memo or `memo_in` (a memo file
   /// whose entries of this run's namespace are hit from time 0 on). Throws InputError for a
   /// `memo_in` with Wormhole off, unreadable, or without this run's namespace.
-  /// `warn`: print the warnings (a distributed run's rank 0 only).
+  /// `warn`: print the warnings (a distributed run's rank 0 only). A distributed run's rank `rank` of
+  /// `ranks` holds only its shard of the memo store (Memoizer::set_shard; of a warm start's file too);
+  /// the collective patterns a warm start loaded stay with rank 0 (the collective memo is not used over
+  /// ranks; they go back into the merged memo file).
   WormholeSession(Network& net, const SimConfig& cfg, Time run_end, const std::string& memo_in = "",
-                  bool warn = true) {
+                  bool warn = true, uint32_t rank = 0, uint32_t ranks = 1) {
     if (!cfg.wormhole.enabled) {
       if (!memo_in.empty())
         throw InputError(memo_in, 0, "--memo given but Wormhole is off, so nothing would use the memo file",
@@ -52,9 +54,13 @@ class WormholeSession {
                        : ", so the --memo file is not used");
     const std::string text = describe(net, cfg);
     const uint64_t ns = ns_ = memo_namespace(text);
-    if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode, warn);
+    if (!memo_in.empty()) warm_start(memo_in, ns, text, cfg.cc_mode, warn, rank, ranks);
     db_.namespaces[ns] = text;
     rec_ = std::make_unique<Memoizer>(net, *ff_, db_, ns, cfg.wormhole.memo_rate_quantum_bps);
+    if (ranks > 1) {
+      rec_->set_shard(rank, ranks);
+      if (rank != 0) db_.collectives.clear();
+    }
   }
   /// Where the memo file goes; set before report() (the results name it) and before any output is
   /// opened. It may be the --memo input: the file is read whole at the start and the new one holds
@@ -94,14 +100,6 @@ class WormholeSession {
   void set_rank_totals(uint64_t executed, uint64_t discarded, uint64_t bypassed, uint64_t held) {
     totals_ = {executed, discarded, bypassed, held};
   }
-  /// A distributed run's rank `rank` of `ranks` holds only its shard of the memo store
-  /// (Memoizer::set_shard); the collective patterns a warm start loaded stay with rank 0 (the collective
-  /// memo is not used over ranks; they go back into the merged memo file). No-op without memoization.
-  void shard_memo(uint32_t rank, uint32_t ranks) {
-    if (!rec_) return;
-    rec_->set_shard(rank, ranks);
-    if (rank != 0) db_.collectives.clear();
-  }
   /// This rank's shard's own figures, {new patterns, repeats, patterns held} (no memoization: zeros).
   std::array<uint64_t, 3> memo_shard_counts() const {
     if (!rec_) return {0, 0, 0};
@@ -112,24 +110,36 @@ class WormholeSession {
   void set_memo_totals(uint64_t inserted, uint64_t repeated, std::vector<uint64_t> patterns_per_rank) {
     memo_totals_ = MemoTotals{inserted, repeated, std::move(patterns_per_rank)};
   }
-  /// Writes this rank's shard of the memo store to shard_path(rank) (InputError if it cannot be created).
-  void write_memo_shard(uint32_t rank) {
-    if (rec_) write_memo_file(shard_path(rank), db_);
+  /// Writes this rank's shard of the memo store to shard_path(rank, token) (InputError if it cannot be created).
+  void write_memo_shard(uint32_t rank, const std::string& token) {
+    if (rec_) write_memo_file(shard_path(rank, token), db_);
+  }
+  /// Removes what write_memo_shard wrote or began (a run that failed at the end).
+  void remove_memo_shard(uint32_t rank, const std::string& token) {
+    if (rec_) std::remove(shard_path(rank, token).c_str());
   }
   /// Merges the shards of `ranks` ranks into the memo file set by set_memo_path, as `wormhole memo merge`
-  /// does, and removes them (InputError if one cannot be read or the file cannot be created).
-  void merge_memo_shards(uint32_t ranks) {
+  /// does, and removes them, also when that fails (InputError if one cannot be read or the file cannot be
+  /// created).
+  void merge_memo_shards(uint32_t ranks, const std::string& token) {
     if (!rec_) return;
     std::vector<std::string> shards;
-    for (uint32_t r = 0; r < ranks; ++r) shards.push_back(shard_path(r));
-    write_memo_file(memo_path_, merge_memo_files(shards));
-    for (const std::string& p : shards) std::remove(p.c_str());
+    for (uint32_t r = 0; r < ranks; ++r) shards.push_back(shard_path(r, token));
+    const auto remove = [&] {
+      for (const std::string& p : shards) std::remove(p.c_str());
+    };
+    try {
+      write_memo_file(memo_path_, merge_memo_files(shards));
+    } catch (...) {
+      remove();
+      throw;
+    }
+    remove();
   }
-  /// Where rank `rank`'s shard is written: beside the memo file, "memo.h5" -> "memo.rank3.h5".
-  std::string shard_path(uint32_t rank) const {
-    std::filesystem::path p(memo_path_);
-    const std::string ext = p.extension().string();
-    return p.replace_extension(".rank" + std::to_string(rank) + ext).string();
+  /// Where rank `rank`'s shard of the run named `token` goes: beside the memo file, "memo.h5" ->
+  /// "memo.h5.rank3-<token>.part".
+  std::string shard_path(uint32_t rank, const std::string& token) const {
+    return memo_path_ + ".rank" + std::to_string(rank) + "-" + token + ".part";
   }
   /// What the results file gets (nullptr with Wormhole off); valid until the next call.
   const SkipReport* report() {
@@ -184,8 +194,10 @@ class WormholeSession {
 
  private:
   /// Loads a warm-start file (read_warm_start_file) into the run's database; `warn`: note an empty one.
-  void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode, bool warn) {
-    db_ = read_warm_start_file(path, ns, text, cc_state_kind(cc_mode), "CC_MODE " + std::to_string(cc_mode), &warm_);
+  void warm_start(const std::string& path, uint64_t ns, const std::string& text, int cc_mode, bool warn, uint32_t rank,
+                  uint32_t ranks) {
+    db_ = read_warm_start_file(path, ns, text, cc_state_kind(cc_mode), "CC_MODE " + std::to_string(cc_mode), &warm_,
+                               rank, ranks);
     const auto c = db_.collectives.find(ns);
     warm_collective_ = c == db_.collectives.end() ? 0 : c->second.size();
     if (warm_ == 0 && warn)

@@ -36,11 +36,13 @@ MemoDb read_memo_file(const std::string& path);
 /// time 0 with its hit count reset (the run's own file counts its own hits, so merging it with
 /// `path` does not count them twice); entries of other namespaces are kept, unused. `*ours` (if
 /// given) = the number of entries of `ns` (0 is valid: the earlier runs found no pattern).
+/// A distributed run's rank `rank` of `ranks` keeps only its shard's entries (MemoStore::keep_shard), while
+/// `*ours` and may_hold count them all.
 /// Throws InputError naming the file as read_memo_file does, and when the file does not describe
 /// `ns` by exactly `description` (the message names the first setting that differs from the
 /// closest namespace it holds) or holds a CC state of another kind under `ns` (corrupt).
 MemoDb read_warm_start_file(const std::string& path, uint64_t ns, const std::string& description, size_t cc_kind,
-                            const std::string& cc_name, size_t* ours = nullptr);
+                            const std::string& cc_name, size_t* ours = nullptr, uint32_t rank = 0, uint32_t ranks = 1);
 
 /// Merges files into one database: entries whose keys are isomorphic (same namespace) are kept
 /// once — the first file's value, with the hits of all — and namespaces are united. Throws

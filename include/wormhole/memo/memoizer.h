@@ -54,8 +54,8 @@ struct MemoStats {
 /// Entries already in `db` (a warm start from a memo file) are hit like the run's own.
 /// A distributed run shards the store over its ranks (set_shard): every rank follows every period
 /// and builds its pattern alike, but only the pattern's shard (MemoStore::shard_of) looks it up,
-/// inserts it and counts its hits; the replays it finds and the stored values followers replay go
-/// to every rank through the controller's TickExchange, so every rank decides alike.
+/// inserts it and counts its hits; the replays it finds go to every rank through the controller's
+/// TickExchange (lookups_done), so every rank decides alike.
 class Memoizer final : public PeriodObserver {
  public:
   Memoizer(Network& net, FastForward& ff, MemoDb& db, uint64_t ns, uint64_t rate_quantum_bps);
@@ -102,6 +102,7 @@ class Memoizer final : public PeriodObserver {
     std::optional<Fcg> key;
     std::optional<MemoHit> hit;     // set by find_replay (on the pattern's shard)
     bool hit_elsewhere = false;     // another rank's shard found it (lookups_done)
+    bool sought = false;            // looked up (the store may hold its size): find_replay
     std::optional<uint64_t> hash;   // wl_hash of the key (find_leaders)
     std::optional<FcgCanon> canon;  // its canonical form (find_leaders, where hashes meet)
     std::vector<uint32_t> followers;  // held partitions following this period (it is their leader)
@@ -117,10 +118,14 @@ class Memoizer final : public PeriodObserver {
   Replay replay_of(const Record& r, const MemoValue& v, uint64_t name, const std::vector<uint32_t>& map, Time now) const;
   /// The name of entry `e` of this rank's shard: alike on every rank (Replay::pattern).
   uint64_t name_of(const MemoEntry& e) const { return (uint64_t(rank_) << 48) | e.id; }
-  bool mine(const Fcg& key) const { return MemoStore::shard_of(ns_, key, ranks_) == rank_; }
-  /// The stored value a converged leader's followers replay, in the leader's vertex order, from its
-  /// shard to every rank; `name` its pattern's name.
-  MemoValue shared_value(std::optional<MemoValue> v, uint64_t& name) const;
+  /// Whether `r`'s pattern is in this rank's shard of the store (MemoStore::shard_of).
+  bool mine(Record& r) const {
+    if (ranks_ <= 1) return true;
+    const Fcg& k = key_of(r);
+    return MemoStore::shard_of(ns_, k.vertices(), k.edges.size(), hash_of(r), ranks_) == rank_;
+  }
+  /// Replay::pattern of a replay that is no stored pattern's (a follower's).
+  static constexpr uint64_t kNoPattern = UINT64_MAX;
   struct Follow {
     uint32_t leader = 0;
     std::vector<uint32_t> map;  // follower vertex i -> leader vertex
@@ -147,9 +152,9 @@ class Memoizer final : public PeriodObserver {
   /// Followers of `l` whose credit could pass their room by the next tick are released now.
   void release_outrun(Record& l, uint32_t lpid);
   void drop_leader(uint32_t lpid);
-  /// Leader `l` converged into a pattern whose stored value, in l's vertex order, is `v` (named
-  /// `name`): its followers are replayed from it at this tick.
-  void release_converged(Record& l, uint32_t lpid, const MemoValue& v, uint64_t name, Time now);
+  /// Leader `l`'s period converged with value `v` (in l's vertex order): its followers, held for
+  /// exactly that period, are replayed from it at this tick.
+  void release_converged(Record& l, uint32_t lpid, const MemoValue& v, Time now);
   /// tick(): the leaders' state now, or their followers released when they changed.
   void snapshot_leaders(Time now);
 

@@ -93,6 +93,10 @@ class MemoStore {
   /// Which of `ranks` shards holds a key of namespace `ns` (its bucket: the same for every key an
   /// isomorphic one could be confused with), in [0, ranks).
   static uint32_t shard_of(uint64_t ns, const Fcg& key, uint32_t ranks);
+  /// The same from the key's vertex and edge counts and its wl_hash (already computed).
+  static uint32_t shard_of(uint64_t ns, size_t vertices, size_t edges, uint64_t wl, uint32_t ranks) {
+    return shard_of(BucketKey{ns, vertices, edges, wl}, ranks);
+  }
   /// Keeps only the entries of shard `rank` of `ranks` (a distributed run's rank after loading a
   /// whole memo file); may_hold still answers for all of them.
   void keep_shard(uint32_t rank, uint32_t ranks);
