@@ -205,7 +205,9 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   const SimConfig& cfg = r.cfg;
   if (speak)
     for (const std::string& w : cfg.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
-  if (speak) warn_unused_wormhole(cfg, false);
+  // (--memo with Wormhole off is refused later, saying what to do; the WORMHOLE_MEMO it implies is no setting
+  // the user gave, so no warning about it.)
+  if (speak && o.memo_in.empty()) warn_unused_wormhole(cfg, false);
   // A flow-file run writes the SimAI monitors its config names (MonitorSession::plan).
   check_input_files(cfg);
   r.topo = read_topology(cfg.topology_file);

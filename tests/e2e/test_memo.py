@@ -187,6 +187,7 @@ class MemoCommands(unittest.TestCase):
         p = run(work, "config_hpcc.txt", "--memo", str(db))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("--memo given but Wormhole is off", p.stderr)
+        self.assertNotIn("Wormhole settings are given", p.stderr)  # the setting --memo implies is not the user's
         # not a memo file
         p = run(work, "config_hpcc.txt", "--set", "WORMHOLE=1", "--memo", str(work / "out" / "hpcc" / "results.h5"))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
