@@ -233,7 +233,7 @@ void Memoizer::snapshot_leaders(Time now) {
 std::vector<CcSnapshot> Memoizer::snapshots(const std::vector<uint32_t>& flows, Time now) const {
   std::vector<CcSnapshot> out(flows.size());
   TickExchange* x = ff_.exchange();
-  std::vector<uint8_t> bytes;
+  Bytes bytes;  // (vertex, row) records of the flows this rank sends
   for (size_t i = 0; i < flows.size(); ++i) {
     const Flow& f = net_.flow(flows[i]);
     if (!net_.owns_node(f.src)) continue;
@@ -243,21 +243,13 @@ std::vector<CcSnapshot> Memoizer::snapshots(const std::vector<uint32_t>& flows, 
     // whichever rank took it (and what a warm start reads back).
     const CcRow row = encode_cc(snap);
     out[i] = decode_cc(row);
-    if (!x) continue;
-    const uint32_t k = static_cast<uint32_t>(i);  // (vertex, row) records
-    const auto* kp = reinterpret_cast<const uint8_t*>(&k);
-    const auto* rp = reinterpret_cast<const uint8_t*>(&row);
-    bytes.insert(bytes.end(), kp, kp + sizeof k);
-    bytes.insert(bytes.end(), rp, rp + sizeof row);
+    if (x) bytes.put(static_cast<uint32_t>(i)), bytes.put(row);
   }
   if (!x) return out;
-  x->gather(bytes);
-  for (size_t at = 0; at + sizeof(uint32_t) + sizeof(CcRow) <= bytes.size(); at += sizeof(uint32_t) + sizeof(CcRow)) {
-    uint32_t k;
-    CcRow row;
-    std::memcpy(&k, bytes.data() + at, sizeof k);
-    std::memcpy(&row, bytes.data() + at + sizeof k, sizeof row);
-    out.at(k) = decode_cc(row);
+  x->gather(bytes.b);
+  for (Reader in{bytes.b}; !in.done();) {
+    const uint32_t k = in.get<uint32_t>();
+    out.at(k) = decode_cc(in.get<CcRow>());
   }
   return out;
 }
@@ -330,7 +322,7 @@ void Memoizer::replay_done(uint32_t pid, bool applied) {
 void Memoizer::reject_pattern(uint64_t pattern) {
   if (!rejected_.insert(pattern).second) return;
   ++stats_.rejected;
-  if ((pattern >> 48) == rank_) db_.store.entry(pattern & ((1ull << 48) - 1)).rejected = true;
+  if ((pattern >> kRankShift) == rank_) db_.store.entry(pattern & ((1ull << kRankShift) - 1)).rejected = true;
 }
 
 void Memoizer::period_converged(uint32_t pid, Time now) {
@@ -362,16 +354,13 @@ void Memoizer::period_converged(uint32_t pid, Time now) {
   // Followers were held for exactly this period: they replay its own values (alike on every rank),
   // through their maps to its flows, whether its pattern is new or a repeat. (A repeat's stored entry
   // lists its flows in its own order and spans its own duration.)
-  const bool followed = !r.followers.empty();
-  std::optional<MemoValue> own;
-  if (followed) own = v;
+  if (!r.followers.empty()) release_converged(r, pid, v, now);
   if (mine(r)) {
     const auto [entry, fresh] = db_.store.insert(ns_, std::move(*r.key), std::move(v), now);
     ++(fresh ? stats_.inserted : stats_.repeated);
   } else {
     db_.store.note_size(ns_, r.flows.size());  // held by its shard's rank
   }
-  if (followed) release_converged(r, pid, *own, now);
 }
 
 }  // namespace wh

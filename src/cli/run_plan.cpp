@@ -31,7 +31,7 @@ void RunPlan::make_outputs(const RunOptions& o) {
   // --memo-out's folder may be the one -o is about to make; any other must exist before anything is made.
   const fs::path memo_dir = fs::path(o.memo_out).parent_path();
   const bool in_output_dir =
-      memo_dir.empty() ? false : fs::weakly_canonical(memo_dir) == fs::weakly_canonical(fs::path(results()).parent_path());
+      !memo_dir.empty() && fs::weakly_canonical(memo_dir) == fs::weakly_canonical(fs::path(results()).parent_path());
   if (!o.memo_out.empty() && !in_output_dir) check_output_dir(o.memo_out, {"command line", 0}, "--memo-out file", false);
   if (training()) make_workload_outputs(o, *workload_, true);
   else check_config_outputs(*config_);

@@ -117,7 +117,8 @@ class Memoizer final : public PeriodObserver {
   /// what each flow sent since r.start.
   Replay replay_of(const Record& r, const MemoValue& v, uint64_t name, const std::vector<uint32_t>& map, Time now) const;
   /// The name of entry `e` of this rank's shard: alike on every rank (Replay::pattern).
-  uint64_t name_of(const MemoEntry& e) const { return (uint64_t(rank_) << 48) | e.id; }
+  uint64_t name_of(const MemoEntry& e) const { return (uint64_t(rank_) << kRankShift) | e.id; }
+  static constexpr int kRankShift = 48;  // a name's rank bits: above any store's entry count
   /// Whether `r`'s pattern is in this rank's shard of the store (MemoStore::shard_of).
   bool mine(Record& r) const {
     if (ranks_ <= 1) return true;
