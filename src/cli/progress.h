@@ -111,7 +111,12 @@ class ProgressLine {
 class RunObserver final : public NetObserver {
  public:
   RunObserver(TextOutputs& out, bool quiet) : out_(out), quiet_(quiet) {}
-  void flow_finished(const FlowRecord& f) override { out_.flow_finished(f); }
+  void flow_finished(const FlowRecord& f) override {
+    out_.flow_finished(f);
+    finished_bytes_ += f.size_bytes;
+  }
+  /// Bytes of the flows finished so far.
+  uint64_t finished_bytes() const { return finished_bytes_; }
   void pfc(const PfcRecord& p) override {
     out_.pfc(p);
     pfc_.push_back(p);
@@ -125,6 +130,7 @@ class RunObserver final : public NetObserver {
  private:
   TextOutputs& out_;
   bool quiet_;
+  uint64_t finished_bytes_ = 0;
   ProgressLine progress_;
 };
 

@@ -359,7 +359,7 @@ int run_command(const RunOptions& o) {
   if (!plan.training() || plan.workload().background.empty()) flows.stream_to(&results);
   net.retire_flows_to(&flows);
   TrainingWork work = plan.make_work(obs, plan.collective_memo(wormhole), true);
-  plan.set_progress(obs.progress(), work, [&net] { return net.flows_finished(); });
+  plan.set_progress(obs.progress(), work, [&obs] { return obs.finished_bytes(); });
   FastForward* ff = wormhole.controller();
   CollectiveMemo* memo = plan.training() ? plan.workload().options.memo : nullptr;
   if (ff || memo)

@@ -52,7 +52,7 @@ class RankObserver final : public NetObserver {
  public:
   RankObserver(const Network& net, TextOutputs* out, bool progress) : net_(net), out_(out), progress_(progress) {}
   void flow_finished(const FlowRecord& f) override {
-    ++finished_;
+    ++finished_, finished_bytes_ += f.size_bytes;
     if (out_) out_->flow_finished(f);
   }
   void pfc(const PfcRecord& p) override {
@@ -63,13 +63,14 @@ class RankObserver final : public NetObserver {
   }
   ProgressLine& progress() { return line_; }
   uint64_t finished() const { return finished_; }
+  uint64_t finished_bytes() const { return finished_bytes_; }
   std::vector<TaggedPfc> pfc_;
 
  private:
   const Network& net_;
   TextOutputs* out_;
   bool progress_;
-  uint64_t finished_ = 0;
+  uint64_t finished_ = 0, finished_bytes_ = 0;
   ProgressLine line_{"rank 0: "};
 };
 
@@ -336,7 +337,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (auto failed = agree(rank, [&] { work = plan->make_work(obs, nullptr, lead); })) return *failed;
   TrainingClient* const client = work.client.get();
   // Every rank holds every flow and hears every completion, so rank 0 can tell the share done.
-  plan->set_progress(obs.progress(), work, [&obs] { return obs.finished(); });
+  plan->set_progress(obs.progress(), work, [&obs] { return obs.finished_bytes(); });
   MPI_Barrier(MPI_COMM_WORLD);  // the wall clock starts together
   const auto t0 = std::chrono::steady_clock::now();
   if (client) client->start(plan->until());

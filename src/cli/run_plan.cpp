@@ -117,9 +117,15 @@ void RunPlan::set_progress(ProgressLine& line, const TrainingWork& work, std::fu
                       workload_->chakra.ranks.empty() ? "the workload's bytes" : "trace nodes");
     return;
   }
+  // By bytes, as a workload's: the flows of a flow file differ in size by orders of magnitude, and a
+  // set of long flows that end together would read 0 % until they do.
   const Network* n = &net();
   line.set_fraction(
-      [n, finished] { return n->flow_count() == 0 ? -1.0 : double(finished()) / double(n->flow_count()); }, "flows");
+      [n, finished] {
+        return n->flow_bytes() == 0 ? -1.0
+                                    : std::min(1.0, (double(finished()) + n->running_bytes().acked()) / double(n->flow_bytes()));
+      },
+      "the flows' bytes");
 }
 
 void RunPlan::print_header(const MonitorSession& monitors) {

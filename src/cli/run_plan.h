@@ -81,7 +81,8 @@ class RunPlan {
   /// alone on the fabric; nullptr (with the warning saying why) for jobs, background flows, Chakra traces
   /// and flow files.
   CollectiveMemo* collective_memo(WormholeSession& wormhole);
-  /// The progress line's share done: a client's progress, or flows finished (`finished`) over the flows.
+  /// The progress line's share done: a client's progress, or the bytes of the flows finished
+  /// (`finished`, bytes) and acknowledged of the running ones over the flows' bytes.
   void set_progress(ProgressLine& line, const TrainingWork& work, std::function<uint64_t()> finished) const;
   /// The start-up lines on stdout: a training scenario's header, the packet trace's estimate, and for a
   /// flow file the reference's maxRtt / maxBdp line.

@@ -446,23 +446,34 @@ TEST(WorkloadDriver, TimeLimitBeforeAnyEventIsNamed) {
 
 // One TP AllReduce of 16 MiB over 8 GPUs on each of two servers: 2 collectives of 8 rings x 14 steps x
 // 8 ranks = 896 flows each, of 262,144 B. Stopped partway, the share done is the bytes of the flows
-// finished over the 1792 x 262,144 B of the run (it was 0 until a whole collective ended once).
-TEST(WorkloadDriver, ProgressCountsTheBytesOfTheFlowsFinished) {
+// finished plus those acknowledged of the running ones, over the 1792 x 262,144 B of the run. (It
+// was 0 until a whole collective ended once, then the finished flows' bytes alone.)
+TEST(WorkloadDriver, ProgressCountsTheBytesFinishedAndAcknowledged) {
   const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
   const GeneratedFabric f = fabric16();
   const GroupLayout layout = make_layout(w.header, f.gpus, f.gpus_per_server);
   const SimConfig cfg = simai_config();
-  Network net(cfg, f.topo, make_cc(cfg, nullptr));
-  WorkloadDriver d(net, w, layout, DriverOptions{});
-  ASSERT_FALSE(d.run(20 * kUs));
-  ASSERT_LT(net.flow_count(), 1792u);  // flows are made as they are released
-  std::array<uint32_t, 2> done{};  // per server: GPUs 0-7 are server 0's
-  for (uint32_t id = 0; id < net.flow_count(); ++id)
-    if (net.flow_finished(id)) ++done[net.flow_info(id).src / 8];
-  ASSERT_GT(done[0] + done[1], 0u);
-  ASSERT_LT(done[0], 896u);
-  ASSERT_LT(done[1], 896u);
-  EXPECT_DOUBLE_EQ(d.progress(), double(done[0] + done[1]) * 262144 / (1792.0 * 262144));
+  for (const Time stop : {Time(8 * kUs), Time(20 * kUs)}) {
+    SCOPED_TRACE(stop);
+    Network net(cfg, f.topo, make_cc(cfg, nullptr));
+    WorkloadDriver d(net, w, layout, DriverOptions{});
+    ASSERT_FALSE(d.run(stop));
+    ASSERT_LT(net.flow_count(), 1792u);  // flows are made as they are released
+    uint64_t done = 0, acked = 0, running = 0;
+    for (uint32_t id = 0; id < net.flow_count(); ++id)
+      if (net.flow_finished(id)) ++done;
+      else if (net.flow_live(id)) acked += net.flow(id).snd_una, ++running;
+    ASSERT_GT(running, 0u);
+    ASSERT_GT(acked, 0u);
+    if (stop == 8 * kUs) EXPECT_EQ(done, 0u);  // the first ring step's 128 flows run: acknowledged bytes only
+    else EXPECT_GT(done, 0u);
+    const Network::RunningBytes r = net.running_bytes();
+    EXPECT_EQ(r.local_acked, acked);
+    EXPECT_EQ(r.size, running * 262144);
+    EXPECT_EQ(r.local_size, r.size);  // one process: every sender is local
+    EXPECT_DOUBLE_EQ(d.progress(), double(done * 262144 + acked) / (1792.0 * 262144));
+    EXPECT_GT(d.progress(), double(done * 262144) / (1792.0 * 262144));
+  }
 }
 
 // count_workload_flows (the memory estimate's count) against a run, and the driver's share done.

@@ -5,6 +5,7 @@
 // timer refers to them any more (release_entries). So memory follows what is active rather than what
 // has been.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -148,6 +149,18 @@ class FlowTable {
     }
     entries_.truncate(n);
     if (retired_in_.size() > (n + kEntryChunk - 1) / kEntryChunk) retired_in_.resize((n + kEntryChunk - 1) / kEntryChunk);
+  }
+  /// Calls fn(id, state) for every live flow, in id order. Skips the chunks whose flows were all
+  /// retired, so it costs the entries of the chunks with a flow not retired yet (a scan, for reports
+  /// made every few seconds, not for the packet path).
+  template <class Fn>
+  void for_each_live(Fn&& fn) const {
+    for (size_t k = 0, first = 0; first < entries_.size(); ++k, first += kEntryChunk) {
+      if (entries_.released(k) || (k < retired_in_.size() && retired_in_[k] == kEntryChunk)) continue;
+      const size_t end = std::min(entries_.size(), first + kEntryChunk);
+      for (size_t id = first; id < end; ++id)
+        if (live(static_cast<uint32_t>(id))) fn(static_cast<uint32_t>(id), state(static_cast<uint32_t>(id)));
+    }
   }
   /// Flows with state now, and at most so far.
   size_t live_count() const { return live_; }

@@ -298,6 +298,26 @@ class Network final : public CcHost {
   /// Flows created so far (ids 0 .. flow_count() - 1), and their bytes.
   size_t flow_count() const { return flows_.size(); }
   uint64_t flow_bytes() const { return flows_.total_bytes(); }
+  /// The running flows' bytes, for the progress line's share done (a scan of the running flows: call
+  /// it every few seconds, not per event).
+  struct RunningBytes {
+    uint64_t size = 0;         ///< bytes of the running flows (started, not finished), all ranks'
+    uint64_t local_size = 0;   ///< of those whose sender this process runs (all of them in one process)
+    uint64_t local_acked = 0;  ///< bytes acknowledged so far of those (snd_una)
+    /// Bytes acknowledged of all running flows: exact in one process; over ranks, where only the sender's
+    /// rank sees a flow's acknowledgements, the local flows' share applied to the others' bytes.
+    double acked() const { return local_size ? double(local_acked) * double(size) / double(local_size) : 0.0; }
+  };
+  /// Over the running flows with ids that `select` accepts (all of them when it is empty).
+  RunningBytes running_bytes(const std::function<bool(uint32_t)>& select = {}) const {
+    RunningBytes r;
+    flows_.for_each_live([&](uint32_t id, const Flow& f) {
+      if (flows_.finished(id) || (select && !select(id))) return;
+      r.size += f.size;
+      if (owns_node(f.src)) r.local_size += f.size, r.local_acked += f.snd_una;
+    });
+    return r;
+  }
   /// Flows holding QP state now, and at most at once so far.
   size_t live_flows() const { return flows_.live_count(); }
   size_t peak_live_flows() const { return flows_.peak_live(); }
