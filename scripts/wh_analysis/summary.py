@@ -196,7 +196,7 @@ def text(s):
                         if n("memo_followed") + n("memo_follows_cut") else "")
             ended = n("memo_periods") - n("memo_replayed") - n("memo_followed") - n("memo_converged")
             lines.append(f"memo      {n('memo_periods'):,} unsteady periods: {n('replays'):,} replayed "
-                         f"({n('replay_backs'):,} pulled back, {n('replays_refused'):,} refused), {followed}"
+                         f"({n('replay_backs'):,} pulled back, {n('replays_cut'):,} cut short, {n('replays_refused'):,} refused), {followed}"
                          f"{n('memo_converged'):,} simulated to convergence ({n('memo_new_patterns'):,} new patterns), "
                          f"{ended:,} ended before converging; "
                          f"{h.get('replayed_flow_time_ns', 0) / 1e3:.3f} us of flow time replayed; "

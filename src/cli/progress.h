@@ -236,9 +236,11 @@ inline void print_skip_summary(const SkipReport& r) {
                 static_cast<unsigned long>(s.line_rate_window_max));
   std::printf("\n");
   if (s.replays + s.replays_refused > 0)
-    std::printf("wormhole: %lu memoized periods replayed (%lu pulled back, %lu refused), %.6f s of flow time replayed\n",
+    std::printf("wormhole: %lu memoized periods replayed (%lu pulled back, %lu cut short where a flow neared its end, "
+                "%lu refused), %.6f s of flow time replayed\n",
                 static_cast<unsigned long>(s.replays), static_cast<unsigned long>(s.replay_backs),
-                static_cast<unsigned long>(s.replays_refused), double(s.replayed_flow_time) / kSec);
+                static_cast<unsigned long>(s.replays_cut), static_cast<unsigned long>(s.replays_refused),
+                double(s.replayed_flow_time) / kSec);
   if (const CollectiveMemoStats& c = r.collective; c.on)
     std::printf("wormhole: collective memo: %lu collectives, %lu replayed (%lu flows), %lu simulated and kept as "
                 "patterns, %lu simulated beside their pattern's recording, %lu simulated not kept; %lu not on an island, "

@@ -507,39 +507,55 @@ void FastForward::lookups() {
     find(0);
   }
   if (exchange_) period_observer_->lookups_done(pids, found);
-  // What only the senders' and the ports' ranks can tell: each flow has room for its recorded
-  // bytes before its guard, and the partition can be frozen (ANDed over the ranks).
+  // What only the senders' and the ports' ranks can tell: the share of its recorded bytes each flow
+  // has room for before its guard (measured by its sender's rank, summed over the ranks), and whether
+  // the partition can be frozen (ANDed over the ranks).
+  std::vector<size_t> first(pids.size() + 1, 0);
+  for (size_t i = 0; i < pids.size(); ++i) first[i + 1] = first[i] + (found[i] ? parts_.flows(pids[i]).size() : 0);
+  std::vector<double> share(first.back(), 0.0);
   std::vector<uint8_t> fits(pids.size(), 0);
   for (size_t i = 0; i < pids.size(); ++i) {
     if (!found[i]) continue;
     const Replay& r = *found[i];
     const std::vector<uint32_t>& flows = parts_.flows(pids[i]);
-    bool ok = r.bytes.size() == flows.size() && r.cc.size() == flows.size() && r.goodput.size() == flows.size();
-    for (size_t k = 0; ok && k < flows.size(); ++k) {
+    if (r.bytes.size() != flows.size() || r.cc.size() != flows.size() || r.goodput.size() != flows.size()) continue;
+    const Time dt = std::max<Time>(r.duration / kNs * kNs, 1);  // as try_replay's
+    for (size_t k = 0; k < flows.size(); ++k) {
       if (!owned(flows[k])) continue;
-      const Flow& f = net_.flow(flows[k]);
-      const Time dt = std::max<Time>(r.duration / kNs * kNs, 1);  // as try_replay's
       const double rate = r.goodput[k] > 0 ? r.goodput[k] : double(r.bytes[k]) / double(dt);
-      ok = room(f, rate) >= double(r.bytes[k]);
+      const double room_k = room(net_.flow(flows[k]), rate);
+      share[first[i] + k] = r.bytes[k] == 0 ? 1.0 : std::clamp(room_k / double(r.bytes[k]), 0.0, 1.0);
     }
-    fits[i] = ok && net_.can_freeze(parts_.ports(pids[i]), flows);
+    fits[i] = net_.can_freeze(parts_.ports(pids[i]), flows);
   }
-  if (exchange_) exchange_->all(fits);
+  if (exchange_) exchange_->sum(share), exchange_->all(fits);
   for (size_t i = 0; i < pids.size(); ++i) {
     if (!found[i]) continue;
-    if (fits[i] && verifier_.choose(VerifySample::Kind::kReplay)) {
+    const Replay& r = *found[i];
+    // A flow that would come within its guard of its end inside the period cuts the replay short
+    // there: the period's first part, its bytes in proportion to the time (as a replay pulled back by
+    // an interrupt keeps them). Shorter than a sample interval, it is refused.
+    double part_kept = first[i + 1] > first[i] ? 1.0 : 0.0;
+    for (size_t j = first[i]; j < first[i + 1]; ++j) part_kept = std::min(part_kept, share[j]);
+    const Time full = r.duration / kNs * kNs;
+    const Time dt = part_kept >= 1.0 ? full : static_cast<Time>(part_kept * double(full)) / kNs * kNs;
+    if (!fits[i] || dt < s_.sample_interval) {
+      ++stats_.replays_refused;
+      period_observer_->replay_done(pids[i], false);
+      continue;
+    }
+    if (verifier_.choose(VerifySample::Kind::kReplay)) {
       // Simulated instead, as a repeat of the pattern: the recorded bytes spread over its duration.
-      const Replay& r = *found[i];
-      const Time dt = std::max<Time>(r.duration / kNs * kNs, kNs);
       std::vector<double> rate;
-      for (uint64_t b : r.bytes) rate.push_back(double(b) / double(dt));
-      begin_verify(pids[i], VerifySample::Kind::kReplay, dt, std::move(rate));
+      for (uint64_t b : r.bytes) rate.push_back(double(b) / double(std::max<Time>(full, kNs)));
+      begin_verify(pids[i], VerifySample::Kind::kReplay, std::max<Time>(dt, kNs), std::move(rate));
       verified_patterns_[verifier_.samples().size() - 1] = r.pattern;
       period_observer_->replay_done(pids[i], false);
       continue;
     }
-    const bool applied = fits[i] && try_replay(pids[i], *found[i]);
+    const bool applied = try_replay(pids[i], r, dt);
     if (!applied) ++stats_.replays_refused;
+    else if (dt < full) ++stats_.replays_cut;
     period_observer_->replay_done(pids[i], applied);
   }
   std::vector<uint32_t> missed;
@@ -548,12 +564,12 @@ void FastForward::lookups() {
   follow(missed);
 }
 
-bool FastForward::try_replay(uint32_t pid, const Replay& r) {
+bool FastForward::try_replay(uint32_t pid, const Replay& r, Time dt) {
   const Time now = net_.now();
   const uint32_t payload = net_.params().payload;
   const std::vector<uint32_t>& flows = parts_.flows(pid);
-  const Time dt = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
-  if (dt <= 0) return false;
+  const Time full = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
+  if (dt <= 0 || full <= 0) return false;
   // Skips never run past what is known to come (a skip-back would undo most of the replay).
   // Compared as distances from now: no sum can overflow whatever a memo file holds.
   if (dt > run_end_ - now) return false;
@@ -564,7 +580,8 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r) {
   for (size_t i = 0; i < flows.size(); ++i) {
     const uint32_t id = flows[i];
     Track& t = track(id);
-    const uint64_t pkts = r.bytes[i] / payload;
+    const uint64_t bytes = dt == full ? r.bytes[i] : static_cast<uint64_t>(double(r.bytes[i]) * double(dt) / double(full));
+    const uint64_t pkts = bytes / payload;
     credit_skip(id, t, pkts, double(pkts * payload) / double(dt), dt, true);
     t.goodput = r.goodput[i];
     // The continuation skips at this goodput: bounded by its recorded trend, as a fresh skip by its own.

@@ -103,7 +103,7 @@ uint64_t shared_digest(const std::string& path, uint64_t total_flows, uint64_t t
       << k.estimated_error_bytes << k.contended_decisions << skip->settings.line_rate_window
       << k.line_rate_window_min << k.line_rate_window_max;
     d << k.skips << k.skip_backs << k.checks << k.steady_found << k.min_spread << k.packets_skipped
-      << k.events_skipped << k.skipped_flow_time << k.replays << k.replay_backs << k.replays_refused
+      << k.events_skipped << k.skipped_flow_time << k.replays << k.replay_backs << k.replays_cut << k.replays_refused
       << k.replayed_flow_time << k.max_partitions;
     d << m.on << m.periods << m.hits << m.replayed << m.converged << m.inserted << m.repeated << m.patterns
       << m.warm_patterns << m.followed << m.follows_cut << m.input << m.output << skip->timeline.size();

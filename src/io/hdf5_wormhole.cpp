@@ -51,6 +51,7 @@ void write_wormhole(hid_t file, const SkipReport& r, bool write_rows) {
   attr_i64(g, "skipped_flow_time_ns", s.skipped_flow_time / kNs);
   attr_u64(g, "replays", s.replays);
   attr_u64(g, "replay_backs", s.replay_backs);
+  attr_u64(g, "replays_cut", s.replays_cut);
   attr_u64(g, "replays_refused", s.replays_refused);
   attr_i64(g, "replayed_flow_time_ns", s.replayed_flow_time / kNs);
   if (const CollectiveMemoStats& c = r.collective; c.on) {

@@ -84,8 +84,10 @@ class TickExchange {
 /// is looked up at the next tick (lookups on oneTBB threads); a hit is replayed as a skip of the
 /// period's remaining duration crediting its recorded bytes, after which the flows' CC states are
 /// those recorded at convergence and the partition is fast-forwarded at once with the recorded
-/// goodput, as if it had been found steady. A replay is refused when a flow would come within its
-/// guard of its end inside it. A replay pulled back credits its bytes in proportion to the time kept.
+/// goodput, as if it had been found steady. A replay in which a flow would come within its guard of
+/// its end is cut short there (the period's first part, its bytes in proportion to the time; refused
+/// when that is shorter than a sample interval); a replay pulled back by an interrupt likewise credits
+/// its bytes in proportion to the time kept.
 class FastForward final : public SkipHooks {
  public:
   /// `run_end` (ps) bounds every skip (the run's stop time).
@@ -323,7 +325,10 @@ class FastForward final : public SkipHooks {
   bool continue_replay(uint32_t pid);    ///< a replay's end goes on to fast-forward, if it may
   bool owned(uint32_t id) const { return !net_.distributed() || net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
-  bool try_replay(uint32_t pid, const Replay& r);
+  /// Replays `r` on `pid` for `dt` ps (whole ns, at most the period's remaining duration: less cuts it
+  /// short, crediting each flow's recorded bytes in proportion to the time); false if a known interrupt
+  /// (a flow file's next start, LINK_DOWN, the run's end) comes first.
+  bool try_replay(uint32_t pid, const Replay& r, Time dt);
   /// Partitions whose period nobody recorded yet but which start like one being simulated now
   /// (`missed`: looked up at this tick, no replay): held until that leader's period ends.
   void follow(const std::vector<uint32_t>& missed);

@@ -26,7 +26,8 @@ struct SkipStats {
   Time skipped_flow_time = 0;     ///< Σ over flows of the time they spent fast-forwarded, ps
   uint64_t replays = 0;           ///< memoized periods replayed (not counted in skips or skip_backs)
   uint64_t replay_backs = 0;      ///< of which pulled back by an unforeseen interrupt
-  uint64_t replays_refused = 0;   ///< memo hits not replayed: a flow would end inside, or no freeze
+  uint64_t replays_cut = 0;       ///< of which cut short where a flow would come within its guard of its end
+  uint64_t replays_refused = 0;   ///< memo hits not replayed: no freeze, or a cut left less than a sample interval
   Time replayed_flow_time = 0;    ///< Σ over flows of the time replayed, ps (part of skipped_flow_time)
   uint64_t max_partitions = 0;    ///< most partitions alive at once
   uint64_t ticks = 0;             ///< the controller's periodic ticks (kernel barriers, not events)
