@@ -129,7 +129,7 @@ class MemoCommands(unittest.TestCase):
         p = subprocess.run(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "summary",
                             str(work / "out" / "hpcc" / "results.h5")], capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("memo      4 unsteady periods: 0 replayed (0 pulled back, 0 refused), 1 simulated to convergence",
+        self.assertIn("memo      4 unsteady periods: 0 replayed (0 pulled back, 0 cut short, 0 refused), 1 simulated to convergence",
                       p.stdout)
 
     def test_warm_start(self):
@@ -145,7 +145,7 @@ class MemoCommands(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("memo: 4 unsteady periods: 1 replayed (1 hits), 0 simulated to convergence", p.stdout)
         self.assertIn(f"(warm start: 1 patterns from {db})", p.stdout)
-        self.assertRegex(p.stdout, r"wormhole: 1 memoized periods replayed \(0 pulled back, 0 refused\)")
+        self.assertRegex(p.stdout, r"wormhole: 1 memoized periods replayed \(0 pulled back, 0 cut short where a flow neared its end, 0 refused\)")
         ref = {tuple(l.split()[:4]): int(l.split()[6])
                for l in (REFRUNS / "hpcc-bundled-example" / "out_hpcc" / "fct.txt").read_text().splitlines() if l.strip()}
         ours = {tuple(l.split()[:4]): int(l.split()[6])
