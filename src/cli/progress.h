@@ -23,7 +23,7 @@ struct ProgressFigures {
   uint64_t events = 0;      ///< events executed so far
   uint64_t flows_done = 0;  ///< flows finished so far
   double fraction = -1;     ///< share of the run done, [0, 1]; < 0 = unknown: no % and no ETA
-  std::string of;           ///< what the share counts, e.g. "flows" or "collectives"
+  std::string of;           ///< what the share counts, e.g. "the workload's bytes" or "trace nodes"
   /// Wormhole: the model's events left out (fast-forward's skips, the collective memo's replays) over
   /// those and the executed ones; < 0 = Wormhole off
   double skip_ratio = -1;
@@ -43,7 +43,7 @@ inline std::string format_eta(double s) {
 }
 
 /// The progress line (no newline): "[   10.0 s] sim 0.001234 s, 3.21 M events/s, 1234 flows done", then,
-/// when the share done is known, ", 41.2 % of flows, ETA 14 s" (the ETA assumes the rest goes at the
+/// when the share done is known, ", 41.2 % of the flows' bytes, ETA 14 s" (the ETA assumes the rest goes at the
 /// pace so far, and is left out until some share is done), then with Wormhole on ", Wormhole skipped
 /// 63.0 % of events", and with the collective memo on ", collective memo replayed 13440 flows".
 inline std::string format_progress(const ProgressFigures& p) {

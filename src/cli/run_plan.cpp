@@ -123,7 +123,7 @@ void RunPlan::set_progress(ProgressLine& line, const TrainingWork& work, std::fu
   line.set_fraction(
       [n, finished] {
         return n->flow_bytes() == 0 ? -1.0
-                                    : std::min(1.0, (double(finished()) + n->running_bytes().acked()) / double(n->flow_bytes()));
+                                    : std::min(1.0, (double(finished()) + n->running_bytes().done()) / double(n->flow_bytes()));
       },
       "the flows' bytes");
 }

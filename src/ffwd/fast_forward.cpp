@@ -524,22 +524,27 @@ void FastForward::lookups() {
       if (!owned(flows[k])) continue;
       const double rate = r.goodput[k] > 0 ? r.goodput[k] : double(r.bytes[k]) / double(dt);
       const double room_k = room(net_.flow(flows[k]), rate);
-      share[first[i] + k] = r.bytes[k] == 0 ? 1.0 : std::clamp(room_k / double(r.bytes[k]), 0.0, 1.0);
+      // A flow that sends nothing in the period still must not be inside its guard already.
+      share[first[i] + k] = r.bytes[k] == 0 ? (room_k >= 0 ? 1.0 : 0.0) : std::clamp(room_k / double(r.bytes[k]), 0.0, 1.0);
     }
     fits[i] = net_.can_freeze(parts_.ports(pids[i]), flows);
   }
-  if (exchange_) exchange_->sum(share), exchange_->all(fits);
+  if (exchange_ && !share.empty()) exchange_->sum(share);  // as `found`: alike on every rank
+  if (exchange_) exchange_->all(fits);
   for (size_t i = 0; i < pids.size(); ++i) {
     if (!found[i]) continue;
     const Replay& r = *found[i];
     // A flow that would come within its guard of its end inside the period cuts the replay short
     // there: the period's first part, its bytes in proportion to the time (as a replay pulled back by
-    // an interrupt keeps them). Shorter than a sample interval, it is refused.
+    // an interrupt keeps them). That holds where the flows' bytes are spread evenly over the period:
+    // where no two of them send through one port. A cut in a contended partition (whose split the
+    // CC's oscillation decides), or one shorter than a sample interval, is refused.
     double part_kept = first[i + 1] > first[i] ? 1.0 : 0.0;
     for (size_t j = first[i]; j < first[i + 1]; ++j) part_kept = std::min(part_kept, share[j]);
+    if (part_kept < 1.0 && flows_meet(pids[i], false)) part_kept = 0.0;
     const Time full = r.duration / kNs * kNs;
     const Time dt = part_kept >= 1.0 ? full : static_cast<Time>(part_kept * double(full)) / kNs * kNs;
-    if (!fits[i] || dt < s_.sample_interval) {
+    if (!fits[i] || (dt < full && dt < s_.sample_interval)) {
       ++stats_.replays_refused;
       period_observer_->replay_done(pids[i], false);
       continue;
@@ -569,7 +574,7 @@ bool FastForward::try_replay(uint32_t pid, const Replay& r, Time dt) {
   const uint32_t payload = net_.params().payload;
   const std::vector<uint32_t>& flows = parts_.flows(pid);
   const Time full = r.duration / kNs * kNs;  // whole ns: INT clocks move by whole ns
-  if (dt <= 0 || full <= 0) return false;
+  if (dt <= 0 || full <= 0 || dt > full) return false;
   // Skips never run past what is known to come (a skip-back would undo most of the replay).
   // Compared as distances from now: no sum can overflow whatever a memo file holds.
   if (dt > run_end_ - now) return false;

@@ -1127,7 +1127,7 @@ double WorkloadDriver::progress() const {
   // Finished flows count whole, running ones by their bytes acknowledged: a ring step of 682-MB flows
   // (GPT-175B's TP AllGather) runs for minutes of wall time and would otherwise count at its end only.
   if (total_bytes_ == 0) return -1;
-  const double running = net_.running_bytes([this](uint32_t id) { return flow_owner_.contains(id); }).acked();
+  const double running = net_.running_bytes([this](uint32_t id) { return flow_owner_.contains(id); }).done();
   return std::min(1.0, (double(done_bytes_) + running) / double(total_bytes_));
 }
 

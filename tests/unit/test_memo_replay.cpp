@@ -50,6 +50,41 @@ TEST(MemoReplay, CutShortWhereAFlowWouldEndInside) {
     EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
 }
 
+TEST(MemoReplay, ACutCreditsEveryFlowOfThePartitionItsShare) {
+  // A partition of two flows that share no port: 0 -> 1 and 1 -> 0, each one's ACKs crossing the
+  // other's data at the switch. Recorded at 500 µs; the same pair 2 -> 3, 3 -> 2 starts at 1 ms with a
+  // 3-MB flow that would end inside the replay: the replay is cut where it nears its end, and the
+  // 60-MB flow is credited the same share of its recorded bytes. Both sent at line rate throughout,
+  // so every flow still ends within packet times of packet mode.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(1, 0, 60'000'000),
+                                       flow(2, 3, 60'000'000, 1 * kMs), flow(3, 2, 3'000'000, 1 * kMs)};
+  const Outcome pkt = run(flows, Mode::Packet);
+  const Outcome memo = run(flows, Mode::Memo);
+  EXPECT_EQ(memo.stats.replays, 1u);
+  EXPECT_EQ(memo.stats.replays_cut, 1u);
+  // Two flows of more than 200 µs each replayed, neither past the short flow's end.
+  EXPECT_GT(memo.stats.replayed_flow_time, 2 * 200 * kUs);
+  EXPECT_LT(memo.stats.replayed_flow_time, 2 * pkt.fct[3]);
+  for (size_t i = 0; i < flows.size(); ++i)
+    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
+}
+
+TEST(MemoReplay, NoCutWhereFlowsContendForAPort) {
+  // 0 -> 2 and 1 -> 2 share the switch port to host 2, and so do 3 -> 5 and 4 -> 5, which start at 1 ms
+  // with a 3-MB flow that would end inside the replay. Their split of the port follows the CC, so the
+  // recorded bytes need not be even over the period: no cut, the hit is refused and simulated, and the
+  // run is the fast-forward-only run.
+  const std::vector<FlowSpec> flows = {flow(0, 2, 60'000'000), flow(1, 2, 60'000'000),
+                                       flow(3, 5, 60'000'000, 1 * kMs), flow(4, 5, 3'000'000, 1 * kMs)};
+  const Outcome ff = run(flows, Mode::FastForward);
+  const Outcome memo = run(flows, Mode::Memo);
+  EXPECT_GE(memo.memo.hits, 1u);
+  EXPECT_EQ(memo.stats.replays, 0u);
+  EXPECT_EQ(memo.stats.replays_cut, 0u);
+  EXPECT_GE(memo.stats.replays_refused, 1u);
+  EXPECT_EQ(memo.fct, ff.fct);
+}
+
 TEST(MemoReplay, AnInterruptPullsTheReplayBack) {
   // C (4 -> 3), released by a dependency at 1.2 ms, shares B's receiver port in the middle of B's
   // replay (1 ms .. 1.5 ms): the replay is pulled back to 1.2 ms keeping the bytes of the 200 µs

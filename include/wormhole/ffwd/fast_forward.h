@@ -326,8 +326,9 @@ class FastForward final : public SkipHooks {
   bool owned(uint32_t id) const { return !net_.distributed() || net_.owns_node(net_.flow_info(id).src); }  ///< this rank runs its sender
   void lookups();                        ///< replays for the partitions whose period just started
   /// Replays `r` on `pid` for `dt` ps (whole ns, at most the period's remaining duration: less cuts it
-  /// short, crediting each flow's recorded bytes in proportion to the time); false if a known interrupt
-  /// (a flow file's next start, LINK_DOWN, the run's end) comes first.
+  /// short, crediting each flow's recorded bytes in proportion to the time); false, with nothing done,
+  /// if dt is not in (0, that duration] or a known interrupt (a flow file's next start, LINK_DOWN, the
+  /// run's end) comes first.
   bool try_replay(uint32_t pid, const Replay& r, Time dt);
   /// Partitions whose period nobody recorded yet but which start like one being simulated now
   /// (`missed`: looked up at this tick, no replay): held until that leader's period ends.

@@ -60,8 +60,10 @@ class PeriodObserver {
   /// each tick); rewind(m): back to them (a distributed run stopped before that point).
   virtual void mark(uint32_t m) {}
   virtual void rewind(uint32_t m) {}
-  /// The controller replayed the period found for `pid` (true) or refused it (false: a flow
-  /// would finish inside it, or the partition cannot be frozen), in the sequential part of the tick.
+  /// The controller replayed the period found for `pid`, whole or cut short where a flow nears its end
+  /// (true), or did not (false: cut to less than a sample interval, or in a contended partition; the
+  /// partition cannot be frozen; a known interrupt comes first; or verify mode simulates it instead),
+  /// in the sequential part of the tick.
   virtual void replay_done(uint32_t pid, bool applied) {}
   /// Periods that start alike at once (DP rings of several rails starting together): among the
   /// partitions of `missed` (looked up at this tick, no replay found, in lookup order), the leader

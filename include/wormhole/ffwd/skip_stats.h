@@ -27,7 +27,10 @@ struct SkipStats {
   uint64_t replays = 0;           ///< memoized periods replayed (not counted in skips or skip_backs)
   uint64_t replay_backs = 0;      ///< of which pulled back by an unforeseen interrupt
   uint64_t replays_cut = 0;       ///< of which cut short where a flow would come within its guard of its end
-  uint64_t replays_refused = 0;   ///< memo hits not replayed: no freeze, or a cut left less than a sample interval
+  /// memo hits not replayed: a cut to less than a sample interval or in a contended partition, no
+  /// freeze, a known interrupt (a flow file's start, LINK_DOWN, the run's end) inside, a record of
+  /// another size (verified hits are simulated instead and counted neither here nor in replays)
+  uint64_t replays_refused = 0;
   Time replayed_flow_time = 0;    ///< Σ over flows of the time replayed, ps (part of skipped_flow_time)
   uint64_t max_partitions = 0;    ///< most partitions alive at once
   uint64_t ticks = 0;             ///< the controller's periodic ticks (kernel barriers, not events)

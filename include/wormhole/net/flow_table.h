@@ -150,9 +150,9 @@ class FlowTable {
     entries_.truncate(n);
     if (retired_in_.size() > (n + kEntryChunk - 1) / kEntryChunk) retired_in_.resize((n + kEntryChunk - 1) / kEntryChunk);
   }
-  /// Calls fn(id, state) for every live flow, in id order. Skips the chunks whose flows were all
-  /// retired, so it costs the entries of the chunks with a flow not retired yet (a scan, for reports
-  /// made every few seconds, not for the packet path).
+  /// Calls fn(id, state) for every live flow, in id order; `fn` must not add, release or retire flows.
+  /// Skips the chunks whose flows were all retired, so it costs the entries of the chunks with a flow
+  /// not retired yet (a scan, for reports made every few seconds, not for the packet path).
   template <class Fn>
   void for_each_live(Fn&& fn) const {
     for (size_t k = 0, first = 0; first < entries_.size(); ++k, first += kEntryChunk) {

@@ -299,22 +299,30 @@ class Network final : public CcHost {
   size_t flow_count() const { return flows_.size(); }
   uint64_t flow_bytes() const { return flows_.total_bytes(); }
   /// The running flows' bytes, for the progress line's share done (a scan of the running flows: call
-  /// it every few seconds, not per event).
+  /// it every few seconds, not per event). A flow's bytes done are those Wormhole credited it (skipped or
+  /// replayed: never sent, known on every rank) and those acknowledged of the rest of its stream (snd_una,
+  /// known on its sender's rank only).
   struct RunningBytes {
-    uint64_t size = 0;         ///< bytes of the running flows (started, not finished), all ranks'
-    uint64_t local_size = 0;   ///< of those whose sender this process runs (all of them in one process)
-    uint64_t local_acked = 0;  ///< bytes acknowledged so far of those (snd_una)
-    /// Bytes acknowledged of all running flows: exact in one process; over ranks, where only the sender's
-    /// rank sees a flow's acknowledgements, the local flows' share applied to the others' bytes.
-    double acked() const { return local_size ? double(local_acked) * double(size) / double(local_size) : 0.0; }
+    uint64_t credited = 0;     ///< bytes credited to the running flows (started, not finished), all ranks'
+    uint64_t stream = 0;       ///< bytes of their streams (size less credited), all ranks'
+    uint64_t local_stream = 0; ///< of those, the streams of the flows whose sender this process runs (all in one process)
+    uint64_t local_acked = 0;  ///< bytes acknowledged so far of those streams (snd_una)
+    /// Bytes done of the running flows: exact in one process; over ranks, the acknowledged share of the
+    /// local flows' streams applied to the others' (0 while this rank runs none of them).
+    double done() const {
+      return double(credited) +
+             (local_stream ? double(local_acked) * double(stream) / double(local_stream) : 0.0);
+    }
   };
-  /// Over the running flows with ids that `select` accepts (all of them when it is empty).
+  /// Over the running flows with ids that `select` accepts (all of them when it is empty). `select`
+  /// must not add or release flows.
   RunningBytes running_bytes(const std::function<bool(uint32_t)>& select = {}) const {
     RunningBytes r;
     flows_.for_each_live([&](uint32_t id, const Flow& f) {
       if (flows_.finished(id) || (select && !select(id))) return;
-      r.size += f.size;
-      if (owns_node(f.src)) r.local_size += f.size, r.local_acked += f.snd_una;
+      const uint64_t stream = f.size - std::min(f.size, f.skipped_bytes);
+      r.credited += f.size - stream, r.stream += stream;
+      if (owns_node(f.src)) r.local_stream += stream, r.local_acked += std::min(f.snd_una, stream);
     });
     return r;
   }

@@ -161,7 +161,8 @@ class WorkloadDriver final : public TrainingClient {
 
   const WorkloadReport& report() const { return report_; }
   /// The share of the run's network bytes done, [0, 1]: the bytes of its flows finished, and those
-  /// acknowledged so far of its running flows (Network::running_bytes: estimated over ranks), over
+  /// done so far of its running flows (Network::running_bytes: acknowledged, or credited by Wormhole;
+  /// estimated over ranks), over
   /// those of all its collectives' and pipeline transfers' flows (count_workload_flows); -1 when the
   /// workload sends none. A scan of the running flows: for the progress line, every few seconds.
   double progress() const override;
