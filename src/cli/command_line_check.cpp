@@ -78,8 +78,12 @@ std::string misspelled_word(const CLI::App& app, int argc, char** argv) {
     const std::string name(w.substr(0, w.find('=')));
     if (std::find(longs.begin(), longs.end(), name) != longs.end()) continue;
     // Far from every option it is more likely a setting (--wormhole for WORMHOLE) than a typo.
-    const std::string best = closest(name, longs);
-    const bool near = edit_distance(name, best) <= 3;
+    std::string best = closest(name, longs);
+    bool near = edit_distance(name, best) <= 3;
+    // A shortened option (--output for --output-dir) means the one option it begins.
+    const auto begins = [&](const std::string& o) { return o.size() > name.size() && o.compare(0, name.size(), name) == 0; };
+    if (!near && std::count_if(longs.begin(), longs.end(), begins) == 1)
+      best = *std::find_if(longs.begin(), longs.end(), begins), near = true;
     return "unknown option " + name + " of " + name_of(p) + " (fix: " +
            (near ? "did you mean " + best + "? " : std::string()) + "see " + name_of(p) + " --help" +
            (!near && at.get_option_no_throw("--set") ? "; settings are given as --set KEY=VALUE, e.g. --set WORMHOLE=1)"

@@ -134,6 +134,7 @@ class MisspelledCommandLine(Case):
         self.assertIn("unknown option --memo-outt of wormhole run (fix: did you mean --memo-out? see wormhole run --help)", err)
         self.assertNotIn("File does not exist", err)
         self.assertIn("did you mean --output-dir?", self.wh("run", SCENARIO, "--ouput-dir=out"))
+        self.assertIn("did you mean --output-dir?", self.wh("run", SCENARIO, "--output", "out"))  # shortened
         self.assertIn("settings are given as --set KEY=VALUE, e.g. --set WORMHOLE=1", self.wh("run", SCENARIO, "--wormhole"))
         self.assertIn("(fix: see wormhole run --help)", self.wh("run"))  # scenario is required
 
