@@ -82,7 +82,7 @@ class RunPlan {
   /// and flow files.
   CollectiveMemo* collective_memo(WormholeSession& wormhole);
   /// The progress line's share done: a client's progress, or the bytes of the flows finished
-  /// (`finished`, bytes) and acknowledged of the running ones over the flows' bytes.
+  /// (`finished`, bytes) and done of the running ones (Network::running_bytes) over the flows' bytes.
   void set_progress(ProgressLine& line, const TrainingWork& work, std::function<uint64_t()> finished) const;
   /// The start-up lines on stdout: a training scenario's header, the packet trace's estimate, and for a
   /// flow file the reference's maxRtt / maxBdp line.

@@ -1124,7 +1124,7 @@ void WorkloadDriver::pfc(const PfcRecord& p) {
 double WorkloadDriver::progress() const {
   // By bytes: a packet run's events grow with them, while collectives differ in size by orders of
   // magnitude (GPT-175B's last DP ReduceScatter, one of 784 collectives, is most of the bytes).
-  // Finished flows count whole, running ones by their bytes acknowledged: a ring step of 682-MB flows
+  // Finished flows count whole, running ones by their bytes done (acknowledged or credited): a ring step of 682-MB flows
   // (GPT-175B's TP AllGather) runs for minutes of wall time and would otherwise count at its end only.
   if (total_bytes_ == 0) return -1;
   const double running = net_.running_bytes([this](uint32_t id) { return flow_owner_.contains(id); }).done();

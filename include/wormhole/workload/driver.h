@@ -162,9 +162,8 @@ class WorkloadDriver final : public TrainingClient {
   const WorkloadReport& report() const { return report_; }
   /// The share of the run's network bytes done, [0, 1]: the bytes of its flows finished, and those
   /// done so far of its running flows (Network::running_bytes: acknowledged, or credited by Wormhole;
-  /// estimated over ranks), over
-  /// those of all its collectives' and pipeline transfers' flows (count_workload_flows); -1 when the
-  /// workload sends none. A scan of the running flows: for the progress line, every few seconds.
+  /// estimated over ranks), over those of all its collectives' and pipeline transfers' flows
+  /// (count_workload_flows); -1 when the workload sends none. A scan of the running flows: for the progress line, every few seconds.
   double progress() const override;
   /// Whether every GPU of the job has finished its program.
   bool done() const { return gpus_done_ == layout_.gpus; }
