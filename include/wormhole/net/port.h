@@ -26,39 +26,51 @@ struct WireSlot {
 /// (8 classes), the packets on the wire (a FIFO: one pending arrival event per port at a time),
 /// the PFC state received from the peer, and, on switches, the MMU's per-ingress counters of
 /// packets that arrived through this port.
-struct Port {
-  uint32_t node = 0;        ///< owning node
-  uint32_t if_index = 0;    ///< 1-based interface index on the node (file order)
-  uint32_t peer = 0;        ///< global index of the port at the other end of the link
+struct alignas(64) Port {
+  // Fields are grouped by how often the per-packet path touches them, hottest first, and the struct
+  // starts on a cache line: at 1,024 GPUs the ports (several MB) no longer fit the core's cache, and
+  // each line a packet's hop reads is a miss.
+
+  // Every transmission, arrival and end of transmission.
+  Time busy_until = 0;      ///< ps: serializing a packet until then
+  Time frozen_until = 0;    ///< ps; fast-forward, below
+  uint64_t bytes_total = 0; ///< queued, all classes
   uint64_t rate_bps = 0;    ///< link rate, bit/s
   Time delay = 0;           ///< propagation delay, ps
-  double error_rate = 0;    ///< drop probability of packets received by this port
+  uint32_t node = 0;        ///< owning node
+  uint32_t peer = 0;        ///< global index of the port at the other end of the link
+  // Fast-forward (src/ffwd): the port's pending events carry `epoch` in their aux field; shifting
+  // the port's events bumps it, so the events left behind at the old times are ignored. While
+  // now < frozen_until the port belongs to a partition that is being skipped.
+  uint16_t epoch = 0;
   bool up = true;
   bool cut = false;         ///< distributed run: the peer's node is on another rank (set once at wire-up)
-  Time busy_until = 0;      ///< ps: serializing a packet until then
-  Cause tx_cause;           ///< the end-of-transmission event's cause (scheduled lazily on switches)
   bool txdone_pending = false;  ///< a kTxDone event is scheduled at busy_until
-  bool paused[kClasses] = {};  ///< PFC pause received from the peer, per class
   uint8_t rr_last = 0;      ///< switch: last class served (round robin)
+  uint8_t pfc_shift = 3;    ///< switch ingress: the dynamic PFC threshold's shift
+  bool paused[kClasses] = {};  ///< PFC pause received from the peer, per class
 
-  Ring<uint32_t> queue[kClasses];  ///< egress FIFOs; a host NIC keeps its ACK queue in class 0
-  uint64_t queue_bytes[kClasses] = {};
-  uint64_t bytes_total = 0;        ///< all classes
-  Ring<WireSlot> wire;             ///< transmitted, not yet arrived
-  uint64_t tx_bytes = 0;           ///< bytes sent (all packets), for INT
+  Cause tx_cause;           ///< the end-of-transmission event's cause (scheduled lazily on switches)
+  uint64_t tx_bytes = 0;    ///< bytes sent (all packets), for INT
+  uint64_t sent_bytes = 0;  ///< every byte this port has started to transmit (all packets; monitors read it)
+  Time last_pkt_time = 0;          ///< HPCC-PINT: when the previous packet was sent, ps
   uint32_t last_pkt_size = 0;      ///< HPCC-PINT: the previous packet sent, bytes
-  Time last_pkt_time = 0;          ///< HPCC-PINT: when it was sent, ps
-  double pint_u = 0;               ///< HPCC-PINT: the port's utilisation estimate
+  uint32_t if_index = 0;    ///< 1-based interface index on the node (file order)
+  double error_rate = 0;    ///< drop probability of packets received by this port
 
+  Ring<WireSlot> wire;      ///< transmitted, not yet arrived
   // Switch egress: ECN thresholds for this port's rate (bytes) and probability.
   uint64_t kmin = 0, kmax = 0;
   double pmax = 0;
+  mutable uint64_t peak_mark = 0;  ///< switch: the largest bytes_total since a monitor last reset it (monitors)
+  uint64_t queue_bytes[kClasses] = {};
+  Ring<uint32_t> queue[kClasses];  ///< egress FIFOs; a host NIC keeps its ACK queue in class 0
+
   // Switch ingress accounting (docs/network-model.md §11), for packets that arrived through this port.
   uint64_t headroom = 0;
-  uint8_t pfc_shift = 3;
+  bool pause_sent[kClasses] = {};
   uint64_t ingress_bytes[kClasses] = {};
   uint64_t hdrm_bytes[kClasses] = {};
-  bool pause_sent[kClasses] = {};
 
   // Host NIC: the QPs it serves (round robin) and its pacing retry timer.
   std::vector<uint32_t> qps;
@@ -66,19 +78,12 @@ struct Port {
   Time wake_at = -1;  ///< pending retry time, -1 = none (the reference's m_nextSend)
   Cause wake_cause;   ///< the pending retry event's cause (a fast-forward re-schedules it)
 
-  // Fast-forward (src/ffwd): the port's pending events carry `epoch` in their aux field; shifting
-  // the port's events bumps it, so the events left behind at the old times are ignored. While
-  // now < frozen_until the port belongs to a partition that is being skipped.
-  uint16_t epoch = 0;
-  Time frozen_until = 0;  ///< ps
-
   Rng rng;  ///< ECN marking and receive errors
 
-  // Monitors (src/io/monitors.cpp) read these; nothing in the model does.
-  uint64_t sent_bytes = 0;  ///< every byte this port has started to transmit (all packets)
-  mutable uint64_t peak_mark = 0;  ///< switch: the largest bytes_total since a monitor last reset it
-  Time paused_total = 0;    ///< ps with some class paused by the peak's PFC, up to paused_since
-  Time paused_since = -1;   ///< ps: some class paused since then (-1: none)
+  // Rarely read (HPCC-PINT; monitors).
+  double pint_u = 0;               ///< HPCC-PINT: the port's utilisation estimate
+  Time paused_total = 0;    ///< ps with some class paused by the peak's PFC, up to paused_since (monitors)
+  Time paused_since = -1;   ///< ps: some class paused since then (-1: none) (monitors)
 
   /// Appends packet `pkt` of `size` bytes to class `c`.
   void enqueue(uint32_t c, uint32_t pkt, uint32_t size) {
@@ -118,7 +123,7 @@ struct Port {
 
 // Port::shift_times() lists every absolute time: a new field that holds one must be added there (and
 // to tests/unit/test_shift_times.cpp).
-static_assert(sizeof(Port) == 792 && sizeof(WireSlot) == 40,
+static_assert(sizeof(Port) == 768 && sizeof(WireSlot) == 40,
               "a Port or WireSlot field was added or removed: decide whether Port::shift_times() moves it");
 
 /// RED-like ECN marking probability at dequeue (docs/network-model.md §11.3): 1 above K_max, a linear
