@@ -69,18 +69,24 @@ Event EventHeap::pop() {
 
 void EventQueue::put_in_window(const Event& e, uint64_t b) {
   const uint64_t slot = b & (kBuckets - 1);
-  uint32_t n;
-  if (free_nodes_.empty()) {
-    n = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back({e, head_[slot]});
-  } else {
-    n = free_nodes_.back();
-    free_nodes_.pop_back();
-    nodes_[n] = {e, head_[slot]};
+  uint32_t c = head_[slot];
+  if (c == kNil || chunks_[c].count == kChunkEvents) {
+    uint32_t n;
+    if (free_chunks_.empty()) {
+      n = static_cast<uint32_t>(chunks_.size());
+      chunks_.emplace_back();
+    } else {
+      n = free_chunks_.back();
+      free_chunks_.pop_back();
+    }
+    chunks_[n].next = c;
+    chunks_[n].count = 0;
+    head_[slot] = c = n;
+    bits_[slot >> 6] |= 1ull << (slot & 63);
+    summary_[slot >> 12] |= 1ull << ((slot >> 6) & 63);
   }
-  head_[slot] = n;
-  bits_[slot >> 6] |= 1ull << (slot & 63);
-  summary_[slot >> 12] |= 1ull << ((slot >> 6) & 63);
+  Chunk& k = chunks_[c];
+  k.e[k.count++] = e;
 }
 
 void EventQueue::push(const Event& e) {
@@ -129,7 +135,8 @@ Time EventQueue::next_time() const {
   const uint64_t b = next_bucket();
   if (b >= cur_ + kBuckets) return far_.top().time;
   Time t = kTimeMax;
-  for (uint32_t n = head_[b & (kBuckets - 1)]; n != kNil; n = nodes_[n].next) t = std::min(t, nodes_[n].e.time);
+  for (uint32_t n = head_[b & (kBuckets - 1)]; n != kNil; n = chunks_[n].next)
+    for (uint32_t i = 0; i < chunks_[n].count; ++i) t = std::min(t, chunks_[n].e[i].time);
   return t;
 }
 
@@ -148,9 +155,9 @@ void EventQueue::advance(uint64_t next) {
   run_.clear();
   run_pos_ = 0;
   if (bits_[slot >> 6] & (1ull << (slot & 63))) {
-    for (uint32_t n = head_[slot]; n != kNil; n = nodes_[n].next) {
-      run_.push_back(nodes_[n].e);
-      free_nodes_.push_back(n);
+    for (uint32_t n = head_[slot]; n != kNil; n = chunks_[n].next) {
+      run_.insert(run_.end(), chunks_[n].e, chunks_[n].e + chunks_[n].count);
+      free_chunks_.push_back(n);
     }
     head_[slot] = kNil;
     bits_[slot >> 6] &= ~(1ull << (slot & 63));

@@ -110,6 +110,38 @@ TEST(EventQueue, InterleavedPushPopKeepsOrder) {
   EXPECT_EQ(q.size(), ref.size());
 }
 
+// A bucket holds its events in chunks of a few: a thousand events in one 1.024-ns bucket (a
+// synchronised fabric's burst) span many chunks, beside a bucket with a single event.
+TEST(EventQueue, AThousandEventsInOneBucketComeOutInOrder) {
+  std::mt19937_64 gen(3);
+  EventQueue q;
+  std::vector<Event> evs;
+  Event lone;
+  lone.time = 5 * kNs + 3;  // a later bucket, alone in it
+  lone.key = 1;
+  lone.target = 1000;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    Event e;
+    e.time = 2048 + static_cast<Time>(gen() % 1024);  // ps: all in the bucket [2.048, 3.072) ns
+    e.key = (gen() & ~0xfffull) | i;
+    e.target = i;
+    evs.push_back(e);
+    q.push(e);
+    if (i == 500) q.push(lone);
+  }
+  evs.push_back(lone);
+  std::sort(evs.begin(), evs.end(), less_tk);
+  EXPECT_EQ(q.next_time(), evs.front().time);
+  size_t seen = 0;
+  q.for_each([&](const Event&) { ++seen; });
+  EXPECT_EQ(seen, 1001u);
+  for (size_t i = 0; i < evs.size(); ++i) {
+    const Event e = q.pop();
+    ASSERT_EQ(e.target, evs[i].target) << "pop " << i;
+  }
+  EXPECT_TRUE(q.empty());
+}
+
 // An accelerated run leaves the calendar nearly empty: a few events spread over the whole window,
 // its wrap-around and beyond it. next_time() and the pops must still find the earliest one.
 TEST(EventQueue, SparseEventsAcrossTheWindowAndItsWrapKeepOrder) {

@@ -83,7 +83,8 @@ class EventQueue {
     far_.for_each(f);
     for (uint64_t w = 0; w < kWords; ++w)
       for (uint64_t bits = bits_[w]; bits; bits &= bits - 1)
-        for (uint32_t n = head_[w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits))]; n != kNil; n = nodes_[n].next) f(nodes_[n].e);
+        for (uint32_t n = head_[w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits))]; n != kNil; n = chunks_[n].next)
+          for (uint32_t i = 0; i < chunks_[n].count; ++i) f(chunks_[n].e[i]);
   }
 
  private:
@@ -104,9 +105,15 @@ class EventQueue {
   void put_in_window(const Event& e, uint64_t b);
 
   static constexpr uint32_t kNil = UINT32_MAX;
-  struct Node {
-    Event e;
+  /// Events of one bucket, in a pooled chunk: a bucket is a list of chunks, the newest first, so
+  /// draining it reads a few runs of consecutive events instead of chasing a pointer per event
+  /// (at 1,024 GPUs a bucket holds about a hundred events, written a microsecond earlier: every
+  /// node of a list of single events was a cache miss that the next could not overlap).
+  static constexpr uint32_t kChunkEvents = 8;  ///< 200-B chunks (16 measured no faster)
+  struct Chunk {
+    Event e[kChunkEvents];
     uint32_t next;
+    uint32_t count;
   };
   // The bucket being drained: sorted once when it is reached (one sort is cheaper than a heap pop
   // per event when thousands of synchronised flows put their events in the same nanosecond),
@@ -115,10 +122,10 @@ class EventQueue {
   size_t run_pos_ = 0;
   EventHeap side_;
   EventHeap far_;                           // events beyond the window
-  // Slot b % kBuckets holds bucket b of the window as a singly linked list of pooled nodes
+  // Slot b % kBuckets holds bucket b of the window as a singly linked list of pooled chunks
   // (no allocation per event once the pool has grown to the peak number of pending events).
-  std::vector<Node> nodes_;
-  std::vector<uint32_t> free_nodes_;
+  std::vector<Chunk> chunks_;
+  std::vector<uint32_t> free_chunks_;
   std::vector<uint32_t> head_;
   std::vector<uint64_t> bits_;              // non-empty slots
   // Non-zero words of bits_: finding the next event after a long gap (an accelerated run's
