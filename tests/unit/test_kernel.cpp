@@ -142,6 +142,41 @@ TEST(EventQueue, AThousandEventsInOneBucketComeOutInOrder) {
   EXPECT_TRUE(q.empty());
 }
 
+// Chunks freed by a drained bucket are taken again by later ones, partly filled: a reused chunk must
+// start empty and end its bucket's list (a stale count or link would show in for_each, next_time or
+// the pops). Equal (time, key) pairs of different owners exercise the last tie-break.
+TEST(EventQueue, ChunksOfADrainedBucketAreReusedCleanly) {
+  std::mt19937_64 gen(5);
+  EventQueue q;
+  uint32_t id = 0;
+  std::vector<Event> ref;
+  auto put = [&](Time t, uint64_t key) {
+    Event e;
+    e.time = t;
+    e.key = key;
+    e.target = id++;
+    q.push(e);
+    ref.push_back(e);
+  };
+  Time base = 2048;
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 21; ++i) put(base + static_cast<Time>(gen() % 1024), gen() & ~0xfffull);  // 3 chunks, the newest partial
+    for (int i = 0; i < 3; ++i) put(base + 7, 42);  // one instant and key, three owners
+    for (int b = 1; b <= 5; ++b) put(base + b * 1024 + static_cast<Time>(gen() % 1024), gen());  // a chunk each
+    std::sort(ref.begin(), ref.end(), [](const Event& a, const Event& b) { return a.before(b); });
+    size_t seen = 0;
+    q.for_each([&](const Event&) { ++seen; });
+    ASSERT_EQ(seen, ref.size()) << "round " << round;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_EQ(q.next_time(), ref[i].time) << "round " << round << " pop " << i;
+      ASSERT_EQ(q.pop().target, ref[i].target) << "round " << round << " pop " << i;
+    }
+    ASSERT_TRUE(q.empty());
+    ref.clear();
+    base += 10 * 1024;
+  }
+}
+
 // An accelerated run leaves the calendar nearly empty: a few events spread over the whole window,
 // its wrap-around and beyond it. next_time() and the pops must still find the earliest one.
 TEST(EventQueue, SparseEventsAcrossTheWindowAndItsWrapKeepOrder) {

@@ -123,7 +123,7 @@ class EventQueue {
   EventHeap side_;
   EventHeap far_;                           // events beyond the window
   // Slot b % kBuckets holds bucket b of the window as a singly linked list of pooled chunks
-  // (no allocation per event once the pool has grown to the peak number of pending events).
+  // (no allocation per event once the pool has grown to the peak number of chunks in use).
   std::vector<Chunk> chunks_;
   std::vector<uint32_t> free_chunks_;
   std::vector<uint32_t> head_;

@@ -52,7 +52,7 @@ struct alignas(64) Port {
 
   Cause tx_cause;           ///< the end-of-transmission event's cause (scheduled lazily on switches)
   uint64_t tx_bytes = 0;    ///< bytes sent (all packets), for INT
-  uint64_t sent_bytes = 0;  ///< every byte this port has started to transmit (all packets; monitors read it)
+  uint64_t sent_bytes = 0;  ///< every byte this port has started to transmit (all packets; monitors and islands read it)
   Time last_pkt_time = 0;          ///< HPCC-PINT: when the previous packet was sent, ps
   uint32_t last_pkt_size = 0;      ///< HPCC-PINT: the previous packet sent, bytes
   uint32_t if_index = 0;    ///< 1-based interface index on the node (file order)
@@ -62,7 +62,7 @@ struct alignas(64) Port {
   // Switch egress: ECN thresholds for this port's rate (bytes) and probability.
   uint64_t kmin = 0, kmax = 0;
   double pmax = 0;
-  mutable uint64_t peak_mark = 0;  ///< switch: the largest bytes_total since a monitor last reset it (monitors)
+  mutable uint64_t peak_mark = 0;  ///< switch: the largest bytes_total since a monitor last reset it (monitors read it)
   uint64_t queue_bytes[kClasses] = {};
   Ring<uint32_t> queue[kClasses];  ///< egress FIFOs; a host NIC keeps its ACK queue in class 0
 
@@ -80,10 +80,15 @@ struct alignas(64) Port {
 
   Rng rng;  ///< ECN marking and receive errors
 
-  // Rarely read (HPCC-PINT; monitors).
+  // Not touched by a hop without HPCC-PINT or a PFC pause: PINT's estimate (every dequeue under PINT), and
+  // the pause time monitors and the collective memo read (written when a pause starts or ends).
   double pint_u = 0;               ///< HPCC-PINT: the port's utilisation estimate
-  Time paused_total = 0;    ///< ps with some class paused by the peak's PFC, up to paused_since (monitors)
-  Time paused_since = -1;   ///< ps: some class paused since then (-1: none) (monitors)
+  Time paused_total = 0;    ///< ps with some class paused by the peer's PFC, up to paused_since
+  Time paused_since = -1;   ///< ps: some class paused since then (-1: none)
+  /// Unused: the fields fill 760 bytes, and with these the struct fills its 12 cache lines exactly,
+  /// so a new field grows it and trips the size check below (alignment alone would pad a new 8-byte
+  /// field into the same 768 bytes unnoticed).
+  uint64_t spare_ = 0;
 
   /// Appends packet `pkt` of `size` bytes to class `c`.
   void enqueue(uint32_t c, uint32_t pkt, uint32_t size) {
