@@ -210,14 +210,30 @@ Workload read_simai_workload(const std::string& path) {
                            " fields: the file ends inside it",
                        std::string("complete the row or lower the row count on line 2; ") + kRowFormat);
     const InputToken* f = &toks[p];
+    // Rows are read as SimAI reads them, token by token across lines; but where a bad field sits on a
+    // later line than a short first line of its row, the field missing from that first line is the
+    // likely cause: the error names that line.
+    size_t on_first = 0;
+    while (on_first < per && f[on_first].line == line) ++on_first;
+    auto bad_field = [&](int col, const std::string& what, const std::string& fix) {
+      if (on_first < per && f[col].line != line)
+        throw InputError(path, line,
+                         row + " has " + std::to_string(on_first) + " of its " + std::to_string(per) +
+                             " fields on this line and goes on to line " + std::to_string(f[on_first].line) +
+                             ", where column " + std::to_string(col + 1) + " (" + kColumns[col] + ") is \"" +
+                             f[col].text + "\", " + what,
+                         "a field missing on this line shifts the rest of the row onto the next; if none is, fix that "
+                         "column; " + std::string(kRowFormat));
+      throw InputError(path, f[col].line,
+                       row + ": column " + std::to_string(col + 1) + " (" + kColumns[col] + ") is \"" + f[col].text +
+                           "\", " + what,
+                       fix);
+    };
     auto number = [&](int col) {
       uint64_t v = 0;
       if (!parse_uint(f[col].text, v))
-        throw InputError(path, f[col].line,
-                         row + ": column " + std::to_string(col + 1) + " (" + kColumns[col] + ") is \"" +
-                             f[col].text + "\", not a whole non-negative number",
-                         std::string("write a whole number there; ") + kRowFormat +
-                             " (a missing or extra field shifts the rest)");
+        bad_field(col, "not a whole non-negative number",
+                  std::string("write a whole number there; ") + kRowFormat + " (a missing or extra field shifts the rest)");
       return v;
     };
     auto comm = [&](int col, bool wg) {
@@ -236,9 +252,7 @@ Workload read_simai_workload(const std::string& path) {
     WorkloadLayer L;
     L.line = line;
     L.name = f[0].text;
-    if (!parse_int(f[1].text, L.depen))
-      throw InputError(path, f[1].line, row + ": column 2 (depen) is \"" + f[1].text + "\", not an integer",
-                       std::string("write -1 there; ") + kRowFormat);
+    if (!parse_int(f[1].text, L.depen)) bad_field(1, "not an integer", std::string("write -1 there; ") + kRowFormat);
     L.fwd_compute_ns = number(2);
     L.fwd = comm(3, false);
     L.ig_compute_ns = number(5);

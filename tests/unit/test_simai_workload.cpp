@@ -442,9 +442,16 @@ TEST(SimaiWorkload, RowErrors) {
                        "column 6 (ig compute time (ns)) is \"-1\""));
   EXPECT_TRUE(mentions(workload_error(kHeader + "1\na x 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 1\n", 3),
                        "column 2 (depen) is \"x\", not an integer"));
-  // A missing field shifts the row: the error lands on the first field that cannot be a number.
-  EXPECT_TRUE(mentions(workload_error(kHeader + "2\na -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0\n" + kRow, 4),
-                       "column 12 (update time (ns)) is \"layer\""));
+  // A missing field shifts the row: the first field that cannot be a number is on the next line, so
+  // the error names the short line the row starts on (it named line 4, where "layer" is).
+  const InputError shifted = workload_error(kHeader + "2\na -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0\n" + kRow, 3);
+  EXPECT_TRUE(mentions(shifted, "row 1 has 11 of its 12 fields on this line and goes on to line 4, where column 12 "
+                                "(update time (ns)) is \"layer\""));
+  EXPECT_TRUE(mentions(shifted, "fix: a field missing on this line shifts the rest of the row onto the next"));
+  // A row split over two lines on purpose (SimAI reads tokens, not lines) with a bad field on its second
+  // line: the message names both lines.
+  EXPECT_TRUE(mentions(workload_error(kHeader + "1\na -1 1 ALLREDUCE\n8 1 NONE 0 1 NONE x 1\n", 3),
+                       "row 1 has 4 of its 12 fields on this line and goes on to line 4, where column 11"));
 }
 
 }  // namespace
