@@ -135,8 +135,7 @@ Time EventQueue::next_time() const {
   const uint64_t b = next_bucket();
   if (b >= cur_ + kBuckets) return far_.top().time;
   Time t = kTimeMax;
-  for (uint32_t n = head_[b & (kBuckets - 1)]; n != kNil; n = chunks_[n].next)
-    for (uint32_t i = 0; i < chunks_[n].count; ++i) t = std::min(t, chunks_[n].e[i].time);
+  for_bucket(b & (kBuckets - 1), [&](const Event& e) { t = std::min(t, e.time); });
   return t;
 }
 

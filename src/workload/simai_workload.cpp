@@ -216,18 +216,16 @@ Workload read_simai_workload(const std::string& path) {
     size_t on_first = 0;
     while (on_first < per && f[on_first].line == line) ++on_first;
     auto bad_field = [&](int col, const std::string& what, const std::string& fix) {
+      const std::string field =
+          "column " + std::to_string(col + 1) + " (" + kColumns[col] + ") is \"" + f[col].text + "\", " + what;
       if (on_first < per && f[col].line != line)
         throw InputError(path, line,
                          row + " has " + std::to_string(on_first) + " of its " + std::to_string(per) +
                              " fields on this line and goes on to line " + std::to_string(f[on_first].line) +
-                             ", where column " + std::to_string(col + 1) + " (" + kColumns[col] + ") is \"" +
-                             f[col].text + "\", " + what,
+                             ", where " + field,
                          "a field missing on this line shifts the rest of the row onto the next; if none is, fix that "
                          "column; " + std::string(kRowFormat));
-      throw InputError(path, f[col].line,
-                       row + ": column " + std::to_string(col + 1) + " (" + kColumns[col] + ") is \"" + f[col].text +
-                           "\", " + what,
-                       fix);
+      throw InputError(path, f[col].line, row + ": " + field, fix);
     };
     auto number = [&](int col) {
       uint64_t v = 0;

@@ -1,6 +1,9 @@
 // Runs of small networks in packet mode, with fast-forward, or with memoization, for the memo tests
 // (test_memo_replay.cpp, test_memo_follow.cpp).
 #pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,5 +64,10 @@ inline Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec
   return o;
 }
 
+/// Expects every flow of `got` to end within two packet times (kPacketTime, ps) of packet mode's `pkt`.
+inline void expect_fcts_within_two_packets(const Outcome& got, const Outcome& pkt) {
+  for (size_t i = 0; i < pkt.fct.size(); ++i)
+    EXPECT_LE(std::abs(got.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
+}
 
 }  // namespace wh::test

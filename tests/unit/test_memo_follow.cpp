@@ -29,8 +29,7 @@ TEST(MemoFollow, TwoPairsStartingTogetherSimulateOnePeriod) {
   EXPECT_EQ(memo.stats.replays, 0u);  // a follower is not a replay found at a lookup
   EXPECT_EQ(memo.stats.replayed_flow_time, 499 * kUs);  // held from its lookup at the first tick
   // The star is symmetric: B's period is A's, up to whole packets and ns.
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
+  expect_fcts_within_two_packets(memo, pkt);
 }
 
 namespace {

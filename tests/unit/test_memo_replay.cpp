@@ -25,8 +25,7 @@ TEST(MemoReplay, SecondIdenticalPairReplaysTheFirstsPeriod) {
   EXPECT_EQ(memo.stats.skips, 3u);  // A twice after its checks, B straight after its replay
   EXPECT_GT(memo.stats.replayed_flow_time, 498 * kUs);
   // A star is symmetric: B's first 500 µs are A's, so the replay is exact up to whole packets and ns.
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
+  expect_fcts_within_two_packets(memo, pkt);
 }
 
 TEST(MemoReplay, CutShortWhereAFlowWouldEndInside) {
@@ -46,8 +45,7 @@ TEST(MemoReplay, CutShortWhereAFlowWouldEndInside) {
   // Cut at B's room over A's goodput: more than 200 µs of B's 250 are replayed, none past its end.
   EXPECT_GT(memo.stats.replayed_flow_time, 200 * kUs);
   EXPECT_LT(memo.stats.replayed_flow_time, pkt.fct[1]);
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
+  expect_fcts_within_two_packets(memo, pkt);
 }
 
 TEST(MemoReplay, ACutCreditsEveryFlowOfThePartitionItsShare) {
@@ -65,8 +63,7 @@ TEST(MemoReplay, ACutCreditsEveryFlowOfThePartitionItsShare) {
   // Two flows of more than 200 µs each replayed, neither past the short flow's end.
   EXPECT_GT(memo.stats.replayed_flow_time, 2 * 200 * kUs);
   EXPECT_LT(memo.stats.replayed_flow_time, 2 * pkt.fct[3]);
-  for (size_t i = 0; i < flows.size(); ++i)
-    EXPECT_LE(std::abs(memo.fct[i] - pkt.fct[i]), 2 * kPacketTime) << "flow " << i << ": packet mode " << pkt.fct[i];
+  expect_fcts_within_two_packets(memo, pkt);
 }
 
 TEST(MemoReplay, NoCutWhereFlowsContendForAPort) {

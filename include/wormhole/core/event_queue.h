@@ -83,8 +83,7 @@ class EventQueue {
     far_.for_each(f);
     for (uint64_t w = 0; w < kWords; ++w)
       for (uint64_t bits = bits_[w]; bits; bits &= bits - 1)
-        for (uint32_t n = head_[w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits))]; n != kNil; n = chunks_[n].next)
-          for (uint32_t i = 0; i < chunks_[n].count; ++i) f(chunks_[n].e[i]);
+        for_bucket(w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits)), f);
   }
 
  private:
@@ -115,6 +114,12 @@ class EventQueue {
     uint32_t next;
     uint32_t count;
   };
+  /// Calls f(const Event&) for every event in slot `slot`, chunk by chunk, newest chunk first.
+  template <class F>
+  void for_bucket(uint64_t slot, F&& f) const {
+    for (uint32_t n = head_[slot]; n != kNil; n = chunks_[n].next)
+      for (uint32_t i = 0; i < chunks_[n].count; ++i) f(chunks_[n].e[i]);
+  }
   // The bucket being drained: sorted once when it is reached (one sort is cheaper than a heap pop
   // per event when thousands of synchronised flows put their events in the same nanosecond),
   // plus a small heap for events scheduled into it while it drains.
