@@ -354,7 +354,7 @@ int run_command(const RunOptions& o) {
   // results.h5 is open from now on: the finished flows' records go to its /flows as their ranges of
   // ids complete, or to a temporary file beside it while they wait, unless the run has background
   // flows, whose report reads them again after the run.
-  ResultsFile results(plan.results(), plan.expected_flows());
+  ResultsFile results(plan.results());
   FlowResults flows(std::filesystem::path(plan.results()).parent_path().string());
   if (!plan.training() || plan.workload().background.empty()) flows.stream_to(&results);
   net.retire_flows_to(&flows);

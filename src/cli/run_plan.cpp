@@ -157,18 +157,6 @@ RunMetadata RunPlan::run_record(const RunStats& stats, const std::string& comman
   return meta;
 }
 
-uint64_t RunPlan::expected_flows() const {
-  if (!training()) return config_->specs.size();
-  const WorkloadRun& r = *workload_;
-  uint64_t n = r.background.flows.size();
-  if (!r.jobs.empty()) {
-    for (const JobRun& run : r.jobs) n += count_workload_flows(*run.workload, run.layout, run.options).flows;
-  } else if (r.chakra.ranks.empty()) {
-    n += count_workload_flows(r.workload, r.layout, r.options).flows;
-  }
-  return n;
-}
-
 std::vector<JobReport> RunPlan::job_reports(const TrainingWork& work) const {
   return work.jobs ? wh::job_reports(*workload_, *work.jobs) : std::vector<JobReport>{};
 }

@@ -47,10 +47,6 @@ class RunPlan {
   /// The training scenario (training() only).
   WorkloadRun& workload() { return *workload_; }
   const WorkloadRun& workload() const { return *workload_; }
-  /// The flows the run will make if it runs to its end: a flow file's, or a workload's (every job's)
-  /// collectives and pipeline transfers plus its background flows; a Chakra trace's are not counted
-  /// ahead (0). A size hint (e.g. for the results' statistics), not a bound.
-  uint64_t expected_flows() const;
   /// The one-process latency a training client keeps between a completion and the flows it releases
   /// (the distributed engine's client lookahead, ps); kTimeMax without a client.
   Time client_lookahead() const { return training() ? workload_->options.send_latency : kTimeMax; }

@@ -330,7 +330,7 @@ struct ResultsFile::Open {
   std::vector<FlowRow> buffer;
 };
 
-ResultsFile::ResultsFile(std::string path, uint64_t expected_flows)
+ResultsFile::ResultsFile(std::string path)
     : path_(std::move(path)), tmp_(path_ + ".tmp" + std::to_string(::getpid())) {
   QuietErrors quiet;
   const hid_t fid = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -348,8 +348,6 @@ ResultsFile::ResultsFile(std::string path, uint64_t expected_flows)
   }
   open_ = std::make_unique<Open>();
   open_->file = Handle(fid, H5Fclose);
-  // Address space only until the figures come: a streamed run's statistics then never grow by copies.
-  open_->stats.reserve(static_cast<size_t>(expected_flows));
 }
 
 ResultsFile::~ResultsFile() {
@@ -406,7 +404,6 @@ SlowdownStats ResultsFile::finish(const FlowResults& flows, const std::vector<Pf
       check(o.flows.close(), "closing /flows");
     } else {
       Handle ds = create_table(o.file, t.name, t.types.second, n, t.units, t.description, "");
-      o.stats.reserve(n);
       write_kept_rows(ds, t.types.first, table_slab_rows(t.types.second, n), flows, o.stats);
     }
     o.buffer = {};

@@ -57,7 +57,7 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
 // ranks, by selection (linear time; a sort of millions of figures per statistic was a visible share
 // of an accelerated run).
 template <class T>
-std::array<T, 3> p50_p99_max(std::vector<T>& v) {
+std::array<T, 3> p50_p99_max(std::deque<T>& v) {
   const size_t i99 = rank_index(v.size(), 99), i50 = rank_index(v.size(), 50);
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i99), v.end());
   const T p99 = v[i99];
@@ -201,10 +201,6 @@ void TextOutputs::flush() {
 // floating point can land one rank too high for some n.
 size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pct * n + 99) / 100, 1, n) - 1; }
 
-void SlowdownCollector::reserve(size_t flows) {
-  if (keep_) slowdown_.reserve(flows), ref_.reserve(flows), fct_.reserve(flows);
-}
-
 void SlowdownCollector::add(const FlowRecord& f) {
   ++total_;
   if (!f.finished()) return;
@@ -261,14 +257,12 @@ void SlowdownCollector::fill(SlowdownStats& s) {
 
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {
   SlowdownCollector c;
-  c.reserve(flows.size());
   for (const FlowRecord& f : flows) c.add(f);
   return c.result();
 }
 
 SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first, uint32_t end) {
   SlowdownCollector c;
-  c.reserve(std::min<uint64_t>(end, flows.size()) - std::min<uint64_t>(first, flows.size()));
   flows.for_each([&](const FlowRecord& f) { c.add(f); }, first, end);
   return c.result();
 }

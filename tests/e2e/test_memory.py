@@ -33,10 +33,10 @@ class Memory(unittest.TestCase):
         self.assertEqual(p.returncode, expect, p.stdout + p.stderr)
         return p, out
 
-    def scenario(self, gpus, extra=""):
-        """A Spectrum-X cluster of `gpus` GPUs (TP 8) with one DP AllReduce of 1 MiB, stopped at 1 us."""
-        (self.dir / "workload.txt").write_text(DP_HEADER.format(gpus=gpus) +
-                                              "\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n")
+    def scenario(self, gpus, extra="", rows=1):
+        """A Spectrum-X cluster of `gpus` GPUs (TP 8) with `rows` DP AllReduces of 1 MiB, stopped at 1 us."""
+        (self.dir / "workload.txt").write_text(DP_HEADER.format(gpus=gpus) + f"\n{rows}\n" + "".join(
+            f"ar{i} -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n" for i in range(rows)))
         path = self.dir / f"sx{gpus}.toml"
         path.write_text(f"""name = "sx{gpus}"
 [topology]
@@ -89,6 +89,17 @@ dir = "{self.dir / 'scenario-out'}"
         self.assertIn("routing table 55.2 MB", p.stderr)
         self.assertIn("more than the 512 MB limit (--memory-limit)", p.stderr)
         self.assert_nothing_written(out)
+
+    def test_run_cut_short_sets_no_room_aside_for_flows_it_never_makes(self):
+        # 16,384 GPUs, 64 rows: 8 DP groups of 2048 GPUs, whose ring AllReduce makes 2 x 2047 x 2048 =
+        # 8,382,464 flows; 64 x 8 x 8,382,464 = 4.29 G flows to the end. Stopped at 1 us, none finishes. The
+        # summary statistics once set aside room for every flow to come, 8 B x 4.29 G = 34 GB for each of
+        # their three figures (more than this machine's memory), and the run stopped with "out of memory"
+        # before it started; they grow by chunks as flows finish.
+        p, out = self.run_wh(self.scenario(16384, rows=64), "-q", expect=3)  # 3: cut at 1 us
+        self.assertNotIn("out of memory", p.stderr)
+        self.assertIn("stopped by the time limit at 0.000001 s while 512 collectives pending", p.stderr)
+        self.assertTrue((out / "results.h5").exists())
 
     def test_explicit_leaves_per_spine_still_checked(self):
         # 8192 GPUs are 16 segments of 512: an explicit leaves_per_spine of 64 allows 8.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -151,8 +152,6 @@ struct SlowdownStats {
 class SlowdownCollector {
  public:
   explicit SlowdownCollector(bool keep_figures = true) : keep_(keep_figures) {}
-  /// Sets aside room for `flows` flows' figures (24 B each).
-  void reserve(size_t flows);
   /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
   void add(const FlowRecord& f);
   /// The flows added from now on, up to the next call, are those from id `first` on, in id order:
@@ -168,8 +167,10 @@ class SlowdownCollector {
   bool keep_ = true;
   size_t finished_ = 0;
   size_t total_ = 0;
-  std::vector<double> slowdown_, ref_;
-  std::vector<uint64_t> fct_;
+  // 24 B a finished flow, in chunks (std::deque): millions of figures grow without a copy and without
+  // room set aside for flows a run cut short never makes.
+  std::deque<double> slowdown_, ref_;
+  std::deque<uint64_t> fct_;
   std::vector<std::pair<uint64_t, size_t>> ranges_;  // (first id, first figure) of each begin_range
   bool out_of_order_ = false;                        // a range began below the one before it
   double sum_ = 0, ref_sum_ = 0;
@@ -188,11 +189,9 @@ SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first = 0, uint3
 /// of that name as it was (the temporary one is removed; a killed process leaves it behind).
 class ResultsFile final : public RecordRangeSink {
  public:
-  /// Creates the temporary file. `expected_flows`: how many flows the run will likely have (sets
-  /// aside room for the statistics' figures, 24 B a flow, as write_hdf5_results does; 0: none).
-  /// Throws InputError (naming `path`, with the fix) when it cannot be created, e.g. a missing or
+  /// Creates the temporary file. Throws InputError (naming `path`, with the fix) when it cannot be created, e.g. a missing or
   /// read-only folder.
-  explicit ResultsFile(std::string path, uint64_t expected_flows = 0);
+  explicit ResultsFile(std::string path);
   ~ResultsFile() override;
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
