@@ -238,6 +238,11 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
   for (const std::string& g : sc.workload.ignore_groups)
     for (CommGroup c : {CommGroup::TP, CommGroup::DP, CommGroup::EP, CommGroup::DP_EP})
       if (g == to_string(c)) r.options.ignore_group[static_cast<size_t>(c)] = true;
+  if (!r.jobs.empty()) {
+    for (const JobRun& run : r.jobs) check_collective_sizes(*run.workload, run.layout, run.options);
+  } else if (r.chakra.ranks.empty()) {
+    check_collective_sizes(r.workload, r.layout, r.options);
+  }
   if (o.check_memory) check_workload_memory(o, r, speak);
   r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
   if (!r.background.empty()) r.net->add_flows(r.background.flows, r.background.source);  // ids 0 .. n - 1

@@ -28,7 +28,7 @@ std::vector<FlowSpec> expected_traffic(const ChakraTrace& t, const GroupLayout& 
     const auto c = static_cast<Collective>(op);
     const uint32_t rings = c == Collective::AllToAll ? 1 : ring_count(layout, members);
     const CollectivePlan p = plan_collective(c, size, members, rings, zero_chunk);
-    for (uint32_t f = 0; f < p.size(); ++f) bytes[{p.members[p.src_index(f)], p.members[p.dst_index(f)]}] += p.chunk * count;
+    p.for_each_pair([&](uint32_t i, uint32_t j, uint32_t n) { bytes[{p.members[i], p.members[j]}] += p.chunk * n * count; });
   }
   std::vector<FlowSpec> flows;
   for (const auto& [pair, b] : bytes) {

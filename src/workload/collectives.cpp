@@ -217,6 +217,48 @@ std::vector<uint32_t> CollectivePlan::ring_order(uint32_t c) const {
   return ring;
 }
 
+std::pair<uint32_t, uint32_t> CollectivePlan::chain_of(uint32_t f) const {
+  if (op == Collective::AllToAll) return {f, 0};
+  const uint32_t R = ranks(), t = f / R;  // t = c·steps + s
+  const uint32_t c = t / steps, step = t % steps;
+  // Each step moves one position along ring c: the chain began `step` positions back.
+  const uint32_t start = static_cast<uint32_t>((position(c, f % R) + uint64_t(R) - step % R) % R);
+  return {c * R + start, step};
+}
+
+void FinishedFlows::reset(const CollectivePlan& p) {
+  clear();
+  if (p.chain_length() == 1) bits_.assign(p.chains(), false);
+  else done_.assign(p.chains(), 0);
+}
+
+void FinishedFlows::clear() {
+  bits_ = {};
+  done_ = {};
+}
+
+void FinishedFlows::set(const CollectivePlan& p, uint32_t f) {
+  const auto [chain, place] = p.chain_of(f);
+  if (!bits_.empty()) {
+    if (bits_[chain]) throw std::logic_error("collective flow " + s(f) + " finished twice");
+    bits_[chain] = true;
+    return;
+  }
+  if (done_[chain] != place)
+    throw std::logic_error("collective flow " + s(f) + " (place " + s(place) + " of its chain) finished after " +
+                           s(done_[chain]) + " of its chain's flows");
+  ++done_[chain];
+}
+
+bool FinishedFlows::test(const CollectivePlan& p, uint32_t f) const {
+  const auto [chain, place] = p.chain_of(f);
+  return bits_.empty() ? done_[chain] > place : bool(bits_[chain]);
+}
+
+uint64_t FinishedFlows::bytes(uint64_t chains, uint32_t chain_length) {
+  return chain_length == 1 ? (chains + 63) / 64 * 8 : chains * sizeof(uint32_t);
+}
+
 std::vector<FlowStep> explicit_flows(const CollectivePlan& p) {
   std::vector<FlowStep> out;
   out.reserve(p.size());

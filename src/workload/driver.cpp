@@ -57,10 +57,10 @@ struct WorkloadDriver::Instance {
   std::shared_ptr<const Plan> plan;
   std::vector<uint8_t> issued;       // per member
   std::vector<uint32_t> remaining;   // per member: involved flows not finished
-  // Per flow: finished. A flow is released exactly once, when both its sender has issued and its
-  // parent (if any) has finished, whichever comes last (ready_before_issue holds those waiting for the
-  // issue).
-  std::vector<bool> finished;
+  // Which flows finished (the stuck-run report). A flow is released exactly once, when both its sender
+  // has issued and its parent (if any) has finished, whichever comes last (ready_before_issue holds
+  // those waiting for the issue).
+  FinishedFlows finished;
   // Per member that has not issued yet: its flows whose parent has finished (released at its issue).
   // Kept apart so that an issue looks at its own roots and these, not at every flow it sends (a
   // 16,384-rank ring AllReduce has 262,136 a member).
@@ -74,12 +74,12 @@ struct WorkloadDriver::Instance {
   ReleaseBatches batches;             // flows released, waiting for their send latency
 };
 
-uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows) {
+uint64_t driver_plan_bytes(uint32_t ranks, uint64_t chains, uint32_t chain_length) {
   using I = WorkloadDriver::Instance;
   const uint64_t plan = sizeof(WorkloadDriver::Plan) - sizeof(CollectivePlan) + plan_bytes(ranks) +
                         uint64_t(ranks) * sizeof(uint32_t);  // + the plans_ key's member list
   const uint64_t instance = sizeof(I) + uint64_t(ranks) * (sizeof(I::issued[0]) + sizeof(I::remaining[0])) +
-                            (flows + 63) / 64 * 8;  // std::vector<bool>: whole 64-bit words
+                            FinishedFlows::bytes(chains, chain_length);
   return plan + instance;
 }
 
@@ -618,7 +618,7 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     in.remaining.assign(m, 2 * cp.sends_per_member());  // every member sends and receives as many
     if (o_.memo && cp.sends_per_member() > 0)
       for (const uint8_t k = island_kinds(*in.plan); uint32_t g : cp.members) involve(g, k, +1);
-    in.finished.assign(cp.size(), false);
+    in.finished.reset(cp);
     CollectiveRecord rec;
     rec.iteration = G.iter;
     rec.layer = row;
@@ -1006,7 +1006,7 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
     // live across it.
     Instance& in = inst_[id];
     const CollectivePlan& cp = plan->cp;
-    in.finished[f] = true;
+    in.finished.set(cp, f);
     ++in.finished_count;
     const uint32_t c = cp.child(f);
     if (c != kNoParent) {
@@ -1033,7 +1033,7 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
     in.issued = {};
     in.remaining = {};
     in.ready_before_issue = {};
-    in.finished = {};
+    in.finished.clear();
     in.issue_time = {};
     in.batches = {};
   }
@@ -1152,7 +1152,7 @@ std::string WorkloadDriver::describe_pending() const {
     // A flow not finished is in flight once released: its sender issued and its parent finished.
     auto released = [&](uint32_t f) {
       const uint32_t parent = cp.parent(f);
-      return in.issued[cp.src_index(f)] && (parent == kNoParent || in.finished[parent]);
+      return in.issued[cp.src_index(f)] && (parent == kNoParent || in.finished.test(cp, parent));
     };
     uint32_t issued = 0;
     for (uint8_t i : in.issued) issued += i;
@@ -1164,7 +1164,7 @@ std::string WorkloadDriver::describe_pending() const {
     // The first pending flows, so a user can see where the chain is stuck.
     int listed = 0;
     for (uint32_t f = 0; f < cp.size() && listed < 3; ++f) {
-      if (in.finished[f]) continue;
+      if (in.finished.test(cp, f)) continue;
       const FlowStep st = cp.flow(f);
       const bool src_issued = in.issued[cp.src_index(f)];
       s += fmt::format("\n    flow GPU {} -> GPU {}, {} B, ring {} step {}: {}", st.src, st.dst, st.bytes, st.ring, st.step,
@@ -1296,7 +1296,7 @@ void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord&
 
 std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
-  for_each_sending_op(w, o, [&](const CommOp& op) {
+  for_each_sending_op(w, o, [&](const CommOp& op, const WorkloadLayer&) {
     std::vector<uint8_t> seen(layout.gpus, 0);  // each group once: by its members
     for (uint32_t g = 0; g < layout.gpus; ++g) {
       if (seen[g]) continue;
@@ -1305,8 +1305,7 @@ std::vector<FlowSpec> expected_traffic(const Workload& w, const GroupLayout& lay
       if (members.size() <= 1) continue;
       const uint32_t rings = op.op == Collective::AllToAll ? 1 : ring_count(layout, members);
       const CollectivePlan p = plan_collective(op.op, op.bytes, members, rings, o.zero_chunk);
-      for (uint32_t f = 0; f < p.size(); ++f)
-        bytes[{p.members[p.src_index(f)], p.members[p.dst_index(f)]}] += p.chunk;
+      p.for_each_pair([&](uint32_t i, uint32_t j, uint32_t n) { bytes[{p.members[i], p.members[j]}] += p.chunk * n; });
     }
   });
   if (layout.pp > 1 && !w.header.micro && o.pipeline != PipelineSchedule::None) {

@@ -1,9 +1,13 @@
-// count_workload_flows (driver.h): a workload's plan and network flows, counted for its memory estimate.
+// count_workload_flows (driver.h): a workload's plan and network flows, counted for its memory estimate;
+// check_collective_sizes, the same walk, for collectives too large to plan.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "wormhole/core/input_error.h"
 #include "wormhole/workload/collectives.h"
 #include "wormhole/workload/driver.h"
 
@@ -29,12 +33,31 @@ Partition partition(const GroupLayout& layout, CommGroup group) {
 
 }  // namespace
 
+void check_collective_sizes(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
+  std::map<CommGroup, Partition> groups;
+  for_each_sending_op(w, o, [&](const CommOp& op, const WorkloadLayer& row) {
+    auto it = groups.find(op.group);
+    if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
+    for (const auto& [shape, count] : it->second) {
+      const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
+      const uint64_t flows = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
+      if (flows < kMaxPlanFlows) continue;
+      throw InputError(w.file, row.line,
+                       fmt::format("row {}: {} on its {}-GPU {} groups ({} ring{}) would have {} flows, more than "
+                                   "the {} a collective can have",
+                                   row.name, op.raw, shape.first, to_string(op.group), rings, rings == 1 ? "" : "s",
+                                   flows, kMaxPlanFlows - 1),
+                       "use smaller groups for it: a larger TP or EP, or fewer GPUs");
+    }
+  });
+}
+
 WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
   std::map<CommGroup, Partition> groups;  // made on first use
   std::set<std::tuple<int, uint64_t, CommGroup>> planned;  // the plans already counted
   WorkloadFlowCount c;
   uint64_t per_iteration = 0, collectives = 0, bytes_per_iteration = 0;  // of one iteration
-  for_each_sending_op(w, o, [&](const CommOp& op) {
+  for_each_sending_op(w, o, [&](const CommOp& op, const WorkloadLayer&) {
     auto it = groups.find(op.group);
     if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
     uint64_t flows = 0, bytes = 0;
@@ -42,7 +65,9 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
       const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
       const uint64_t per_group = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       flows += count * per_group;
-      bytes += count * driver_plan_bytes(shape.first, per_group);
+      // A ring's flows form ranks × rings chains of per_group / chains flows; an AllToAll's, chains of one.
+      const uint64_t chains = op.op == Collective::AllToAll ? per_group : uint64_t(shape.first) * rings;
+      bytes += count * driver_plan_bytes(shape.first, chains, per_group == 0 ? 0 : static_cast<uint32_t>(per_group / chains));
       bytes_per_iteration += count * per_group * collective_flow_bytes(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       collectives += count;
     }

@@ -101,6 +101,16 @@ dir = "{self.dir / 'scenario-out'}"
         self.assertIn("stopped by the time limit at 0.000001 s while 512 collectives pending", p.stderr)
         self.assertTrue((out / "results.h5").exists())
 
+    def test_collective_too_large_to_plan_refused_before_setup(self):
+        # 1,048,576 GPUs, TP 8: DP groups of 131,072 GPUs, whose ring AllReduce would have 2 x 131,071 x
+        # 131,072 = 34,359,476,224 flows, past the 2^32 - 2 a plan can index. Refused from the workload,
+        # before the network is built (the set-up took 8 minutes before it failed, leaving empty outputs).
+        p, out = self.run_wh(self.scenario(1048576), "--memory-limit", "none", expect=2)
+        self.assertIn("workload.txt:3: row ar0: ALLREDUCE on its 131072-GPU DP groups (1 ring) would have "
+                      "34359476224 flows, more than the 4294967294 a collective can have", p.stderr)
+        self.assertIn("(fix: use smaller groups for it: a larger TP or EP, or fewer GPUs)", p.stderr)
+        self.assert_nothing_written(out)
+
     def test_explicit_leaves_per_spine_still_checked(self):
         # 8192 GPUs are 16 segments of 512: an explicit leaves_per_spine of 64 allows 8.
         p, out = self.run_wh(self.scenario(8192, "leaves_per_spine = 64"), "--memory-limit", "1MB", expect=2)

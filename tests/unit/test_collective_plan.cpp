@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <tuple>
 #include <vector>
@@ -120,6 +121,80 @@ TEST(CollectivePlan, ImplicitEqualsExplicitForEveryOp) {
         }
 }
 
+TEST(CollectivePlan, ChainsFollowParents) {
+  // Every flow has one (chain, place); a flow's parent is the place before it in its chain; roots
+  // begin chains; chains × length = flows.
+  const std::pair<uint32_t, uint32_t> shapes[] = {{2, 1}, {3, 1}, {4, 2}, {8, 8}, {12, 4}, {16, 2}, {24, 8}};
+  for (Collective op : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll})
+    for (auto [R, C] : shapes) {
+      const CollectivePlan p = plan_collective(op, 1 << 20, strided(R, 3, 4), C);
+      ASSERT_EQ(uint64_t(p.chains()) * p.chain_length(), p.size());
+      std::vector<uint8_t> seen(p.size(), 0);
+      for (uint32_t f = 0; f < p.size(); ++f) {
+        const auto [chain, place] = p.chain_of(f);
+        ASSERT_LT(chain, p.chains());
+        ASSERT_LT(place, p.chain_length());
+        EXPECT_EQ(seen[uint64_t(chain) * p.chain_length() + place]++, 0) << "flow " << f;
+        const uint32_t parent = p.parent(f);
+        if (parent == kNoParent) {
+          EXPECT_EQ(place, 0u);
+        } else {
+          EXPECT_EQ(p.chain_of(parent), std::make_pair(chain, place - 1)) << "flow " << f;
+        }
+      }
+    }
+}
+
+TEST(CollectivePlan, PairsSumTheFlows) {
+  // for_each_pair's counts per (sender, receiver) are those of walking every flow.
+  const std::pair<uint32_t, uint32_t> shapes[] = {{2, 1}, {2, 2}, {3, 1}, {4, 2}, {8, 8}, {12, 4}, {16, 2}, {24, 8}};
+  for (Collective op : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll,
+                        Collective::None})
+    for (auto [R, C] : shapes) {
+      const CollectivePlan p = plan_collective(op, 1 << 20, strided(R, 3, 4), C);
+      std::map<std::pair<uint32_t, uint32_t>, uint64_t> walked, paired;
+      for (uint32_t f = 0; f < p.size(); ++f) ++walked[{p.src_index(f), p.dst_index(f)}];
+      p.for_each_pair([&](uint32_t i, uint32_t j, uint32_t n) { paired[{i, j}] += n; });
+      EXPECT_EQ(paired, walked) << to_string(op) << " R " << R << " C " << C;
+    }
+}
+
+TEST(CollectivePlan, FinishedFlowsFollowChains) {
+  // The ring of HandComputedRing: flow 19 (ring 1, step 1, from 40, at position 2 of ring 1 = 20 10 40
+  // 30) is in the chain that began one position back, at 10: chain 1·4 + 1 = 5, place 1; its parent 12
+  // is place 0 of it, its child 22 place 2.
+  const CollectivePlan p = plan_collective(Collective::AllGather, 24, {40, 10, 30, 20}, 2);
+  EXPECT_EQ(p.chains(), 8u);
+  EXPECT_EQ(p.chain_length(), 3u);
+  EXPECT_EQ(p.chain_of(19), std::make_pair(5u, 1u));
+  EXPECT_EQ(p.chain_of(12), std::make_pair(5u, 0u));
+  EXPECT_EQ(p.chain_of(22), std::make_pair(5u, 2u));
+  FinishedFlows done;
+  done.reset(p);
+  EXPECT_THROW(done.set(p, 19), std::logic_error);  // before its parent
+  done.set(p, 12);
+  EXPECT_TRUE(done.test(p, 12));
+  EXPECT_FALSE(done.test(p, 19));
+  done.set(p, 19);
+  EXPECT_TRUE(done.test(p, 19));
+  EXPECT_FALSE(done.test(p, 22));
+  EXPECT_THROW(done.set(p, 19), std::logic_error);  // twice
+  for (uint32_t f = 0; f < p.size(); ++f) {  // another chain's flows are untouched
+    if (p.chain_of(f).first != 5) {
+      EXPECT_FALSE(done.test(p, f)) << f;
+    }
+  }
+  // An AllToAll's flows finish in any order, each once.
+  const CollectivePlan a = plan_collective(Collective::AllToAll, 9, {1, 2, 3}, 7);
+  done.reset(a);
+  done.set(a, 5);
+  done.set(a, 0);
+  EXPECT_TRUE(done.test(a, 5));
+  EXPECT_TRUE(done.test(a, 0));
+  EXPECT_FALSE(done.test(a, 3));
+  EXPECT_THROW(done.set(a, 5), std::logic_error);
+}
+
 TEST(CollectivePlan, MembersInAnyOrderAreSorted) {
   expect_same(Collective::AllReduce, 1 << 20, {12, 0, 8, 4, 13, 1, 9, 5}, 2, ZeroChunk::NoFlows);
   expect_same(Collective::AllToAll, 1 << 20, {7, 3, 5}, 1, ZeroChunk::NoFlows);
@@ -175,14 +250,17 @@ TEST(CollectivePlan, PlanBytesKnownAnswers) {
   EXPECT_EQ(plan_bytes(2048), sizeof(CollectivePlan) + 8192);
   // The driver's: per member 4 (plan) + 4 (its cache key) + 1 (issued) + 4 (flows left) = 13 B, per
   // flow one bit in whole 64-bit words, and a fixed part (records).
-  const uint64_t fixed = driver_plan_bytes(0, 0);
-  EXPECT_EQ(driver_plan_bytes(1, 0), fixed + 13);
-  EXPECT_EQ(driver_plan_bytes(0, 1), fixed + 8);
-  EXPECT_EQ(driver_plan_bytes(0, 64), fixed + 8);
-  EXPECT_EQ(driver_plan_bytes(0, 65), fixed + 16);
-  // The DP AllReduce of 16,384 Spectrum-X GPUs (TP 8): 2048 ranks, 1 ring, 2·2047·2048 = 8,384,512
-  // flows: 1,048,064 B of bits + 26,624 B of members.
-  EXPECT_EQ(driver_plan_bytes(2048, 8384512), fixed + 1048064 + 26624);
+  // Which flows finished: an AllToAll's (chains of one) a bit each in whole 64-bit words, a ring's 4 B
+  // a chain.
+  const uint64_t fixed = driver_plan_bytes(0, 0, 0);
+  EXPECT_EQ(driver_plan_bytes(1, 0, 0), fixed + 13);
+  EXPECT_EQ(driver_plan_bytes(0, 1, 1), fixed + 8);
+  EXPECT_EQ(driver_plan_bytes(0, 64, 1), fixed + 8);
+  EXPECT_EQ(driver_plan_bytes(0, 65, 1), fixed + 16);
+  EXPECT_EQ(driver_plan_bytes(0, 3, 2), fixed + 12);
+  // The DP AllReduce of 16,384 Spectrum-X GPUs (TP 8): 2048 ranks, 1 ring, 2048 chains of 2·2047 =
+  // 4094 flows (8,384,512 in all): 8192 B of counts + 26,624 B of members (a bit a flow took 1,048,064 B).
+  EXPECT_EQ(driver_plan_bytes(2048, 2048, 4094), fixed + 8192 + 26624);
   EXPECT_LT(fixed, 1024u);
 }
 

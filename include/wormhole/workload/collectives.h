@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wormhole/workload/simai_workload.h"
@@ -147,6 +148,32 @@ struct CollectivePlan {
   /// Ring c's cycle of GPU ids (next of element k is element k+1, wrapping); ring ops only.
   std::vector<uint32_t> ring_order(uint32_t c) const;
 
+  // Dependency chains: following child() from a root gives a chain of `steps` flows (one per ring and
+  // starting member); an AllToAll's flows are chains of one. A flow is released only once its parent
+  // has finished, so the flows of a chain finish in chain order.
+  /// Calls fn(src_index, dst_index, n) for the plan's flows grouped by their two members: once per
+  /// ring and member for a ring op (n = steps flows to its next on that ring), once per flow for an
+  /// AllToAll (n = 1). O(ranks × rings) for a ring op, where walking its flows is O(ranks² × rings).
+  template <class F>
+  void for_each_pair(F&& fn) const {
+    if (flows == 0) return;
+    if (op == Collective::AllToAll) {
+      for (uint32_t f = 0; f < flows; ++f) fn(src_index(f), dst_index(f), 1u);
+      return;
+    }
+    const uint32_t R = ranks();
+    for (uint32_t c = 0; c < rings; ++c)
+      for (uint32_t pos = 0; pos < R; ++pos) fn(at_position(c, pos), at_position(c, (pos + 1) % R), steps);
+  }
+
+  /// Chains in the plan: ranks × rings for a ring op, flows for an AllToAll, 0 without flows.
+  uint32_t chains() const { return flows == 0 ? 0 : op == Collective::AllToAll ? flows : ranks() * rings; }
+  /// Flows in each chain: steps for a ring op, 1 for an AllToAll.
+  uint32_t chain_length() const { return op == Collective::AllToAll ? 1 : steps; }
+  /// Flow f's chain (< chains()) and its place in it (< chain_length(); parent(f) is at the place
+  /// before, in the same chain).
+  std::pair<uint32_t, uint32_t> chain_of(uint32_t f) const;
+
   // Ring arithmetic (ring ops, c < rings): members are R/C blocks of C consecutive indices; ring c
   // visits each block rotated to start at its c-th member, blocks in order.
   /// Position in ring c of member index i.
@@ -159,6 +186,30 @@ struct CollectivePlan {
     const uint32_t C = rings;
     return pos / C * C + (c + pos % C) % C;
   }
+};
+
+/// Which flows of one running instance of a plan have finished, in memory per dependency chain
+/// rather than per flow: a ring's chain finishes in order, so a count per chain (4 B) says which of its
+/// flows have finished, where a bit per flow took 2(R − 1) bits per chain — 67 MB for a 16,384-rank
+/// ring AllReduce against 64 KB. An AllToAll (chains of one flow) keeps a bit per flow.
+class FinishedFlows {
+ public:
+  /// None of `p`'s flows finished.
+  void reset(const CollectivePlan& p);
+  /// Gives the memory back (the instance is over).
+  void clear();
+  /// Flow f of `p` finished. Throws std::logic_error if it already had, or if the flow before it in
+  /// its chain (its parent) had not: a driver bug, as a flow is released only after its parent finished.
+  void set(const CollectivePlan& p, uint32_t f);
+  /// Whether flow f of `p` finished.
+  bool test(const CollectivePlan& p, uint32_t f) const;
+  /// Bytes of the state for a plan of `chains` chains of `chain_length` flows (whole 64-bit words
+  /// of bits for chains of one).
+  static uint64_t bytes(uint64_t chains, uint32_t chain_length);
+
+ private:
+  std::vector<bool> bits_;       // chains of one: per flow
+  std::vector<uint32_t> done_;   // longer chains: per chain, how many of its flows finished
 };
 
 /// Every flow of `p` as a vector, in flow order (p.flow(0) .. p.flow(size-1)): for tests and small

@@ -84,8 +84,8 @@ struct WorkloadFlowCount {
 /// Counts them as expected_traffic() walks the workload (same groups, rings, chunking, ignored groups
 /// and MICRO rule), in O(rows + GPUs) for the group partitions: a 131,072-GPU workload is counted
 /// in well under a second though its plans would hold billions of flows.
-/// Calls f(op) for every collective one iteration issues that sends anything: each row's fwd, ig and wg
-/// operation (MICRO: row 0's wg only), leaving out NONE, 0-byte and `o.ignore_group` ones.
+/// Calls f(op, row) for every collective one iteration issues that sends anything: each row's fwd, ig
+/// and wg operation (MICRO: row 0's wg only), leaving out NONE, 0-byte and `o.ignore_group` ones.
 template <class F>
 void for_each_sending_op(const Workload& w, const DriverOptions& o, F&& f) {
   for (size_t row = 0; row < w.layers.size(); ++row) {
@@ -94,18 +94,25 @@ void for_each_sending_op(const Workload& w, const DriverOptions& o, F&& f) {
     for (const CommOp* op : {&l.fwd, &l.ig, &l.wg}) {
       if (w.header.micro && op != &l.wg) continue;
       if (op->op == Collective::None || op->bytes == 0 || o.ignore_group[static_cast<size_t>(op->group)]) continue;
-      f(*op);
+      f(*op, l);
     }
   }
 }
 
+/// Throws InputError naming the workload file and the row's line when one of its collectives would
+/// have kMaxPlanFlows flows or more on its groups of `layout` (a ring AllReduce of about 46,000 ranks
+/// or more, an AllToAll of 65,536): checked before the network is built, so such a run stops at once
+/// and writes nothing.
+void check_collective_sizes(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
+
 WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
-/// Bytes the driver holds for one distinct collective plan of `ranks` members and `flows` flows with
-/// one instance of it in flight: the plan (plan_bytes(ranks): its member list, 4 B a member) and its
-/// cache key (the member list again), and the instance's record, per member its issue flag and count
-/// of flows left (5 B), and per flow its "finished" bit. Nothing else grows with the flows: a plan of
-/// 8.4 M flows on 2048 ranks takes about 1.07 MB.
-uint64_t driver_plan_bytes(uint32_t ranks, uint64_t flows);
+/// Bytes the driver holds for one distinct collective plan of `ranks` members whose flows form `chains`
+/// dependency chains of `chain_length` flows (CollectivePlan::chains) with one instance of it in
+/// flight: the plan (plan_bytes(ranks): its member list, 4 B a member) and its cache key (the member
+/// list again), and the instance's record, per member its issue flag and count of flows left (5 B),
+/// and which flows finished (FinishedFlows::bytes: 4 B a ring's chain, a bit an AllToAll's flow).
+/// Nothing grows with a ring's flows: a ring AllReduce of 8.4 M flows on 2048 ranks takes about 34 KB.
+uint64_t driver_plan_bytes(uint32_t ranks, uint64_t chains, uint32_t chain_length);
 /// Bytes the driver and its report hold for the GPUs' programs of workload `w` on `layout`: per GPU its
 /// program counter, 12 B per row whose wg collective has flows (that wg's iteration and time) and its
 /// report record (GpuRecord); per row its compact form and program steps, and per row and iteration (of
@@ -178,7 +185,7 @@ class WorkloadDriver final : public TrainingClient {
   void client_event(uint32_t target, uint16_t aux) override;
 
  private:
-  friend uint64_t driver_plan_bytes(uint32_t, uint64_t);  // sizes the Plan and the Instance
+  friend uint64_t driver_plan_bytes(uint32_t, uint64_t, uint32_t);  // sizes the Plan and the Instance
   friend uint64_t driver_program_bytes(const Workload&, const GroupLayout&, const DriverOptions&);  // the Gpu, the Row
   struct Plan;        // a CollectivePlan with its per-rank indices (shared by identical collectives)
   struct Instance;    // one collective in flight
