@@ -152,7 +152,7 @@ CollectivePlan plan_collective(Collective op, uint64_t S, const std::vector<uint
   if (shape.count == 0) return p;  // 0-B chunks under ZeroChunk::NoFlows
   const uint64_t chunk = shape.chunk, count = shape.count;
   // Flow indices are uint32_t (kNoParent = 2^32 - 1 is taken): a ring AllReduce reaches this at
-  // about 46,000 ranks on one ring, an AllToAll at 65,536.
+  // 46,342 ranks on one ring, an AllToAll at 65,537.
   if (count >= kMaxPlanFlows)
     fail("a " + std::string(to_string(op)) + " on " + s(R) + " GPUs (" + s(rings) + " rings) would have " +
              s(count) + " flows, more than the 4294967294 a collective can have",
@@ -240,12 +240,12 @@ void FinishedFlows::clear() {
 void FinishedFlows::set(const CollectivePlan& p, uint32_t f) {
   const auto [chain, place] = p.chain_of(f);
   if (!bits_.empty()) {
-    if (bits_[chain]) throw std::logic_error("collective flow " + s(f) + " finished twice");
+    if (bits_[chain]) throw std::logic_error("workload driver (a bug): collective flow " + s(f) + " finished twice");
     bits_[chain] = true;
     return;
   }
   if (done_[chain] != place)
-    throw std::logic_error("collective flow " + s(f) + " (place " + s(place) + " of its chain) finished after " +
+    throw std::logic_error("workload driver (a bug): collective flow " + s(f) + " (place " + s(place) + " of its chain) finished after " +
                            s(done_[chain]) + " of its chain's flows");
   ++done_[chain];
 }

@@ -42,12 +42,19 @@ void check_collective_sizes(const Workload& w, const GroupLayout& layout, const 
       const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
       const uint64_t flows = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       if (flows < kMaxPlanFlows) continue;
+      // How the header's parallelism shrinks this kind of group (docs/workloads.md §1.1).
+      const char* smaller = op.group == CommGroup::TP   ? "a smaller TP"
+                            : op.group == CommGroup::EP ? "a smaller EP"
+                            : op.group == CommGroup::DP ? "a larger TP or PP, or fewer GPUs"
+                                                        : "a larger EP, TP or PP, or fewer GPUs";
       throw InputError(w.file, row.line,
-                       fmt::format("row {}: {} on its {}-GPU {} groups ({} ring{}) would have {} flows, more than "
-                                   "the {} a collective can have",
-                                   row.name, op.raw, shape.first, to_string(op.group), rings, rings == 1 ? "" : "s",
+                       fmt::format("row {}: {} on its {}-GPU {} groups{} would have {} flows, more than the {} a "
+                                   "collective can have",
+                                   row.name, op.raw, shape.first, to_string(op.group),
+                                   op.op == Collective::AllToAll ? "" : fmt::format(" ({} ring{})", rings, rings == 1 ? "" : "s"),
                                    flows, kMaxPlanFlows - 1),
-                       "use smaller groups for it: a larger TP or EP, or fewer GPUs");
+                       fmt::format("make its {} groups smaller ({}), or leave them out with workload.ignore_groups",
+                                   to_string(op.group), smaller));
     }
   });
 }
@@ -66,7 +73,7 @@ WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& lay
       const uint64_t per_group = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       flows += count * per_group;
       // A ring's flows form ranks × rings chains of per_group / chains flows; an AllToAll's, chains of one.
-      const uint64_t chains = op.op == Collective::AllToAll ? per_group : uint64_t(shape.first) * rings;
+      const uint64_t chains = per_group == 0 || op.op == Collective::AllToAll ? per_group : uint64_t(shape.first) * rings;
       bytes += count * driver_plan_bytes(shape.first, chains, per_group == 0 ? 0 : static_cast<uint32_t>(per_group / chains));
       bytes_per_iteration += count * per_group * collective_flow_bytes(op.op, op.bytes, shape.first, rings, o.zero_chunk);
       collectives += count;

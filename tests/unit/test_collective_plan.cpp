@@ -248,9 +248,8 @@ TEST(CollectivePlan, PlanBytesKnownAnswers) {
   // The plan: its record plus 4 B a member, whatever its flow count.
   EXPECT_EQ(plan_bytes(0), sizeof(CollectivePlan));
   EXPECT_EQ(plan_bytes(2048), sizeof(CollectivePlan) + 8192);
-  // The driver's: per member 4 (plan) + 4 (its cache key) + 1 (issued) + 4 (flows left) = 13 B, per
-  // flow one bit in whole 64-bit words, and a fixed part (records).
-  // Which flows finished: an AllToAll's (chains of one) a bit each in whole 64-bit words, a ring's 4 B
+  // The driver's: per member 4 (plan) + 4 (its cache key) + 1 (issued) + 4 (flows left) = 13 B, and
+  // a fixed part (records). Which flows finished: an AllToAll's (chains of one) a bit each in whole 64-bit words, a ring's 4 B
   // a chain.
   const uint64_t fixed = driver_plan_bytes(0, 0, 0);
   EXPECT_EQ(driver_plan_bytes(1, 0, 0), fixed + 13);

@@ -100,9 +100,9 @@ void for_each_sending_op(const Workload& w, const DriverOptions& o, F&& f) {
 }
 
 /// Throws InputError naming the workload file and the row's line when one of its collectives would
-/// have kMaxPlanFlows flows or more on its groups of `layout` (a ring AllReduce of about 46,000 ranks
-/// or more, an AllToAll of 65,536): checked before the network is built, so such a run stops at once
-/// and writes nothing.
+/// have kMaxPlanFlows flows or more on its groups of `layout` (a one-ring AllReduce of 46,342 ranks or
+/// more, an AllToAll of 65,537): checked before the network is built, so such a run stops at once and
+/// writes nothing.
 void check_collective_sizes(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
 
 WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o);
