@@ -121,9 +121,11 @@ void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& so
     std::fprintf(stderr,
                  "wormhole: warning: run to its end, the workload's %lu flows keep about %s more (what each flow "
                  "keeps until the run ends): with the set-up's %s that is above the %s limit, so the run may run out "
-                 "of memory before it ends (fewer iterations or GPUs, or workload.max_time to stop it earlier)\n",
+                 "of memory before it ends (%s)\n",
                  static_cast<unsigned long>(e.run_flow_count), format_bytes(e.run_flows).c_str(),
-                 format_bytes(e.setup()).c_str(), format_bytes(limit).c_str());
+                 format_bytes(e.setup()).c_str(), format_bytes(limit).c_str(),
+                 e.stopped_early ? "unless its workload.max_time stops it well before; else fewer iterations or GPUs"
+                                 : "fewer iterations or GPUs, or workload.max_time to stop it earlier");
 }
 
 }  // namespace wh

@@ -16,6 +16,7 @@ struct MemoryEstimate {
   uint64_t programs = 0;        ///< a workload's GPU programs and their report records (driver_program_bytes)
   uint64_t run_flows = 0;       ///< a workload's flows, made as it runs and kept to its end
   uint64_t run_flow_count = 0;  ///< how many those are
+  bool stopped_early = false;   ///< a workload.max_time may stop the run before it makes them all
   /// What set-up and the first collectives allocate, the figure a run is refused on.
   uint64_t setup() const { return network.total() + flows + plans + programs; }
 };

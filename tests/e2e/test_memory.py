@@ -100,8 +100,13 @@ dir = "{self.dir / 'scenario-out'}"
         # their three figures (more than this machine's memory), and the run stopped with "out of memory"
         # before it started; they grow by chunks as flows finish. The address space is capped at 8 GiB, so
         # that setting that room aside fails on any machine, not only where 34 GB exceeds memory and swap.
-        p, out = self.run_wh(self.scenario(16384, rows=64), "-q", expect=3, address_space=8 << 30)  # 3: cut at 1 us
-        self.assertNotIn("out of memory", p.stderr)
+        p, out = self.run_wh(self.scenario(16384, rows=64), "--memory-limit", "1GB", expect=3,
+                             address_space=8 << 30)  # 3: cut at 1 us
+        self.assertNotIn("error: out of memory", p.stderr)
+        # Its flows would keep 24 B x 4.29 G = 103 GB by the end: the warning says so, and that the run's
+        # max_time may stop it first (rather than suggesting a max_time it already has).
+        self.assertIn("the workload's 4292870144 flows keep about 103 GB more", p.stderr)
+        self.assertIn("(unless its workload.max_time stops it well before; else fewer iterations or GPUs)", p.stderr)
         self.assertIn("stopped by the time limit at 0.000001 s while 512 collectives pending", p.stderr)
         self.assertTrue((out / "results.h5").exists())
 
