@@ -68,12 +68,6 @@ double algbw(uint64_t bytes, Time duration) {
   return double(bytes) / (double(duration) / double(kSec)) / kGiB;
 }
 
-std::string gibps(double v) {
-  std::string s;
-  append_fixed3(s, v);
-  return s;
-}
-
 // SimAI appends the share of the total time to each EndToEnd cell: "12.345 (6.78%)".
 std::string us_pct(Time t, Time total) {
   const double pct = total > 0 ? 100.0 * double(t) / double(total) : 0.0;
