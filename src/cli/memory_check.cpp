@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 
 #include "wormhole/core/input_error.h"
+#include "wormhole/io/results_writer.h"
 #include "wormhole/net/memory_estimate.h"
 
 namespace wh {
@@ -40,7 +42,6 @@ uint64_t parse_memory_size(const std::string& text) {
   return static_cast<uint64_t>(bytes);
 }
 
-uint64_t kept_bytes_per_flow(bool file_flow) { return file_flow ? bytes_per_file_flow() : bytes_per_flow(); }
 
 uint64_t memory_limit(const std::string& option, std::string* source) {
   if (!option.empty()) {
@@ -91,8 +92,11 @@ std::string format_memory_estimate(const MemoryEstimate& e, uint64_t limit, cons
   if (e.plans) s += ", collective plans " + format_bytes(e.plans);
   if (e.programs) s += ", GPU programs " + format_bytes(e.programs);
   s += ")";
-  if (e.run_flows)
-    s += fmt::format(", + {} by the end for the workload's {} flows", format_bytes(e.run_flows), e.run_flow_count);
+  if (e.run_flow_count) {
+    s += fmt::format("; by the end the workload's {} flows' statistics figures take {} in memory", e.run_flow_count,
+                     format_bytes(e.run_memory()));
+    if (e.run_disk()) s += fmt::format(" and {} on disk beside the results", format_bytes(e.run_disk()));
+  }
   s += limit ? fmt::format("; limit {} ({})", format_bytes(limit), source) : "; " + source;
   return s;
 }
@@ -117,15 +121,21 @@ void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& so
                      "simulate fewer GPUs or flows, or use a machine with more memory (every MPI rank holds the whole "
                      "network today, so more ranks do not help); --memory-limit SIZE sets the limit, none lifts it");
   }
-  if (speak && e.run_flows && e.setup() + e.run_flows > limit)
+  if (speak && e.run_memory() && e.setup() + e.run_memory() > limit)
     std::fprintf(stderr,
-                 "wormhole: warning: run to its end, the workload's %lu flows keep about %s more (what each flow "
-                 "keeps until the run ends): with the set-up's %s that is above the %s limit, so the run may run out "
-                 "of memory before it ends (%s)\n",
-                 static_cast<unsigned long>(e.run_flow_count), format_bytes(e.run_flows).c_str(),
+                 "wormhole: warning: run to its end, the workload's %lu flows' statistics figures take about %s more "
+                 "memory: with the set-up's %s that is above the %s limit, so the run may run out of memory before it "
+                 "ends (%s)\n",
+                 static_cast<unsigned long>(e.run_flow_count), format_bytes(e.run_memory()).c_str(),
                  format_bytes(e.setup()).c_str(), format_bytes(limit).c_str(),
                  e.stopped_early ? "unless its workload.max_time stops it well before; else fewer iterations or GPUs"
                                  : "fewer iterations or GPUs, or workload.max_time to stop it earlier");
 }
+
+uint64_t MemoryEstimate::run_memory() const {
+  return std::min<uint64_t>(run_flow_count, SlowdownCollector::kInMemoryFigures) * figure_bytes_per_flow();
+}
+
+uint64_t MemoryEstimate::run_disk() const { return run_flow_count * figure_bytes_per_flow() - run_memory(); }
 
 }  // namespace wh

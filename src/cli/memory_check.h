@@ -14,9 +14,12 @@ struct MemoryEstimate {
   uint64_t flows = 0;           ///< the flows made at set-up (a flow file, background flows)
   uint64_t plans = 0;           ///< a workload's collective plans, kept from their first issue to the end
   uint64_t programs = 0;        ///< a workload's GPU programs and their report records (driver_program_bytes)
-  uint64_t run_flows = 0;       ///< a workload's flows, made as it runs and kept to its end
-  uint64_t run_flow_count = 0;  ///< how many those are
+  uint64_t run_flow_count = 0;  ///< a workload's flows, made as it runs
   bool stopped_early = false;   ///< a workload.max_time may stop the run before it makes them all
+  /// Bytes those flows' statistics figures take by the run's end in memory (the first
+  /// SlowdownCollector::kInMemoryFigures of them) and on disk beside the results (the rest).
+  uint64_t run_memory() const;
+  uint64_t run_disk() const;
   /// What set-up and the first collectives allocate, the figure a run is refused on.
   uint64_t setup() const { return network.total() + flows + plans + programs; }
 };
@@ -27,9 +30,6 @@ struct MemoryEstimate {
 /// Throws InputError naming --memory-limit for a value that is not a size.
 uint64_t memory_limit(const std::string& option, std::string* source);
 
-/// Bytes a flow keeps to the end of this run, on every rank alike: bytes_per_flow, or for a flow made at
-/// set-up (`file_flow`: a flow file's or background flow) bytes_per_file_flow.
-uint64_t kept_bytes_per_flow(bool file_flow);
 
 /// Reads a size: a number with an optional unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
 /// TiB (powers of 1024), any case, e.g. "512MB", "1.5GiB", "2e9"; "none" -> 0 (no limit). Throws
@@ -40,12 +40,13 @@ uint64_t parse_memory_size(const std::string& text);
 std::string format_bytes(uint64_t bytes);
 
 /// The one set-up line: "memory estimate: 4.6 GB at set-up (nodes …, ports …, routing …, flows …,
-/// collective plans …), + 53 GB by the end for the workload's 67108864 flows; limit 23.4 GB (MemAvailable)".
+/// collective plans …); by the end the workload's 67108864 flows' statistics figures take 403 MB in memory
+/// and 1.21 GB on disk beside the results; limit 23.4 GB (MemAvailable)".
 std::string format_memory_estimate(const MemoryEstimate& e, uint64_t limit, const std::string& source);
 
 /// Prints format_memory_estimate on stdout when `speak`, and throws InputError (file:line, the estimate,
-/// the limit and what to do; exit status 2) when e.setup() exceeds a non-zero `limit`. When the whole
-/// run's flows would take it over the limit, warns on stderr (when `speak`): the run may fail later.
+/// the limit and what to do; exit status 2) when e.setup() exceeds a non-zero `limit`. When the figures
+/// kept in memory by the end would take the run over the limit, warns on stderr (when `speak`).
 void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& source, const std::string& file,
                   int line, bool speak);
 

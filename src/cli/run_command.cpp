@@ -228,7 +228,7 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   if (o.check_memory) {
     MemoryEstimate m;
     m.network = estimate_network_bytes(r.topo);
-    m.flows = r.specs.size() * (kept_bytes_per_flow(true) + bytes_per_running_flow());  // they may all run at once
+    m.flows = r.specs.size() * (bytes_per_file_flow() + bytes_per_running_flow());  // they may all run at once
     std::string source;
     const uint64_t limit = memory_limit(o.memory_limit, &source);
     const auto [file, line] = cfg.origin_of("TOPOLOGY_FILE");

@@ -117,7 +117,7 @@ uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSc
 namespace {
 
 /// The network, the workload's (or every job's) collective plans (a Chakra trace's are not counted
-/// ahead), background flows and, for the warning, the flows: check_memory before the network is built.
+/// ahead), background flows and the flows (their figures on disk): check_memory before the network is built.
 void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak) {
   MemoryEstimate m;
   m.network = estimate_network_bytes(r.topo.topo);
@@ -126,17 +126,15 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
       m.plans += c.plan_bytes;
       m.programs += driver_program_bytes(*run.workload, run.layout, run.options);
-      m.run_flows += c.flows * kept_bytes_per_flow(false);
       m.run_flow_count += c.flows;
     }
   } else if (r.chakra.ranks.empty()) {
     const WorkloadFlowCount c = count_workload_flows(r.workload, r.layout, r.options);
     m.plans = c.plan_bytes;
     m.programs = driver_program_bytes(r.workload, r.layout, r.options);
-    m.run_flows = c.flows * kept_bytes_per_flow(false);
     m.run_flow_count = c.flows;
   }
-  m.flows = r.background.flows.size() * (kept_bytes_per_flow(true) + bytes_per_running_flow());  // they may all run at once
+  m.flows = r.background.flows.size() * (bytes_per_file_flow() + bytes_per_running_flow());  // they may all run at once
   m.stopped_early = r.sc.workload.max_time > 0;
   std::string source;
   const uint64_t limit = memory_limit(o.memory_limit, &source);

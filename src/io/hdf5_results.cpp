@@ -348,6 +348,8 @@ ResultsFile::ResultsFile(std::string path)
   }
   open_ = std::make_unique<Open>();
   open_->file = Handle(fid, H5Fclose);
+  // Beyond SlowdownCollector::kInMemoryFigures, the statistics' figures wait beside the results.
+  open_->stats.spill_to(std::filesystem::path(path_).parent_path().string());
 }
 
 ResultsFile::~ResultsFile() {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "wormhole/core/input_error.h"
+#include "wormhole/io/rank_select.h"
 
 namespace wh {
 
@@ -52,19 +53,6 @@ FILE* open_output(const std::string& path, const std::string& config_file, const
   throw InputError(config_file, 0, problem, fix);
 }
 
-
-// p50, p99 and the maximum of `v` (not empty; reordered): the values a full sort would give at those
-// ranks, by selection (linear time; a sort of millions of figures per statistic was a visible share
-// of an accelerated run).
-template <class T>
-std::array<T, 3> p50_p99_max(std::deque<T>& v) {
-  const size_t i99 = rank_index(v.size(), 99), i50 = rank_index(v.size(), 50);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i99), v.end());
-  const T p99 = v[i99];
-  const T max = *std::max_element(v.begin() + static_cast<std::ptrdiff_t>(i99), v.end());
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i50), v.begin() + static_cast<std::ptrdiff_t>(i99) + 1);
-  return {v[i50], p99, max};
-}
 
 // The zero-padded 8-digit lower-case hex of printf's %08x.
 char* put_hex8(char* p, uint32_t v) {
@@ -201,14 +189,23 @@ void TextOutputs::flush() {
 // floating point can land one rank too high for some n.
 size_t rank_index(size_t n, unsigned pct) { return std::clamp<size_t>((pct * n + 99) / 100, 1, n) - 1; }
 
+void SlowdownCollector::spill_to(const std::string& dir, size_t in_memory) {
+  if (!keep_) return;
+  spill_dir_ = dir;
+  spill_at_ = in_memory;
+  if (figures_.size() >= spill_at_) figures_.spill_to(dir, "the flows' slowdown figures"), spill_at_ = SIZE_MAX;
+}
+
 void SlowdownCollector::add(const FlowRecord& f) {
   ++total_;
   if (!f.finished()) return;
-  ++finished_;
   const double slowdown = f.slowdown(), ref = f.slowdown_ref();
   const uint64_t fct = f.fct_ns();
+  max_ = finished_++ == 0 ? slowdown : std::max(max_, slowdown);
   sum_ += slowdown, ref_sum_ += ref, fct_sum_ += fct;
-  if (keep_) slowdown_.push_back(slowdown), ref_.push_back(ref), fct_.push_back(fct);
+  if (!keep_) return;
+  if (figures_.size() == spill_at_) figures_.spill_to(spill_dir_, "the flows' slowdown figures"), spill_at_ = SIZE_MAX;
+  figures_.push_back({slowdown, ref, fct});
 }
 
 SlowdownStats SlowdownCollector::result() {
@@ -216,14 +213,14 @@ SlowdownStats SlowdownCollector::result() {
   s.total = total_;
   s.finished = finished_;
   if (finished_ > 0) fill(s);
-  *this = SlowdownCollector{keep_};
+  *this = SlowdownCollector{keep_};  // (spill_to is to be called again for a next round)
   return s;
 }
 
 void SlowdownCollector::begin_range(uint64_t first) {
   if (!keep_) throw std::logic_error("slowdown statistics: ranges in any order need the figures kept");
   if (!ranges_.empty() && first < ranges_.back().first) out_of_order_ = true;
-  ranges_.emplace_back(first, slowdown_.size());
+  ranges_.emplace_back(first, figures_.size());
 }
 
 void SlowdownCollector::fill(SlowdownStats& s) {
@@ -237,22 +234,36 @@ void SlowdownCollector::fill(SlowdownStats& s) {
     std::vector<Segment> segments;
     if (ranges_.front().second != 0) segments.push_back({0, 0, ranges_.front().second});
     for (size_t i = 0; i < ranges_.size(); ++i)
-      segments.push_back({ranges_[i].first, ranges_[i].second, i + 1 < ranges_.size() ? ranges_[i + 1].second : slowdown_.size()});
+      segments.push_back({ranges_[i].first, ranges_[i].second, i + 1 < ranges_.size() ? ranges_[i + 1].second : figures_.size()});
     std::stable_sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.first < b.first; });
     sum_ = 0, ref_sum_ = 0;
     for (const Segment& g : segments)
-      for (size_t j = g.begin; j < g.end; ++j) sum_ += slowdown_[j], ref_sum_ += ref_[j];
+      for (size_t j = g.begin; j < g.end; ++j) {
+        const Figures f = figures_[j];
+        sum_ += f.slowdown, ref_sum_ += f.ref;
+      }
   }
   const double n = double(finished_);
   s.mean = sum_ / n;
   s.ref_mean = ref_sum_ / n;
   s.fct_mean_us = double(fct_sum_) / n / 1000.0;
   if (!keep_) return;
-  const auto [p50, p99, max] = p50_p99_max(slowdown_);
-  s.p50 = p50, s.p99 = p99, s.max = max;
-  const std::array<double, 3> ref = p50_p99_max(ref_);
-  s.ref_p50 = ref[0], s.ref_p99 = ref[1];
-  s.fct_p99_us = double(p50_p99_max(fct_)[1]) / 1000.0;
+  s.max = max_;
+  // Series 0 the slowdowns, 1 the reference's, 2 the FCTs; each pass reads the figures in order (a
+  // spilled block once).
+  const uint64_t i50 = rank_index(finished_, 50), i99 = rank_index(finished_, 99);
+  KeySelection select({{0, i50}, {0, i99}, {1, i50}, {1, i99}, {2, i99}});
+  while (!select.done()) {
+    figures_.for_each([&](const Figures& f) {
+      const uint64_t keys[3] = {order_key(f.slowdown), order_key(f.ref), f.fct};
+      select.count(keys);
+    });
+    select.next();
+  }
+  const std::vector<uint64_t>& k = select.keys();
+  s.p50 = from_order_key(k[0]), s.p99 = from_order_key(k[1]);
+  s.ref_p50 = from_order_key(k[2]), s.ref_p99 = from_order_key(k[3]);
+  s.fct_p99_us = double(k[4]) / 1000.0;
 }
 
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows) {

@@ -1,13 +1,11 @@
 // slowdown_stats_collective (wormhole/io/slowdown_collective.h). A percentile is the k-th smallest
-// figure over every rank: found by bisecting the figures' order-preserving 64-bit keys, each step
-// counting, on every rank, its figures up to the middle key (a binary search of its sorted figures)
-// and summing the counts over the ranks. 64 steps give the exact figure, as a selection over all of
-// them in one process would; the six statistics bisect together, one MPI_Allreduce a step.
+// figure over every rank: found by radix selection (KeySelection), each pass reading this rank's
+// records from its temporary file and summing the passes' histograms over the ranks, one
+// MPI_Allreduce a pass; 4 passes give the exact figure, as a selection over all of them in one process
+// would. No rank holds the figures.
 #include "wormhole/io/slowdown_collective.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <cstdint>
 #include <exception>
 #include <stdexcept>
@@ -15,73 +13,64 @@
 #include <type_traits>
 #include <vector>
 
+#include "wormhole/io/rank_select.h"
+
 namespace wh {
-
-namespace {
-
-// Order-preserving for numbers: a < b ⇔ key(a) < key(b). -0.0 keys below +0.0 and NaN outside ±inf,
-// where a selection by < would take them as equal or unordered; the figures are ratios and times,
-// never negative or NaN (a flow that never started has slowdown 0.0).
-uint64_t key(double x) {
-  const uint64_t b = std::bit_cast<uint64_t>(x);
-  return b >> 63 ? ~b : b | (uint64_t(1) << 63);
-}
-double from_key(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64_t(1) << 63) : ~k); }
-
-}  // namespace
 
 SlowdownStats slowdown_stats_collective(MPI_Comm comm, const FlowResults& mine, const FlowResults* all,
                                         bool failed_here) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  // Each rank reads what it has first; a failure is agreed on before the first collective.
   SlowdownStats s;
-  std::vector<uint64_t> slowdown, ref, fct;  // this rank's figures (keys; FCTs in ns as they are), sorted
   std::exception_ptr failed;
+  uint64_t n = 0;
+  // Rank 0's counts and means; a failure is agreed on before the first collective.
   try {
     if (all && !failed_here) {
       SlowdownCollector means(false);
       all->for_each([&](const FlowRecord& f) { means.add(f); });
       s = means.result();
     }
-    if (!failed_here)
-      mine.for_each([&](const FlowRecord& f) {
-        if (!f.finished()) return;
-        slowdown.push_back(key(f.slowdown())), ref.push_back(key(f.slowdown_ref())), fct.push_back(f.fct_ns());
-      });
   } catch (...) {
     failed = std::current_exception();
   }
-  int first = failed || failed_here ? rank : INT32_MAX;
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (failed) std::rethrow_exception(failed);
-  if (first != INT32_MAX)
-    throw std::runtime_error("rank " + std::to_string(first) + " could not read its flows' records back");
-  for (std::vector<uint64_t>* v : {&slowdown, &ref, &fct}) std::sort(v->begin(), v->end());
-  uint64_t n = s.finished;
+  const auto agree = [&] {
+    int first = failed || failed_here ? rank : INT32_MAX;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (failed) std::rethrow_exception(failed);
+    if (first != INT32_MAX)
+      throw std::runtime_error("rank " + std::to_string(first) + " could not read its flows' records back");
+  };
+  agree();
+  n = s.finished;
   MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
   if (n > 0) {
-    // p50, p99 and the maximum of the slowdowns, p50 and p99 of the reference's, p99 of the FCTs.
-    const std::array<const std::vector<uint64_t>*, 6> of = {&slowdown, &slowdown, &slowdown, &ref, &ref, &fct};
-    const std::array<uint64_t, 6> k = {rank_index(n, 50), rank_index(n, 99), n - 1, rank_index(n, 50), rank_index(n, 99),
-                                       rank_index(n, 99)};
-    std::array<uint64_t, 6> lo{}, hi, count;
-    hi.fill(UINT64_MAX);
-    while (lo != hi) {  // the smallest key with more than k[i] figures at or below it
-      for (size_t i = 0; i < 6; ++i) {
-        const uint64_t mid = lo[i] + (hi[i] - lo[i]) / 2;
-        count[i] = static_cast<uint64_t>(std::upper_bound(of[i]->begin(), of[i]->end(), mid) - of[i]->begin());
+    // p50 and p99 of the slowdowns (series 0), of the reference's (1), p99 of the FCTs (2); the
+    // largest slowdown's key, the most over the ranks.
+    const uint64_t i50 = rank_index(n, 50), i99 = rank_index(n, 99);
+    KeySelection select({{0, i50}, {0, i99}, {1, i50}, {1, i99}, {2, i99}});
+    uint64_t max_key = 0;
+    while (!select.done()) {
+      try {
+        mine.for_each([&](const FlowRecord& f) {
+          if (!f.finished()) return;
+          const uint64_t keys[3] = {order_key(f.slowdown()), order_key(f.slowdown_ref()), f.fct_ns()};
+          select.count(keys);
+          max_key = std::max(max_key, keys[0]);
+        });
+      } catch (...) {
+        failed = std::current_exception();
       }
-      MPI_Allreduce(MPI_IN_PLACE, count.data(), 6, MPI_UINT64_T, MPI_SUM, comm);
-      for (size_t i = 0; i < 6; ++i) {
-        const uint64_t mid = lo[i] + (hi[i] - lo[i]) / 2;
-        if (count[i] > k[i]) hi[i] = mid;
-        else lo[i] = mid + 1;
-      }
+      agree();
+      std::vector<uint64_t>& h = select.histograms();
+      MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), MPI_UINT64_T, MPI_SUM, comm);
+      select.next();
     }
-    s.p50 = from_key(lo[0]), s.p99 = from_key(lo[1]), s.max = from_key(lo[2]);
-    s.ref_p50 = from_key(lo[3]), s.ref_p99 = from_key(lo[4]);
-    s.fct_p99_us = double(lo[5]) / 1000.0;
+    MPI_Allreduce(MPI_IN_PLACE, &max_key, 1, MPI_UINT64_T, MPI_MAX, comm);
+    const std::vector<uint64_t>& k = select.keys();
+    s.p50 = from_order_key(k[0]), s.p99 = from_order_key(k[1]), s.max = from_order_key(max_key);
+    s.ref_p50 = from_order_key(k[2]), s.ref_p99 = from_order_key(k[3]);
+    s.fct_p99_us = double(k[4]) / 1000.0;
   }
   // Rank 0's counts and means, and the same percentiles, everywhere.
   static_assert(std::is_trivially_copyable_v<SlowdownStats>);

@@ -103,9 +103,16 @@ dir = "{self.dir / 'scenario-out'}"
         p, out = self.run_wh(self.scenario(16384, rows=64), "--memory-limit", "1GB", expect=3,
                              address_space=8 << 30)  # 3: cut at 1 us
         self.assertNotIn("error: out of memory", p.stderr)
-        # Its flows would keep 24 B x 4.29 G = 103 GB by the end: the warning says so, and that the run's
-        # max_time may stop it first (rather than suggesting a max_time it already has).
-        self.assertIn("the workload's 4292870144 flows keep about 103 GB more", p.stderr)
+        # Run to its end, its flows' figures would take 24 B x 4.29 G = 103 GB: the first 2^24 in memory
+        # (24 B x 16,777,216 = 403 MB), the rest on disk beside the results, so it fits in 1 GB (all in
+        # memory, the run was warned it might run out of memory before it ended).
+        self.assertIn("; by the end the workload's 4292870144 flows' statistics figures take 403 MB in memory and "
+                      "103 GB on disk beside the results; limit 1.00 GB (--memory-limit)", p.stdout)
+        self.assertNotIn("run out of memory", p.stderr)
+        # Under a limit of 400 MB the figures in memory would not fit: the warning says so, and that the
+        # run's max_time may stop it first (rather than suggesting a max_time it already has).
+        p, out = self.run_wh(self.scenario(16384, rows=64), "--memory-limit", "400MB", expect=3)
+        self.assertIn("the workload's 4292870144 flows' statistics figures take about 403 MB more memory", p.stderr)
         self.assertIn("(unless its workload.max_time stops it well before; else fewer iterations or GPUs)", p.stderr)
         self.assertIn("stopped by the time limit at 0.000001 s while 512 collectives pending", p.stderr)
         self.assertTrue((out / "results.h5").exists())

@@ -262,6 +262,47 @@ TEST(SlowdownStats, NearestRankAndEmpty) {
   EXPECT_EQ(none.mean, 0.0);
 }
 
+TEST(SlowdownStats, FiguresSpilledToAFileGiveTheSameBits) {
+  // 50,000 flows (45,000 finished: the last 25,000 figures spilled, a block at a time) added in ranges
+  // out of id order, as a streamed run adds them; every statistic equals that of the flows added in id order in memory, bit for bit.
+  std::vector<FlowRecord> flows;
+  for (uint32_t i = 0; i < 50000; ++i) {
+    FlowRecord f;
+    f.id = i;
+    f.start = Time(i % 97) * kUs;
+    f.finish = f.start + Time(1 + (i * 7919) % 4001) * kUs / 3;
+    f.ideal_fct_ns = 1000 + i % 13;
+    f.min_fct_ns = 700 + i % 11;
+    if (i % 10 == 3) f.finish = -1;  // unfinished: counted, no figures
+    flows.push_back(f);
+  }
+  const SlowdownStats in_order = slowdown_stats(flows);
+  TempDir dir;
+  SlowdownCollector c;
+  c.spill_to(dir.path.string(), 20000);  // from the 20,001st figure on
+  for (uint32_t first : {30000u, 0u, 45000u, 10000u}) {
+    const uint32_t end = first == 30000 ? 45000 : first == 0 ? 10000 : first == 45000 ? 50000 : 30000;
+    c.begin_range(first);
+    for (uint32_t i = first; i < end; ++i) c.add(flows[i]);
+  }
+  const SlowdownStats spilled = c.result();
+  EXPECT_EQ(spilled.total, 50000u);
+  EXPECT_EQ(spilled.finished, 45000u);
+  for (auto [a, b] : {std::pair{spilled.mean, in_order.mean}, {spilled.p50, in_order.p50}, {spilled.p99, in_order.p99},
+                      {spilled.max, in_order.max}, {spilled.ref_mean, in_order.ref_mean},
+                      {spilled.ref_p50, in_order.ref_p50}, {spilled.ref_p99, in_order.ref_p99},
+                      {spilled.fct_mean_us, in_order.fct_mean_us}, {spilled.fct_p99_us, in_order.fct_p99_us}})
+    EXPECT_EQ(a, b);
+  // And the percentiles are the sort's.
+  std::vector<double> ref;
+  for (const FlowRecord& f : flows)
+    if (f.finished()) ref.push_back(f.slowdown_ref());
+  std::sort(ref.begin(), ref.end());
+  EXPECT_EQ(in_order.ref_p50, ref[22499]);  // rank ceil(0.5 · 45,000) = 22,500
+  EXPECT_EQ(in_order.ref_p99, ref[44549]);  // rank ceil(0.99 · 45,000) = 44,550
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}), 0);  // unlinked at once
+}
+
 TEST(Hdf5Results, MissingDirectoryThrowsInputError) {
   TempDir dir;
   const std::string path = (dir.path / "missing" / "out.h5").string();

@@ -1,6 +1,7 @@
 // An append-only table that can keep its full blocks on disk: per-flow rows a run only writes out at
 // its end (the workload's flow tags) then cost memory for one block, not for every flow.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -96,6 +97,21 @@ class SpillVector {
       cached_ = k;
     }
     return cache_[i & (kBlock - 1)];
+  }
+
+  /// Calls f(element) for every element in index order, each block read once. Throws OutputError when
+  /// a block cannot be read back.
+  template <class F>
+  void for_each(F&& f) const {
+    for (size_t k = 0, n = blocks_.size(); k < n; ++k) {
+      const size_t len = std::min(kBlock, size_ - k * kBlock);
+      const T* b = blocks_[k].get();
+      if (!b) {
+        (*this)[k * kBlock];  // loads block k into the cache
+        b = cache_.get();
+      }
+      for (size_t i = 0; i < len; ++i) f(b[i]);
+    }
   }
 
  private:

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -11,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "wormhole/core/spill_vector.h"
 #include "wormhole/core/time.h"
 #include "wormhole/io/flow_results.h"
 #include "wormhole/net/results.h"
@@ -147,11 +147,20 @@ struct SlowdownStats {
 };
 /// SlowdownStats gathered one flow record at a time, in id order (the means are sums in that order, so
 /// every way of visiting the flows in id order gives the same bits). Keeps 24 B of every finished flow
-/// until result() (reserve() sets that much aside for every flow, finished or not), unless it keeps
-/// no figures: then it gives the counts and means only (the percentiles 0), and holds nothing per flow.
+/// until result(), in blocks, in memory or (spill_to) in a temporary file, from which the percentiles
+/// are selected in a few passes (KeySelection); unless it keeps no figures: then it gives the counts
+/// and means only (the percentiles 0), and holds nothing per flow.
 class SlowdownCollector {
  public:
+  /// Figures kept in memory before spill_to's file takes them: 2^24, 384 MiB (16.8 M flows). Writing
+  /// them costs time (GPT-13B's 9.6 M flows: about a tenth of a 7-s Wormhole run, whose other outputs
+  /// are written too); beyond this many, memory matters more.
+  static constexpr size_t kInMemoryFigures = size_t(1) << 24;
   explicit SlowdownCollector(bool keep_figures = true) : keep_(keep_figures) {}
+  /// Once `in_memory` figures are held, keeps them in a temporary file in folder `dir`, a block of
+  /// 16,384 in memory (SpillVector). Throws OutputError(dir, …) if the file cannot be created or
+  /// written (when the figures reach `in_memory`, or as they are added from then on).
+  void spill_to(const std::string& dir, size_t in_memory = kInMemoryFigures);
   /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
   void add(const FlowRecord& f);
   /// The flows added from now on, up to the next call, are those from id `first` on, in id order:
@@ -164,16 +173,22 @@ class SlowdownCollector {
  private:
   void fill(SlowdownStats& s);  // the means and percentiles, from at least one finished flow
 
+  struct Figures {
+    double slowdown, ref;
+    uint64_t fct;
+  };
   bool keep_ = true;
   size_t finished_ = 0;
   size_t total_ = 0;
-  // 24 B a finished flow, in chunks (std::deque): millions of figures grow without a copy and without
-  // room set aside for flows a run cut short never makes.
-  std::deque<double> slowdown_, ref_;
-  std::deque<uint64_t> fct_;
+  // 24 B a finished flow, in blocks: millions of figures grow without a copy and without room set
+  // aside for flows a run cut short never makes, and need no memory once spilled.
+  SpillVector<Figures> figures_;
+  std::string spill_dir_;                            // spill_to's folder, until the figures go there
+  size_t spill_at_ = SIZE_MAX;                       // how many figures they go there at
   std::vector<std::pair<uint64_t, size_t>> ranges_;  // (first id, first figure) of each begin_range
   bool out_of_order_ = false;                        // a range began below the one before it
   double sum_ = 0, ref_sum_ = 0;
+  double max_ = 0;        // the largest slowdown
   uint64_t fct_sum_ = 0;  // exact; divided once at the end
 };
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);

@@ -12,7 +12,8 @@ namespace wh {
 /// bit for bit: the counts and means from `all` (rank 0's records of every flow, read in id order, so
 /// the sums are added as one process adds them; nullptr on the other ranks), the percentiles and the
 /// maximum by a selection over the ranks' own flows (`mine`: this rank's records; across ranks
-/// disjoint, together every flow), each rank holding the figures of its own flows only (24 B each).
+/// disjoint, together every flow): KeySelection's 4 passes, each reading `mine` once and summing the
+/// histograms over the ranks, so no rank holds the figures.
 /// `failed_here`: this rank has already failed (it reads nothing; every rank then throws). Collective
 /// over `comm`. Returns the same statistics on every rank.
 /// Throws, on every rank alike once all have read their records: the reading rank's own exception

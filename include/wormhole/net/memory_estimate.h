@@ -23,17 +23,18 @@ struct NetworkFootprint {
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 NetworkFootprint estimate_network_bytes(const Topology& topo);
 
-/// Bytes each workload flow keeps until the run ends: its three figures of the statistics (on a rank
-/// of a distributed run, of the flows it sent). Its FlowInfo (88 B) lives only until the flow
-/// finished, and its record then goes to disk (FlowSink), as its row of /workload/flows does while it
-/// is made; its 16-B flow-table entry and Wormhole's 4-B track index are given back by chunks of
-/// 16,384 flows once those have all been retired and nothing refers to them
-/// (Network::release_retired_entries), so only the chunks of flows still running or recent hold
-/// them. Packets and events are not counted.
-uint64_t bytes_per_flow();
+/// Bytes of each finished flow's figures for the summary statistics (two slowdowns and its FCT), kept to
+/// the end of the run: in memory, or beyond SlowdownCollector::kInMemoryFigures flows in a temporary
+/// file beside the results. Besides, a workload flow keeps nothing to the end: its FlowInfo (88 B) lives only until the flow finished, and its
+/// record then goes to disk (FlowSink), as its row of /workload/flows does while it is made; its 16-B
+/// flow-table entry and Wormhole's 4-B track index are given back by chunks of 16,384 flows once those
+/// have all been retired and nothing refers to them (Network::release_retired_entries), so only the
+/// chunks of flows still running or recent hold them. Packets and events are not counted.
+uint64_t figure_bytes_per_flow();
 /// A flow of a flow file (or a background flow), made at set-up with its FlowInfo (88 B, held until it
 /// finished: they may all be held at once): its entry, FlowInfo, spec, place in the start order and
-/// path metrics (one entry per source–destination pair at most), track index and statistics figure.
+/// path metrics (one entry per source–destination pair at most), track index and statistics figures
+/// (counted in memory).
 uint64_t bytes_per_file_flow();
 /// Bytes a flow holds more while it runs (from its start until it finished): its QP and CC state
 /// (Flow) and its NIC's list entry; freed and reused once it finished.

@@ -1,0 +1,91 @@
+// KeySelection and the order keys (wormhole/io/rank_select.h): the keys a sort puts at each rank, for
+// series with ties, a wide range of values, and histograms summed over several parts (as ranks do).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "wormhole/io/rank_select.h"
+
+namespace wh {
+namespace {
+
+TEST(OrderKey, OrdersDoublesAsNumbers) {
+  const double ascending[] = {-std::numeric_limits<double>::infinity(), -1e300, -1.0, -1e-310, -0.0, 0.0, 1e-310,
+                              1e-300, 1.0, 1.0000000000000002, 1.5, 2.0, 1e300,
+                              std::numeric_limits<double>::infinity()};
+  for (size_t i = 0; i + 1 < std::size(ascending); ++i)
+    EXPECT_LT(order_key(ascending[i]), order_key(ascending[i + 1])) << ascending[i] << " " << ascending[i + 1];
+  for (double x : ascending) {
+    EXPECT_EQ(from_order_key(order_key(x)), x);
+    EXPECT_EQ(std::signbit(from_order_key(order_key(x))), std::signbit(x));
+  }
+}
+
+// Selects every query over `series` split into `parts` (each part counted apart, the histograms summed
+// between passes, as ranks sum them).
+std::vector<uint64_t> select(const std::vector<std::vector<uint64_t>>& series, const std::vector<std::pair<unsigned, uint64_t>>& q,
+                             size_t parts) {
+  const size_t n = series[0].size();
+  std::vector<KeySelection> part;
+  for (size_t p = 0; p < parts; ++p) part.emplace_back(q);
+  KeySelection& total = part[0];
+  while (!total.done()) {
+    for (size_t p = 0; p < parts; ++p)
+      for (size_t i = p * n / parts; i < (p + 1) * n / parts; ++i) {
+        std::vector<uint64_t> keys;
+        for (const auto& s : series) keys.push_back(s[i]);
+        part[p].count(keys.data());
+      }
+    // As MPI_Allreduce(MPI_SUM) in place: every part then holds the sum, and each narrows alike.
+    for (size_t p = 1; p < parts; ++p)
+      for (size_t j = 0; j < total.histograms().size(); ++j) total.histograms()[j] += part[p].histograms()[j];
+    for (size_t p = 1; p < parts; ++p) part[p].histograms() = total.histograms();
+    for (KeySelection& k : part) k.next();
+  }
+  for (const KeySelection& k : part) EXPECT_EQ(k.keys(), total.keys());
+  return total.keys();
+}
+
+TEST(KeySelection, GivesTheKeysASortPutsAtEachRank) {
+  std::mt19937_64 rng(7);
+  const size_t n = 20011;
+  // Series 0: slowdown-like ratios with many ties; 1: doubles over many magnitudes; 2: integers near 2^40.
+  std::vector<std::vector<uint64_t>> series(3);
+  for (size_t i = 0; i < n; ++i) {
+    series[0].push_back(order_key(1.0 + double(rng() % 50) / 16.0));
+    series[1].push_back(order_key(std::ldexp(double(rng() % 1000 + 1), int(rng() % 200) - 100)));
+    series[2].push_back((uint64_t(1) << 40) + rng() % 100000);
+  }
+  std::vector<std::pair<unsigned, uint64_t>> q;
+  for (unsigned s = 0; s < 3; ++s)
+    for (uint64_t k : {uint64_t(0), uint64_t(1), n / 2, n * 99 / 100, n - 2, n - 1, uint64_t(rng() % n)}) q.emplace_back(s, k);
+  for (size_t parts : {1, 3}) {
+    const std::vector<uint64_t> got = select(series, q, parts);
+    for (size_t i = 0; i < q.size(); ++i) {
+      std::vector<uint64_t> sorted = series[q[i].first];
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(got[i], sorted[q[i].second]) << "series " << q[i].first << " rank " << q[i].second << " parts " << parts;
+    }
+  }
+}
+
+TEST(KeySelection, OneFigureAndAllEqual) {
+  EXPECT_EQ(select({{order_key(2.5)}}, {{0, 0}}, 1), std::vector<uint64_t>{order_key(2.5)});
+  const std::vector<uint64_t> same(1000, order_key(1.25));
+  EXPECT_EQ(select({same}, {{0, 0}, {0, 499}, {0, 999}}, 1), std::vector<uint64_t>(3, order_key(1.25)));
+}
+
+TEST(KeySelection, ARankBeyondTheFiguresThrows) {
+  EXPECT_THROW(KeySelection({}), std::invalid_argument);
+  KeySelection s({{0, 3}});
+  for (uint64_t k : {1, 2, 3}) s.count(&k);
+  EXPECT_THROW(s.next(), std::logic_error);  // ranks 0..2 only
+}
+
+}  // namespace
+}  // namespace wh
