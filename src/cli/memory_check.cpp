@@ -42,7 +42,6 @@ uint64_t parse_memory_size(const std::string& text) {
   return static_cast<uint64_t>(bytes);
 }
 
-
 uint64_t memory_limit(const std::string& option, std::string* source) {
   if (!option.empty()) {
     try {
@@ -92,7 +91,7 @@ std::string format_memory_estimate(const MemoryEstimate& e, uint64_t limit, cons
   if (e.plans) s += ", collective plans " + format_bytes(e.plans);
   if (e.programs) s += ", GPU programs " + format_bytes(e.programs);
   s += ")";
-  if (e.run_flow_count) {
+  if (e.run_flow_count && !e.distributed) {
     s += fmt::format("; by the end the workload's {} flows' statistics figures take {} in memory", e.run_flow_count,
                      format_bytes(e.run_memory()));
     if (e.run_disk()) s += fmt::format(" and {} on disk beside the results", format_bytes(e.run_disk()));
@@ -133,9 +132,10 @@ void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& so
 }
 
 uint64_t MemoryEstimate::run_memory() const {
+  if (distributed) return 0;
   return std::min<uint64_t>(run_flow_count, SlowdownCollector::kInMemoryFigures) * figure_bytes_per_flow();
 }
 
-uint64_t MemoryEstimate::run_disk() const { return run_flow_count * figure_bytes_per_flow() - run_memory(); }
+uint64_t MemoryEstimate::run_disk() const { return distributed ? 0 : run_flow_count * figure_bytes_per_flow() - run_memory(); }
 
 }  // namespace wh

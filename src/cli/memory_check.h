@@ -16,8 +16,9 @@ struct MemoryEstimate {
   uint64_t programs = 0;        ///< a workload's GPU programs and their report records (driver_program_bytes)
   uint64_t run_flow_count = 0;  ///< a workload's flows, made as it runs
   bool stopped_early = false;   ///< a workload.max_time may stop the run before it makes them all
+  bool distributed = false;     ///< over ranks: the figures are selected from the ranks' records, not kept
   /// Bytes those flows' statistics figures take by the run's end in memory (the first
-  /// SlowdownCollector::kInMemoryFigures of them) and on disk beside the results (the rest).
+  /// SlowdownCollector::kInMemoryFigures of them) and on disk beside the results (the rest); 0 over ranks.
   uint64_t run_memory() const;
   uint64_t run_disk() const;
   /// What set-up and the first collectives allocate, the figure a run is refused on.
@@ -29,7 +30,6 @@ struct MemoryEstimate {
 /// MPI_LOCALNRANKS); 0 = no limit ("none", or no /proc/meminfo). `source` receives where it came from.
 /// Throws InputError naming --memory-limit for a value that is not a size.
 uint64_t memory_limit(const std::string& option, std::string* source);
-
 
 /// Reads a size: a number with an optional unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB,
 /// TiB (powers of 1024), any case, e.g. "512MB", "1.5GiB", "2e9"; "none" -> 0 (no limit). Throws

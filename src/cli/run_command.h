@@ -36,6 +36,7 @@ struct RunOptions {
   std::string memory_limit;             ///< --memory-limit: a size, "none", or "" = MemAvailable
   bool check_memory = true;             ///< estimate memory at set-up, refuse a run that cannot fit (partition: off)
   // distributed runs (several MPI ranks)
+  bool distributed = false;             ///< set by run_distributed: this process is one of several ranks
   bool linear = false;                  ///< cut contiguous node-id blocks instead of METIS
   std::string rank_map;                 ///< read the rank map from this file ("node rank" lines)
   std::string command_line;             ///< the command as given (for the run record)

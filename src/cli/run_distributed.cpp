@@ -218,6 +218,7 @@ Cut cut(const RunOptions& o, RunPlan& plan, int ranks) {
 /// (`speak`) that the scenario's own EVENT_ORDER reference is replaced.
 RunOptions portable_options(const RunOptions& o, bool speak) {
   RunOptions portable = o;
+  portable.distributed = true;
   const bool training = std::filesystem::path(o.scenario).extension() == ".toml";
   bool given = false;
   for (const auto& [key, value] : parse_sets(o.sets))

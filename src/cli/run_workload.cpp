@@ -136,6 +136,7 @@ void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak
   }
   m.flows = r.background.flows.size() * (bytes_per_file_flow() + bytes_per_running_flow());  // they may all run at once
   m.stopped_early = r.sc.workload.max_time > 0;
+  m.distributed = o.distributed;
   std::string source;
   const uint64_t limit = memory_limit(o.memory_limit, &source);
   check_memory(m, limit, source, r.sc.path, r.sc.topology.line, speak && !o.quiet);

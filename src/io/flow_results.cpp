@@ -147,8 +147,9 @@ void FlowResults::visit(const std::function<void(const FlowRecord&)>& fn, uint64
       flush(b);
       range.resize(b.written);
       read(b, range.data());
-      // Sorted in memory each time, not written back: a run reads its records once (the rows and
-      // statistics of results.h5 in one pass), and writing them again cost more than placing them.
+      // Sorted in memory each time, not written back: one process reads its records once (the rows and
+      // statistics of results.h5 in one pass), a rank of a distributed run five times (its rows, then
+      // the four passes of the percentiles' selection), and writing them again cost more than placing them.
       if (!b.sorted) sort_by_placing(range, lo, std::min(hi, n) - lo);
     }
     const size_t spilled = range.size();

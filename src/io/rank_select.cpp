@@ -2,18 +2,10 @@
 #include "wormhole/io/rank_select.h"
 
 #include <algorithm>
-#include <bit>
 #include <stdexcept>
 #include <string>
 
 namespace wh {
-
-uint64_t order_key(double x) {
-  const uint64_t b = std::bit_cast<uint64_t>(x);
-  return b >> 63 ? ~b : b | (uint64_t(1) << 63);
-}
-
-double from_order_key(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64_t(1) << 63) : ~k); }
 
 KeySelection::KeySelection(std::vector<std::pair<unsigned, uint64_t>> queries)
     : queries_(std::move(queries)), prefix_(queries_.size(), 0) {

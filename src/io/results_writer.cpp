@@ -201,7 +201,8 @@ void SlowdownCollector::add(const FlowRecord& f) {
   if (!f.finished()) return;
   const double slowdown = f.slowdown(), ref = f.slowdown_ref();
   const uint64_t fct = f.fct_ns();
-  max_ = finished_++ == 0 ? slowdown : std::max(max_, slowdown);
+  ++finished_;
+  max_key_ = std::max(max_key_, order_key(slowdown));
   sum_ += slowdown, ref_sum_ += ref, fct_sum_ += fct;
   if (!keep_) return;
   if (figures_.size() == spill_at_) figures_.spill_to(spill_dir_, "the flows' slowdown figures"), spill_at_ = SIZE_MAX;
@@ -248,7 +249,7 @@ void SlowdownCollector::fill(SlowdownStats& s) {
   s.ref_mean = ref_sum_ / n;
   s.fct_mean_us = double(fct_sum_) / n / 1000.0;
   if (!keep_) return;
-  s.max = max_;
+  s.max = from_order_key(max_key_);
   // Series 0 the slowdowns, 1 the reference's, 2 the FCTs; each pass reads the figures in order (a
   // spilled block once).
   const uint64_t i50 = rank_index(finished_, 50), i99 = rank_index(finished_, 99);

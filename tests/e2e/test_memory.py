@@ -104,8 +104,8 @@ dir = "{self.dir / 'scenario-out'}"
                              address_space=8 << 30)  # 3: cut at 1 us
         self.assertNotIn("error: out of memory", p.stderr)
         # Run to its end, its flows' figures would take 24 B x 4.29 G = 103 GB: the first 2^24 in memory
-        # (24 B x 16,777,216 = 403 MB), the rest on disk beside the results, so it fits in 1 GB (all in
-        # memory, the run was warned it might run out of memory before it ended).
+        # (24 B x 16,777,216 = 403 MB), the rest on disk beside the results, so it fits in 1 GB. (While
+        # all were kept in memory, this run was warned that it might run out of memory before its end.)
         self.assertIn("; by the end the workload's 4292870144 flows' statistics figures take 403 MB in memory and "
                       "103 GB on disk beside the results; limit 1.00 GB (--memory-limit)", p.stdout)
         self.assertNotIn("run out of memory", p.stderr)

@@ -263,8 +263,9 @@ TEST(SlowdownStats, NearestRankAndEmpty) {
 }
 
 TEST(SlowdownStats, FiguresSpilledToAFileGiveTheSameBits) {
-  // 50,000 flows (45,000 finished: the last 25,000 figures spilled, a block at a time) added in ranges
-  // out of id order, as a streamed run adds them; every statistic equals that of the flows added in id order in memory, bit for bit.
+  // 50,000 flows (45,000 finished; spilled from the 20,001st figure on, so the first two blocks of
+  // 16,384 go to disk and the rest stays in the block being filled) added in ranges out of id order, as a
+  // streamed run adds them; every statistic equals that of the flows added in id order in memory, bit for bit.
   std::vector<FlowRecord> flows;
   for (uint32_t i = 0; i < 50000; ++i) {
     FlowRecord f;

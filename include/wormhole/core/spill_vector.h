@@ -83,7 +83,7 @@ class SpillVector {
   /// Appends `v`. Throws OutputError when a full block cannot be written.
   void push_back(const T& v) {
     const size_t k = size_ >> kBits;
-    if (k == blocks_.size()) blocks_.emplace_back(std::make_unique<T[]>(kBlock));
+    if (k == blocks_.size()) blocks_.emplace_back(std::make_unique_for_overwrite<T[]>(kBlock));
     blocks_[k][size_ & (kBlock - 1)] = v;
     if ((++size_ & (kBlock - 1)) == 0 && file_) spill(k);
   }
@@ -92,7 +92,7 @@ class SpillVector {
     const size_t k = i >> kBits;
     if (blocks_[k]) return blocks_[k][i & (kBlock - 1)];
     if (cached_ != k) {
-      if (!cache_) cache_ = std::make_unique<T[]>(kBlock);
+      if (!cache_) cache_ = std::make_unique_for_overwrite<T[]>(kBlock);
       file_->read(cache_.get(), kBlock * sizeof(T), static_cast<int64_t>(k * kBlock * sizeof(T)));
       cached_ = k;
     }

@@ -34,7 +34,8 @@ class RecordRangeSink {
 /// to rank 0 through flow_retired.
 /// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (10 MB by default)
 /// besides the added records; every read sorts each range again (linear: each record is moved to its
-/// id's slot), so a run reads its records once if it can.
+/// id's slot), so a run reads its records as few times as it can (one process once; a rank of a
+/// distributed run five times: its rows, then the percentiles' four passes).
 /// Without a folder every record stays in memory.
 ///
 /// Streamed (stream_to): a range's records stay in memory until the range is complete — every one of

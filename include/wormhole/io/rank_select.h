@@ -2,6 +2,8 @@
 // histogram rather than the figures: the summary statistics' percentiles of millions of flows, in one
 // process from figures on disk, and over MPI ranks by summing the histograms (src/io/rank_select.cpp).
 #pragma once
+#include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -12,9 +14,12 @@ namespace wh {
 /// A 64-bit key whose unsigned order is the numeric order of doubles: a < b ⇔ order_key(a) <
 /// order_key(b). −0.0 keys below +0.0 and NaN outside ±inf (the figures are ratios and times, never
 /// negative or NaN).
-uint64_t order_key(double x);
+inline uint64_t order_key(double x) {
+  const uint64_t b = std::bit_cast<uint64_t>(x);
+  return b >> 63 ? ~b : b | (uint64_t(1) << 63);
+}
 /// The double whose order_key is `k`.
-double from_order_key(uint64_t k);
+inline double from_order_key(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64_t(1) << 63) : ~k); }
 
 /// Radix selection of the (k+1)-th smallest key of several series at once (MSD, 16 bits a pass, 4
 /// passes): each pass counts the keys that share the bits found so far in a histogram of their next 16
@@ -33,6 +38,7 @@ class KeySelection {
   /// Counts one element in the current pass: keys[s] is its key in series s, for every s up to the
   /// largest a query names.
   void count(const uint64_t* keys) {
+    assert(pass_ < kPasses);
     if (pass_ == 0) {  // no bits found yet: the queries of a series share its histogram
       for (unsigned s = 0; s < series_; ++s) ++hist_[s * kBins + (keys[s] >> 48)];
       return;

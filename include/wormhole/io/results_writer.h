@@ -157,8 +157,8 @@ class SlowdownCollector {
   /// are written too); beyond this many, memory matters more.
   static constexpr size_t kInMemoryFigures = size_t(1) << 24;
   explicit SlowdownCollector(bool keep_figures = true) : keep_(keep_figures) {}
-  /// Once `in_memory` figures are held, keeps them in a temporary file in folder `dir`, a block of
-  /// 16,384 in memory (SpillVector). Throws OutputError(dir, …) if the file cannot be created or
+  /// Once `in_memory` figures are held, keeps them in a temporary file in folder `dir`, with two blocks
+  /// of 16,384 in memory (the one being filled, and one read back; SpillVector). Throws OutputError(dir, …) if the file cannot be created or
   /// written (when the figures reach `in_memory`, or as they are added from then on).
   void spill_to(const std::string& dir, size_t in_memory = kInMemoryFigures);
   /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
@@ -188,7 +188,7 @@ class SlowdownCollector {
   std::vector<std::pair<uint64_t, size_t>> ranges_;  // (first id, first figure) of each begin_range
   bool out_of_order_ = false;                        // a range began below the one before it
   double sum_ = 0, ref_sum_ = 0;
-  double max_ = 0;        // the largest slowdown
+  uint64_t max_key_ = 0;  // order_key of the largest slowdown (as the ranks of a distributed run find it)
   uint64_t fct_sum_ = 0;  // exact; divided once at the end
 };
 SlowdownStats slowdown_stats(const std::vector<FlowRecord>& flows);

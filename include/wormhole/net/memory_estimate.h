@@ -25,9 +25,9 @@ NetworkFootprint estimate_network_bytes(const Topology& topo);
 
 /// Bytes of each finished flow's figures for the summary statistics (two slowdowns and its FCT), kept to
 /// the end of the run: in memory, or beyond SlowdownCollector::kInMemoryFigures flows in a temporary
-/// file beside the results. Besides, a workload flow keeps nothing to the end: its FlowInfo (88 B) lives only until the flow finished, and its
-/// record then goes to disk (FlowSink), as its row of /workload/flows does while it is made; its 16-B
-/// flow-table entry and Wormhole's 4-B track index are given back by chunks of 16,384 flows once those
+/// file beside the results. Besides, a workload flow keeps nothing to the end: its FlowInfo (88 B)
+/// lives only until the flow finished, and its record then goes to disk (FlowSink), as its row of
+/// /workload/flows does while it is made; its 16-B flow-table entry and Wormhole's 4-B track index are given back by chunks of 16,384 flows once those
 /// have all been retired and nothing refers to them (Network::release_retired_entries), so only the
 /// chunks of flows still running or recent hold them. Packets and events are not counted.
 uint64_t figure_bytes_per_flow();
