@@ -219,10 +219,17 @@ std::vector<uint32_t> CollectivePlan::ring_order(uint32_t c) const {
 
 std::pair<uint32_t, uint32_t> CollectivePlan::chain_of(uint32_t f) const {
   if (op == Collective::AllToAll) return {f, 0};
-  const uint32_t R = ranks(), t = f / R;  // t = c·steps + s
-  const uint32_t c = t / steps, step = t % steps;
-  // Each step moves one position along ring c: the chain began `step` positions back.
-  const uint32_t start = static_cast<uint32_t>((position(c, f % R) + uint64_t(R) - step % R) % R);
+  // Called for every finished flow: three divisions, the remainders by subtraction (position() and the
+  // modulo R below would take four more).
+  const uint32_t R = ranks(), C = rings;
+  const uint32_t t = f / R, i = f - t * R;  // t = c·steps + s, i the sender's index
+  const uint32_t c = t / steps, step = t - c * steps;
+  const uint32_t block = i / C, in_block = i - block * C;
+  const uint32_t rotated = in_block + C - c >= C ? in_block - c : in_block + C - c;  // (in_block + C − c) mod C
+  const uint32_t pos = block * C + rotated;                                         // position(c, i)
+  // Each step moves one position along ring c: the chain began `step` positions back (step < 2R).
+  const uint32_t back = step >= R ? step - R : step;
+  const uint32_t start = pos >= back ? pos - back : pos + R - back;
   return {c * R + start, step};
 }
 
