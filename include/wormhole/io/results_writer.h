@@ -158,8 +158,9 @@ class SlowdownCollector {
   static constexpr size_t kInMemoryFigures = size_t(1) << 24;
   explicit SlowdownCollector(bool keep_figures = true) : keep_(keep_figures) {}
   /// Once `in_memory` figures are held, keeps them in a temporary file in folder `dir`, with two blocks
-  /// of 16,384 in memory (the one being filled, and one read back; SpillVector). Throws OutputError(dir, …) if the file cannot be created or
-  /// written (when the figures reach `in_memory`, or as they are added from then on).
+  /// of 16,384 in memory (the one being filled, and one read back; SpillVector). Throws
+  /// OutputError(dir, …) if the file cannot be created or written (when the figures reach `in_memory`,
+  /// or as they are added from then on).
   void spill_to(const std::string& dir, size_t in_memory = kInMemoryFigures);
   /// Counts flow `f`; a finished one adds its slowdown() and slowdown_ref() (ratios) and fct_ns() (ns).
   void add(const FlowRecord& f);
