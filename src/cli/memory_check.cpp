@@ -91,7 +91,7 @@ std::string format_memory_estimate(const MemoryEstimate& e, uint64_t limit, cons
   if (e.plans) s += ", collective plans " + format_bytes(e.plans);
   if (e.programs) s += ", GPU programs " + format_bytes(e.programs);
   s += ")";
-  if (e.run_flow_count && !e.distributed) {
+  if (e.run_memory()) {
     s += fmt::format("; by the end the workload's {} flows' statistics figures take {} in memory", e.run_flow_count,
                      format_bytes(e.run_memory()));
     if (e.run_disk()) s += fmt::format(" and {} on disk beside the results", format_bytes(e.run_disk()));
@@ -136,6 +136,8 @@ uint64_t MemoryEstimate::run_memory() const {
   return std::min<uint64_t>(run_flow_count, SlowdownCollector::kInMemoryFigures) * figure_bytes_per_flow();
 }
 
-uint64_t MemoryEstimate::run_disk() const { return distributed ? 0 : run_flow_count * figure_bytes_per_flow() - run_memory(); }
+uint64_t MemoryEstimate::run_disk() const {
+  return distributed ? 0 : run_flow_count * figure_bytes_per_flow() - run_memory();
+}
 
 }  // namespace wh

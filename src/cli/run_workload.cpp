@@ -117,7 +117,8 @@ uint32_t check_pipeline(const Workload& w, const GroupLayout& layout, PipelineSc
 namespace {
 
 /// The network, the workload's (or every job's) collective plans (a Chakra trace's are not counted
-/// ahead), background flows and the flows (their figures on disk): check_memory before the network is built.
+/// ahead), background flows and the flows (their statistics figures): check_memory before the network is
+/// built.
 void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak) {
   MemoryEstimate m;
   m.network = estimate_network_bytes(r.topo.topo);

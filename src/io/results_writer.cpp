@@ -193,7 +193,13 @@ void SlowdownCollector::spill_to(const std::string& dir, size_t in_memory) {
   if (!keep_) return;
   spill_dir_ = dir;
   spill_at_ = in_memory;
-  if (figures_.size() >= spill_at_) figures_.spill_to(dir, "the flows' slowdown figures"), spill_at_ = SIZE_MAX;
+  spill_if_due();
+}
+
+void SlowdownCollector::spill_if_due() {
+  if (figures_.size() < spill_at_) return;
+  figures_.spill_to(spill_dir_, "the flows' slowdown figures");
+  spill_at_ = SIZE_MAX;
 }
 
 void SlowdownCollector::add(const FlowRecord& f) {
@@ -205,7 +211,7 @@ void SlowdownCollector::add(const FlowRecord& f) {
   max_key_ = std::max(max_key_, order_key(slowdown));
   sum_ += slowdown, ref_sum_ += ref, fct_sum_ += fct;
   if (!keep_) return;
-  if (figures_.size() == spill_at_) figures_.spill_to(spill_dir_, "the flows' slowdown figures"), spill_at_ = SIZE_MAX;
+  spill_if_due();
   figures_.push_back({slowdown, ref, fct});
 }
 

@@ -54,16 +54,15 @@ NetworkFootprint estimate_network_bytes(const Topology& topo) {
 
 namespace {
 
+// Its three figures of the summary statistics (SlowdownCollector: two slowdowns and its FCT).
+constexpr uint64_t kFigures = 2 * sizeof(double) + sizeof(uint64_t);
 // Its entry in the flow table and Wormhole's track index: given back by chunks of 16,384 flows once
 // they were all retired and nothing refers to them (Network::release_retired_entries).
 constexpr uint64_t kEntry = 16 + sizeof(uint32_t);
-constexpr uint64_t kEveryFlow = kEntry + 2 * sizeof(double) + sizeof(uint64_t);  // + its figures
+constexpr uint64_t kEveryFlow = kEntry + kFigures;
 }  // namespace
 
-uint64_t figure_bytes_per_flow() {
-  // SlowdownCollector's two slowdowns and FCT.
-  return 2 * sizeof(double) + sizeof(uint64_t);
-}
+uint64_t figure_bytes_per_flow() { return kFigures; }
 
 uint64_t bytes_per_file_flow() {
   // Made at set-up, so every FlowInfo is held from the start; besides, its spec, its start-order entry

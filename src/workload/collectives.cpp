@@ -252,8 +252,8 @@ void FinishedFlows::set(const CollectivePlan& p, uint32_t f) {
     return;
   }
   if (done_[chain] != place)
-    throw std::logic_error("workload driver (a bug): collective flow " + s(f) + " (place " + s(place) + " of its chain) finished after " +
-                           s(done_[chain]) + " of its chain's flows");
+    throw std::logic_error("workload driver (a bug): collective flow " + s(f) + " (place " + s(place) +
+                           " of its chain) finished after " + s(done_[chain]) + " of its chain's flows");
   ++done_[chain];
 }
 

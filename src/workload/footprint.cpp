@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "wormhole/core/input_error.h"
 #include "wormhole/workload/collectives.h"
@@ -31,17 +33,41 @@ Partition partition(const GroupLayout& layout, CommGroup group) {
   return out;
 }
 
-}  // namespace
+/// One shape of the groups a collective runs on: `count` groups of `ranks` members on `rings` rings (1
+/// for an AllToAll), each instance of `flows` flows (collective_flow_count).
+struct GroupShape {
+  uint32_t ranks, rings;
+  uint64_t count, flows;
+};
 
-void check_collective_sizes(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
-  std::map<CommGroup, Partition> groups;
+/// Calls f(op, row, shapes) for every collective one iteration issues (for_each_sending_op), with the
+/// shapes of its groups; each kind of group is partitioned once.
+template <class F>
+void for_each_collective_shapes(const Workload& w, const GroupLayout& layout, const DriverOptions& o, F&& f) {
+  std::map<CommGroup, Partition> groups;  // made on first use
+  std::vector<GroupShape> shapes;
   for_each_sending_op(w, o, [&](const CommOp& op, const WorkloadLayer& row) {
     auto it = groups.find(op.group);
     if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
+    shapes.clear();
     for (const auto& [shape, count] : it->second) {
       const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
       const uint64_t flows = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
-      if (flows < kMaxPlanFlows) continue;
+      shapes.push_back({shape.first, rings, count, flows});
+    }
+    f(op, row, shapes);
+  });
+}
+
+}  // namespace
+
+void check_collective_sizes(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
+  using Shapes = std::vector<GroupShape>;
+  for_each_collective_shapes(w, layout, o, [&](const CommOp& op, const WorkloadLayer& row, const Shapes& shapes) {
+    for (const GroupShape& g : shapes) {
+      if (g.flows < kMaxPlanFlows) continue;
+      const std::string ring_text =
+          op.op == Collective::AllToAll ? "" : fmt::format(" ({} ring{})", g.rings, g.rings == 1 ? "" : "s");
       // How the header's parallelism shrinks this kind of group (docs/workloads.md §1.1).
       const char* smaller = op.group == CommGroup::TP   ? "a smaller TP"
                             : op.group == CommGroup::EP ? "a smaller EP"
@@ -50,9 +76,8 @@ void check_collective_sizes(const Workload& w, const GroupLayout& layout, const 
       throw InputError(w.file, row.line,
                        fmt::format("row {}: {} on its {}-GPU {} groups{} would have {} flows, more than the {} a "
                                    "collective can have",
-                                   row.name, op.raw, shape.first, to_string(op.group),
-                                   op.op == Collective::AllToAll ? "" : fmt::format(" ({} ring{})", rings, rings == 1 ? "" : "s"),
-                                   flows, kMaxPlanFlows - 1),
+                                   row.name, op.raw, g.ranks, to_string(op.group),
+                                   ring_text, g.flows, kMaxPlanFlows - 1),
                        fmt::format("make its {} groups smaller ({}), or leave them out with workload.ignore_groups",
                                    to_string(op.group), smaller));
     }
@@ -60,23 +85,19 @@ void check_collective_sizes(const Workload& w, const GroupLayout& layout, const 
 }
 
 WorkloadFlowCount count_workload_flows(const Workload& w, const GroupLayout& layout, const DriverOptions& o) {
-  std::map<CommGroup, Partition> groups;  // made on first use
   std::set<std::tuple<int, uint64_t, CommGroup>> planned;  // the plans already counted
   WorkloadFlowCount c;
   uint64_t per_iteration = 0, collectives = 0, bytes_per_iteration = 0;  // of one iteration
-  for_each_sending_op(w, o, [&](const CommOp& op, const WorkloadLayer&) {
-    auto it = groups.find(op.group);
-    if (it == groups.end()) it = groups.emplace(op.group, partition(layout, op.group)).first;
+  using Shapes = std::vector<GroupShape>;
+  for_each_collective_shapes(w, layout, o, [&](const CommOp& op, const WorkloadLayer&, const Shapes& shapes) {
     uint64_t flows = 0, bytes = 0;
-    for (const auto& [shape, count] : it->second) {
-      const uint32_t rings = op.op == Collective::AllToAll ? 1 : shape.second;
-      const uint64_t per_group = collective_flow_count(op.op, op.bytes, shape.first, rings, o.zero_chunk);
-      flows += count * per_group;
-      // A ring's flows form ranks × rings chains of per_group / chains flows; an AllToAll's, chains of one.
-      const uint64_t chains = per_group == 0 || op.op == Collective::AllToAll ? per_group : uint64_t(shape.first) * rings;
-      bytes += count * driver_plan_bytes(shape.first, chains, per_group == 0 ? 0 : static_cast<uint32_t>(per_group / chains));
-      bytes_per_iteration += count * per_group * collective_flow_bytes(op.op, op.bytes, shape.first, rings, o.zero_chunk);
-      collectives += count;
+    for (const GroupShape& g : shapes) {
+      flows += g.count * g.flows;
+      // A ring's flows form ranks × rings chains of flows / chains flows; an AllToAll's, chains of one.
+      const uint64_t chains = g.flows == 0 || op.op == Collective::AllToAll ? g.flows : uint64_t(g.ranks) * g.rings;
+      bytes += g.count * driver_plan_bytes(g.ranks, chains, g.flows == 0 ? 0 : static_cast<uint32_t>(g.flows / chains));
+      bytes_per_iteration += g.count * g.flows * collective_flow_bytes(op.op, op.bytes, g.ranks, g.rings, o.zero_chunk);
+      collectives += g.count;
     }
     per_iteration += flows;
     if (planned.emplace(static_cast<int>(op.op), op.bytes, op.group).second) c.plan_flows += flows, c.plan_bytes += bytes;

@@ -88,33 +88,29 @@ class SpillVector {
     if ((++size_ & (kBlock - 1)) == 0 && file_) spill(k);
   }
   /// Element `i`. Throws OutputError when its block cannot be read back.
-  T operator[](size_t i) const {
-    const size_t k = i >> kBits;
-    if (blocks_[k]) return blocks_[k][i & (kBlock - 1)];
-    if (cached_ != k) {
-      if (!cache_) cache_ = std::make_unique_for_overwrite<T[]>(kBlock);
-      file_->read(cache_.get(), kBlock * sizeof(T), static_cast<int64_t>(k * kBlock * sizeof(T)));
-      cached_ = k;
-    }
-    return cache_[i & (kBlock - 1)];
-  }
+  T operator[](size_t i) const { return block(i >> kBits)[i & (kBlock - 1)]; }
 
   /// Calls f(element) for every element in index order, each block read once. Throws OutputError when
   /// a block cannot be read back.
   template <class F>
   void for_each(F&& f) const {
     for (size_t k = 0, n = blocks_.size(); k < n; ++k) {
-      const size_t len = std::min(kBlock, size_ - k * kBlock);
-      const T* b = blocks_[k].get();
-      if (!b) {
-        (*this)[k * kBlock];  // loads block k into the cache
-        b = cache_.get();
-      }
-      for (size_t i = 0; i < len; ++i) f(b[i]);
+      const T* b = block(k);
+      for (size_t i = 0, len = std::min(kBlock, size_ - k * kBlock); i < len; ++i) f(b[i]);
     }
   }
 
  private:
+  // Block k, from memory or read back into the cache.
+  const T* block(size_t k) const {
+    if (blocks_[k]) return blocks_[k].get();
+    if (cached_ != k) {
+      if (!cache_) cache_ = std::make_unique_for_overwrite<T[]>(kBlock);
+      file_->read(cache_.get(), kBlock * sizeof(T), static_cast<int64_t>(k * kBlock * sizeof(T)));
+      cached_ = k;
+    }
+    return cache_.get();
+  }
   void spill(size_t k) {
     file_->write(blocks_[k].get(), kBlock * sizeof(T), static_cast<int64_t>(k * kBlock * sizeof(T)));
     blocks_[k].reset();

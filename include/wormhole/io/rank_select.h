@@ -24,10 +24,10 @@ inline double from_order_key(uint64_t k) { return std::bit_cast<double>(k >> 63 
 /// Radix selection of the (k+1)-th smallest key of several series at once (MSD, 16 bits a pass, 4
 /// passes): each pass counts the keys that share the bits found so far in a histogram of their next 16
 /// bits, and keeps the bin that holds rank k (the first pass counts each series once for all its
-/// queries). Exact — the key a sort of the whole series would put at
-/// index k — in O(passes × figures) time and 512 KiB per query, whatever the number of figures. The
-/// histograms of several processes' figures may be summed between passes (MPI_Allreduce, MPI_SUM of
-/// uint64): the keys selected are then those of the union.
+/// queries). Exact — the key a sort of the whole series would put at index k — in O(passes ×
+/// figures) time and 512 KiB per query, whatever the number of figures. The histograms of several
+/// processes' figures may be summed between passes (MPI_Allreduce, MPI_SUM of uint64): the keys
+/// selected are then those of the union.
 class KeySelection {
  public:
   static constexpr unsigned kPasses = 4;

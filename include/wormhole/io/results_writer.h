@@ -173,6 +173,7 @@ class SlowdownCollector {
 
  private:
   void fill(SlowdownStats& s);  // the means and percentiles, from at least one finished flow
+  void spill_if_due();          // the figures go to spill_to's file once spill_at_ are held
 
   struct Figures {
     double slowdown, ref;
@@ -205,8 +206,8 @@ SlowdownStats slowdown_stats(const FlowResults& flows, uint32_t first = 0, uint3
 /// of that name as it was (the temporary one is removed; a killed process leaves it behind).
 class ResultsFile final : public RecordRangeSink {
  public:
-  /// Creates the temporary file. Throws InputError (naming `path`, with the fix) when it cannot be created, e.g. a missing or
-  /// read-only folder.
+  /// Creates the temporary file. Throws InputError (naming `path`, with the fix) when it cannot be
+  /// created, e.g. a missing or read-only folder.
   explicit ResultsFile(std::string path);
   ~ResultsFile() override;
   ResultsFile(const ResultsFile&) = delete;

@@ -27,9 +27,10 @@ NetworkFootprint estimate_network_bytes(const Topology& topo);
 /// the end of the run: in memory, or beyond SlowdownCollector::kInMemoryFigures flows in a temporary
 /// file beside the results. Besides, a workload flow keeps nothing to the end: its FlowInfo (88 B)
 /// lives only until the flow finished, and its record then goes to disk (FlowSink), as its row of
-/// /workload/flows does while it is made; its 16-B flow-table entry and Wormhole's 4-B track index are given back by chunks of 16,384 flows once those
-/// have all been retired and nothing refers to them (Network::release_retired_entries), so only the
-/// chunks of flows still running or recent hold them. Packets and events are not counted.
+/// /workload/flows does while it is made; its 16-B flow-table entry and Wormhole's 4-B track index
+/// are given back by chunks of 16,384 flows once those have all been retired and nothing refers to
+/// them (Network::release_retired_entries), so only the chunks of flows still running or recent hold
+/// them. Packets and events are not counted.
 uint64_t figure_bytes_per_flow();
 /// A flow of a flow file (or a background flow), made at set-up with its FlowInfo (88 B, held until it
 /// finished: they may all be held at once): its entry, FlowInfo, spec, place in the start order and

@@ -148,9 +148,6 @@ struct CollectivePlan {
   /// Ring c's cycle of GPU ids (next of element k is element k+1, wrapping); ring ops only.
   std::vector<uint32_t> ring_order(uint32_t c) const;
 
-  // Dependency chains: following child() from a root gives a chain of `steps` flows (one per ring and
-  // starting member); an AllToAll's flows are chains of one. A flow is released only once its parent
-  // has finished, so the flows of a chain finish in chain order.
   /// Calls fn(src_index, dst_index, n) for the plan's flows grouped by their two members: once per
   /// ring and member for a ring op (n = steps flows to its next on that ring), once per flow for an
   /// AllToAll (n = 1). O(ranks × rings) for a ring op, where walking its flows is O(ranks² × rings).
@@ -166,6 +163,9 @@ struct CollectivePlan {
       for (uint32_t pos = 0; pos < R; ++pos) fn(at_position(c, pos), at_position(c, (pos + 1) % R), steps);
   }
 
+  // Dependency chains: following child() from a root gives a chain of `steps` flows (one per ring and
+  // starting member); an AllToAll's flows are chains of one. A flow is released only once its parent
+  // has finished, so the flows of a chain finish in chain order.
   /// Chains in the plan: ranks × rings for a ring op, flows for an AllToAll, 0 without flows.
   uint32_t chains() const { return flows == 0 ? 0 : op == Collective::AllToAll ? flows : ranks() * rings; }
   /// Flows in each chain: steps for a ring op, 1 for an AllToAll.
