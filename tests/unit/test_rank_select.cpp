@@ -1,10 +1,12 @@
-// KeySelection and the order keys (wormhole/io/rank_select.h): the keys a sort puts at each rank, for
-// series with ties, a wide range of values, and histograms summed over several parts (as ranks do).
+// KeySelection, KeySample, BracketSelection and the order keys (wormhole/io/rank_select.h): the keys a
+// sort puts at each rank, for series with ties, a wide range of values, and histograms summed over
+// several parts (as ranks do); a sample that misleads the bracket is told, not answered.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -85,6 +87,97 @@ TEST(KeySelection, ARankBeyondTheFiguresThrows) {
   KeySelection s({{0, 3}});
   for (uint64_t k : {1, 2, 3}) s.count(&k);
   EXPECT_THROW(s.next(), std::logic_error);  // ranks 0..2 only
+}
+
+TEST(KeySample, KeepsEveryStrideThElementDoublingTheStrideWhenFull) {
+  // Two series: k and 1000 + k.
+  KeySample s(2, 8);
+  const auto add = [&](uint64_t k) { s.add([&](uint64_t* keys) { keys[0] = k, keys[1] = 1000 + k; }); };
+  for (uint64_t k = 0; k < 8; ++k) add(100 + k);
+  // Full at 8: every other kept, stride 2.
+  EXPECT_FALSE(s.complete());
+  EXPECT_EQ(s.keys(0), (std::vector<uint64_t>{100, 102, 104, 106}));
+  for (uint64_t k = 8; k < 20; ++k) add(100 + k);
+  // 108..114 fill it again (stride 4 then), 116 joins, 117..119 fall between strides.
+  EXPECT_EQ(s.keys(0), (std::vector<uint64_t>{100, 104, 108, 112, 116}));
+  EXPECT_EQ(s.keys(1), (std::vector<uint64_t>{1100, 1104, 1108, 1112, 1116}));
+  EXPECT_EQ(s.added(), 20u);
+  KeySample whole(1, 8);
+  int asked = 0;
+  for (uint64_t k : {5, 3, 9}) whole.add([&](uint64_t* keys) { keys[0] = k, ++asked; });
+  EXPECT_TRUE(whole.complete());
+  EXPECT_EQ(whole.keys(0), (std::vector<uint64_t>{5, 3, 9}));
+  EXPECT_EQ(asked, 3);
+  // Capacity 2: 1 and 2 fill it (1 kept, stride 2), 3 fills it again (1 kept, stride 4), and 4 is
+  // not asked for.
+  KeySample thinned(1, 2);
+  asked = 0;
+  for (uint64_t k : {1, 2, 3, 4}) thinned.add([&](uint64_t* keys) { keys[0] = k, ++asked; });
+  EXPECT_EQ(asked, 3);
+  EXPECT_EQ(thinned.keys(0), (std::vector<uint64_t>{1}));
+}
+
+// The series' queries by BracketSelection from a sample of `capacity` elements; nullopt if unresolved.
+std::optional<std::vector<uint64_t>> bracket(const std::vector<std::vector<uint64_t>>& series,
+                                             const std::vector<std::pair<unsigned, uint64_t>>& q, size_t capacity,
+                                             bool* passed = nullptr) {
+  KeySample sample(unsigned(series.size()), capacity);
+  for (size_t i = 0; i < series[0].size(); ++i)
+    sample.add([&](uint64_t* keys) {
+      for (size_t s = 0; s < series.size(); ++s) keys[s] = series[s][i];
+    });
+  BracketSelection b(q, sample);
+  if (passed) *passed = b.needs_pass();
+  if (b.needs_pass())
+    for (size_t i = 0; i < series[0].size(); ++i) {
+      std::vector<uint64_t> keys;
+      for (const auto& s : series) keys.push_back(s[i]);
+      b.count(keys.data());
+    }
+  if (!b.resolve()) return std::nullopt;
+  return b.keys();
+}
+
+TEST(BracketSelection, GivesTheKeysASortPutsAtEachRank) {
+  std::mt19937_64 rng(11);
+  const size_t n = 20011;
+  std::vector<std::vector<uint64_t>> series(3);
+  for (size_t i = 0; i < n; ++i) {
+    series[0].push_back(order_key(1.0 + double(rng() % 50) / 16.0));  // ties
+    series[1].push_back(order_key(std::ldexp(double(rng() % 1000 + 1), int(rng() % 200) - 100)));
+    series[2].push_back(i * 7919 % 20011);  // a permutation: no ties, no order
+  }
+  std::vector<std::pair<unsigned, uint64_t>> q;
+  for (unsigned s = 0; s < 3; ++s)
+    for (uint64_t k : {uint64_t(0), uint64_t(1), n / 2, n * 99 / 100, n - 2, n - 1, uint64_t(rng() % n)}) q.emplace_back(s, k);
+  for (size_t capacity : {size_t(256), size_t(4096), size_t(1) << 15}) {  // thinned 7 times, 3, and complete
+    bool passed = false;
+    const auto got = bracket(series, q, capacity, &passed);
+    ASSERT_TRUE(got) << "capacity " << capacity;
+    EXPECT_EQ(passed, capacity < n);
+    for (size_t i = 0; i < q.size(); ++i) {
+      std::vector<uint64_t> sorted = series[q[i].first];
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ((*got)[i], sorted[q[i].second]) << "series " << q[i].first << " rank " << q[i].second << " capacity " << capacity;
+    }
+  }
+  const std::vector<uint64_t> same(5000, order_key(1.25));
+  EXPECT_EQ(bracket({same}, {{0, 0}, {0, 2500}, {0, 4999}}, 64), std::vector<uint64_t>(3, order_key(1.25)));
+}
+
+TEST(BracketSelection, ASampleThatMisledIsToldNotAnswered) {
+  // Every 16th key is 0, the others 1000 + i: a sample whose stride is a multiple of 16 holds only
+  // zeros, and brackets the median with [0, 0]; the pass finds 1/16 of the keys there, not half.
+  std::vector<uint64_t> keys;
+  for (uint64_t i = 0; i < (1 << 16); ++i) keys.push_back(i % 16 ? 1000 + i : 0);
+  EXPECT_FALSE(bracket({keys}, {{0, 1 << 15}}, 1024));
+  // The lowest ranks lie in the bracket: answered.
+  EXPECT_EQ(bracket({keys}, {{0, 5}}, 1024), std::vector<uint64_t>{0});
+  KeySample three(1);
+  for (uint64_t k : {1, 2, 3}) three.add([&](uint64_t* keys) { keys[0] = k; });
+  EXPECT_THROW(BracketSelection({}, three), std::invalid_argument);
+  EXPECT_THROW(BracketSelection({{0, 3}}, three), std::invalid_argument);  // ranks 0..2 only
+  EXPECT_THROW(BracketSelection({{1, 0}}, three), std::invalid_argument);  // no series 1
 }
 
 }  // namespace

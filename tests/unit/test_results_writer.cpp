@@ -304,6 +304,34 @@ TEST(SlowdownStats, FiguresSpilledToAFileGiveTheSameBits) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}), 0);  // unlinked at once
 }
 
+TEST(SlowdownStats, PercentilesOfMoreFlowsThanTheSampleHoldsAreTheSorts) {
+  // 300,000 finished flows: more than the 2^18 figures a sample holds, so the percentiles are selected
+  // by a pass over the figures; in the second set every flow whose id is a multiple of 4 (all the
+  // sample keeps, its stride being 2) ends at once, so the sample misleads and radix selection answers.
+  for (bool misleading : {false, true}) {
+    std::vector<FlowRecord> flows;
+    for (uint32_t i = 0; i < 300000; ++i) {
+      FlowRecord f;
+      f.id = i;
+      f.start = 0;
+      f.finish = misleading && i % 4 == 0 ? Time(1) * kUs : Time(1 + (uint64_t(i) * 7919) % 300007) * kUs / 7;
+      f.ideal_fct_ns = 1000 + i % 13;
+      f.min_fct_ns = 700 + i % 11;
+      flows.push_back(f);
+    }
+    const SlowdownStats s = slowdown_stats(flows);
+    std::vector<double> slowdown, ref, fct;
+    for (const FlowRecord& f : flows) slowdown.push_back(f.slowdown()), ref.push_back(f.slowdown_ref()), fct.push_back(double(f.fct_ns()));
+    for (auto* v : {&slowdown, &ref, &fct}) std::sort(v->begin(), v->end());
+    EXPECT_EQ(s.p50, slowdown[149999]) << misleading;  // rank ceil(0.5 · 300,000) = 150,000
+    EXPECT_EQ(s.p99, slowdown[296999]) << misleading;  // rank 297,000
+    EXPECT_EQ(s.ref_p50, ref[149999]) << misleading;
+    EXPECT_EQ(s.ref_p99, ref[296999]) << misleading;
+    EXPECT_EQ(s.fct_p99_us, fct[296999] / 1000.0) << misleading;
+    EXPECT_EQ(s.max, slowdown.back()) << misleading;
+  }
+}
+
 TEST(Hdf5Results, MissingDirectoryThrowsInputError) {
   TempDir dir;
   const std::string path = (dir.path / "missing" / "out.h5").string();

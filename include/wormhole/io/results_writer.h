@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "wormhole/core/spill_vector.h"
+#include "wormhole/io/rank_select.h"
 #include "wormhole/core/time.h"
 #include "wormhole/io/flow_results.h"
 #include "wormhole/net/results.h"
@@ -148,7 +149,8 @@ struct SlowdownStats {
 /// SlowdownStats gathered one flow record at a time, in id order (the means are sums in that order, so
 /// every way of visiting the flows in id order gives the same bits). Keeps 24 B of every finished flow
 /// until result(), in blocks, in memory or (spill_to) in a temporary file, from which the percentiles
-/// are selected in a few passes (KeySelection); unless it keeps no figures: then it gives the counts
+/// are selected in one pass between keys a sample of 2^18 figures brackets them with (BracketSelection;
+/// none for fewer flows, whose sample holds them all), or four (KeySelection) if the sample misled; unless it keeps no figures: then it gives the counts
 /// and means only (the percentiles 0), and holds nothing per flow.
 class SlowdownCollector {
  public:
@@ -185,6 +187,7 @@ class SlowdownCollector {
   // 24 B a finished flow, in blocks: millions of figures grow without a copy and without room set
   // aside for flows a run cut short never makes, and need no memory once spilled.
   SpillVector<Figures> figures_;
+  KeySample sample_{3};  // of the figures' order keys (fill())
   std::string spill_dir_;                            // spill_to's folder, until the figures go there
   size_t spill_at_ = SIZE_MAX;                       // how many figures they go there at
   std::vector<std::pair<uint64_t, size_t>> ranges_;  // (first id, first figure) of each begin_range
