@@ -104,7 +104,7 @@ const Fcg& Memoizer::key_of(Record& r) const {
     f.rtt_ns = static_cast<uint64_t>(fl.base_rtt / kNs);
     f.hops = static_cast<uint32_t>(data.size());
     f.bottleneck_bps = UINT64_MAX;
-    for (uint32_t p : data) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.ports()[p].rate_bps);
+    for (uint32_t p : data) f.bottleneck_bps = std::min(f.bottleneck_bps, net_.links()[p].rate_bps);
     v.push_back(std::move(f));
   }
   r.key = make_fcg(v, quantum_);

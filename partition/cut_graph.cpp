@@ -75,7 +75,7 @@ void route(const Fabric& fab, const CutFlow& f, std::vector<uint32_t>& path, Add
   for (uint32_t nic : nics) {
     const double share = double(f.bytes) / double(nics.size());
     add(nic, share);
-    level[fab.ports[fab.ports[nic].peer].node] += share;
+    level[fab.links[fab.links[nic].peer].node] += share;
   }
   for (size_t guard = 0; !level.empty() && guard < fab.nodes.size(); ++guard) {
     next.clear();
@@ -85,7 +85,7 @@ void route(const Fabric& fab, const CutFlow& f, std::vector<uint32_t>& path, Add
       for (uint32_t p : hops) {
         const double share = bytes / double(hops.size());
         add(p, share);
-        next[fab.ports[fab.ports[p].peer].node] += share;
+        next[fab.links[fab.links[p].peer].node] += share;
       }
     }
     level.swap(next);
@@ -102,8 +102,8 @@ NetGraph cut_graph(const Topology& topo, const Fabric& fab, const std::vector<Cu
     // Port -> link: interface i of a node is its i-th link in file order (topology.h).
     std::vector<std::vector<uint32_t>> links_of(topo.num_nodes);
     for (uint32_t k = 0; k < topo.links.size(); ++k) links_of[topo.links[k].a].push_back(k), links_of[topo.links[k].b].push_back(k);
-    std::vector<uint32_t> link_of_port(fab.ports.size(), 0);
-    for (uint32_t p = 0; p < fab.ports.size(); ++p) link_of_port[p] = links_of[fab.ports[p].node].at(fab.ports[p].if_index - 1);
+    std::vector<uint32_t> link_of_port(fab.links.size(), 0);
+    for (uint32_t p = 0; p < fab.links.size(); ++p) link_of_port[p] = links_of[fab.links[p].node].at(fab.links[p].if_index - 1);
     std::vector<double> node_bytes(topo.num_nodes, 0);
     std::vector<uint32_t> path;
     for (const CutFlow& f : flows) {
@@ -111,7 +111,7 @@ NetGraph cut_graph(const Topology& topo, const Fabric& fab, const std::vector<Cu
       node_bytes[f.dst] += double(f.bytes);
       route(fab, f, path, [&](uint32_t p, double bytes) {
         link_bytes[link_of_port[p]] += bytes;
-        node_bytes[fab.ports[p].node] += bytes;
+        node_bytes[fab.links[p].node] += bytes;
       });
     }
     for (uint32_t n = 0; n < topo.num_nodes; ++n) g.node_weight[n] += static_cast<uint32_t>(node_bytes[n] / 1e6);

@@ -59,7 +59,7 @@ uint64_t memory_limit(const std::string& option, std::string* source) {
   std::string unit;
   while (f >> key >> kib >> unit)
     if (key == "MemAvailable:") {
-      // Ranks started together on this machine share its memory, and every one holds the whole model.
+      // Ranks started together on this machine share its memory.
       uint64_t local = 1;
       for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
         if (const char* s = std::getenv(v); s && std::strtoul(s, nullptr, 10) > 1) {
@@ -117,8 +117,9 @@ void check_memory(const MemoryEstimate& e, uint64_t limit, const std::string& so
                      fmt::format("the run would need about {} at set-up ({}), more than the {} limit ({}); nothing "
                                  "was run or written",
                                  format_bytes(e.setup()), parts, format_bytes(limit), source),
-                     "simulate fewer GPUs or flows, or use a machine with more memory (every MPI rank holds the whole "
-                     "network today, so more ranks do not help); --memory-limit SIZE sets the limit, none lifts it");
+                     "simulate fewer GPUs or flows, or use a machine with more memory (MPI ranks on more machines "
+                     "share the ports' state among them, but every rank holds the routes, plans and programs); "
+                     "--memory-limit SIZE sets the limit, none lifts it");
   }
   if (speak && e.run_memory() && e.setup() + e.run_memory() > limit)
     std::fprintf(stderr,

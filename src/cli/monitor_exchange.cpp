@@ -49,7 +49,7 @@ MonitorExchange::MonitorExchange(MPI_Comm comm, Network& net, const std::vector<
   // Every rank samples its own ports in the selection's order: rank 0 places them by the map.
   columns_.assign(static_cast<size_t>(size_), {});
   for (uint32_t j = 0; j < selected.size(); ++j)
-    columns_[rank_of[net.ports()[selected[j]].node]].push_back(j);
+    columns_[rank_of[net.links()[selected[j]].node]].push_back(j);
 }
 
 MonitorExchange::~MonitorExchange() = default;

@@ -125,7 +125,7 @@ MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan, MP
     selected = select_ports(net, cfg);
     std::vector<uint32_t> mine;
     for (uint32_t p : selected)
-      if (net.owns_node(net.ports()[p].node)) mine.push_back(p);
+      if (net.owns_node(net.links()[p].node)) mine.push_back(p);
     if (root)
       file = std::make_unique<PortMonitorFile>(net, plan_.ports, selected, cfg.port_mon_interval_ns,
                                                cfg.port_mon_start_ns, cfg.port_mon_end_ns, selection_text(cfg));

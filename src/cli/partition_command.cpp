@@ -125,6 +125,7 @@ int partition_command(const PartitionOptions& o) {
     ro.scenario = o.scenario;
     ro.sets = o.sets;
     ro.check_memory = false;  // a scratch network without the workload's plans
+    ro.distributed = true;    // nor any port's state: its wiring is what a cut reads
     WorkloadRun r = load_workload_run(ro, true);
     topo = r.topo.topo;
     net = std::move(r.net);  // its background flows, if any, already added
@@ -143,7 +144,7 @@ int partition_command(const PartitionOptions& o) {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);
     const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
-    net = std::make_unique<Network>(cfg, topo, make_cc(cfg, nullptr));
+    net = std::make_unique<Network>(cfg, topo, make_cc(cfg, nullptr), true);  // wiring only: what a cut reads
     net->add_flows(specs, cfg.flow_file);  // checks that every flow has a route
     flows = cut_flows(*net);
     what = specs.empty() ? "link weights: rates (the flow file has no flow)"

@@ -227,14 +227,14 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
                  cfg.simulator_stop_time_s);
   if (o.check_memory) {
     MemoryEstimate m;
-    m.network = estimate_network_bytes(r.topo);
+    m.network = estimate_network_bytes(r.topo, o.ranks);
     m.flows = r.specs.size() * (bytes_per_file_flow() + bytes_per_running_flow());  // they may all run at once
     std::string source;
     const uint64_t limit = memory_limit(o.memory_limit, &source);
     const auto [file, line] = cfg.origin_of("TOPOLOGY_FILE");
     check_memory(m, limit, source, file, line, speak && !o.quiet);
   }
-  r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc));
+  r.net = std::make_unique<Network>(cfg, r.topo, std::move(cc), o.distributed);
   if (speak) warn_ns_truncation(cfg, r.topo);
   if (const std::string h = r.net->headroom_warning(); speak && !h.empty())
     std::fprintf(stderr, "wormhole: warning: %s\n", h.c_str());

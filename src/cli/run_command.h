@@ -37,6 +37,7 @@ struct RunOptions {
   bool check_memory = true;             ///< estimate memory at set-up, refuse a run that cannot fit (partition: off)
   // distributed runs (several MPI ranks)
   bool distributed = false;             ///< set by run_distributed: this process is one of several ranks
+  uint32_t ranks = 1;                   ///< set by run_distributed: how many (each makes its share of the ports)
   bool linear = false;                  ///< cut contiguous node-id blocks instead of METIS
   std::string rank_map;                 ///< read the rank map from this file ("node rank" lines)
   std::string command_line;             ///< the command as given (for the run record)

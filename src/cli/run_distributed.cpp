@@ -216,9 +216,10 @@ Cut cut(const RunOptions& o, RunPlan& plan, int ranks) {
 /// The options of a distributed run: same-time events in the order that does not depend on the cut
 /// (Event::make_key). Throws InputError for EVENT_ORDER reference and for --linear with --rank-map; notes
 /// (`speak`) that the scenario's own EVENT_ORDER reference is replaced.
-RunOptions portable_options(const RunOptions& o, bool speak) {
+RunOptions portable_options(const RunOptions& o, int ranks, bool speak) {
   RunOptions portable = o;
   portable.distributed = true;
+  portable.ranks = static_cast<uint32_t>(ranks);
   const bool training = std::filesystem::path(o.scenario).extension() == ".toml";
   bool given = false;
   for (const auto& [key, value] : parse_sets(o.sets))
@@ -270,7 +271,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   // shard, writes that shard at the end, and rank 0 merges the shards into the memo file.
   std::optional<WormholeSession> wormhole;
   if (auto failed = agree(rank, [&] {
-        plan.emplace(RunPlan::load(portable_options(o, lead), lead));
+        plan.emplace(RunPlan::load(portable_options(o, ranks, lead), lead));
         plan->name_outputs(o);  // the paths; the folders once every input is checked
         if (!plan->cfg().portable_order)  // e.g. a quoted "reference" on the command line
           throw InputError("command line", 0, "EVENT_ORDER reference: a distributed run orders same-time events portably",

@@ -31,7 +31,7 @@ void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const T
   meta.command_line = command_line;
   meta.overrides = overrides;
   const std::vector<Node>& nodes = net.nodes();
-  const std::vector<Port>& ports = net.ports();
+  const std::vector<PortLink>& ports = net.links();
   // Tiers: switch hops from the nearest host (hosts never forward, so the search starts at all of them).
   std::vector<uint32_t> tier(nodes.size(), UINT32_MAX);
   std::deque<uint32_t> todo;
@@ -53,14 +53,14 @@ void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const T
     meta.nodes.push_back({n.is_nvswitch ? "nvswitch" : n.is_switch ? "switch" : "host",
                           tier[v] == UINT32_MAX ? 0 : tier[v], n.num_ports, n.first_port});
   }
-  // Interfaces are numbered per node in link order (Fabric::build_ports): replay it.
+  // Interfaces are numbered per node in link order (Fabric::build_links): replay it.
   meta.links.clear();
   std::vector<uint32_t> used(nodes.size(), 0);
   for (const TopoLink& l : topo.links) {
     FabricLink r;
     r.a = l.a, r.b = l.b;
     r.a_if = ++used[l.a], r.b_if = ++used[l.b];
-    const Port& pa = ports[nodes[l.a].first_port + r.a_if - 1];
+    const PortLink& pa = ports[nodes[l.a].first_port + r.a_if - 1];
     r.rate_bps = pa.rate_bps;
     r.delay = pa.delay;
     r.error_rate = pa.error_rate;

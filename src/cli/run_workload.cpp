@@ -121,7 +121,7 @@ namespace {
 /// built.
 void check_workload_memory(const RunOptions& o, const WorkloadRun& r, bool speak) {
   MemoryEstimate m;
-  m.network = estimate_network_bytes(r.topo.topo);
+  m.network = estimate_network_bytes(r.topo.topo, o.ranks);
   if (!r.jobs.empty()) {
     for (const JobRun& run : r.jobs) {
       const WorkloadFlowCount c = count_workload_flows(*run.workload, run.layout, run.options);
@@ -245,7 +245,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
     check_collective_sizes(r.workload, r.layout, r.options);
   }
   if (o.check_memory) check_workload_memory(o, r, speak);
-  r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc));
+  r.net = std::make_unique<Network>(r.cfg, r.topo.topo, std::move(cc), o.distributed);
   if (!r.background.empty()) r.net->add_flows(r.background.flows, r.background.source);  // ids 0 .. n - 1
   if (r.cfg.port_mon) select_ports(*r.net, r.cfg);  // its node ids, checked before any output
   if (speak) warn_ns_truncation(r.cfg, r.topo.topo);

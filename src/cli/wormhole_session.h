@@ -231,12 +231,12 @@ class WormholeSession {
     std::string wiring;
     size_t switches = 0;
     for (const Node& n : net.nodes()) switches += n.is_switch, wiring += n.is_switch ? 'S' : 'H';
-    for (const Port& p : net.ports())
-      wiring += fmt::format(" {}-{}:{}/{}", p.node, net.ports()[p.peer].node, p.rate_bps, p.delay);
+    for (const PortLink& p : net.links())
+      wiring += fmt::format(" {}-{}:{}/{}", p.node, net.links()[p.peer].node, p.rate_bps, p.delay);
     text += fmt::format("FABRIC={:016x} ({} nodes, {} switches, {} ports); ", memo_namespace(wiring), net.nodes().size(),
-                        switches, net.ports().size());
+                        switches, net.links().size());
     std::set<std::pair<uint64_t, Time>> links;
-    for (const Port& p : net.ports()) links.insert({p.rate_bps, p.delay});
+    for (const PortLink& p : net.links()) links.insert({p.rate_bps, p.delay});
     text += "links:";
     for (const auto& [r, d] : links) text += fmt::format(" {}bps/{}ps", r, d);
     return text;

@@ -451,7 +451,7 @@ bool FastForward::flows_meet(uint32_t pid, bool at_a_switch) const {
   std::vector<uint32_t> ports;
   for (uint32_t id : flows)
     for (uint32_t p : coupling_.data_path(id))
-      if (!at_a_switch || net_.nodes()[net_.ports()[p].node].is_switch) ports.push_back(p);
+      if (!at_a_switch || net_.nodes()[net_.links()[p].node].is_switch) ports.push_back(p);
   std::sort(ports.begin(), ports.end());
   return std::adjacent_find(ports.begin(), ports.end()) != ports.end();
 }

@@ -78,7 +78,7 @@ void QlenMonitor::dump(uint64_t time_ns) {
   if (deferred_) {
     Dump d{time_ns, {}, {}};
     for (size_t i = 0; i < ports_.size(); ++i) {
-      const Port& p = net_.ports()[ports_[i]];
+      const PortLink& p = net_.links()[ports_[i]];
       std::string line = fmt::format("{} {}", p.node, p.if_index);
       for (uint32_t c : hist_[i]) line += fmt::format(" {}", c);
       d.ports.push_back(ports_[i]);
@@ -89,7 +89,7 @@ void QlenMonitor::dump(uint64_t time_ns) {
   }
   std::string s;
   for (size_t i = 0; i < ports_.size(); ++i) {
-    const Port& p = net_.ports()[ports_[i]];
+    const PortLink& p = net_.links()[ports_[i]];
     s += fmt::format("{} {}", p.node, p.if_index);
     for (uint32_t c : hist_[i]) s += fmt::format(" {}", c);
     s += '\n';
@@ -195,7 +195,7 @@ TraceWriter::~TraceWriter() {
 }
 
 void TraceWriter::event(Time t, TraceEvent ev, uint32_t port, const Packet& p, uint64_t qlen, uint8_t cause) {
-  const Port& pt = net_.ports()[port];
+  const PortLink& pt = net_.links()[port];
   TraceRecord r{};
   r.time_ps = t;
   r.seq = p.type == PktType::Pfc ? 0 : p.seq;
@@ -270,7 +270,7 @@ namespace {
 uint32_t traced_switches_on_path(Network& net, const std::vector<uint8_t>& traced, uint32_t src, uint32_t dst,
                                  uint64_t salt) {
   Routing& r = net.routing();
-  const std::vector<Port>& ports = net.ports();
+  const std::vector<PortLink>& ports = net.links();
   auto pick = [&](size_t n, uint32_t hop) {
     uint64_t h = (salt + hop) * 0x9e3779b97f4a7c15ull;
     h ^= h >> 31;

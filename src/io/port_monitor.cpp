@@ -128,8 +128,8 @@ PortMonitorFile::PortMonitorFile(const Network& net, const std::string& path, co
     return x.is_nvswitch ? "nvswitch" : x.is_switch ? "switch" : "host";
   };
   for (uint32_t p : ports) {
-    const Port& a = net.ports()[p];
-    const Port& b = net.ports()[a.peer];
+    const PortLink& a = net.links()[p];
+    const PortLink& b = net.links()[a.peer];
     const Node& na = net.nodes()[a.node];
     const Node& nb = net.nodes()[b.node];
     const char* link = na.is_nvswitch || nb.is_nvswitch ? "nvlink" : na.is_switch && nb.is_switch ? "fabric" : "nic";

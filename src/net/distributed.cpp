@@ -19,14 +19,26 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   sync_journaling();
   kernel_.set_order(EventOrder::Portable);
   clock_.kernel().set_order(EventOrder::Portable);
-  for (Port& p : fab_.ports) p.cut = node_rank_[p.node] != node_rank_[fab_.ports[p.peer].node];
+  // The rank's own ports, and the far end of each cut link: packets from another rank arrive on
+  // that port's wire here (accept), and its arrival events run here.
+  fab_.make_ports([&](uint32_t v) { return node_rank_[v] == rank_; });
+  for (uint32_t p = 0; p < fab_.links.size(); ++p) {
+    const PortLink& l = fab_.links[p];
+    const bool cut = node_rank_[l.node] != node_rank_[fab_.links[l.peer].node];
+    if (cut && node_rank_[l.node] == rank_) fab_.make_port(l.peer);
+  }
+  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
+    if (fab_.ports.made(p)) {
+      Port& pt = fab_.ports[p];
+      pt.cut = node_rank_[pt.node] != node_rank_[fab_.links[pt.peer].node];
+    }
 }
 
 bool Network::owns(const Event& e) const {
   switch (e.kind) {
     case kTxDone:
-    case kWake: return node_rank_[fab_.ports[e.target].node] == rank_;
-    case kArrive: return node_rank_[fab_.ports[fab_.ports[e.target].peer].node] == rank_;
+    case kWake: return node_rank_[fab_.links[e.target].node] == rank_;
+    case kArrive: return node_rank_[fab_.links[fab_.links[e.target].peer].node] == rank_;
     case kTimer:
       return flows_.retired(e.target) ? flows_.retired_local(e.target) : node_rank_[flows_.info(e.target).src] == rank_;
     // Flow starts, QP starts, injections and on-time client events run everywhere: every rank keeps

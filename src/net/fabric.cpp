@@ -9,12 +9,14 @@
 
 namespace wh {
 
-Fabric::Fabric(const NetParams& p, const Topology& topo) : params(p) {
-  build_ports(topo);
+Fabric::Fabric(const NetParams& p, const Topology& topo, bool make_all) : params(p) {
+  build_links(topo);
   configure_switches(topo);
+  ports = PortArray(links.size());
+  if (make_all) make_ports([](uint32_t) { return true; });
 }
 
-void Fabric::build_ports(const Topology& topo) {
+void Fabric::build_links(const Topology& topo) {
   const uint32_t n = topo.num_nodes;
   std::vector<uint32_t> degree(n, 0);
   for (const TopoLink& l : topo.links) ++degree[l.a], ++degree[l.b];
@@ -31,28 +33,51 @@ void Fabric::build_ports(const Topology& topo) {
                      "the topology has " + std::to_string(next) + " ports (two a link), more than the " +
                          std::to_string(cause::kMaxContextPorts - 1) + " the event order can tell apart",
                      "simulate a smaller fabric");
-  ports.resize(next);
+  links.resize(next);
   std::vector<uint32_t> used(n, 0);
   for (const TopoLink& l : topo.links) {
     const uint32_t pa = nodes[l.a].first_port + used[l.a]++;
     const uint32_t pb = nodes[l.b].first_port + used[l.b]++;
     for (auto [p, node, peer] : {std::tuple{pa, l.a, pb}, std::tuple{pb, l.b, pa}}) {
-      Port& pt = ports[p];
-      pt.node = node;
-      pt.if_index = used[node];
-      pt.peer = peer;
-      pt.rate_bps = l.rate_bps;
-      pt.delay = l.delay;
-      pt.error_rate = l.error_rate > 0 ? l.error_rate : params.error_rate_per_link;
-      pt.rng = Rng(params.seed, p);
+      PortLink& pl = links[p];
+      pl.node = node;
+      pl.if_index = used[node];
+      pl.peer = peer;
+      pl.rate_bps = l.rate_bps;
+      pl.delay = l.delay;
+      pl.error_rate = l.error_rate > 0 ? l.error_rate : params.error_rate_per_link;
     }
   }
   for (uint32_t v = 0; v < n; ++v) nodes[v].num_ports = used[v];
   for (uint32_t v = 0; v < n; ++v)
     if (!nodes[v].is_switch && nodes[v].num_ports > 0) {
-      nic_rate = ports[nodes[v].first_port].rate_bps;
+      nic_rate = links[nodes[v].first_port].rate_bps;
       break;
     }
+}
+
+Fabric::SwitchPortSetup Fabric::switch_port_setup(uint32_t p) const {
+  const PortLink& pl = links[p];
+  SwitchPortSetup s;
+  if (nodes[pl.node].is_nvswitch) {
+    // NVLink has no ECN: SimAI's NVSwitchNode marks nothing, and its rates (e.g. 2880 Gb/s) are in no
+    // ECN map. A queue never exceeds these thresholds.
+    s.kmin = s.kmax = UINT64_MAX;
+  } else if (auto it = params.ecn.find(pl.rate_bps); it != params.ecn.end()) {
+    s.kmin = it->second.kmin_bytes;
+    s.kmax = it->second.kmax_bytes;
+    s.pmax = it->second.pmax;
+  }  // (a rate missing from the maps is refused at construction)
+  const uint64_t delay_ns = static_cast<uint64_t>(pl.delay / kNs);
+  s.headroom = pl.rate_bps * delay_ns / 8 / 1000000000ull * 3;
+  // What a pause needs (docs/network-model.md §11.1): the bytes on the wire towards us while the
+  // pause travels and while the last sent ones arrive (2 × rate × delay), plus the packet our egress
+  // is sending when the pause is due and the one the upstream has started.
+  s.need = 2 * (pl.rate_bps * delay_ns / 8 / 1000000000ull) + 2 * uint64_t(params.mtu());
+  if (s.headroom < s.need && params.pfc_lossless_headroom) s.headroom = s.need;
+  uint64_t rate = pl.rate_bps;
+  while (rate > nic_rate && s.pfc_shift > 0) --s.pfc_shift, rate /= 2;
+  return s;
 }
 
 void Fabric::configure_switches(const Topology& topo) {
@@ -61,47 +86,45 @@ void Fabric::configure_switches(const Topology& topo) {
     if (!nd.is_switch) continue;
     nd.buffer_bytes = params.buffer_bytes;
     for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
-      Port& pt = ports[p];
-      auto it = params.ecn.find(pt.rate_bps);
-      if (nd.is_nvswitch) {
-        // NVLink has no ECN: SimAI's NVSwitchNode marks nothing, and its rates (e.g. 2880 Gb/s) are
-        // in no ECN map. A queue never exceeds these thresholds.
-        pt.kmin = pt.kmax = UINT64_MAX;
-        pt.pmax = 0;
-      } else if (it == params.ecn.end()) {
+      const PortLink& pl = links[p];
+      if (!nd.is_nvswitch && !params.ecn.contains(pl.rate_bps)) {
         // Name the topology line of the link and the config line of the maps.
         int link_line = 0;
         uint32_t seen = 0;
         for (const TopoLink& l : topo.links)
-          if ((l.a == v || l.b == v) && ++seen == pt.if_index) link_line = l.line;
+          if ((l.a == v || l.b == v) && ++seen == pl.if_index) link_line = l.line;
         const auto& [file, line] = params.ecn_origin;
         throw InputError(file, line,
-                         "link rate " + std::to_string(pt.rate_bps) + " bit/s (" + topo.file + " line " +
+                         "link rate " + std::to_string(pl.rate_bps) + " bit/s (" + topo.file + " line " +
                              std::to_string(link_line) + ", switch " + std::to_string(v) + " interface " +
-                             std::to_string(pt.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
-                         "add " + std::to_string(pt.rate_bps) + " with its thresholds to all three maps");
-      } else {
-        pt.kmin = it->second.kmin_bytes;
-        pt.kmax = it->second.kmax_bytes;
-        pt.pmax = it->second.pmax;
+                             std::to_string(pl.if_index) + ") has no entry in KMIN_MAP/KMAX_MAP/PMAX_MAP",
+                         "add " + std::to_string(pl.rate_bps) + " with its thresholds to all three maps");
       }
-      const uint64_t delay_ns = static_cast<uint64_t>(pt.delay / kNs);
-      pt.headroom = pt.rate_bps * delay_ns / 8 / 1000000000ull * 3;
-      // What a pause needs (docs/network-model.md §11.1): the bytes on the wire towards us while the
-      // pause travels and while the last sent ones arrive (2 × rate × delay), plus the packet our
-      // egress is sending when the pause is due and the one the upstream has started.
-      const uint64_t need = 2 * (pt.rate_bps * delay_ns / 8 / 1000000000ull) + 2 * uint64_t(params.mtu());
-      if (pt.headroom < need) {
-        if (params.pfc_lossless_headroom) pt.headroom = need;
-        else short_headroom.push_back({p, pt.headroom, need});
-      }
-      pt.pfc_shift = 3;
-      uint64_t rate = pt.rate_bps;
-      while (rate > nic_rate && pt.pfc_shift > 0) --pt.pfc_shift, rate /= 2;
-      nd.total_hdrm += pt.headroom;
+      const SwitchPortSetup s = switch_port_setup(p);
+      if (s.headroom < s.need) short_headroom.push_back({p, s.headroom, s.need});
+      nd.total_hdrm += s.headroom;
       nd.total_rsrv += kReserveBytes;
     }
   }
+}
+
+void Fabric::make_port(uint32_t p) {
+  if (ports.made(p)) return;
+  const PortLink& pl = links[p];
+  Port& pt = ports.make(p);
+  pt.node = pl.node;
+  pt.if_index = pl.if_index;
+  pt.peer = pl.peer;
+  pt.rate_bps = pl.rate_bps;
+  pt.delay = pl.delay;
+  pt.up = pl.up;
+  pt.error_rate = pl.error_rate;
+  pt.rng = Rng(params.seed, p);
+  if (!nodes[pl.node].is_switch) return;
+  const SwitchPortSetup s = switch_port_setup(p);
+  pt.kmin = s.kmin, pt.kmax = s.kmax, pt.pmax = s.pmax;
+  pt.headroom = s.headroom;
+  pt.pfc_shift = s.pfc_shift;
 }
 
 std::string Fabric::headroom_warning() const {
@@ -113,12 +136,12 @@ std::string Fabric::headroom_warning() const {
     const ShortHeadroom& a = short_headroom[i];
     size_t j = i + 1;
     while (j < short_headroom.size() && short_headroom[j].port == short_headroom[j - 1].port + 1 &&
-           ports[short_headroom[j].port].node == ports[a.port].node && short_headroom[j].headroom == a.headroom &&
+           links[short_headroom[j].port].node == links[a.port].node && short_headroom[j].headroom == a.headroom &&
            short_headroom[j].need == a.need)
       ++j;
     if (runs++ < 16) {
-      const uint32_t first = ports[a.port].if_index, last = ports[short_headroom[j - 1].port].if_index;
-      list += fmt::format("{}switch {} if {}{} ({} < {} B)", list.empty() ? "" : "; ", ports[a.port].node, first,
+      const uint32_t first = links[a.port].if_index, last = links[short_headroom[j - 1].port].if_index;
+      list += fmt::format("{}switch {} if {}{} ({} < {} B)", list.empty() ? "" : "; ", links[a.port].node, first,
                           last > first ? fmt::format("-{}", last) : "", a.headroom, a.need);
       listed += j - i;
     }
@@ -134,13 +157,13 @@ std::string Fabric::headroom_warning() const {
 
 void Fabric::switch_path(uint32_t nic, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
                          std::vector<uint32_t>& path) const {
-  uint32_t node = ports[ports[nic].peer].node;
+  uint32_t node = links[links[nic].peer].node;
   // A path longer than the node count would be a routing loop; routes are shortest paths.
   for (size_t guard = 0; nodes[node].is_switch && guard < nodes.size(); ++guard) {
     const uint32_t out = egress(node, src, dst, sport, dport);
     if (out == kNoRoute) break;
     path.push_back(out);
-    node = ports[ports[out].peer].node;
+    node = links[links[out].peer].node;
   }
 }
 
@@ -161,7 +184,7 @@ void Fabric::assign_nics(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dp
 }
 
 bool Fabric::is_link_down_port(uint32_t p) const {
-  const uint32_t a = ports[p].node, b = ports[ports[p].peer].node;
+  const uint32_t a = links[p].node, b = links[links[p].peer].node;
   return (a == params.link_down_a && b == params.link_down_b) || (a == params.link_down_b && b == params.link_down_a);
 }
 

@@ -13,7 +13,7 @@ const PathMetrics& Network::begin_flow(uint32_t id, Flow& f) {
   fab_.assign_nics(f.src, f.dst, f.sport, f.dport, f.nic, f.rx_nic);
   // Line rate and base RTT on every rank: a memo pattern's key is made of them (Memoizer::key_of).
   const PathMetrics& m = fab_.routing.pair(f.src, f.dst);
-  f.max_rate_bps = f.nic != UINT32_MAX ? fab_.ports[f.nic].rate_bps : fab_.ports[fab_.nodes[f.src].first_port].rate_bps;
+  f.max_rate_bps = f.nic != UINT32_MAX ? fab_.links[f.nic].rate_bps : fab_.links[fab_.nodes[f.src].first_port].rate_bps;
   f.base_rtt = static_cast<Time>(fab_.params.global_t ? fab_.routing.max_rtt_ns() : m.rtt_ns()) * kNs;
   return m;
 }

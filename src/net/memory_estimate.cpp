@@ -2,6 +2,7 @@
 // structures it builds; measured against peak RSS in docs/results.md ("Memory").
 #include "wormhole/net/memory_estimate.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "wormhole/net/flow_spec.h"
@@ -28,7 +29,7 @@ constexpr uint64_t kSlotBytes = 3 * sizeof(uint32_t);
 
 }  // namespace
 
-NetworkFootprint estimate_network_bytes(const Topology& topo) {
+NetworkFootprint estimate_network_bytes(const Topology& topo, uint32_t ranks) {
   const uint32_t n = topo.num_nodes;
   uint64_t ports = 0;
   for (const TopoLink& l : topo.links)
@@ -47,7 +48,8 @@ NetworkFootprint estimate_network_bytes(const Topology& topo) {
   }
   NetworkFootprint f;
   f.nodes = uint64_t(n) * kNodeBytes;
-  f.ports = ports * (sizeof(Port) + kAdjBytes + sizeof(TopoLink) / 2);
+  const uint64_t made = (ports + std::max<uint32_t>(ranks, 1) - 1) / std::max<uint32_t>(ranks, 1);
+  f.ports = made * sizeof(Port) + ports * (sizeof(PortLink) + kAdjBytes + sizeof(TopoLink) / 2);
   f.routing = Routing::count_entries(n, sw, links) * Routing::kEntryBytes + host_links * kSlotBytes;
   return f;
 }

@@ -10,12 +10,12 @@
 
 namespace wh {
 
-Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc)
-    : cc_(std::move(cc)), fab_(NetParams::from(cfg, *cc_), topo), switch_(fab_), nic_(fab_, flows_) {
+Network::Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc, bool ports_by_rank)
+    : cc_(std::move(cc)), fab_(NetParams::from(cfg, *cc_), topo, !ports_by_rank), switch_(fab_), nic_(fab_, flows_) {
   kernel_.set_order(fab_.params.portable_order ? EventOrder::Portable : EventOrder::Reference);
   if (fab_.params.link_down_us > 0) {
     bool linked = false;
-    for (uint32_t p = 0; p < fab_.ports.size(); ++p) linked |= fab_.is_link_down_port(p);
+    for (uint32_t p = 0; p < fab_.links.size(); ++p) linked |= fab_.is_link_down_port(p);
     const auto& [file, line] = fab_.params.link_down_origin;
     if (!linked)
       throw InputError(file, line,
@@ -63,13 +63,13 @@ Time Network::lower_bound_fct(uint32_t id) const {
   const uint64_t full = payload + kDataHeaderBytes, last = size - (n - 1) * payload + kDataHeaderBytes;
   const uint64_t first = n > 1 ? full : last;
   Time delays = 0, best = 0;
-  for (uint32_t p : data) delays += fab_.ports[p].delay;
+  for (uint32_t p : data) delays += fab_.links[p].delay;
   Time before = 0;  // Σ over hops < b of the first packet's serialisation
   for (size_t b = 0; b < data.size(); ++b) {
-    const Port& pb = fab_.ports[data[b]];
+    const PortLink& pb = fab_.links[data[b]];
     Time t = before + static_cast<Time>(n - 1) * fab_.ser(static_cast<uint32_t>(full), pb.rate_bps) +
              fab_.ser(static_cast<uint32_t>(last), pb.rate_bps);
-    for (size_t h = b + 1; h < data.size(); ++h) t += fab_.ser(static_cast<uint32_t>(last), fab_.ports[data[h]].rate_bps);
+    for (size_t h = b + 1; h < data.size(); ++h) t += fab_.ser(static_cast<uint32_t>(last), fab_.links[data[h]].rate_bps);
     best = std::max(best, t);
     before += fab_.ser(static_cast<uint32_t>(first), pb.rate_bps);
   }
@@ -80,7 +80,7 @@ Time Network::lower_bound_fct(uint32_t id) const {
   if (rx_nic != UINT32_MAX) {
     std::vector<uint32_t> back = ack_path(id);
     back.insert(back.begin(), rx_nic);
-    for (uint32_t p : back) ack += fab_.ports[p].delay + fab_.ser(kAckMinBytes, fab_.ports[p].rate_bps);
+    for (uint32_t p : back) ack += fab_.links[p].delay + fab_.ser(kAckMinBytes, fab_.links[p].rate_bps);
   }
   return delays + best + ack;
 }
@@ -94,7 +94,7 @@ uint32_t Network::add_flows(const std::vector<FlowSpec>& specs, const std::strin
   }
   // One routing pass computes the tables and these pairs' metrics (a BFS from every host is the
   // set-up's main cost on large topologies; later flows need one BFS per new destination).
-  if (!fab_.routing.built()) fab_.routing.build(fab_.nodes, fab_.ports, fab_.params.payload, pairs);
+  if (!fab_.routing.built()) fab_.routing.build(fab_.nodes, fab_.links, fab_.params.payload, pairs);
   else fab_.routing.precompute_pairs(pairs);
   for (uint32_t id = first; id < flows_.size(); ++id) {
     FlowInfo& f = flows_.info(id);
@@ -298,7 +298,7 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   if (p.cut) {
     // The peer's rank queues it on its copy of the wire (accept) at the next window edge: the
     // link's delay is at least the window, so it arrives after that.
-    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[fab_.ports[p.peer].node], 0, fab_.pool[pkt]});
+    outbox_.push_back({now + tx + p.delay, arrival, port, node_rank_[fab_.links[p.peer].node], 0, fab_.pool[pkt]});
     fab_.pool.release(pkt);
     return;
   }
@@ -366,11 +366,11 @@ void Network::note_paused(uint32_t port) {
 
 void Network::link_down() {
   std::vector<uint32_t> down;
-  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
+  for (uint32_t p = 0; p < fab_.links.size(); ++p)
     if (fab_.is_link_down_port(p)) down.push_back(p);
   for (uint32_t p : down) {
     Port& pt = fab_.ports[p];
-    pt.up = false;
+    pt.up = fab_.links[p].up = false;  // (the routes read the links)
     for (uint32_t c = 0; c < kClasses; ++c) pt.paused[c] = pt.pause_sent[c] = false;
     note_paused(p);
   }
@@ -385,7 +385,7 @@ void Network::link_down() {
         drop(pkt, kDropLinkDown, p);
       }
   }
-  fab_.routing.build(fab_.nodes, fab_.ports, fab_.params.payload, {});
+  fab_.routing.build(fab_.nodes, fab_.links, fab_.params.payload, {});
   // Reassign every running QP to a NIC (the reference's RedistributeQp), and its ACKs' NIC.
   for (uint32_t v = 0; v < fab_.nodes.size(); ++v)
     if (!fab_.nodes[v].is_switch)
@@ -437,9 +437,9 @@ RunStats Network::stats() const {
   s.retransmitted_bytes = ledger_.retx_bytes;
   s.ecn_marks = ledger_.ecn_marks;
   s.max_queue_bytes = ledger_.max_queue;
-  if (!fab_.ports.empty()) {
-    s.max_queue_node = fab_.ports[ledger_.max_queue_port].node;
-    s.max_queue_if = fab_.ports[ledger_.max_queue_port].if_index;
+  if (!fab_.links.empty()) {
+    s.max_queue_node = fab_.links[ledger_.max_queue_port].node;
+    s.max_queue_if = fab_.links[ledger_.max_queue_port].if_index;
   }
   s.retransmit_timeouts = ledger_.rto_fired;
   s.max_rtt_ns = fab_.routing.max_rtt_ns();

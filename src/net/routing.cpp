@@ -27,7 +27,7 @@ uint64_t visit_rank(bool is_switch, uint32_t nb) {
 
 }  // namespace
 
-void Routing::build(const std::vector<Node>& nodes, const std::vector<Port>& ports, uint32_t payload,
+void Routing::build(const std::vector<Node>& nodes, const std::vector<PortLink>& ports, uint32_t payload,
                     const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
   nodes_ = &nodes;
   ports_ = &ports;
@@ -84,7 +84,7 @@ void Routing::build_adjacency() {
     tmp.clear();
     const Node& nd = nodes[v];
     for (uint32_t p = nd.first_port; p < nd.first_port + nd.num_ports; ++p) {
-      const Port& pt = ports[p];
+      const PortLink& pt = ports[p];
       if (!pt.up || !ports[pt.peer].up) continue;
       const uint32_t nb = ports[pt.peer].node;
       tmp.emplace_back(visit_rank(nodes[nb].is_switch, nb), p);
@@ -245,7 +245,7 @@ void Routing::class_bfs(uint32_t cls, bool lists) {
     for (uint32_t e = first_sw; e < adj_off_[now + 1]; ++e) {
       const uint32_t next = adj_nb_[e];
       // With parallel links the reference's neighbour table keeps the last line's link.
-      const Port& link = ports[pt_[pt_off_[e + 1] - 1]];
+      const PortLink& link = ports[pt_[pt_off_[e + 1] - 1]];
       if (dist_[next] < 0) {
         dist_[next] = d + 1;
         delay_[next] = delay_[now] + static_cast<uint64_t>(link.delay / kNs);
@@ -391,7 +391,7 @@ std::span<const uint32_t> Routing::host_nics(uint32_t h, uint32_t dst) const {
   const Node& nd = (*nodes_)[h];
   if (nd.num_ports > 1) return next_hops(h, dst);
   // Single-NIC host: its NIC if the switch behind it reaches dst (the span is the node's own field).
-  const Port& nic = (*ports_)[nd.first_port];
+  const PortLink& nic = (*ports_)[nd.first_port];
   if (!nic.up) return {};
   const uint32_t sw = (*ports_)[nic.peer].node;
   if (sw == dst || !next_hops(sw, dst).empty()) return {&nd.first_port, 1};

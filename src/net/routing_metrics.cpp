@@ -28,14 +28,14 @@ PathMetrics Routing::metrics(uint32_t src, uint32_t dst, const Cand& c) const {
   const auto& ports = *ports_;
   // The neighbour's last port to src (the reference keeps the last of parallel links).
   const uint32_t r = rev_[c.entry];
-  const Port& last = ports[pt_[pt_off_[r + 1] - 1]];
+  const PortLink& last = ports[pt_[pt_off_[r + 1] - 1]];
   const uint64_t last_tx = uint64_t(payload_) * 1000000000ull * 8 / last.rate_bps;
   if (c.cls == UINT32_MAX)  // src is linked to dst itself
     return {true, 1, static_cast<uint64_t>(last.delay / kNs), last_tx, last.rate_bps};
   // dst's own link to the seed its path leaves through, then the class's offsets from that seed.
   const uint32_t seed = cls_seeds_[cls_seed_off_[c.cls] + mseed_[c.node]];
   const uint32_t f = find_entry(dst, seed);
-  const Port& first = ports[pt_[pt_off_[f + 1] - 1]];
+  const PortLink& first = ports[pt_[pt_off_[f + 1] - 1]];
   PathMetrics m;
   m.reachable = true;
   m.hops = static_cast<uint32_t>(dist_[c.node]) + 1;
@@ -123,7 +123,7 @@ void Routing::compute_maxima() {
   const uint32_t n = static_cast<uint32_t>(nodes_->size());
   const uint32_t ncomp = num_components(), ncls = num_classes();
   auto hop = [&](uint32_t port) {
-    const Port& p = ports[port];
+    const PortLink& p = ports[port];
     return std::array<uint64_t, 3>{static_cast<uint64_t>(p.delay / kNs),
                                    uint64_t(payload_) * 1000000000ull * 8 / p.rate_bps, p.rate_bps};
   };

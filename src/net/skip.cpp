@@ -91,7 +91,7 @@ void Network::bypass(uint32_t port, uint32_t pkt, uint64_t ahead) {
   const Cause c = packet_cause(kernel_.cause(), pkt);
   if (p.cut) {
     // The peer's rank schedules the same event (Network::accept); the link's delay covers the window.
-    outbox_.push_back({at, c, port, node_rank_[fab_.ports[p.peer].node], 1, fab_.pool[pkt]});
+    outbox_.push_back({at, c, port, node_rank_[fab_.links[p.peer].node], 1, fab_.pool[pkt]});
     fab_.pool.release(pkt);
     return;
   }
@@ -104,7 +104,7 @@ bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
   const Time now = kernel_.now();
   // On its way through switches a packet behind its flow's clock only matters where it could
   // enter its own frozen partition; at the host it acts on its flow.
-  if (fab_.nodes[fab_.ports[port].node].is_switch && now >= freeze_horizon_) return false;
+  if (fab_.nodes[fab_.links[port].node].is_switch && now >= freeze_horizon_) return false;
   const Time offset = flows_.live(pk.flow) ? flows_.state(pk.flow).clock_offset : flows_.released_clock_offset(pk.flow);
   const Time owed = offset - pk.offset;
   if (owed <= 0) return false;
@@ -163,6 +163,7 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
     return pk.type == PktType::Data && !std::binary_search(flows.begin(), flows.end(), pk.flow);
   };
   for (uint32_t port : ports) {
+    if (!fab_.ports.made(port)) continue;  // another rank's: it answers for it
     const Port& p = fab_.ports[port];
     for (uint32_t c = 0; c < kClasses; ++c)  // class 0 too: a flow may use priority group 0
       for (uint32_t i = 0; i < p.queue[c].size(); ++i)
@@ -235,9 +236,12 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     for (int slot = 0; slot <= kRtoSlot; ++slot)
       if (f.timer_ev[slot] >= 0) kernel_.schedule(f.timer_ev[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
   }
+  // Another rank's ports (a partition spans ranks) are its to shift: nothing of them is here.
   if (freezing)
-    for (uint32_t p : ports) fab_.ports[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
+    for (uint32_t p : ports)
+      if (fab_.ports.made(p)) fab_.ports[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
   for (uint32_t port : ports) {
+    if (!fab_.ports.made(port)) continue;
     Port& p = fab_.ports[port];
     ++p.epoch;
     if (freezing) evacuate(port, flows);

@@ -1277,7 +1277,7 @@ void WorkloadDriver::count_link_bytes(size_t record, const FlowRecord& r) {
 
 void count_link_bytes(const Network& net, CollectiveRecord& c, const FlowRecord& r) {
   const std::vector<Node>& nodes = net.nodes();
-  const std::vector<Port>& ports = net.ports();
+  const std::vector<PortLink>& ports = net.links();
   if (const FlowInfo& i = net.flow_info(r.id); i.replayed) {
     // Replayed on an island: NVSwitches or a direct GPU link only, so no fabric hop, and its NIC (set
     // at its start) is its first hop — no path walk for the millions of TP flows a run replays.

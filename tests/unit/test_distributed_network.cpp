@@ -82,6 +82,36 @@ void run_in_windows(Network& net, Time until, Time window) {
 
 }  // namespace
 
+TEST(DistributedNetwork, ARankMakesItsOwnPortsAndTheFarEndsOfItsCutLinks) {
+  // A star of 7 hosts (ports 0-6) and its switch (node 7, ports 7-13: interface i+1 faces host i).
+  // Rank 0 holds hosts 0-2: their ports, and the switch ports facing them, whose wires carry what
+  // the switch sends them; rank 1 holds the rest, and the ports of hosts 0-2 for the same reason.
+  const SimConfig cfg = incast_config();
+  const Topology topo = star(7);
+  const std::vector<uint32_t> rank_of{0, 0, 0, 1, 1, 1, 1, 1};
+  for (uint32_t rank : {0u, 1u}) {
+    SCOPED_TRACE(rank);
+    Network net(cfg, topo, make_cc(cfg, nullptr), true);
+    EXPECT_EQ(net.ports().made_count(), 0u);
+    EXPECT_EQ(net.links().size(), 14u);
+    net.add_flows(incast_flows());  // wiring and routes only
+    net.set_distribution(rank_of, rank);
+    std::vector<uint32_t> made;
+    for (uint32_t p = 0; p < net.ports().size(); ++p)
+      if (net.ports().made(p)) made.push_back(p);
+    if (rank == 0) {
+      EXPECT_EQ(made, (std::vector<uint32_t>{0, 1, 2, 7, 8, 9}));
+    } else {
+      EXPECT_EQ(made.size(), 14u);
+    }
+    for (uint32_t p : made) {
+      EXPECT_EQ(net.ports()[p].cut, p <= 2 || (p >= 7 && p <= 9)) << p;  // hosts 0-2's links, at both ends
+      EXPECT_EQ(net.ports()[p].rate_bps, net.links()[p].rate_bps);
+      EXPECT_EQ(net.ports()[p].peer, net.links()[p].peer);
+    }
+  }
+}
+
 TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
   const SimConfig cfg = incast_config();
   const Topology topo = star(7);
@@ -107,7 +137,7 @@ TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
     StopAt c1(one, stop);
     one.run(kTimeMax);
 
-    Network dist(cfg, topo, make_cc(cfg, nullptr));
+    Network dist(cfg, topo, make_cc(cfg, nullptr), true);  // its ports made by set_distribution
     dist.add_flows(incast_flows());
     one_rank(dist);
     StopAt c2(dist, stop);

@@ -25,7 +25,7 @@ struct Link {
 /// Nodes and ports as Network lays them out: node v's ports are its links in list order.
 struct Fabric {
   std::vector<Node> nodes;
-  std::vector<Port> ports;
+  std::vector<PortLink> ports;
   Fabric(uint32_t n, const std::vector<uint8_t>& sw, const std::vector<uint8_t>& nvs, const std::vector<Link>& links) {
     nodes.resize(n);
     std::vector<std::vector<std::pair<uint32_t, bool>>> of(n);  // (link, is the b end)
@@ -92,7 +92,7 @@ struct BruteForce {
         const int32_t d = dist[now];
         for (const Adj& a : adj[now]) {
           const uint32_t next = a.nb;
-          const Port& link = ports[a.ports.back()];
+          const PortLink& link = ports[a.ports.back()];
           auto time = [&] {
             delay[next] = delay[now] + static_cast<uint64_t>(link.delay / kNs);
             tx[next] = tx[now] + uint64_t(kPayload) * 1000000000ull * 8 / link.rate_bps;

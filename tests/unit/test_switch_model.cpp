@@ -319,7 +319,8 @@ TEST(SwitchPfc, IncastWithSmallBufferPausesSendersWithoutDrops) {
   EXPECT_GE(pauses[0], 1);
   EXPECT_GE(pauses[1], 1);
   // Nothing is left paused or buffered at the end.
-  for (const Port& p : net.ports()) {
+  for (size_t i = 0; i < net.ports().size(); ++i) {
+    const Port& p = net.ports()[i];
     EXPECT_FALSE(p.paused[3]);
     EXPECT_EQ(p.bytes_total, 0u);
     EXPECT_EQ(p.hdrm_bytes[3], 0u);

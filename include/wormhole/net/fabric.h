@@ -12,28 +12,32 @@
 #include "wormhole/net/net_params.h"
 #include "wormhole/net/packet.h"
 #include "wormhole/net/port.h"
+#include "wormhole/net/port_array.h"
 #include "wormhole/net/routing.h"
 #include "wormhole/net/topology.h"
 
 namespace wh {
 
-/// The wired fabric of one process. Construction wires ports from the topology (interface i of a node
-/// is its i-th link in file order: ports[node.first_port + i - 1]) and configures every switch's
-/// shared buffer, PFC headroom and ECN thresholds from the parameters; routes are built on first use
-/// (routes()). The members are the model's state, read and changed by SwitchModel, NicModel and
-/// Network; the functions below only read them, except routes(), which builds the routes. Not copied:
-/// the routes refer to its nodes and ports.
+/// The wired fabric of one process. Construction wires every port from the topology (interface i of
+/// a node is its i-th link in file order: links[node.first_port + i - 1]), sizes every switch's shared
+/// buffer and checks its ECN maps, and makes the ports' state (ports) with their PFC headroom and ECN
+/// thresholds: all of them, or (make_ports) only those a rank of a distributed run simulates. Routes
+/// are built on first use (routes()). The members are the model's state, read and changed by
+/// SwitchModel, NicModel and Network; the functions below only read them, except routes(), which
+/// builds the routes, and make_ports(). Not copied: the routes refer to its nodes and links.
 struct Fabric {
   /// Throws InputError naming the topology when it has more ports than the event order can tell apart,
   /// and naming the KMAX_MAP setting (with the link's topology line) when a switch link's rate has no
-  /// entry in the ECN maps.
-  Fabric(const NetParams& params, const Topology& topo);
+  /// entry in the ECN maps. With `make_all`, every port's state is made; otherwise none until
+  /// make_ports().
+  Fabric(const NetParams& params, const Topology& topo, bool make_all = true);
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
   NetParams params;
   std::vector<Node> nodes;
-  std::vector<Port> ports;
+  std::vector<PortLink> links;  ///< how every port is wired (40 B a port)
+  PortArray ports;              ///< the state of the ports made (768 B each)
   Routing routing;   ///< built by routes(), or by a caller passing the pairs to precompute
   PacketPool pool;
   /// The reference's "NIC rate" (bit/s): the rate of the first host's first link, which scales every
@@ -48,17 +52,27 @@ struct Fabric {
 
   /// The routes, built now over the ports that are up if they are not yet.
   Routing& routes() {
-    if (!routing.built()) routing.build(nodes, ports, params.payload, {});
+    if (!routing.built()) routing.build(nodes, links, params.payload, {});
     return routing;
+  }
+  /// Makes port `p`'s state, if it is not made yet, as construction makes every port's: its wiring,
+  /// receive-error generator, and at a switch its ECN thresholds, PFC headroom and PFC shift.
+  void make_port(uint32_t p);
+  /// make_port() of every port of the nodes `mine(node)` says.
+  template <class Mine>
+  void make_ports(Mine&& mine) {
+    for (uint32_t v = 0; v < nodes.size(); ++v)
+      if (mine(v))
+        for (uint32_t p = nodes[v].first_port; p < nodes[v].first_port + nodes[v].num_ports; ++p) make_port(p);
   }
   /// Serialization time of `bytes` at `rate_bps` (ps), truncated to whole ns under NS_TRUNCATION.
   Time ser(uint32_t bytes, uint64_t rate_bps) const { return serialization_time(bytes, rate_bps, params.ns_trunc); }
-  bool is_switch_port(uint32_t port) const { return nodes[ports[port].node].is_switch; }
+  bool is_switch_port(uint32_t port) const { return nodes[links[port].node].is_switch; }
   /// The egress class packet `pkt` waits in at `port`: its own at a switch; a host NIC keeps its
   /// ACKs and PFC frames in class 0.
   uint32_t queue_class(uint32_t port, uint32_t pkt) const {
     const Packet& p = pool[pkt];
-    return nodes[ports[port].node].is_switch || p.type == PktType::Data ? p.pg : 0;
+    return nodes[links[port].node].is_switch || p.type == PktType::Data ? p.pg : 0;
   }
 
   static constexpr uint32_t kNoRoute = UINT32_MAX;
@@ -90,8 +104,16 @@ struct Fabric {
   std::string headroom_warning() const;
 
  private:
+  /// A switch port's ECN thresholds and PFC settings, from its link and the parameters.
+  struct SwitchPortSetup {
+    uint64_t kmin = 0, kmax = 0;
+    double pmax = 0;
+    uint64_t headroom = 0, need = 0;  ///< bytes: the reference's headroom, and what a lossless pause needs
+    uint8_t pfc_shift = 3;
+  };
+  SwitchPortSetup switch_port_setup(uint32_t p) const;
   uint32_t pick_nic(uint32_t src, uint32_t dst, uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport) const;
-  void build_ports(const Topology& topo);
+  void build_links(const Topology& topo);
   void configure_switches(const Topology& topo);
 };
 

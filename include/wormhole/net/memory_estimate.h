@@ -10,7 +10,7 @@ namespace wh {
 /// Bytes a Network over one topology allocates, by part.
 struct NetworkFootprint {
   uint64_t nodes = 0;    ///< Node records and the per-node vectors of the model and of routing
-  uint64_t ports = 0;    ///< sizeof(Port) per port (two per link), routing's adjacency, the link list
+  uint64_t ports = 0;    ///< per port (two per link) its state (Port; a rank's share over ranks) and wiring (PortLink), routing's adjacency, the link list
   uint64_t routing = 0;  ///< the next-hop table: 12 B per (switch, attachment class of its component), class slots
   uint64_t total() const { return nodes + ports + routing; }
 };
@@ -21,7 +21,10 @@ struct NetworkFootprint {
 /// fabric, one per server at its NVSwitch), and 12 B per host-switch link. Packets, queues and
 /// event-queue entries grow with the traffic and are not counted.
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
-NetworkFootprint estimate_network_bytes(const Topology& topo);
+/// Over `ranks` MPI ranks, a rank's: every rank holds the nodes, links and routes, and the ports'
+/// state (a Port, 768 B) of its own nodes, counted as an even share (the cut balances traffic, not
+/// ports; the far ends of its cut links come on top).
+NetworkFootprint estimate_network_bytes(const Topology& topo, uint32_t ranks = 1);
 
 /// Bytes of each finished flow's figures for the summary statistics (two slowdowns and its FCT), kept to
 /// the end of the run: in memory, or beyond SlowdownCollector::kInMemoryFigures flows in a temporary

@@ -85,8 +85,10 @@ class Network final : public CcHost {
   Network& operator=(const Network&) = delete;
   /// Keeps of `cfg` only its NetParams (with `cc`'s INT sizes). Throws InputError (naming the config
   /// file) if a link rate has no entry in the ECN maps, or LINK_DOWN names nodes that are not linked,
-  /// and (naming the topology) if it has more ports than the event order can tell apart.
-  Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc);
+  /// and (naming the topology) if it has more ports than the event order can tell apart. With
+  /// `ports_by_rank`, no port's state is made until set_distribution() makes the rank's own (a
+  /// distributed run, or a network only partitioned); otherwise every port's is made now.
+  Network(const SimConfig& cfg, const Topology& topo, std::unique_ptr<CongestionControl> cc, bool ports_by_rank = false);
 
   /// Registers flows (sorted by start time) and schedules their starts. Returns the first id.
   /// Throws InputError(`source`, flow line) for a flow whose hosts no path joins.
@@ -351,8 +353,9 @@ class Network final : public CcHost {
   /// Makes this network one rank's share of a distributed run: it executes only the events of the
   /// nodes with node_rank[n] == rank (ports by their node; an arrival by the receiving node; a
   /// flow's timers and QP by its source, the receiver's ACK NIC by its destination); flow starts
-  /// run everywhere. Packets sent over a cut link go to outbox() instead of the local wire.
-  /// Results are those of one process in EventOrder::Portable, which this sets.
+  /// run everywhere. Packets sent over a cut link go to outbox() instead of the local wire. Makes the
+  /// state of the rank's own ports (all ports are made already unless the network was built with
+  /// `ports_by_rank`). Results are those of one process in EventOrder::Portable, which this sets.
   /// Throws InputError (naming the config) for what a distributed run cannot do yet: LINK_DOWN
   /// (it rewires every rank's QPs in one event), and an observer/Wormhole are checked by the engine.
   void set_distribution(std::vector<uint32_t> node_rank, uint32_t rank);
@@ -427,7 +430,10 @@ class Network final : public CcHost {
   std::string headroom_warning() const { return fab_.headroom_warning(); }
   Kernel& kernel() { return kernel_; }
   const Kernel& kernel() const { return kernel_; }
-  const std::vector<Port>& ports() const { return fab_.ports; }
+  /// The ports' state: every port in one process, a rank's own in a distributed run.
+  const PortArray& ports() const { return fab_.ports; }
+  /// How every port is wired.
+  const std::vector<PortLink>& links() const { return fab_.links; }
   const std::vector<Node>& nodes() const { return fab_.nodes; }
   /// The fabric's data (nodes, ports, routes, parameters) and the switch model acting on it.
   const Fabric& fabric() const { return fab_; }

@@ -22,6 +22,19 @@ struct WireSlot {
   uint32_t pkt;
 };
 
+/// How one interface is wired. The fabric keeps one for every port in every process: routes, paths,
+/// the partitioning and the outputs read them, where a Port's state exists only where it is
+/// simulated (PortArray). A Port repeats the fields its packet path reads.
+struct PortLink {
+  uint64_t rate_bps = 0;  ///< link rate, bit/s
+  Time delay = 0;         ///< propagation delay, ps
+  double error_rate = 0;  ///< drop probability of packets received by this port
+  uint32_t node = 0;      ///< owning node
+  uint32_t peer = 0;      ///< global index of the port at the other end of the link
+  uint32_t if_index = 0;  ///< 1-based interface index on the node (file order)
+  bool up = true;         ///< false once LINK_DOWN took the link down
+};
+
 /// One interface of a node and the transmit direction of its link. It holds the egress queues
 /// (8 classes), the packets on the wire (a FIFO: one pending arrival event per port at a time),
 /// the PFC state received from the peer, and, on switches, the MMU's per-ingress counters of

@@ -43,7 +43,7 @@ class Routing {
   /// (Re)builds all tables over the ports that are up; maxRtt/maxBdp are set by the first build only.
   /// `payload` is PACKET_PAYLOAD_SIZE (bytes, for the per-hop transmission delay of the base RTT).
   /// `pairs` lists (src, dst) host pairs whose metrics are precomputed; others on first use.
-  void build(const std::vector<Node>& nodes, const std::vector<Port>& ports, uint32_t payload,
+  void build(const std::vector<Node>& nodes, const std::vector<PortLink>& ports, uint32_t payload,
              const std::vector<std::pair<uint32_t, uint32_t>>& pairs);
 
   /// Ports (global indices) of node `n` on shortest paths to host `dst`, in the reference's order;
@@ -125,7 +125,7 @@ class Routing {
   void note_max(const PathMetrics& m);
 
   const std::vector<Node>* nodes_ = nullptr;
-  const std::vector<Port>* ports_ = nullptr;
+  const std::vector<PortLink>* ports_ = nullptr;  // how every port is wired
   uint32_t payload_ = 1000;
   // Adjacency over up links, CSR: node v's entries adj_off_[v]..adj_off_[v+1] (neighbours hosts
   // ascending then switches descending); entry e's ports pt_off_[e]..pt_off_[e+1] (v's ports to the
