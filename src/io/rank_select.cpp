@@ -10,7 +10,7 @@ namespace wh {
 
 void KeySample::thin() {
   const size_t held = keys_.size() / series_;
-  for (size_t i = 0; 2 * i < held; ++i) std::copy_n(keys_.begin() + ptrdiff_t(2 * i * series_), series_, keys_.begin() + ptrdiff_t(i * series_));
+  for (size_t i = 1; 2 * i < held; ++i) std::copy_n(keys_.begin() + ptrdiff_t(2 * i * series_), series_, keys_.begin() + ptrdiff_t(i * series_));
   keys_.resize((held + 1) / 2 * series_);
   stride_ *= 2;
 }
@@ -22,8 +22,9 @@ std::vector<uint64_t> KeySample::keys(unsigned s) const {
   return out;
 }
 
-BracketSelection::BracketSelection(const std::vector<std::pair<unsigned, uint64_t>>& queries, const KeySample& sample)
-    : complete_(sample.complete()) {
+BracketSelection::BracketSelection(const std::vector<std::pair<unsigned, uint64_t>>& queries, const KeySample& sample,
+                                   size_t kept)
+    : kept_(kept), complete_(sample.complete()) {
   if (queries.empty()) throw std::invalid_argument("BracketSelection: no query");
   std::vector<std::vector<uint64_t>> sorted(sample.series());
   for (const auto& [series, k] : queries) {
@@ -38,9 +39,10 @@ BracketSelection::BracketSelection(const std::vector<std::pair<unsigned, uint64_
     }
     Query q;
     q.series = series, q.k = k;
-    // The sample's rank of k, ± 4 standard deviations of a sample rank (√m at most), so that a sample
-    // drawn at random misleads about once in 10^4 queries; keys between then number about
-    // 8/√m of the series (m = 2^18: 1/64).
+    // The sample's rank of k, ± 4√m + 1: a random sample's rank of it varies by √(m·q(1−q)) ≤ √m/2
+    // (q the quantile), so the bracket is 8 standard deviations wide at the median and more beyond,
+    // and a sample that is not adversarial misleads almost never; keys between then number about 8/√m
+    // of the series (m = 2^18: 1/64).
     const double m = double(s.size()), at = double(k) / double(sample.added()) * m, spread = 4 * std::sqrt(m) + 1;
     const double lo = std::floor(at - spread), hi = std::ceil(at + spread);
     q.lo = lo < 0 ? 0 : s[size_t(lo)];

@@ -52,7 +52,7 @@ void SimaiMonitors::take_bandwidth(Time at) {
   const double per_gbit = 8.0 / (double(bw_interval_) / double(kSec)) / 1e9;  // bytes in the interval -> Gbit/s
   for (const Node& n : net_.nodes())
     for (uint32_t p = n.first_port; p < n.first_port + n.num_ports; ++p) {
-      if (!net_.ports().made(p)) continue;  // another rank's (it sent nothing here)
+      if (!net_.owns_node(net_.links()[p].node)) continue;  // another rank's: it sends there
       const Port& port = net_.ports()[p];
       if (port.sent_bytes == last_sent_[p]) continue;
       s += fmt::format("{}, {}, {}, {:f}\n", at / kNs, port.node, port.if_index,
@@ -67,7 +67,7 @@ void SimaiMonitors::take_qps(Time at) {
   for (const Node& n : net_.nodes()) {
     if (n.is_switch) continue;
     for (uint32_t p = n.first_port; p < n.first_port + n.num_ports; ++p) {
-      if (!net_.ports().made(p)) continue;  // another rank's host: its QPs are there
+      if (!net_.owns_node(net_.links()[p].node)) continue;  // another rank's host: its QPs are there
       for (uint32_t id : net_.ports()[p].qps) {
         if (net_.flow_finished(id)) continue;  // waiting for its NIC to compact it
         const Flow& f = net_.flow(id);

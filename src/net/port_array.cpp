@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <cassert>
 #include <new>
 #include <utility>
 
@@ -12,6 +13,9 @@ PortArray::PortArray(size_t n) : size_(n), made_(n, false) {
   if (n == 0) return;
   void* p = mmap(nullptr, n * sizeof(Port), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+  // Huge pages (THP "always") would make a whole 2-MiB page resident at a port's first write, the
+  // unmade ports around it too.
+  madvise(p, n * sizeof(Port), MADV_NOHUGEPAGE);
   data_ = static_cast<Port*>(p);  // page-aligned: a Port's 64-B alignment holds
 }
 
@@ -23,6 +27,7 @@ PortArray::~PortArray() {
 }
 
 Port& PortArray::make(size_t p) {
+  assert(p < size_);
   if (!made_[p]) {
     new (data_ + p) Port();
     made_[p] = true;

@@ -163,7 +163,7 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
     return pk.type == PktType::Data && !std::binary_search(flows.begin(), flows.end(), pk.flow);
   };
   for (uint32_t port : ports) {
-    if (!fab_.ports.made(port)) continue;  // another rank's: it answers for it
+    if (!fab_.ports.made(port)) continue;  // not simulated here: its rank answers for it
     const Port& p = fab_.ports[port];
     for (uint32_t c = 0; c < kClasses; ++c)  // class 0 too: a flow may use priority group 0
       for (uint32_t i = 0; i < p.queue[c].size(); ++i)
@@ -236,7 +236,7 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     for (int slot = 0; slot <= kRtoSlot; ++slot)
       if (f.timer_ev[slot] >= 0) kernel_.schedule(f.timer_ev[slot], kTimer, id, timer_aux(f, slot), f.timer_cause[slot]);
   }
-  // Another rank's ports (a partition spans ranks) are its to shift: nothing of them is here.
+  // A port not made here (a partition spans ranks) is its rank's to shift: nothing of it is here.
   if (freezing)
     for (uint32_t p : ports)
       if (fab_.ports.made(p)) fab_.ports[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too

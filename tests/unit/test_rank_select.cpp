@@ -165,6 +165,28 @@ TEST(BracketSelection, GivesTheKeysASortPutsAtEachRank) {
   EXPECT_EQ(bracket({same}, {{0, 0}, {0, 2500}, {0, 4999}}, 64), std::vector<uint64_t>(3, order_key(1.25)));
 }
 
+TEST(BracketSelection, MoreKeysBetweenThanItKeepsIsToldNotAnswered) {
+  // 10,000 distinct keys, a sample of 64 (stride 256): a median's bracket spans ±33 sample ranks,
+  // about half the keys; with room for 100 of them the pass cannot rank them, with room for all it can.
+  std::vector<uint64_t> keys;
+  for (uint64_t i = 0; i < 10000; ++i) keys.push_back(i * 7919 % 10007);
+  KeySample sample(1, 64);
+  for (uint64_t k : keys) sample.add([&](uint64_t* out) { out[0] = k; });
+  for (size_t kept : {size_t(100), BracketSelection::kKeptPerQuery}) {
+    BracketSelection b({{0, 5000}}, sample, kept);
+    ASSERT_TRUE(b.needs_pass());
+    for (uint64_t k : keys) b.count(&k);
+    std::vector<uint64_t> sorted = keys;
+    std::sort(sorted.begin(), sorted.end());
+    if (kept == 100) {
+      EXPECT_FALSE(b.resolve());
+    } else {
+      ASSERT_TRUE(b.resolve());
+      EXPECT_EQ(b.keys(), std::vector<uint64_t>{sorted[5000]});
+    }
+  }
+}
+
 TEST(BracketSelection, ASampleThatMisledIsToldNotAnswered) {
   // Every 16th key is 0, the others 1000 + i: a sample whose stride is a multiple of 16 holds only
   // zeros, and brackets the median with [0, 0]; the pass finds 1/16 of the keys there, not half.

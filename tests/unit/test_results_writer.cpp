@@ -306,8 +306,9 @@ TEST(SlowdownStats, FiguresSpilledToAFileGiveTheSameBits) {
 
 TEST(SlowdownStats, PercentilesOfMoreFlowsThanTheSampleHoldsAreTheSorts) {
   // 300,000 finished flows: more than the 2^18 figures a sample holds, so the percentiles are selected
-  // by a pass over the figures; in the second set every flow whose id is a multiple of 4 (all the
-  // sample keeps, its stride being 2) ends at once, so the sample misleads and radix selection answers.
+  // by a pass over the figures; in the second set every flow whose id is a multiple of 4 ends at once,
+  // so that the sample (every other flow, its stride being 2) holds twice their share, brackets the
+  // median among them, and misleads: radix selection answers.
   for (bool misleading : {false, true}) {
     std::vector<FlowRecord> flows;
     for (uint32_t i = 0; i < 300000; ++i) {

@@ -22,15 +22,6 @@ inline uint64_t order_key(double x) {
 /// The double whose order_key is `k`.
 inline double from_order_key(uint64_t k) { return std::bit_cast<double>(k >> 63 ? k & ~(uint64_t(1) << 63) : ~k); }
 
-/// Radix selection of the (k+1)-th smallest key of several series at once (MSD, 16 bits a pass, 4
-/// passes): each pass counts the keys that share the bits found so far in a histogram of their next 16
-/// bits, and keeps the bin that holds rank k (the first pass counts each series once for all its
-/// queries). Exact — the key a sort of the whole series would put at index k — in O(passes ×
-/// figures) time and 512 KiB per query, whatever the number of figures. The histograms of several
-/// processes' figures may be summed between passes (MPI_Allreduce, MPI_SUM of uint64): the keys
-/// selected are then those of the union.
-class KeySelection;
-
 /// A systematic sample of elements that have a key in each of `series` series, taken as they are
 /// added: every stride-th element, the stride doubling (every other element kept is dropped) each time
 /// `capacity` are held. While fewer than `capacity` were added it holds them all (complete()). At most
@@ -68,17 +59,18 @@ class KeySample {
 /// Selection of the (k+1)-th smallest key of several series in one pass over them: each series'
 /// KeySample gives two keys that bracket rank k with high probability (Floyd and Rivest, "Expected
 /// time bounds for selection", CACM 18(3), 1975); the pass counts the keys below the lower one and
-/// equal to either, and keeps those strictly between (at most `kKeptPerQuery`), which nth_element
+/// equal to either, and keeps those strictly between (at most `kKeptPerQuery`, 2^21), which nth_element
 /// then ranks. Exact: a query whose rank the pass shows outside the bracket (the sample misled, e.g.
 /// keys periodic with the sample's stride) or whose keys between overflow is not answered, and
 /// resolve() says so (KeySelection then answers exactly). With complete samples no pass is needed.
 class BracketSelection {
  public:
   static constexpr size_t kKeptPerQuery = size_t(1) << 21;  // 16 MiB
-  /// One query per (series, k); `sample` is of all the elements (`added()` of them). Throws
-  /// std::invalid_argument for an empty list, a series the sample does not have, or a rank at or above
-  /// the number of elements.
-  BracketSelection(const std::vector<std::pair<unsigned, uint64_t>>& queries, const KeySample& sample);
+  /// One query per (series, k); `sample` is of all the elements (`added()` of them); at most `kept`
+  /// keys between a query's bracket are kept. Throws std::invalid_argument for an empty list, a
+  /// series the sample does not have, or a rank at or above the number of elements.
+  BracketSelection(const std::vector<std::pair<unsigned, uint64_t>>& queries, const KeySample& sample,
+                   size_t kept = kKeptPerQuery);
   /// Whether the keys must be counted (count() for each element, then resolve()).
   bool needs_pass() const { return !complete_; }
   /// Counts one element: keys[s] is its key in series s, for every s a query names.
@@ -88,7 +80,7 @@ class BracketSelection {
       if (key < q.lo) ++q.below;
       else if (key == q.lo) ++q.at_lo;
       else if (key < q.hi) {
-        if (q.between.size() < kKeptPerQuery) q.between.push_back(key);
+        if (q.between.size() < kept_) q.between.push_back(key);
         ++q.inside;
       } else if (key == q.hi) ++q.at_hi;
     }
@@ -108,9 +100,17 @@ class BracketSelection {
   };
   std::vector<Query> queries_;
   std::vector<uint64_t> keys_;
+  size_t kept_;
   bool complete_ = true;
 };
 
+/// Radix selection of the (k+1)-th smallest key of several series at once (MSD, 16 bits a pass, 4
+/// passes): each pass counts the keys that share the bits found so far in a histogram of their next 16
+/// bits, and keeps the bin that holds rank k (the first pass counts each series once for all its
+/// queries). Exact — the key a sort of the whole series would put at index k — in O(passes ×
+/// figures) time and 512 KiB per query, whatever the number of figures. The histograms of several
+/// processes' figures may be summed between passes (MPI_Allreduce, MPI_SUM of uint64): the keys
+/// selected are then those of the union.
 class KeySelection {
  public:
   static constexpr unsigned kPasses = 4;

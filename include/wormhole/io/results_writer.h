@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "wormhole/core/spill_vector.h"
-#include "wormhole/io/rank_select.h"
 #include "wormhole/core/time.h"
 #include "wormhole/io/flow_results.h"
+#include "wormhole/io/rank_select.h"
 #include "wormhole/net/results.h"
 #include "wormhole/net/topology.h"
 
@@ -150,8 +150,9 @@ struct SlowdownStats {
 /// every way of visiting the flows in id order gives the same bits). Keeps 24 B of every finished flow
 /// until result(), in blocks, in memory or (spill_to) in a temporary file, from which the percentiles
 /// are selected in one pass between keys a sample of 2^18 figures brackets them with (BracketSelection;
-/// none for fewer flows, whose sample holds them all), or four (KeySelection) if the sample misled; unless it keeps no figures: then it gives the counts
-/// and means only (the percentiles 0), and holds nothing per flow.
+/// none for fewer flows, whose sample holds them all), or four (KeySelection) if the sample misled;
+/// unless it keeps no figures: then it gives the counts and means only (the percentiles 0), and holds
+/// nothing per flow.
 class SlowdownCollector {
  public:
   /// Figures kept in memory before spill_to's file takes them: 2^24, 384 MiB (16.8 M flows). Writing

@@ -10,7 +10,9 @@ namespace wh {
 /// Bytes a Network over one topology allocates, by part.
 struct NetworkFootprint {
   uint64_t nodes = 0;    ///< Node records and the per-node vectors of the model and of routing
-  uint64_t ports = 0;    ///< per port (two per link) its state (Port; a rank's share over ranks) and wiring (PortLink), routing's adjacency, the link list
+  /// per port (two per link) its state (Port; a rank's share over ranks) and wiring (PortLink),
+  /// routing's adjacency, the link list
+  uint64_t ports = 0;
   uint64_t routing = 0;  ///< the next-hop table: 12 B per (switch, attachment class of its component), class slots
   uint64_t total() const { return nodes + ports + routing; }
 };
@@ -22,8 +24,9 @@ struct NetworkFootprint {
 /// event-queue entries grow with the traffic and are not counted.
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 /// Over `ranks` MPI ranks, a rank's: every rank holds the nodes, links and routes, and the ports'
-/// state (a Port, 768 B) of its own nodes, counted as an even share (the cut balances traffic, not
-/// ports; the far ends of its cut links come on top).
+/// state (a Port, 768 B) of its own nodes, counted as an even share. Not counted: the far ends of its
+/// cut links, made too (131,072 Spectrum-X GPUs over 2 ranks: 17–22 % more Ports than the share), and
+/// the cut's imbalance of ports (it balances traffic).
 NetworkFootprint estimate_network_bytes(const Topology& topo, uint32_t ranks = 1);
 
 /// Bytes of each finished flow's figures for the summary statistics (two slowdowns and its FCT), kept to

@@ -430,7 +430,8 @@ class Network final : public CcHost {
   std::string headroom_warning() const { return fab_.headroom_warning(); }
   Kernel& kernel() { return kernel_; }
   const Kernel& kernel() const { return kernel_; }
-  /// The ports' state: every port in one process, a rank's own in a distributed run.
+  /// The ports' state: every port in one process; in a distributed run a rank's own and the far ends
+  /// of its cut links.
   const PortArray& ports() const { return fab_.ports; }
   /// How every port is wired.
   const std::vector<PortLink>& links() const { return fab_.links; }

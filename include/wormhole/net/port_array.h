@@ -10,10 +10,11 @@
 namespace wh {
 
 /// Ports by global index (interface i of node v is [nodes[v].first_port + i - 1]), each made (built
-/// with its default state) only where it is simulated: every port in one process, a rank's own
-/// nodes' ports in a distributed run. Room for all of them is reserved as address space (mmap with
-/// MAP_NORESERVE) and a page takes memory only once a port in it is made, so the others' 768 B each
-/// cost nothing. Access is a plain index, as into a vector; reading a port not made is a bug
+/// with its default state) only where it is simulated: every port in one process; in a distributed
+/// run a rank's own nodes' ports and the far ends of its cut links. Room for all of them is reserved
+/// as address space (mmap with MAP_NORESERVE, without huge pages) and a page takes memory only once a
+/// port in it is made, so the others' 768 B each cost nothing (under vm.overcommit_memory 2 the
+/// kernel counts the whole reservation against its commit limit all the same). Access is a plain index, as into a vector; reading a port not made is a bug
 /// (assert in debug builds: its bytes are zeros, not a port). How a port is wired, which every
 /// process reads, is in PortLink.
 class PortArray {
@@ -42,7 +43,10 @@ class PortArray {
   size_t size() const { return size_; }
   /// Builds port `p` with its default state and returns it; a port made already is returned as it is.
   Port& make(size_t p);
-  bool made(size_t p) const { return made_[p]; }
+  bool made(size_t p) const {
+    assert(p < size_);
+    return made_[p];
+  }
   /// How many ports are made.
   size_t made_count() const { return made_count_; }
 

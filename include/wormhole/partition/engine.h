@@ -59,7 +59,8 @@ class WindowHook {
   virtual void window_start(Time t, uint64_t most) = 0;
 };
 
-/// Runs `net` (this rank's replica of the whole network) together with the other ranks of `comm`.
+/// Runs `net` (this rank's share of the network: every port's wiring, its own ports' state;
+/// Network::set_distribution) together with the other ranks of `comm`.
 ///
 /// Protocol (partition/README.md §3): every rank starts a window at T = the smallest next-event
 /// time over all ranks (MPI_Allreduce), runs its events in [T, T + lookahead), then the packets
