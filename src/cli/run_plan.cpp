@@ -189,7 +189,11 @@ void RunPlan::print_outcome(bool complete, const TrainingWork& work, const FlowR
     print_jobs_summary(r, *work.jobs, flows, slowdown, stats, pfc_frames, stats.wall_s, cc, quiet, net);
     return;
   }
-  if (!complete) std::fprintf(stderr, "wormhole: error: workload incomplete: %s\n", work.report->incomplete.c_str());
+  // A run its time limit or a signal stopped did as asked (exit status 3 still says it is incomplete);
+  // one whose events ran dry with work pending could never have finished.
+  if (!complete)
+    std::fprintf(stderr, "wormhole: %s: workload incomplete: %s\n", work.report->stuck ? "error" : "warning",
+                 work.report->incomplete.c_str());
   if (quiet) return;
   print_workload_summary(*work.report, stats, stats.wall_s, flows.size(), pfc_frames, cc);
   if (!r.background.empty()) fmt::print("{}\n", background_summary(r.background, flows, net));

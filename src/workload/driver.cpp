@@ -1201,7 +1201,7 @@ void WorkloadDriver::finish_report(Time until) {
       report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {} collectives pending:{}",
                                        signal_name(net_.stop_signal()), double(now) / kSec, pending_, describe_pending());
     else
-      report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
+      report_.stuck = dry, report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
                                        dry ? "no runnable events" : "stopped by the time limit",
                                        double(dry ? last : until) / kSec, pending_, describe_pending());
   }

@@ -306,6 +306,7 @@ TEST(WorkloadDriver, WatchdogReportsPendingCollectives) {
   const DriverRun r = run(w, f);
   EXPECT_FALSE(r.complete);
   EXPECT_NE(r.report.incomplete.find("no runnable events"), std::string::npos) << r.report.incomplete;
+  EXPECT_TRUE(r.report.stuck);  // it could never finish: an error, where a time limit is a warning
   EXPECT_NE(r.report.incomplete.find("8 collectives pending"), std::string::npos) << r.report.incomplete;
   EXPECT_NE(r.report.incomplete.find("wg AllReduce on DP group of GPU 0"), std::string::npos) << r.report.incomplete;
   EXPECT_NE(r.report.incomplete.find("flow GPU 0 -> GPU 8, 524288 B, ring 0 step 0: released, not finished (waiting for "
@@ -388,6 +389,7 @@ TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
   EXPECT_FALSE(d.report().iterations[0].complete);
   EXPECT_NE(d.report().incomplete.find("stopped by the time limit at 0.000020 s while 2 collectives pending"), std::string::npos)
       << d.report().incomplete;
+  EXPECT_FALSE(d.report().stuck);
 }
 
 // Stopped inside a compute phase: only the compute that finished counts (it was counted when the phase

@@ -141,6 +141,9 @@ struct WorkloadReport {
   /// Set when the run ended with collectives still pending (watchdog or stop time): a message
   /// naming how many and which.
   std::string incomplete;
+  /// Of an incomplete run: its events ran dry with work pending (the watchdog: it could never finish),
+  /// not a time limit or a signal that stopped it as asked.
+  bool stuck = false;
   bool complete() const { return incomplete.empty(); }
 };
 
