@@ -10,7 +10,8 @@ namespace wh {
 
 void KeySample::thin() {
   const size_t held = keys_.size() / series_;
-  for (size_t i = 1; 2 * i < held; ++i) std::copy_n(keys_.begin() + ptrdiff_t(2 * i * series_), series_, keys_.begin() + ptrdiff_t(i * series_));
+  for (size_t i = 1; 2 * i < held; ++i)
+    std::copy_n(keys_.begin() + ptrdiff_t(2 * i * series_), series_, keys_.begin() + ptrdiff_t(i * series_));
   keys_.resize((held + 1) / 2 * series_);
   stride_ *= 2;
 }

@@ -20,18 +20,18 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   kernel_.set_order(EventOrder::Portable);
   clock_.kernel().set_order(EventOrder::Portable);
   // The rank's own ports, and the far end of each cut link: packets from another rank arrive on
-  // that port's wire here (accept), and its arrival events run here.
-  fab_.make_ports([&](uint32_t v) { return node_rank_[v] == rank_; });
+  // that port's wire here (accept), and its arrival events run here. Either end of a cut link is cut.
   for (uint32_t p = 0; p < fab_.links.size(); ++p) {
     const PortLink& l = fab_.links[p];
-    const bool cut = node_rank_[l.node] != node_rank_[fab_.links[l.peer].node];
-    if (cut && node_rank_[l.node] == rank_) fab_.make_port(l.peer);
-  }
-  for (uint32_t p = 0; p < fab_.ports.size(); ++p)
-    if (fab_.ports.made(p)) {
-      Port& pt = fab_.ports[p];
-      pt.cut = node_rank_[pt.node] != node_rank_[fab_.links[pt.peer].node];
+    if (node_rank_[l.node] != rank_) continue;
+    fab_.make_port(p);
+    const bool cut = node_rank_[fab_.links[l.peer].node] != rank_;
+    fab_.ports[p].cut = cut;
+    if (cut) {
+      fab_.make_port(l.peer);
+      fab_.ports[l.peer].cut = true;
     }
+  }
 }
 
 bool Network::owns(const Event& e) const {

@@ -13,7 +13,8 @@ Fabric::Fabric(const NetParams& p, const Topology& topo, bool make_all) : params
   build_links(topo);
   configure_switches(topo);
   ports = PortArray(links.size());
-  if (make_all) make_ports([](uint32_t) { return true; });
+  if (make_all)
+    for (uint32_t p = 0; p < links.size(); ++p) make_port(p);
 }
 
 void Fabric::build_links(const Topology& topo) {

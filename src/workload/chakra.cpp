@@ -305,9 +305,9 @@ bool ChakraDriver::finish(Time) {
   if (left_ > 0) {
     report_.stuck = !net_.stopped_by_signal() && net_.pending_events() == 0;
     report_.incomplete = fmt::format("{} at {:.6f} s with {} trace nodes not finished",
-                                     net_.stopped_by_signal()      ? "interrupted by " + signal_name(net_.stop_signal())
-                                     : net_.pending_events() == 0 ? std::string("no runnable events")
-                                                                  : std::string("stopped by the time limit"),
+                                     net_.stopped_by_signal() ? "interrupted by " + signal_name(net_.stop_signal())
+                                     : report_.stuck          ? std::string("no runnable events")
+                                                              : std::string("stopped by the time limit"),
                                      double(net_.client_now()) / kSec, left_);
   }
   return left_ == 0;

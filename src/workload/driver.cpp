@@ -1200,10 +1200,12 @@ void WorkloadDriver::finish_report(Time until) {
     if (net_.stopped_by_signal())
       report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {} collectives pending:{}",
                                        signal_name(net_.stop_signal()), double(now) / kSec, pending_, describe_pending());
-    else
-      report_.stuck = dry, report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
+    else {
+      report_.stuck = dry;
+      report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
                                        dry ? "no runnable events" : "stopped by the time limit",
                                        double(dry ? last : until) / kSec, pending_, describe_pending());
+    }
   }
   Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {

@@ -21,15 +21,15 @@ namespace wh {
 /// The wired fabric of one process. Construction wires every port from the topology (interface i of
 /// a node is its i-th link in file order: links[node.first_port + i - 1]), sizes every switch's shared
 /// buffer and checks its ECN maps, and makes the ports' state (ports) with their PFC headroom and ECN
-/// thresholds: all of them, or (make_ports) only those a rank of a distributed run simulates. Routes
+/// thresholds: all of them, or (make_port) only those a rank of a distributed run simulates. Routes
 /// are built on first use (routes()). The members are the model's state, read and changed by
 /// SwitchModel, NicModel and Network; the functions below only read them, except routes(), which
-/// builds the routes, and make_ports(). Not copied: the routes refer to its nodes and links.
+/// builds the routes, and make_port(). Not copied: the routes refer to its nodes and links.
 struct Fabric {
   /// Throws InputError naming the topology when it has more ports than the event order can tell apart,
   /// and naming the KMAX_MAP setting (with the link's topology line) when a switch link's rate has no
   /// entry in the ECN maps. With `make_all`, every port's state is made; otherwise none until
-  /// make_ports().
+  /// make_port().
   Fabric(const NetParams& params, const Topology& topo, bool make_all = true);
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -58,13 +58,6 @@ struct Fabric {
   /// Makes port `p`'s state, if it is not made yet, as construction makes every port's: its wiring,
   /// receive-error generator, and at a switch its ECN thresholds, PFC headroom and PFC shift.
   void make_port(uint32_t p);
-  /// make_port() of every port of the nodes `mine(node)` says.
-  template <class Mine>
-  void make_ports(Mine&& mine) {
-    for (uint32_t v = 0; v < nodes.size(); ++v)
-      if (mine(v))
-        for (uint32_t p = nodes[v].first_port; p < nodes[v].first_port + nodes[v].num_ports; ++p) make_port(p);
-  }
   /// Serialization time of `bytes` at `rate_bps` (ps), truncated to whole ns under NS_TRUNCATION.
   Time ser(uint32_t bytes, uint64_t rate_bps) const { return serialization_time(bytes, rate_bps, params.ns_trunc); }
   bool is_switch_port(uint32_t port) const { return nodes[links[port].node].is_switch; }
