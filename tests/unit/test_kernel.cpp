@@ -692,3 +692,44 @@ TEST(Rng, SplitmixKnownAnswer) {
   EXPECT_EQ(splitmix64(x), 0x6e789e6aa1b965f4ull);
   EXPECT_EQ(x, 2 * 0x9e3779b97f4a7c15ull);
 }
+
+namespace {
+// Records what the kernel shows it before each event: the next three events of the bucket.
+struct Prefetcher {
+  std::vector<Event> seen;
+  std::vector<std::vector<uint32_t>> shown;  // targets of ahead(0..2) before each event
+  void prefetch(const EventQueue& q) const {
+    std::vector<uint32_t> t;
+    for (size_t k = 0; k < 3; ++k)
+      if (const Event* e = q.ahead(k)) t.push_back(e->target);
+    const_cast<Prefetcher*>(this)->shown.push_back(t);
+  }
+  void handle(const Event& e) { seen.push_back(e); }
+  void on_tick() {}
+  bool keep_running() const { return true; }
+  void at_barrier() {}
+};
+}  // namespace
+
+// A handler with prefetch() is shown, before each event, the events that run after it in the same
+// 1.024-ns bucket, in the order they run, and nothing of later buckets.
+TEST(Kernel, APrefetchingHandlerIsShownTheEventsThatRunNextInTheBucket) {
+  Kernel k;
+  k.set_order(EventOrder::Portable);
+  for (uint32_t i = 0; i < 4; ++i) k.schedule(100 * kNs, 0, 10 + i, 0, Cause{0, 0, i});  // one bucket
+  k.schedule(200 * kNs, 0, 20, 0, Cause{0, 0, 9});                                     // a later one
+  Prefetcher h;
+  k.run(kTimeMax, h);
+  ASSERT_EQ(h.seen.size(), 5u);
+  ASSERT_EQ(h.shown.size(), 5u);
+  EXPECT_EQ(h.shown[0], (std::vector<uint32_t>{11, 12, 13}));
+  EXPECT_EQ(h.shown[1], (std::vector<uint32_t>{12, 13}));
+  EXPECT_EQ(h.shown[2], (std::vector<uint32_t>{13}));
+  EXPECT_TRUE(h.shown[3].empty());
+  EXPECT_TRUE(h.shown[4].empty());
+  for (size_t i = 0; i + 1 < h.seen.size(); ++i) {
+    if (!h.shown[i].empty()) {
+      EXPECT_EQ(h.shown[i][0], h.seen[i + 1].target);
+    }
+  }
+}

@@ -71,6 +71,13 @@ class EventQueue {
     --size_;
     return true;
   }
+  /// The event `k` places after the next one in the bucket being drained (k = 0: the next one if the
+  /// side heap holds nothing earlier), or nullptr past the bucket's end: a hint of what runs soon,
+  /// for prefetching (events pushed meanwhile may run before it).
+  const Event* ahead(size_t k) const {
+    const size_t i = run_pos_ + k;
+    return i < run_.size() ? &run_[i] : nullptr;
+  }
   /// Events waiting in the heap beside the bucket being drained (diagnostics and tests: it should
   /// hold only events scheduled into the current 1.024-ns bucket).
   size_t side_heap_size() const { return side_.size(); }

@@ -17,6 +17,10 @@ enum class EventOrder : uint8_t {
   Portable,
 };
 
+/// A kernel handler that can be shown the queue before each event (Kernel::run).
+template <class H>
+concept PrefetchingHandler = requires(const H& h, const EventQueue& q) { h.prefetch(q); };
+
 /// Owns simulated time and the event queue. The model is the `Handler` of run(): it receives
 /// each event by reference and is called back every 2^16 events for progress and stop checks.
 /// No singletons: every network instance has its own kernel.
@@ -94,8 +98,9 @@ class Kernel {
 
   /// Runs events in (time, key) order while the earliest is at or before `until` (ps) and
   /// handler.keep_running() is true, holding the barrier (set_barrier) on the way. Calls
-  /// handler.handle(const Event&) per event and handler.on_tick() every 65,536 events. Returns the
-  /// number of events executed.
+  /// handler.handle(const Event&) per event and handler.on_tick() every 65,536 events; a handler
+  /// with prefetch(const EventQueue&) is shown the queue before each event, to start loading what
+  /// the next events will read (EventQueue::ahead). Returns the number of events executed.
   template <class Handler>
   uint64_t run(Time until, Handler& handler) {
     const uint64_t start = executed_;
@@ -112,6 +117,7 @@ class Kernel {
       now_ = running_.time;
       current_ = order_ == EventOrder::Reference ? ++executions_ : running_.key;
       child_ = client_child_ = 0;
+      if constexpr (PrefetchingHandler<Handler>) handler.prefetch(queue_);
       handler.handle(running_);
       if ((++executed_ & 0xffff) == 0) handler.on_tick();
       // After every event: stop() must take effect at once (a workload stops when its last GPU

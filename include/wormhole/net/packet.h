@@ -90,6 +90,8 @@ class PacketPool {
   Packet& operator[](uint32_t i) { return pkts_[i]; }
   const Packet& operator[](uint32_t i) const { return pkts_[i]; }
   size_t live() const { return pkts_.size() - free_.size(); }
+  /// Where packet `i` (< capacity()) lies, live or not: for prefetching.
+  const Packet* address(uint32_t i) const { return pkts_.data() + i; }
   /// Calls f(const Packet&) for every packet allocated now (not released), in index order: O(capacity),
   /// for occasional scans, not per event.
   template <class F>
