@@ -73,7 +73,8 @@ class EventQueue {
   }
   /// The event `k` places after the next one in the bucket being drained (k = 0: the next one if the
   /// side heap holds nothing earlier), or nullptr past the bucket's end: a hint of what runs soon,
-  /// for prefetching (events pushed meanwhile may run before it).
+  /// for prefetching (events pushed meanwhile may run before it). The pointer is valid until the next
+  /// pop.
   const Event* ahead(size_t k) const {
     const size_t i = run_pos_ + k;
     return i < run_.size() ? &run_[i] : nullptr;

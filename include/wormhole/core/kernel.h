@@ -17,7 +17,9 @@ enum class EventOrder : uint8_t {
   Portable,
 };
 
-/// A kernel handler that can be shown the queue before each event (Kernel::run).
+/// A kernel handler that can be shown the queue before each event (Kernel::run): its prefetch() must be
+/// callable on a const handler (a non-const one is not seen, and nothing would say so: a handler that
+/// relies on it static_asserts the concept).
 template <class H>
 concept PrefetchingHandler = requires(const H& h, const EventQueue& q) { h.prefetch(q); };
 

@@ -687,6 +687,8 @@ class Network final : public CcHost {
   std::vector<uint32_t> free_held_;
 };
 
+static_assert(PrefetchingHandler<Network>, "the kernel would not call Network::prefetch");
+
 // Inline: the kernel's loop calls it per event. Each stage reads only lines that the stage before it
 // fetched for the same event, one event earlier, so that its own loads do not miss. (A fourth stage
 // for the packet at the head of a switch's queue, measured at 1,024 GPUs, gained nothing: the work of
@@ -710,7 +712,7 @@ inline void Network::prefetch(const EventQueue& q) const {
   // One ahead: an arrival's wire slot, and the port that receives the packet.
   if (const Event* e = q.ahead(1); e && e->kind == kArrive && e->target < ports) {
     const Port* p = fab_.ports.address(e->target);
-    if (!p->wire.empty()) line(&p->wire.front());
+    if (!p->wire.empty()) line(&p->wire.front().pkt);  // a 40-B slot's index may sit in the next line
     if (p->peer < ports) {
       const Port* r = fab_.ports.address(p->peer);
       line(r);

@@ -39,9 +39,13 @@ class PortArray {
     assert(p < size_ && made_[p]);
     return data_[p];
   }
-  /// Where port `p` (< size()) lies, made or not (a port not made reads as zeros: an empty port): for
-  /// prefetching what an event will read, never for the model's state.
-  const Port* address(size_t p) const { return data_ + p; }
+  /// Where port `p` (< size()) lies, made or not: for prefetching what an event will read, never for the
+  /// model's state. A port not made reads as zero bytes (not a port: its wire reads as empty, its peer as
+  /// port 0), and its address is always mapped, so a prefetch stage may read one without faulting.
+  const Port* address(size_t p) const {
+    assert(p < size_);
+    return data_ + p;
+  }
   /// All ports, made or not.
   size_t size() const { return size_; }
   /// Builds port `p` with its default state and returns it; a port made already is returned as it is.
