@@ -516,11 +516,15 @@ void check_input_files(const SimConfig& c) {
     } else if (!p.is_relative()) {
       fix = "check the path";
     } else {
+      // A config named from its own folder ("config.txt") has no folder part: the current directory is
+      // its folder, and the path was looked for there.
       const fs::path dir = fs::path(c.path).parent_path();
-      where = ": " + absolute(p) + (topology && !dir.empty() ? " (nor beside the config: " + absolute(dir / p) + ")" : "");
-      fix = topology ? "give a path relative to the config's folder or to the current directory, or an absolute path"
-                     : "give a path relative to the current directory (the config's TOPOLOGY_FILE is not beside it), or "
-                       "an absolute path";
+      const bool config_here = dir.empty() || fs::equivalent(dir, fs::current_path(ec), ec);
+      where = ": " + absolute(p) + (topology && !config_here ? " (nor beside the config: " + absolute(dir / p) + ")" : "");
+      fix = config_here ? "give a path relative to the config's folder (the current directory), or an absolute path"
+            : topology  ? "give a path relative to the config's folder or to the current directory, or an absolute path"
+                        : "give a path relative to the current directory (the config's TOPOLOGY_FILE is not beside it), or "
+                          "an absolute path";
     }
     throw InputError(f, l, std::string(key) + " " + (beside ? rel.string() : *file) + " not found" + where, fix);
   }

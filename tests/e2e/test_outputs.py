@@ -161,6 +161,20 @@ class MissingScenario(Case):
             self.assertIn(want, p.stderr)
             self.assertFalse((self.dir / "out").exists())
 
+    def test_a_config_named_from_its_own_folder_is_not_said_to_be_elsewhere(self):
+        # Run as `wormhole run config_dcqcn.txt` from the config's folder, a missing input was looked for
+        # in that folder, and the hint said the config's TOPOLOGY_FILE was not beside it.
+        ring = SOURCE_DIR / "inputs" / "hpcc-ring16-fattree-k4-1MB"
+        for key in ("FLOW_FILE", "TOPOLOGY_FILE"):
+            p = subprocess.run([str(WORMHOLE), "run", "config_dcqcn.txt", "--set", f"{key}=nope.txt", "-o",
+                                str(self.dir / "out")], capture_output=True, text=True, timeout=60, cwd=ring)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(f"{key} nope.txt not found: {ring / 'nope.txt'} (fix: give a path relative to the config's "
+                          "folder (the current directory), or an absolute path)", p.stderr)
+            self.assertNotIn("not beside", p.stderr)
+            self.assertNotIn("nor beside", p.stderr)
+            self.assertFalse((self.dir / "out").exists())
+
     def test_a_missing_memo_file_is_not_called_a_scenario(self):
         scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
         p = self.run_wh(scenario, "--memo", "none.h5", expect=2)
