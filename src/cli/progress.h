@@ -24,6 +24,10 @@ struct ProgressFigures {
   uint64_t flows_done = 0;  ///< flows finished so far
   double fraction = -1;     ///< share of the run done, [0, 1]; < 0 = unknown: no % and no ETA
   std::string of;           ///< what the share counts, e.g. "the workload's bytes" or "trace nodes"
+  /// Share of the simulated time at which the run will be cut (SIMULATOR_STOP_TIME, workload.max_time)
+  /// reached, now / that time; < 0 = not cut. The run ends at the cut or when all is done, whichever
+  /// comes first, so the ETA follows the larger of the two shares.
+  double time_fraction = -1;
   /// Wormhole: the model's events left out (fast-forward's skips, the collective memo's replays) over
   /// those and the executed ones; < 0 = Wormhole off
   double skip_ratio = -1;
@@ -43,9 +47,10 @@ inline std::string format_eta(double s) {
 }
 
 /// The progress line (no newline): "[   10.0 s] sim 0.001234 s, 3.21 M events/s, 1234 flows done", then,
-/// when the share done is known, ", 41.2 % of the flows' bytes, ETA 14 s" (the ETA assumes the rest goes at the
-/// pace so far, and is left out until some share is done), then with Wormhole on ", Wormhole skipped
-/// 63.0 % of events", and with the collective memo on ", collective memo replayed 13440 flows".
+/// when the share done is known, ", 41.2 % of the flows' bytes", then ", ETA 14 s" (the rest at the pace so far,
+/// of the share done or of the simulated time to a cut, whichever is further; left out until some share is
+/// done), then with Wormhole on ", Wormhole skipped 63.0 % of events", and with the collective memo on
+/// ", collective memo replayed 13440 flows".
 inline std::string format_progress(const ProgressFigures& p) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "[%7.1f s] %ssim %.6f s, %.2f M events/s, %lu flows done", p.wall_s, p.who.c_str(),
@@ -53,11 +58,11 @@ inline std::string format_progress(const ProgressFigures& p) {
                 static_cast<unsigned long>(p.flows_done));
   std::string line = buf;
   if (p.fraction >= 0) {
-    const double f = std::min(p.fraction, 1.0);
-    std::snprintf(buf, sizeof buf, ", %.1f %% of %s", 100 * f, p.of.c_str());
+    std::snprintf(buf, sizeof buf, ", %.1f %% of %s", 100 * std::min(p.fraction, 1.0), p.of.c_str());
     line += buf;
-    if (f > 0) line += ", ETA " + format_eta(p.wall_s * (1 - f) / f);
   }
+  if (const double f = std::min(std::max(p.fraction, p.time_fraction), 1.0); f > 0)
+    line += ", ETA " + format_eta(p.wall_s * (1 - f) / f);
   if (p.skip_ratio >= 0) {
     std::snprintf(buf, sizeof buf, ", Wormhole skipped %.1f %% of events", 100 * p.skip_ratio);
     line += buf;
@@ -80,6 +85,8 @@ class ProgressLine {
   }
   /// The model's events Wormhole left out so far (skipped and replayed), asked at each line.
   void set_skipped(std::function<uint64_t()> skipped) { skipped_ = std::move(skipped); }
+  /// The simulated time (ps) at which the run is cut; kTimeMax (the default) or 0 = not cut.
+  void set_end(Time end) { end_ = end; }
   /// The flows the collective memo's replays have ended so far, asked at each line.
   void set_replayed(std::function<uint64_t()> replayed) { replayed_ = std::move(replayed); }
   void tick(Time now, uint64_t events, uint64_t done) {
@@ -91,6 +98,7 @@ class ProgressLine {
     p.wall_s = std::chrono::duration<double>(t - start_).count();
     p.now = now, p.events = events, p.flows_done = done;
     if (fraction_) p.fraction = fraction_(), p.of = of_;
+    if (end_ > 0 && end_ < kTimeMax) p.time_fraction = double(now) / double(end_);
     if (skipped_) {
       const uint64_t skipped = skipped_();
       p.skip_ratio = events + skipped > 0 ? double(skipped) / double(events + skipped) : 0.0;
@@ -104,6 +112,7 @@ class ProgressLine {
   Clock::time_point start_, last_;
   std::function<double()> fraction_;
   std::string of_;
+  Time end_ = kTimeMax;
   std::function<uint64_t()> skipped_;
   std::function<uint64_t()> replayed_;
 };

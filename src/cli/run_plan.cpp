@@ -112,6 +112,7 @@ CollectiveMemo* RunPlan::collective_memo(WormholeSession& wormhole) {
 }
 
 void RunPlan::set_progress(ProgressLine& line, const TrainingWork& work, std::function<uint64_t()> finished) const {
+  line.set_end(until());
   if (TrainingClient* client = work.client.get()) {
     line.set_fraction([client] { return client->progress(); },
                       workload_->chakra.ranks.empty() ? "the workload's bytes" : "trace nodes");

@@ -47,6 +47,25 @@ TEST(Progress, NoShareNoEta) {
             "[    5.0 s] rank 0: sim 2.000000 s, 1.98 M events/s, 0 flows done, 100.0 % of collectives, ETA 0 s");
 }
 
+// A run cut at a simulated time (SIMULATOR_STOP_TIME, workload.max_time) ends there if its work does not
+// end first: the ETA follows whichever share is further (it followed the work's share alone, so a
+// 1,024-GPU run cut at 1 ms said "ETA 12 min" 5 s before it ended).
+TEST(Progress, EtaOfARunCutAtASimulatedTime) {
+  ProgressFigures p;
+  p.wall_s = 5;
+  p.now = 500'000'000;  // 0.5 ms
+  p.fraction = 0.01;    // 1 % of the work: 495 s more at this pace
+  p.of = "the workload's bytes";
+  p.time_fraction = 0.5;  // half of a 1-ms cut: 5 s more
+  EXPECT_EQ(format_progress(p), "[    5.0 s] sim 0.000500 s, 0.00 M events/s, 0 flows done, 1.0 % of the workload's "
+                                "bytes, ETA 5 s");
+  p.time_fraction = 0.001;  // a cut far away: the work's share decides
+  EXPECT_NE(format_progress(p).find("ETA 8 min 15 s"), std::string::npos) << format_progress(p);
+  p.fraction = -1;  // no share of the work known: the cut alone gives the ETA
+  p.time_fraction = 0.25;
+  EXPECT_EQ(format_progress(p), "[    5.0 s] sim 0.000500 s, 0.00 M events/s, 0 flows done, ETA 15 s");
+}
+
 TEST(Progress, EtaUnits) {
   EXPECT_EQ(format_eta(0.4), "0 s");
   EXPECT_EQ(format_eta(59.4), "59 s");
