@@ -112,8 +112,11 @@ CollectiveMemo* RunPlan::collective_memo(WormholeSession& wormhole) {
 }
 
 void RunPlan::set_progress(ProgressLine& line, const TrainingWork& work, std::function<uint64_t()> finished) const {
-  line.set_end(until());
   if (TrainingClient* client = work.client.get()) {
+    // A workload runs from 0 s, so its share of the time to a cut is a pace. A flow file's is not: by the
+    // reference's convention its flows start at 2 s and SIMULATOR_STOP_TIME (4 s) is only a bound, so
+    // the time's share would claim half the run done at its first flow.
+    line.set_end(until());
     line.set_fraction([client] { return client->progress(); },
                       workload_->chakra.ranks.empty() ? "the workload's bytes" : "trace nodes");
     return;
