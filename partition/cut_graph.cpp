@@ -103,7 +103,8 @@ NetGraph cut_graph(const Topology& topo, const Fabric& fab, const std::vector<Cu
     std::vector<std::vector<uint32_t>> links_of(topo.num_nodes);
     for (uint32_t k = 0; k < topo.links.size(); ++k) links_of[topo.links[k].a].push_back(k), links_of[topo.links[k].b].push_back(k);
     std::vector<uint32_t> link_of_port(fab.links.size(), 0);
-    for (uint32_t p = 0; p < fab.links.size(); ++p) link_of_port[p] = links_of[fab.links[p].node].at(fab.links[p].if_index - 1);
+    for (uint32_t p = 0; p < fab.links.size(); ++p)
+      link_of_port[p] = links_of[fab.links[p].node].at(fab.links[p].if_index - 1);
     std::vector<double> node_bytes(topo.num_nodes, 0);
     std::vector<uint32_t> path;
     for (const CutFlow& f : flows) {

@@ -37,7 +37,8 @@ void print_workload_summary(const WorkloadReport& r, const RunStats& s, double w
     if (it.complete)
       fmt::print("iteration {}: {:.3f} us (ends at {:.3f} us)\n", it.index, us(it.end - it.start), us(it.end));
     else
-      fmt::print("iteration {}: INCOMPLETE (its last work ended at {:.3f} us; see the warning or error above)\n", it.index, us(it.end));
+      fmt::print("iteration {}: INCOMPLETE (its last work ended at {:.3f} us; see the warning or error above)\n",
+                 it.index, us(it.end));
   const EndToEnd& e = r.end_to_end;
   const auto finished = [&](const GpuRecord& g) {
     return g.finish >= 0 ? fmt::format("finished at {:.3f} us", us(g.finish)) : std::string("did not finish");

@@ -14,9 +14,9 @@ namespace wh {
 /// run a rank's own nodes' ports and the far ends of its cut links. Room for all of them is reserved
 /// as address space (mmap with MAP_NORESERVE, without huge pages) and a page takes memory only once a
 /// port in it is made, so the others' 768 B each cost nothing (under vm.overcommit_memory 2 the
-/// kernel counts the whole reservation against its commit limit all the same). Access is a plain index, as into a vector; reading a port not made is a bug
-/// (assert in debug builds: its bytes are zeros, not a port). How a port is wired, which every
-/// process reads, is in PortLink.
+/// kernel counts the whole reservation against its commit limit all the same). Access is a plain
+/// index, as into a vector; reading a port not made is a bug (assert in debug builds: its bytes are
+/// zeros, not a port). How a port is wired, which every process reads, is in PortLink.
 class PortArray {
  public:
   PortArray() = default;
