@@ -153,6 +153,23 @@ TEST(FlowResults, SomeFlowsComeBackInIdOrderWithGapsAndNoneTwice) {
   EXPECT_THROW(held_and_spilled.for_each([](const FlowRecord&) {}), std::logic_error);
 }
 
+TEST(FlowResults, ARangeMostlyHeldElsewhereComesBackInIdOrder) {
+  // A rank of four: every fourth id of ranges of 64, spilled in reverse over several blocks (fewer
+  // records than half the range's ids: sorted rather than placed in a vector of the whole range).
+  const auto dir = test::test_dir("flow_results");
+  FlowResults r(dir.string(), 6);
+  r.hold_some();
+  for (uint32_t id = 4 * 3000; id > 0; id -= 4) r.flow_retired(record(id - 4 + 1));
+  std::vector<uint32_t> ids;
+  r.for_each([&](const FlowRecord& f) { ids.push_back(f.id); });
+  ASSERT_EQ(ids.size(), 3000u);
+  for (uint32_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids[i], 4 * i + 1) << i;
+  FlowResults twice(dir.string(), 6);
+  twice.hold_some();
+  for (uint32_t id : {3, 40, 9, 40}) twice.flow_retired(record(id));
+  EXPECT_THROW(twice.for_each([](const FlowRecord&) {}), std::logic_error);
+}
+
 namespace {
 
 // Keeps what a streamed FlowResults hands over: each range's first id and its records.
