@@ -38,7 +38,8 @@ struct OwnedFlows {
 ///   (the others' are ignored), which must be slowdown_stats() over all flows in id order, as the serial
 ///   writer computes them (a distributed run streams every record to rank 0 for its summary anyway).
 /// Each rank writes its rows in rounds of at most `rows_per_round` (one collective transfer per round),
-/// so what it holds for them is that round's, not a copy of all its rows (same value on every rank).
+/// so what it holds for them is that round's, not a copy of all its rows (same value on every rank): the
+/// rows with their indices (about 120 B a row) and the MPI datatype HDF5 makes of a round's scattered rows.
 ///
 /// Errors, raised on every rank alike (the ranks agree before throwing, so none is left waiting):
 /// std::invalid_argument if the ranks' arguments do not fit together (a row out of range or owned
@@ -53,13 +54,13 @@ void write_hdf5_results_collective(MPI_Comm comm, const std::string& path, const
                                    const std::vector<uint64_t>& my_pfc_rows, uint64_t total_pfc,
                                    const RunMetadata& meta, const SlowdownStats& slowdown,
                                    const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
-                                   const std::vector<JobReport>* jobs = nullptr, size_t rows_per_round = 65536);
+                                   const std::vector<JobReport>* jobs = nullptr, size_t rows_per_round = 8192);
 /// The same from this rank's flows in memory, in any order (a sorted copy is written).
 void write_hdf5_results_collective(MPI_Comm comm, const std::string& path,
                                    const std::vector<FlowRecord>& my_flows, uint64_t total_flows,
                                    const std::vector<PfcRecord>& my_pfc, const std::vector<uint64_t>& my_pfc_rows,
                                    uint64_t total_pfc, const RunMetadata& meta, const SlowdownStats& slowdown,
                                    const WorkloadReport* workload = nullptr, const SkipReport* skip = nullptr,
-                                   const std::vector<JobReport>* jobs = nullptr, size_t rows_per_round = 65536);
+                                   const std::vector<JobReport>* jobs = nullptr, size_t rows_per_round = 8192);
 
 }  // namespace wh
