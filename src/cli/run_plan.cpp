@@ -149,14 +149,14 @@ std::pair<Time, Time> RunPlan::monitor_ends(Time now, Time last_finish, bool cut
   return {c.stop_time(), c.port_mon_end_ns ? c.stop_time() : last_finish >= 0 ? last_finish : now};
 }
 
-RunMetadata RunPlan::run_record(const RunStats& stats, const std::string& command_line) const {
+RunMetadata RunPlan::run_record(const RunStats& stats, const std::string& command_line, bool fabric) const {
   RunMetadata meta;
   meta.scenario = origin();
   meta.version = WORMHOLE_VERSION;
   meta.settings = effective_settings(cfg());
   meta.stats = stats;
   fill_run_record(meta, net(), cfg().cc_mode, topo(), command_line,
-                  training() ? workload_->overrides : config_->overrides);
+                  training() ? workload_->overrides : config_->overrides, fabric);
   if (training()) meta.scenario_keys = scenario_values(workload_->sc);
   return meta;
 }

@@ -89,7 +89,7 @@ class RunPlan {
   std::pair<Time, Time> monitor_ends(Time now, Time last_finish, bool cut) const;
   /// The run record: scenario, version, settings, `stats`, CC, command line, overrides, fabric, and a
   /// training scenario's keys.
-  RunMetadata run_record(const RunStats& stats, const std::string& command_line) const;
+  RunMetadata run_record(const RunStats& stats, const std::string& command_line, bool fabric = true) const;
   /// The jobs' reports for results.h5 (empty without jobs).
   std::vector<JobReport> job_reports(const TrainingWork& work) const;
   /// A training run's CSVs (each job's, and jobs.csv); `flows`: every flow's record. InputError if a

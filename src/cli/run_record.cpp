@@ -26,10 +26,13 @@ std::string quoted_command_line(int argc, char** argv) {
 }
 
 void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const Topology& topo, const std::string& command_line,
-                     const std::vector<std::pair<std::string, std::string>>& overrides) {
+                     const std::vector<std::pair<std::string, std::string>>& overrides, bool fabric) {
   meta.cc = cc_display_name(cc_mode);
   meta.command_line = command_line;
   meta.overrides = overrides;
+  meta.nodes.clear();
+  meta.links.clear();
+  if (!fabric) return;
   const std::vector<Node>& nodes = net.nodes();
   const std::vector<PortLink>& ports = net.links();
   // Tiers: switch hops from the nearest host (hosts never forward, so the search starts at all of them).
@@ -47,14 +50,14 @@ void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const T
       todo.push_back(w);
     }
   }
-  meta.nodes.clear();
+  meta.nodes.reserve(nodes.size());
   for (uint32_t v = 0; v < nodes.size(); ++v) {
     const Node& n = nodes[v];
     meta.nodes.push_back({n.is_nvswitch ? "nvswitch" : n.is_switch ? "switch" : "host",
                           tier[v] == UINT32_MAX ? 0 : tier[v], n.num_ports, n.first_port});
   }
   // Interfaces are numbered per node in link order (Fabric::build_links): replay it.
-  meta.links.clear();
+  meta.links.reserve(topo.links.size());
   std::vector<uint32_t> used(nodes.size(), 0);
   for (const TopoLink& l : topo.links) {
     FabricLink r;

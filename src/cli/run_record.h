@@ -16,10 +16,11 @@ namespace wh {
 /// a shell treats specially put in single quotes.
 std::string quoted_command_line(int argc, char** argv);
 
-/// Sets meta's CC name (of CC_MODE `cc_mode`), command line, overrides and fabric (nodes with their role and tier, the
-/// links of `topo` in file order with both interface indices, rate, delay, error rate in force and
-/// kind) from the network built from `topo`.
+/// Sets meta's CC name (of CC_MODE `cc_mode`), command line, overrides and, if `fabric`, its fabric (nodes
+/// with their role and tier, the links of `topo` in file order with both interface indices, rate, delay,
+/// error rate in force and kind) from the network built from `topo`: 48 B a link and 24 B a node, which
+/// only the process writing /topology needs (rank 0 of a distributed run).
 void fill_run_record(RunMetadata& meta, const Network& net, int cc_mode, const Topology& topo, const std::string& command_line,
-                     const std::vector<std::pair<std::string, std::string>>& overrides);
+                     const std::vector<std::pair<std::string, std::string>>& overrides, bool fabric = true);
 
 }  // namespace wh

@@ -63,6 +63,9 @@ class Distributed(unittest.TestCase):
                     self.assertEqual(repr(ax.get(k)), repr(ay.get(k)), f"/run attribute {k} of {b.name}")
             settings = lambda h: {k: v for k, v in h["run/settings"][()] if not k.endswith(b"_FILE")}
             self.assertEqual(settings(x), settings(y))
+            for table in ("topology/nodes", "topology/links"):  # rank 0 alone makes the fabric's record
+                self.assertGreater(len(y[table]), 0, f"/{table} of {b.name}")
+                self.assertEqual(x[table][()].tolist(), y[table][()].tolist(), f"/{table} of {b.name}")
 
     def test_identical_for_2_3_4_ranks(self):
         # A fat tree with DCQCN and with HPCC (INT in every packet), and an incast whose 1-MB switch buffers

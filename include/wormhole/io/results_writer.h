@@ -73,7 +73,7 @@ std::string pfc_line(const PfcRecord& p);
 
 /// One node of the fabric as the run record (/topology/nodes) gives it.
 struct FabricNode {
-  std::string role;     ///< "host" (a GPU in a training workload), "switch" or "nvswitch"
+  const char* role = "host";  ///< "host" (a GPU in a training workload), "switch" or "nvswitch" (a static string)
   uint32_t tier = 0;    ///< 0 hosts; a switch: 1 + the fewest switch hops to a host (1 ToR/leaf or NVSwitch, 2 spine, ...)
   uint32_t ports = 0;   ///< interfaces
   uint32_t first_port = 0;  ///< global index of its interface 1 (ports first_port .. first_port + ports - 1)
@@ -86,7 +86,7 @@ struct FabricLink {
   uint64_t rate_bps = 0;
   Time delay = 0;                   ///< ps, one way
   double error_rate = 0;            ///< drop probability in force at each receiving end
-  std::string kind;                 ///< "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch)
+  const char* kind = "nic";         ///< "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch); static
 };
 
 /// Metadata written with the results: the run's statistics and its record (what was run, on what).
