@@ -3,6 +3,7 @@
 // exactly what the results need.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 #include "wormhole/cc/factory.h"
@@ -39,6 +40,18 @@ TEST(ChunkedVector, GrowsWithoutMovingElementsAndTruncatesWholeChunks) {
   EXPECT_EQ(v.push_back(55), 5u);
   EXPECT_EQ(v[4], 40u);
   EXPECT_EQ(v[5], 55u);
+}
+
+TEST(ChunkedVector, AMovedElementIsTakenWithoutACopy) {
+  ChunkedVector<std::unique_ptr<int>, 1> v;  // chunks of 2; a move-only type
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(v.push_back(std::make_unique<int>(i * 3)), size_t(i));
+  auto last = std::make_unique<int>(99);
+  const int* held = last.get();
+  v.push_back(std::move(last));
+  EXPECT_EQ(last, nullptr);
+  EXPECT_EQ(v[5].get(), held);
+  EXPECT_EQ(*v[4], 12);
+  EXPECT_EQ(v.capacity_bytes(), 3 * 2 * sizeof(std::unique_ptr<int>));
 }
 
 TEST(FlowTable, ReleasedSlotsAreReusedAndTheOutcomeOutlivesTheState) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace wh {
@@ -39,6 +40,12 @@ class ChunkedVector {
   size_t push_back(const T& v) {
     if ((size_ >> kBits) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
     chunks_[size_ >> kBits][size_ & (kChunk - 1)] = v;
+    return size_++;
+  }
+  /// Appends `v`, moved; returns its index.
+  size_t push_back(T&& v) {
+    if ((size_ >> kBits) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    chunks_[size_ >> kBits][size_ & (kChunk - 1)] = std::move(v);
     return size_++;
   }
   /// Keeps the first `n` elements (n <= size()); chunks past them are freed.

@@ -248,7 +248,7 @@ class WorkloadDriver final : public TrainingClient {
   std::vector<Gpu> gpus_;
   MicroBatches mb_;                                  // with PP > 1
   std::vector<std::vector<ProgramStep>> programs_;  // per pipeline stage
-  std::vector<Instance> inst_;
+  ChunkedVector<Instance, 8> inst_;  // one per collective instance, kept to the end: grows without copies
   std::vector<Transfer> transfers_;
   // (iter, grad, mb, receiving chunk, receiver)
   std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t, uint32_t>, uint32_t> transfer_of_;
