@@ -39,6 +39,10 @@ What is measured and how to read it
   load imbalance), communicate = exchanging cut-link packets (Alltoallv). Shares are of C + W + M. sync overhead
   = (W + M) / loop s: the part of the loop a rank spends not simulating. windows = lookahead windows (one
   Allreduce each); cut-link packets = packets that crossed a cut link (sent and received over all ranks match).
+* memory: each process's peak RSS (GNU time's %M, each rank wrapped in /usr/bin/time under mpirun; the column is
+  left out without it), rank 0 first, and the heaviest rank's over the one process's. A rank holds its share of
+  the ports and flows, and all of what every rank holds alike (the driver, routes, programs, the MPI libraries:
+  about 35 MB a rank on this machine against 26 MB for one process of a tiny run).
 * cut (from wormhole partition): cut links (the edge cut), lookahead (the smallest delay of a cut link: the
   window length), imbalance (heaviest rank / mean; a node weighs 1 + ports + flows + MB of flow bytes through it), and
   per rank nodes / hosts / switches / ports / cut links / flows sent.
@@ -74,6 +78,7 @@ from bench_wormhole import (DEFAULT_BUILD, EVENTS_RE, REPO, BenchError, cli, log
                             parse_list, tail)
 
 BUILD_DIRS = [DEFAULT_BUILD]
+GNU_TIME = "/usr/bin/time"
 TEMPLATE = REPO / "inputs" / "hpcc-ring16-fattree-k4-1MB"
 PATH_KEYS = ("TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE",
              "QLEN_MON_FILE")
@@ -219,9 +224,29 @@ def mode_sets(cfg, wormhole, window=None):
     return sets
 
 
+def peak_rss_wrapper(workdir, n):
+    """The words that run a command under GNU time (/usr/bin/time, Debian package `time`), each process writing
+    its peak RSS (KiB) to rss<n>.<rank> in `workdir` (the rank from Open MPI's or MPICH's environment); [] without
+    GNU time."""
+    if not os.access(GNU_TIME, os.X_OK):
+        return []
+    out = f"{workdir}/rss{n}." + "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}"
+    return ["sh", "-c", f'exec {GNU_TIME} -f %M -o "{out}" "$@"', "sh"]
+
+
+def read_peak_rss(workdir, n):
+    """Peak RSS in KiB of each rank (rank 0 first) as peak_rss_wrapper wrote them, or None."""
+    files = [workdir / f"rss{n}.{r}" for r in range(n)]
+    try:
+        return [int(f.read_text().split()[-1]) for f in files]
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def simulate(binary, cfg, workdir, n, timeout, wormhole=False, window=None):
     outdir = workdir / f"np{n}"
-    cmd = [str(binary), "run", str(cfg), "-o", str(outdir), *mode_sets(cfg, wormhole, window)]
+    cmd = peak_rss_wrapper(workdir, n) + [str(binary), "run", str(cfg), "-o", str(outdir),
+                                          *mode_sets(cfg, wormhole, window)]
     cmd = cmd + ["--set", "EVENT_ORDER=portable"] if n == 1 else mpirun(n) + cmd
     what = "1 process" if n == 1 else f"mpirun -np {n}"
     log(f"  {what} ...")
@@ -246,7 +271,7 @@ def simulate(binary, cfg, workdir, n, timeout, wormhole=False, window=None):
     other = stats.get("other")
     log(f"      {wall:.2f} s wall, {int(m.group(1)):,} events, loop {float(m.group(2)):.2f} s"
         + (f"; other processes used {other:.2f} CPUs meanwhile" if other is not None else ""))
-    return {"other": other, "n": n, "wall": wall, "events": int(m.group(1)), "loop": float(m.group(2)), "ranks": ranks,
+    return {"other": other, "n": n, "rss": read_peak_rss(workdir, n), "wall": wall, "events": int(m.group(1)), "loop": float(m.group(2)), "ranks": ranks,
             "outdir": outdir, "flows": f"{fm.group(1)}/{fm.group(2)}", "pfc": int(pm.group(1)), "ecn": int(pm.group(2)),
             "cut": (int(cm.group(2)), float(cm.group(3)), int(cm.group(4))) if cm else None}
 
@@ -315,6 +340,10 @@ def report(runs, parts, exact, head):
                         f"{q['comm']:.3f}", share(q["compute"], busy), share(q["wait"], busy), share(q["comm"], busy),
                         share(q["wait"] + q["comm"], r["loop"]), f"{q['windows']:,}", f"{q['sent']:,}",
                         f"{q['received']:,}"])
+    mib = lambda kib: f"{kib / 1024:.1f}"
+    memory = [[str(r["n"]) if r["n"] > 1 else "1 (portable)", " / ".join(mib(v) for v in r["rss"]), mib(max(r["rss"])),
+               f"{max(r['rss']) / max(base['rss']):.2f}x" if r["n"] > 1 else "–"]
+              for r in runs if r["rss"] and base["rss"]]
     return (head + "\n\n## speed and exactness\n\nspeedup and efficiency: whole process / simulation loop; "
             "exact = fct.txt and pfc.txt byte-identical to the 1-process run (and /flows, /pfc equal by h5diff); other CPUs = other processes' "
             "load during the run (0 = the machine was ours).\n\n"
@@ -327,7 +356,11 @@ def report(runs, parts, exact, head):
             "loop s.\n\n"
             + md_table(["ranks", "rank", "events", "compute s", "wait s", "communicate s", "compute", "wait",
                         "communicate", "sync overhead", "windows", "cut-link pkts sent", "received"], per,
-                       ["r"] * 13) + "\n")
+                       ["r"] * 13)
+            + ("\n\n## memory\n\npeak RSS per process (GNU time's %M), rank 0 first; largest / 1 process = the "
+               "heaviest rank's peak over the one process's.\n\n"
+               + md_table(["ranks", "peak RSS per rank MiB", "largest MiB", "largest / 1 process"], memory, ["r"] * 4)
+               if memory else "\n\n(no peak RSS: GNU time, /usr/bin/time, is not installed)") + "\n")
 
 
 def loadavg():
