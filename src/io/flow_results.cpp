@@ -4,21 +4,23 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "record_placing.h"
+
 namespace wh {
 
 namespace {
 
-// Records a range buffers before it writes them as one block (160 KB): few writes. A written block's
-// buffer is freed, so ranges whose flows finished long ago (a run of 100 M flows has 763) hold only
-// the few records that still trickle in.
+// Records a range of 2^17 ids buffers before it writes them as one block (160 KB): few writes. A written
+// block's buffer is freed, so ranges whose flows finished long ago (a run of 100 M flows has 763) hold only
+// the few records that still trickle in. Smaller ranges buffer proportionally fewer: records arriving
+// spread over many ranges (a rank of a distributed run sending a smaller share runs ahead of the others
+// in id order) then hold as much as over the larger ranges.
 constexpr size_t kPending = 2048;
+size_t pending_limit(uint32_t bucket_bits) { return std::clamp<size_t>((size_t(1) << bucket_bits) / 64, 1, kPending); }
 
-// Sorts by id the records of one range (ids from lo, fewer than `slots` past lo) by moving each to its
-// id's slot, in place: linear, where a sort of a million records was a visible share of writing the
-// results. Slots left empty are the range's flows held elsewhere. A range holding fewer than half its
-// slots (a rank of a distributed run holds the flows it sends) is sorted instead, so that it never takes
-// more than twice its records' memory (a whole range is 10.5 MB, on every rank). Throws
-// std::logic_error for an id outside the range or one given twice.
+}  // namespace
+
+// Placing is linear, where a sort of a million records was a visible share of writing the results.
 void sort_by_placing(std::vector<FlowRecord>& range, uint64_t lo, uint64_t slots) {
   // An empty slot's id: no record of this range has it (ids stay below 2^32 - 1, the flow table's limit).
   constexpr auto kEmpty = decltype(FlowRecord::id)(~uint64_t(0));
@@ -50,10 +52,10 @@ void sort_by_placing(std::vector<FlowRecord>& range, uint64_t lo, uint64_t slots
   std::erase_if(range, [](const FlowRecord& r) { return r.id == kEmpty; });
 }
 
-}  // namespace
-
 FlowResults::FlowResults(const std::string& dir, uint32_t bucket_bits)
-    : bucket_bits_(bucket_bits), file_(std::make_unique<SpillFile>(dir, "the flows' records")) {}
+    : bucket_bits_(bucket_bits),
+      pending_limit_(pending_limit(bucket_bits)),
+      file_(std::make_unique<SpillFile>(dir, "the flows' records")) {}
 
 void FlowResults::flush(Bucket& b) const {
   if (b.pending.empty()) return;
@@ -93,7 +95,7 @@ void FlowResults::flow_retired(const FlowRecord& r) {
     else if (waiting_ > waiting_bound_) spill_largest_waiting();
     return;
   }
-  if (b.pending.size() >= kPending) flush(b);
+  if (b.pending.size() >= pending_limit_) flush(b);
 }
 
 void FlowResults::stream_to(RecordRangeSink* sink, size_t memory_bytes) {
@@ -111,6 +113,13 @@ void FlowResults::stream_range(Bucket& b, size_t k) {
   streamed_ += span;
   std::vector<FlowRecord>().swap(b.pending);
   b.streamed = true;
+}
+
+size_t FlowResults::records_in_memory() const {
+  size_t n = 0;
+  for (const auto& b : buckets_)
+    if (b) n += b->pending.size();
+  return n;
 }
 
 void FlowResults::spill_largest_waiting() {

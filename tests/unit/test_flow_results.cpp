@@ -13,6 +13,8 @@
 #include "wormhole/io/flow_results.h"
 #include "wormhole/io/results_writer.h"
 
+#include "../../src/io/record_placing.h"
+
 #include "file_fixtures.h"
 
 using namespace wh;
@@ -153,21 +155,47 @@ TEST(FlowResults, SomeFlowsComeBackInIdOrderWithGapsAndNoneTwice) {
   EXPECT_THROW(held_and_spilled.for_each([](const FlowRecord&) {}), std::logic_error);
 }
 
-TEST(FlowResults, ARangeMostlyHeldElsewhereComesBackInIdOrder) {
-  // A rank of four: every fourth id of ranges of 64, spilled in reverse over several blocks (fewer
-  // records than half the range's ids: sorted rather than placed in a vector of the whole range).
+TEST(FlowResults, ASparseRangeIsSortedWithoutGrowingToTheWholeRange) {
+  // A rank of four: every fourth id of a range of 1,024 ids from 2,048, in reverse.
+  std::vector<FlowRecord> range;
+  for (uint32_t i = 256; i > 0; --i) range.push_back(record(2048 + 4 * (i - 1) + 1));
+  range.shrink_to_fit();
+  sort_by_placing(range, 2048, 1024);
+  ASSERT_EQ(range.size(), 256u);
+  EXPECT_EQ(range.capacity(), 256u);  // placing would have grown it to 1,024 records
+  for (uint32_t i = 0; i < 256; ++i) ASSERT_EQ(range[i].id, 2048 + 4 * i + 1) << i;
+  // A dense range is placed: the same order.
+  std::vector<FlowRecord> dense;
+  for (uint32_t i = 0; i < 1000; ++i) dense.push_back(record(2048 + 1023 - i));
+  sort_by_placing(dense, 2048, 1024);
+  ASSERT_EQ(dense.size(), 1000u);
+  for (uint32_t i = 0; i < 1000; ++i) ASSERT_EQ(dense[i].id, 2048 + 24 + i) << i;
+  // Errors on either path: an id given twice, an id outside the range.
+  for (const size_t n : {10, 900}) {
+    std::vector<FlowRecord> twice, outside;
+    for (uint32_t i = 0; i < n; ++i) twice.push_back(record(2048 + i)), outside.push_back(record(2048 + i));
+    twice.back() = record(2048);
+    outside.back() = record(2048 + 1024);
+    EXPECT_THROW(sort_by_placing(twice, 2048, 1024), std::logic_error) << n;
+    EXPECT_THROW(sort_by_placing(outside, 2048, 1024), std::logic_error) << n;
+  }
+}
+
+TEST(FlowResults, RecordsOfSmallRangesAreWrittenInSmallerBlocks) {
+  // Ranges of 2^8 ids buffer 4 records (2^8 / 64) before writing a block: 100 records spread over
+  // 25 ranges, 4 each, all written out, none held in memory; read back in order all the same.
   const auto dir = test::test_dir("flow_results");
-  FlowResults r(dir.string(), 6);
+  FlowResults r(dir.string(), 8);
   r.hold_some();
-  for (uint32_t id = 4 * 3000; id > 0; id -= 4) r.flow_retired(record(id - 4 + 1));
+  for (uint32_t k = 0; k < 4; ++k)
+    for (uint32_t range = 0; range < 25; ++range) {
+      r.flow_retired(record(range * 256 + k));
+      EXPECT_EQ(r.records_in_memory(), k < 3 ? range + 1 + 25 * k : 3 * (24 - range)) << k << " " << range;
+    }
   std::vector<uint32_t> ids;
   r.for_each([&](const FlowRecord& f) { ids.push_back(f.id); });
-  ASSERT_EQ(ids.size(), 3000u);
-  for (uint32_t i = 0; i < ids.size(); ++i) ASSERT_EQ(ids[i], 4 * i + 1) << i;
-  FlowResults twice(dir.string(), 6);
-  twice.hold_some();
-  for (uint32_t id : {3, 40, 9, 40}) twice.flow_retired(record(id));
-  EXPECT_THROW(twice.for_each([](const FlowRecord&) {}), std::logic_error);
+  ASSERT_EQ(ids.size(), 100u);
+  EXPECT_EQ(ids[5], 256u + 1);
 }
 
 namespace {

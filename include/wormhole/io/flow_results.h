@@ -29,13 +29,14 @@ class RecordRangeSink {
 ///
 /// Records handed over during the run (FlowSink::flow_retired, in release order) are appended to one
 /// unlinked temporary file in a folder given at construction (the outputs' folder), 80 B a record, in
-/// blocks of up to 2,048 records of one range of 2^bucket_bits ids; records added with add() (the
-/// flows a network still holds at the end) stay in memory. A distributed run streams every rank's records
-/// to rank 0 through flow_retired.
-/// Reading back sorts one range at a time, so it needs about 2^bucket_bits × 80 B (10 MB by default)
-/// besides the added records; every read sorts each range again (linear: each record is moved to its
-/// id's slot), so a run reads its records as few times as it can (one process once; a rank of a
-/// distributed run five times: its rows, then the percentiles' four passes).
+/// blocks of up to min(2,048, 2^bucket_bits / 64) records of one range of 2^bucket_bits ids; records added
+/// with add() (the flows a network still holds at the end) stay in memory. A distributed run streams every
+/// rank's records to rank 0 through flow_retired.
+/// Reading back sorts one range at a time, so it needs up to 2^bucket_bits × 80 B (10 MB by default; a
+/// range holding under half its ids, its records' only) besides the added records; every read sorts each
+/// range again (sort_by_placing: linear where the range is dense), so a run reads its records as few times
+/// as it can (one process once; a rank of a distributed run five times: its rows, then the percentiles'
+/// four passes).
 /// Without a folder every record stays in memory.
 ///
 /// Streamed (stream_to): a range's records stay in memory until the range is complete — every one of
@@ -61,6 +62,8 @@ class FlowResults final : public FlowSink {
   /// Holds the records of some of the run's flows only (a distributed rank's own): for_each() then
   /// checks that no id comes twice instead of that the ids are exactly 0 .. size() - 1. Call it first.
   void hold_some() { some_ = true; }
+  /// Records handed over (flow_retired) not yet written to the file: the memory they take is 80 B each.
+  size_t records_in_memory() const;
 
   void flow_retired(const FlowRecord& r) override;
   /// Adds a record kept in memory.
@@ -113,6 +116,7 @@ class FlowResults final : public FlowSink {
   void read(const Bucket& b, FlowRecord* out) const;
 
   uint32_t bucket_bits_ = 17;
+  size_t pending_limit_ = 2048;  // records a range buffers before writing them as a block
   std::unique_ptr<SpillFile> file_;  // null: every record in memory
   mutable int64_t file_end_ = 0;
   mutable std::vector<std::unique_ptr<Bucket>> buckets_;  // by id >> bucket_bits_
