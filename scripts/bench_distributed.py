@@ -226,11 +226,11 @@ def mode_sets(cfg, wormhole, window=None):
 
 def peak_rss_wrapper(workdir, n):
     """The words that run a command under GNU time (/usr/bin/time, Debian package `time`), each process writing
-    its peak RSS (KiB) to rss<n>.<rank> in `workdir` (the rank from Open MPI's or MPICH's environment); [] without
-    GNU time."""
+    its peak RSS (KiB) to rss<n>.<rank> in `workdir` (the rank from Open MPI's, MPICH's or Slurm's environment);
+    [] without GNU time."""
     if not os.access(GNU_TIME, os.X_OK):
         return []
-    out = f"{workdir}/rss{n}." + "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}"
+    out = f"{workdir}/rss{n}." + "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}"
     return ["sh", "-c", f'exec {GNU_TIME} -f %M -o "{out}" "$@"', "sh"]
 
 
@@ -271,7 +271,8 @@ def simulate(binary, cfg, workdir, n, timeout, wormhole=False, window=None):
     other = stats.get("other")
     log(f"      {wall:.2f} s wall, {int(m.group(1)):,} events, loop {float(m.group(2)):.2f} s"
         + (f"; other processes used {other:.2f} CPUs meanwhile" if other is not None else ""))
-    return {"other": other, "n": n, "rss": read_peak_rss(workdir, n), "wall": wall, "events": int(m.group(1)), "loop": float(m.group(2)), "ranks": ranks,
+    return {"other": other, "n": n, "rss": read_peak_rss(workdir, n), "wall": wall, "events": int(m.group(1)),
+            "loop": float(m.group(2)), "ranks": ranks,
             "outdir": outdir, "flows": f"{fm.group(1)}/{fm.group(2)}", "pfc": int(pm.group(1)), "ecn": int(pm.group(2)),
             "cut": (int(cm.group(2)), float(cm.group(3)), int(cm.group(4))) if cm else None}
 
@@ -341,8 +342,8 @@ def report(runs, parts, exact, head):
                         share(q["wait"] + q["comm"], r["loop"]), f"{q['windows']:,}", f"{q['sent']:,}",
                         f"{q['received']:,}"])
     mib = lambda kib: f"{kib / 1024:.1f}"
-    memory = [[str(r["n"]) if r["n"] > 1 else "1 (portable)", " / ".join(mib(v) for v in r["rss"]), mib(max(r["rss"])),
-               f"{max(r['rss']) / max(base['rss']):.2f}x" if r["n"] > 1 else "–"]
+    memory = [[str(r["n"]) if r["n"] > 1 else "1 (portable)", " / ".join(mib(v) for v in r["rss"]),
+               mib(max(r["rss"])), f"{max(r['rss']) / max(base['rss']):.2f}x" if r["n"] > 1 else "–"]
               for r in runs if r["rss"] and base["rss"]]
     return (head + "\n\n## speed and exactness\n\nspeedup and efficiency: whole process / simulation loop; "
             "exact = fct.txt and pfc.txt byte-identical to the 1-process run (and /flows, /pfc equal by h5diff); other CPUs = other processes' "
@@ -360,7 +361,8 @@ def report(runs, parts, exact, head):
             + ("\n\n## memory\n\npeak RSS per process (GNU time's %M), rank 0 first; largest / 1 process = the "
                "heaviest rank's peak over the one process's.\n\n"
                + md_table(["ranks", "peak RSS per rank MiB", "largest MiB", "largest / 1 process"], memory, ["r"] * 4)
-               if memory else "\n\n(no peak RSS: GNU time, /usr/bin/time, is not installed)") + "\n")
+               if memory else "\n\n(no peak RSS per rank: GNU time, /usr/bin/time, is not installed, or a rank's "
+               "file is missing)") + "\n")
 
 
 def loadavg():

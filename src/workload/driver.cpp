@@ -1002,8 +1002,8 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
   const std::shared_ptr<const Plan> plan = inst_[id].plan;
   uint32_t done[2], n = 0;
   {
-    // rank_done may run a GPU's program, which creates instances: no reference into inst_ may
-    // live across it.
+    // rank_done may run a GPU's program, which creates instances: inst_ grows in chunks, so `in`
+    // stays valid, but its scope ends before that all the same.
     Instance& in = inst_[id];
     const CollectivePlan& cp = plan->cp;
     in.finished.set(cp, f);

@@ -38,14 +38,12 @@ class ChunkedVector {
   const T& operator[](size_t i) const { return chunks_[i >> kBits][i & (kChunk - 1)]; }
   /// Appends `v`; returns its index.
   size_t push_back(const T& v) {
-    if ((size_ >> kBits) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
-    chunks_[size_ >> kBits][size_ & (kChunk - 1)] = v;
+    end_slot() = v;
     return size_++;
   }
   /// Appends `v`, moved; returns its index.
   size_t push_back(T&& v) {
-    if ((size_ >> kBits) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
-    chunks_[size_ >> kBits][size_ & (kChunk - 1)] = std::move(v);
+    end_slot() = std::move(v);
     return size_++;
   }
   /// Keeps the first `n` elements (n <= size()); chunks past them are freed.
@@ -57,6 +55,11 @@ class ChunkedVector {
   size_t capacity_bytes() const { return chunks_.size() * kChunk * sizeof(T); }
 
  private:
+  T& end_slot() {  // the slot at size_, its chunk allocated if new
+    if ((size_ >> kBits) == chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    return chunks_[size_ >> kBits][size_ & (kChunk - 1)];
+  }
+
   std::vector<std::unique_ptr<T[]>> chunks_;
   size_t size_ = 0;
 };

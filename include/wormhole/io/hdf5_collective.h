@@ -28,7 +28,8 @@ struct OwnedFlows {
 /// `workload` and `jobs` (a distributed run's driver reports, the same on every rank) are written by
 /// rank 0.
 /// Collective: every rank of `comm` (MPI initialised) calls it with the same `path`, `total_flows`,
-/// `total_pfc`, `meta` and `skip` (null on all ranks or on none); RunStats such as wall_s must be
+/// `total_pfc`, `meta` and `skip` (null on all ranks or on none; meta's fabric, `nodes` and `links`, is
+/// read on rank 0 only, the others may leave it empty); RunStats such as wall_s must be
 /// reduced by the caller first.
 /// - `my_flows`: the flows this rank owns, in ascending id order; across ranks disjoint, their ids
 ///   together exactly 0 .. total_flows-1 (a flow's row in /flows is its id). A rank may own none.
@@ -40,6 +41,8 @@ struct OwnedFlows {
 /// Each rank writes its rows in rounds of at most `rows_per_round` (one collective transfer per round),
 /// so what it holds for them is that round's, not a copy of all its rows (same value on every rank): the
 /// rows with their indices (about 120 B a row) and the MPI datatype HDF5 makes of a round's scattered rows.
+/// A round spans the file rows its ranks' rows fall in: with shares far apart (one rank's rows dense, the
+/// other's sparse) an MPI-IO that cycles over a round's span (ROMIO's two-phase writes) takes more cycles.
 ///
 /// Errors, raised on every rank alike (the ranks agree before throwing, so none is left waiting):
 /// std::invalid_argument if the ranks' arguments do not fit together (a row out of range or owned

@@ -73,7 +73,7 @@ std::string pfc_line(const PfcRecord& p);
 
 /// One node of the fabric as the run record (/topology/nodes) gives it.
 struct FabricNode {
-  const char* role = "host";  ///< "host" (a GPU in a training workload), "switch" or "nvswitch" (a static string)
+  const char* role = "";  ///< "host" (a GPU in a training workload), "switch" or "nvswitch" (a static string)
   uint32_t tier = 0;    ///< 0 hosts; a switch: 1 + the fewest switch hops to a host (1 ToR/leaf or NVSwitch, 2 spine, ...)
   uint32_t ports = 0;   ///< interfaces
   uint32_t first_port = 0;  ///< global index of its interface 1 (ports first_port .. first_port + ports - 1)
@@ -86,7 +86,7 @@ struct FabricLink {
   uint64_t rate_bps = 0;
   Time delay = 0;                   ///< ps, one way
   double error_rate = 0;            ///< drop probability in force at each receiving end
-  const char* kind = "nic";         ///< "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch); static
+  const char* kind = "";            ///< "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch); static
 };
 
 /// Metadata written with the results: the run's statistics and its record (what was run, on what).
@@ -103,8 +103,8 @@ struct RunMetadata {
   /// generator's parameters included; empty for an HPCC config.
   std::vector<std::pair<std::string, std::string>> scenario_keys;
   std::string incomplete;    ///< "" or why the run ended before its end (an interrupt)
-  std::vector<FabricNode> nodes;  ///< by node id
-  std::vector<FabricLink> links;
+  std::vector<FabricNode> nodes;  ///< by node id (a distributed run: on rank 0 only, which writes /topology)
+  std::vector<FabricLink> links;  ///< in topology order (likewise)
 };
 
 struct WorkloadReport;  // wormhole/io/workload_results.h
