@@ -133,6 +133,18 @@ class SimaiMonitors(unittest.TestCase):
         self.assertIn("no sample of SimAI's monitors saw traffic", p.stderr)
         self.assertIn("BW_MON_INTERVAL 10000 us", p.stderr)
 
+    @unittest.skipIf(shutil.which("mpirun") is None, "needs mpirun")
+    def test_a_distributed_run_does_not_offer_the_monitors_it_cannot_write(self):
+        # Over ranks none of SimAI's monitor files is written: no note says how to ask for them.
+        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        p = subprocess.run([shutil.which("mpirun"), *root, "--oversubscribe", "-np", "2", str(WORMHOLE), "run",
+                            str(scenario), "-o", str(self.dir / "d")], capture_output=True, text=True, timeout=600,
+                           cwd=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("SimAI's monitors, at its paths", p.stderr)
+        self.assertNotIn("SimAI's monitor files", p.stderr)  # nor the warning kept for files asked for
+
 
 if __name__ == "__main__":
     unittest.main()
