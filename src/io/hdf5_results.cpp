@@ -203,7 +203,8 @@ void write_topology(hid_t file, const RunMetadata& meta) {
                     "id: node id; tier: hops; ports: count; first_port: global port index",
                     "one row per node: role host (a GPU in a training workload), switch or nvswitch; tier 0 for "
                     "hosts, for a switch 1 + its fewest switch hops to a host (1 ToR/leaf/NVSwitch, 2 spine, ...); "
-                    "its interfaces 1..ports are the global ports first_port..first_port+ports-1 (monitor.h5's port ids)",
+                    "its interfaces 1..ports are the global ports first_port..first_port+ports-1 "
+                    "(monitor.h5's port ids)",
                     "/topology", [&](size_t first, size_t count, void* buf) {
                       NodeRow* rows = static_cast<NodeRow*>(buf);
                       for (size_t i = 0; i < count; ++i) {

@@ -86,7 +86,8 @@ struct FabricLink {
   uint64_t rate_bps = 0;
   Time delay = 0;                   ///< ps, one way
   double error_rate = 0;            ///< drop probability in force at each receiving end
-  const char* kind = "";            ///< "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch); static
+  /// "nvlink" (an NVSwitch end), "nic" (host to switch), "fabric" (switch to switch): a static string
+  const char* kind = "";
 };
 
 /// Metadata written with the results: the run's statistics and its record (what was run, on what).
