@@ -197,21 +197,17 @@ void write_topology(hid_t file, const RunMetadata& meta) {
       Field{"ports", HOFFSET(NodeRow, ports), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"first_port", HOFFSET(NodeRow, first_port), H5T_NATIVE_UINT32, H5T_STD_U32LE},
   });
-  // In slabs (write_table_slabs): HDF5 converts a whole write's variable-length strings at once, and
+  // In slabs (write_table_rows): HDF5 converts a whole write's variable-length strings at once, and
   // the fabric of 16,384 GPUs took 9 MB to write in one.
-  write_table_slabs(group, "nodes", node_types, meta.nodes.size(),
-                    "id: node id; tier: hops; ports: count; first_port: global port index",
-                    "one row per node: role host (a GPU in a training workload), switch or nvswitch; tier 0 for "
-                    "hosts, for a switch 1 + its fewest switch hops to a host (1 ToR/leaf/NVSwitch, 2 spine, ...); "
-                    "its interfaces 1..ports are the global ports first_port..first_port+ports-1 "
-                    "(monitor.h5's port ids)",
-                    "/topology", [&](size_t first, size_t count, void* buf) {
-                      NodeRow* rows = static_cast<NodeRow*>(buf);
-                      for (size_t i = 0; i < count; ++i) {
-                        const FabricNode& n = meta.nodes[first + i];
-                        rows[i] = {uint32_t(first + i), n.role, n.tier, n.ports, n.first_port};
-                      }
-                    });
+  write_table_rows<NodeRow>(
+      group, "nodes", node_types, meta.nodes,
+      "id: node id; tier: hops; ports: count; first_port: global port index",
+      "one row per node: role host (a GPU in a training workload), switch or nvswitch; tier 0 for hosts, for a "
+      "switch 1 + its fewest switch hops to a host (1 ToR/leaf/NVSwitch, 2 spine, ...); its interfaces 1..ports "
+      "are the global ports first_port..first_port+ports-1 (monitor.h5's port ids)",
+      "/topology", [](const FabricNode& n, size_t i) {
+        return NodeRow{uint32_t(i), n.role, n.tier, n.ports, n.first_port};
+      });
   const auto link_types = compound(sizeof(LinkRow), {
       Field{"a", HOFFSET(LinkRow, a), H5T_NATIVE_UINT32, H5T_STD_U32LE},
       Field{"b", HOFFSET(LinkRow, b), H5T_NATIVE_UINT32, H5T_STD_U32LE},
@@ -222,18 +218,15 @@ void write_topology(hid_t file, const RunMetadata& meta) {
       Field{"error_rate", HOFFSET(LinkRow, error_rate), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE},
       Field{"kind", HOFFSET(LinkRow, kind), str, str},
   });
-  write_table_slabs(group, "links", link_types, meta.links.size(),
-                    "a, b: node ids; a_if, b_if: 1-based interfaces; rate_bps: bit/s; delay_ps: ps (one way); "
-                    "error_rate: probability",
-                    "one row per full-duplex link in topology order: kind nvlink (an NVSwitch end), nic (host to "
-                    "switch) or fabric (switch to switch); error_rate is the drop probability in force",
-                    "/topology", [&](size_t first, size_t count, void* buf) {
-                      LinkRow* rows = static_cast<LinkRow*>(buf);
-                      for (size_t i = 0; i < count; ++i) {
-                        const FabricLink& l = meta.links[first + i];
-                        rows[i] = {l.a, l.b, l.a_if, l.b_if, l.rate_bps, l.delay, l.error_rate, l.kind};
-                      }
-                    });
+  write_table_rows<LinkRow>(
+      group, "links", link_types, meta.links,
+      "a, b: node ids; a_if, b_if: 1-based interfaces; rate_bps: bit/s; delay_ps: ps (one way); "
+      "error_rate: probability",
+      "one row per full-duplex link in topology order: kind nvlink (an NVSwitch end), nic (host to switch) or fabric "
+      "(switch to switch); error_rate is the drop probability in force",
+      "/topology", [](const FabricLink& l, size_t) {
+        return LinkRow{l.a, l.b, l.a_if, l.b_if, l.rate_bps, l.delay, l.error_rate, l.kind};
+      });
 }
 }  // namespace
 
@@ -272,11 +265,8 @@ using namespace results_layout;
 // A root table with all its rows, converted record by record (serial writer).
 template <class Row, class Record, class RowOf>
 void write_all_rows(hid_t file, const Table& t, const std::vector<Record>& records, RowOf row_of) {
-  write_table_slabs(file, t.name, t.types, records.size(), t.units, t.description, "",
-                    [&](size_t first, size_t count, void* buf) {
-                      Row* rows = static_cast<Row*>(buf);
-                      for (size_t i = 0; i < count; ++i) rows[i] = row_of(records[first + i]);
-                    });
+  write_table_rows<Row>(file, t.name, t.types, records, t.units, t.description, "",
+                        [&](const Record& r, size_t) { return row_of(r); });
 }
 
 // Rows per chunk of a streamed /flows: a power of two, so that the ranges a FlowResults streams

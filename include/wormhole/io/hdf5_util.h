@@ -248,6 +248,19 @@ void write_table_slabs(hid_t loc, const char* name, const std::pair<Handle, Hand
   }
 }
 
+// write_table_slabs with one row per element of `records`: row_of(records[i], i) gives row i, a Row laid
+// out as the memory type types.first.
+template <class Row, class Record, class RowOf>
+void write_table_rows(hid_t loc, const char* name, const std::pair<Handle, Handle>& types,
+                      const std::vector<Record>& records, const char* units, const char* description,
+                      const std::string& parent, RowOf row_of) {
+  write_table_slabs(loc, name, types, records.size(), units, description, parent,
+                    [&](size_t first, size_t count, void* buf) {
+                      Row* rows = static_cast<Row*>(buf);
+                      for (size_t i = first; i < first + count; ++i) rows[i - first] = row_of(records[i], i);
+                    });
+}
+
 /// Whether `obj` has a link (dataset or group) or attribute called `name`.
 inline bool has_link(hid_t obj, const char* name) { return H5Lexists(obj, name, H5P_DEFAULT) > 0; }
 inline bool has_attr(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
