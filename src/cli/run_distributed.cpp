@@ -27,6 +27,7 @@
 #include "wormhole/io/hdf5_collective.h"
 #include "wormhole/io/slowdown_collective.h"
 #include "wormhole/core/input_error.h"
+#include "wormhole/core/release.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/partition/engine.h"
@@ -316,7 +317,7 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
                   double(engine->lookahead()) / kNs,
                   engine->lookahead() < 100 * kNs ? " (WARNING: below 100 ns, the ranks synchronise very often)" : "");
   }
-  c.flows = {};  // the cut is made
+  release_storage(c.flows);  // the cut is made
   if (speak && cfg.wormhole.enabled && cfg.wormhole.threads != 1) {
     // mpirun binds each rank to one core by default (up to 2 ranks): its oneTBB threads then share it.
     cpu_set_t cpus;

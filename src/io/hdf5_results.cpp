@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "wormhole/core/input_error.h"
+#include "wormhole/core/release.h"
 #include "wormhole/io/results_writer.h"
 #include "wormhole/io/workload_results.h"
 #include "wormhole/io/hdf5_util.h"
@@ -403,7 +404,7 @@ SlowdownStats ResultsFile::finish(const FlowResults& flows, const std::vector<Pf
       Handle ds = create_table(o.file, t.name, t.types.second, n, t.units, t.description, "");
       write_kept_rows(ds, t.types.first, table_slab_rows(t.types.second, n), flows, o.stats);
     }
-    o.buffer = {};
+    release_storage(o.buffer);
     slowdown = o.stats.result();
     write_all_rows<PfcRow>(o.file, pfc_table(), pfc, pfc_row);
     {

@@ -1,6 +1,8 @@
 // Collectives -> flows (docs/workloads.md §1.1, §5). See collectives.h for the rules.
 #include "wormhole/workload/collectives.h"
 
+#include "wormhole/core/release.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -240,8 +242,8 @@ void FinishedFlows::reset(const CollectivePlan& p) {
 }
 
 void FinishedFlows::clear() {
-  bits_ = {};
-  done_ = {};
+  release_storage(bits_);
+  release_storage(done_);
 }
 
 void FinishedFlows::set(const CollectivePlan& p, uint32_t f) {

@@ -2,6 +2,7 @@
 #include "wormhole/workload/driver.h"
 
 #include "wormhole/core/interrupt.h"
+#include "wormhole/core/release.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -604,7 +605,16 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     return;
   }
   const auto key = std::make_tuple(G.iter, row, static_cast<uint8_t>(phase), members.front());
-  auto [it, fresh] = inst_of_.emplace(key, static_cast<uint32_t>(inst_.size()));
+  auto [it, fresh] = inst_of_.emplace(key, 0u);
+  if (fresh) {
+    // A finished collective's slot is taken again: the driver holds the collectives in flight only.
+    if (free_inst_.empty()) {
+      it->second = static_cast<uint32_t>(inst_.size());
+    } else {
+      it->second = free_inst_.back();
+      free_inst_.pop_back();
+    }
+  }
   const uint32_t id = it->second;
   if (fresh) {
     Instance in;
@@ -634,7 +644,8 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     rec.start = rec.end = now;
     in.record = report_.collectives.size();
     report_.collectives.push_back(std::move(rec));
-    inst_.push_back(std::move(in));
+    if (id == inst_.size()) inst_.push_back(std::move(in));
+    else inst_[id] = std::move(in);
     ++pending_;
   }
   G.issued_at[id] = now;
@@ -1027,17 +1038,17 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
   Instance& in = inst_[id];
   CollectiveRecord& rec = report_.collectives[in.record];
   rec.end = std::max(rec.end, net_.client_now());
-  if (++in.members_done == in.plan->members().size()) {
-    --pending_;
-    // Free the per-flow state of a finished collective; the plan stays cached for its repeats.
-    in.issued = {};
-    in.remaining = {};
-    in.ready_before_issue = {};
-    in.finished.clear();
-    in.issue_time = {};
-    in.batches = {};
-  }
+  const bool over = ++in.members_done == in.plan->members().size();
+  if (over) --pending_;
   collective_done_at(g, id);
+  if (!over) return;
+  // Nothing refers to the instance any more (its flows finished, every member is done with it): its slot
+  // is free for the next collective, its per-member state is given back, and the plan stays cached for
+  // its repeats. Only after collective_done_at, which may issue collectives: `id` is not taken in use.
+  Instance& done = inst_[id];
+  inst_of_.erase(std::make_tuple(done.iter, done.row, static_cast<uint8_t>(done.phase), done.plan->members().front()));
+  done = Instance();
+  free_inst_.push_back(id);
 }
 
 // GPU g's part of instance `id` (UINT32_MAX: a collective without flows) is complete.
@@ -1141,7 +1152,7 @@ std::string WorkloadDriver::describe_pending() const {
   uint64_t more = 0;  // pending collectives not shown
   for (uint32_t id = 0; id < inst_.size(); ++id) {
     const Instance& in = inst_[id];
-    if (in.members_done == in.plan->members().size()) continue;
+    if (!in.plan || in.members_done == in.plan->members().size()) continue;  // a free slot
     if (shown == 5) {
       ++more;
       continue;

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "wormhole/cc/factory.h"
 #include "wormhole/core/chunked.h"
+#include "wormhole/core/release.h"
 #include "wormhole/ffwd/fast_forward.h"
 #include "wormhole/io/hpcc_config.h"
 #include "wormhole/net/flow_table.h"
@@ -25,6 +27,28 @@ SimConfig dcqcn() {
 }
 
 }  // namespace
+
+// `v = {}` keeps what the container allocated (the initializer_list assignment): the driver's finished
+// collectives held their per-member state that way. release_storage gives it back.
+TEST(ReleaseStorage, GivesBackWhatAnEmptyBraceAssignmentKeeps) {
+  std::vector<uint32_t> v(1000);
+  v = {};
+  EXPECT_EQ(v.capacity(), 1000u);  // the trap
+  release_storage(v);
+  EXPECT_EQ(v.capacity(), 0u);
+  std::vector<bool> bits(5000);
+  release_storage(bits);
+  EXPECT_EQ(bits.capacity(), 0u);
+  std::unordered_map<uint32_t, std::vector<uint32_t>> m;
+  for (uint32_t i = 0; i < 1000; ++i) m[i].push_back(i);
+  const size_t empty_buckets = std::unordered_map<uint32_t, std::vector<uint32_t>>().bucket_count();
+  m = {};
+  EXPECT_GT(m.bucket_count(), empty_buckets);  // the trap: the bucket array stays
+  for (uint32_t i = 0; i < 1000; ++i) m[i].push_back(i);
+  release_storage(m);
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.bucket_count(), empty_buckets);
+}
 
 TEST(ChunkedVector, GrowsWithoutMovingElementsAndTruncatesWholeChunks) {
   ChunkedVector<uint64_t, 2> v;  // chunks of 4

@@ -355,6 +355,29 @@ TEST(WorkloadDriver, UpdateZeroManyRowsTwoIterations) {
   EXPECT_GT(r.report.iterations[1].end, r.report.iterations[0].end);
 }
 
+// A finished collective gives its slot to the next one, so the driver holds the collectives in flight,
+// not the run's history. Six rows of three collectives, TP 8 on 16 GPUs (two groups), two iterations:
+// 144 collectives. A group has in flight at most its six rows' wg collectives (non-blocking; a row's
+// next wg waits for the last one at its forward) and one blocking fwd or ig: at most 2 x 7 = 14 slots.
+TEST(WorkloadDriver, FinishedCollectivesGiveTheirSlotsBack) {
+  std::vector<std::string> rows;
+  for (int i = 0; i < 6; ++i)
+    rows.push_back(std::string("r").append(std::to_string(i)).append(" -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0"));
+  const Workload w = workload(kTp8, rows);
+  const GeneratedFabric f = fabric16();
+  const SimConfig cfg = simai_config();
+  std::string warning;
+  Network net(cfg, f.topo, make_cc(cfg, &warning));
+  DriverOptions o;
+  o.iterations = 2;
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  ASSERT_TRUE(d.run(cfg.stop_time())) << d.report().incomplete;
+  EXPECT_EQ(d.report().collectives.size(), 144u);
+  EXPECT_GE(d.instance_slots(), 2u);
+  EXPECT_LE(d.instance_slots(), 14u);
+  EXPECT_TRUE(d.done());
+}
+
 // MICRO (AICB's all_reduce.txt): only row 0's wg collective (4096 B) runs, once per iteration. The
 // header's pairs are ignored, so TP = 1 and the DP group is all 16 GPUs, 8 per server -> 8 rings;
 // chunk 4096 / 16 / 8 = 32 B; 2(16-1) = 30 steps: 8 x 30 x 16 = 3840 flows of 32 B per iteration.

@@ -177,6 +177,9 @@ class WorkloadDriver final : public TrainingClient {
   /// Whether running network flow `id` is one of this driver's (false once it has finished and this
   /// driver has heard of it).
   bool owns_flow(uint32_t id) const;
+  /// Slots of collective instances made so far: the most collectives in flight at once, since a finished
+  /// collective's slot is taken by the next (each slot: the instance and its per-member state).
+  size_t instance_slots() const { return inst_.size(); }
 
   // NetObserver / EventClient
   void flow_finished(const FlowRecord& f) override;
@@ -248,11 +251,14 @@ class WorkloadDriver final : public TrainingClient {
   std::vector<Gpu> gpus_;
   MicroBatches mb_;                                  // with PP > 1
   std::vector<std::vector<ProgramStep>> programs_;  // per pipeline stage
-  ChunkedVector<Instance, 8> inst_;  // one per collective instance, kept to the end: grows without copies
+  // The collectives in flight: a finished one's slot goes to free_inst_ and is taken again, so this holds
+  // the most collectives in flight at once, not every one the run made (grows without copies).
+  ChunkedVector<Instance, 8> inst_;
+  std::vector<uint32_t> free_inst_;
   std::vector<Transfer> transfers_;
   // (iter, grad, mb, receiving chunk, receiver)
   std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t, uint32_t>, uint32_t> transfer_of_;
-  std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst
+  std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst in flight
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
   ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (instance, plan flow)
