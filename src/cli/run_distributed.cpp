@@ -379,6 +379,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
     wormhole->set_memo_totals(sums[0], sums[1], std::move(held));
   }
 
+  // Nothing reads a flow's state or an event from here on (print_outcome is given no network).
+  net.release_run_state();
+  trim_heap();
   RunMetadata meta = plan->run_record(g.stats, o.command_line, lead);  // only rank 0 writes /topology
   const int stopped = note_interrupt(meta, net, g.stats.sim_end);
   // One results file, each rank writing its own rows through MPI-IO.

@@ -285,6 +285,35 @@ TEST(FlowTable, AChunkOfRetiredFlowsIsGivenBackAndItsFlowsStillReadFinished) {
   EXPECT_EQ(t.add(a), n);  // ids go on
 }
 
+// At a run's end (a distributed rank, before it writes the results) the whole table goes at once: two
+// chunks of entries, a flow still holding a FlowInfo and one its QP state; the count and bytes stay.
+TEST(FlowTable, ReleasingEverythingKeepsTheCountAndEveryFlowReadsFinished) {
+  FlowTable t;
+  FlowInfo a;
+  a.size = 100;
+  const uint32_t n = FlowTable::kEntryChunk + 3;
+  for (uint32_t id = 0; id < n; ++id) t.add(a);
+  for (uint32_t id = 0; id + 2 < n; ++id) {
+    t.create_state(id);
+    t.set_finish(id, 1000 + id);
+    t.release(id);
+    t.retire(id);
+  }
+  t.create_state(n - 1);  // one flow live, one only added
+  ASSERT_EQ(t.held_count(), 2u);
+  t.release_all();
+  EXPECT_EQ(t.size(), n);
+  EXPECT_EQ(t.total_bytes(), uint64_t{100} * n);
+  EXPECT_EQ(t.held_count(), 0u);
+  EXPECT_EQ(t.live_count(), 0u);
+  EXPECT_EQ(t.released_entry_chunks(), 2u);
+  for (uint32_t id : {0u, n - 2, n - 1}) {
+    EXPECT_TRUE(t.retired(id)) << id;
+    EXPECT_TRUE(t.finished(id)) << id;
+    EXPECT_FALSE(t.live(id)) << id;
+  }
+}
+
 TEST(FlowTable, EntriesAreGivenBackOnlyOnceNoStaleTimerRefersToTheirFlows) {
   // 16,387 one-packet DCQCN flows, one every 2 us: a finished flow's CC timers stay pending (cancelled
   // by epoch) for a while. Stopped 20 us after the last flow of the first chunk started (it has

@@ -32,6 +32,9 @@ class Kernel {
   uint64_t events_executed() const { return executed_; }
   size_t pending() const { return queue_.size(); }
   EventQueue& queue() { return queue_; }
+  /// Drops the pending events and gives back the queue's storage (what it grew to at the run's busiest):
+  /// for the end of a run, when nothing will run again.
+  void release_queue() { queue_ = EventQueue(); }
 
   /// The event being handled (inside run()), or the last one handled: what places a record made
   /// by it (a flow's completion, a PFC frame) in the run's total order, across ranks too.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "wormhole/core/chunked.h"
+#include "wormhole/core/release.h"
 #include "wormhole/net/flow.h"
 
 namespace wh {
@@ -134,6 +135,19 @@ class FlowTable {
       else all_retired_[kept++] = k;
     all_retired_.resize(kept);
     return gone;
+  }
+  /// Gives back every entry, FlowInfo and QP state at once, keeping size() and total_bytes(): every flow
+  /// reads as retired and finished from then on, as a given-back chunk's flows do. For the end of a run,
+  /// once its results are gathered and nothing refers to a flow (no flow may be added after it).
+  void release_all() {
+    for (size_t k = 0; k * kEntryChunk < entries_.size(); ++k) entries_.release_chunk(k);
+    release_storage(retired_in_);
+    release_storage(all_retired_);
+    release_storage(infos_);
+    release_storage(states_);
+    release_storage(free_info_);
+    release_storage(free_);
+    live_ = held_ = 0;
   }
   /// Chunks of entries given back so far (none of them held any more).
   size_t released_entry_chunks() const { return (entries_.size() + kEntryChunk - 1) / kEntryChunk - entries_.held_chunks(); }
