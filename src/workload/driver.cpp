@@ -939,8 +939,9 @@ void WorkloadDriver::due_at(Time at, uint32_t sender) {
 
 void WorkloadDriver::release_due() {
   // By first GPU, then by what the collective is (iteration, layer, phase) or the transfer (after the
-  // GPU's collectives: iteration, micro-batch, direction, receiver); creation order breaks only ties
-  // these leave (none in SimAI's workloads: a layer's phase has one collective per group).
+  // GPU's collectives: iteration, micro-batch, direction, receiver). No two collectives in flight share a
+  // key (it is their (iteration, layer, phase, first GPU), issue()'s), so the order does not depend on
+  // which slot an instance took.
   const auto key = [&](uint32_t s) {
     if (s & kPpBit) {
       const Transfer& t = transfers_[s & ~kPpBit];
@@ -1044,9 +1045,12 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
   if (!over) return;
   // Nothing refers to the instance any more (its flows finished, every member is done with it): its slot
   // is free for the next collective, its per-member state is given back, and the plan stays cached for
-  // its repeats. Only after collective_done_at, which may issue collectives: `id` is not taken in use.
+  // its repeats. Freed only after collective_done_at, which may issue collectives: no new collective can
+  // be given this slot while collective_done_at still reads it.
   Instance& done = inst_[id];
-  inst_of_.erase(std::make_tuple(done.iter, done.row, static_cast<uint8_t>(done.phase), done.plan->members().front()));
+  // issue() keyed it by its group's lowest GPU, which is the plan's first member (members sorted).
+  if (inst_of_.erase(std::make_tuple(done.iter, done.row, static_cast<uint8_t>(done.phase), done.plan->members().front())) != 1)
+    throw std::logic_error("workload driver (a bug): a finished collective was not found by its key");
   done = Instance();
   free_inst_.push_back(id);
 }
@@ -1150,9 +1154,13 @@ std::string WorkloadDriver::describe_pending() const {
   std::string s;
   int shown = 0;
   uint64_t more = 0;  // pending collectives not shown
-  for (uint32_t id = 0; id < inst_.size(); ++id) {
+  // In the order they were made (their report records'), not the order of the slots they took.
+  std::vector<uint32_t> pending;
+  for (uint32_t id = 0; id < inst_.size(); ++id)
+    if (inst_[id].plan && inst_[id].members_done < inst_[id].plan->members().size()) pending.push_back(id);  // not a free slot
+  std::sort(pending.begin(), pending.end(), [&](uint32_t a, uint32_t b) { return inst_[a].record < inst_[b].record; });
+  for (uint32_t id : pending) {
     const Instance& in = inst_[id];
-    if (!in.plan || in.members_done == in.plan->members().size()) continue;  // a free slot
     if (shown == 5) {
       ++more;
       continue;

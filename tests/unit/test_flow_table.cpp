@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +40,9 @@ TEST(ReleaseStorage, GivesBackWhatAnEmptyBraceAssignmentKeeps) {
   std::vector<bool> bits(5000);
   release_storage(bits);
   EXPECT_EQ(bits.capacity(), 0u);
+  std::string text(1000, 'x');
+  release_storage(text);  // a move assignment from "" would keep the 1000-B buffer
+  EXPECT_LT(text.capacity(), 1000u);
   std::unordered_map<uint32_t, std::vector<uint32_t>> m;
   for (uint32_t i = 0; i < 1000; ++i) m[i].push_back(i);
   const size_t empty_buckets = std::unordered_map<uint32_t, std::vector<uint32_t>>().bucket_count();
@@ -312,6 +316,8 @@ TEST(FlowTable, ReleasingEverythingKeepsTheCountAndEveryFlowReadsFinished) {
     EXPECT_TRUE(t.finished(id)) << id;
     EXPECT_FALSE(t.live(id)) << id;
   }
+  EXPECT_THROW(t.add(a), std::logic_error);  // its last chunk was given back whole
+  EXPECT_EQ(t.size(), n);
 }
 
 TEST(FlowTable, EntriesAreGivenBackOnlyOnceNoStaleTimerRefersToTheirFlows) {

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "wormhole/cc/factory.h"
 #include "wormhole/io/hpcc_config.h"
@@ -356,10 +358,32 @@ TEST(WorkloadDriver, UpdateZeroManyRowsTwoIterations) {
 }
 
 // A finished collective gives its slot to the next one, so the driver holds the collectives in flight,
-// not the run's history. Six rows of three collectives, TP 8 on 16 GPUs (two groups), two iterations:
-// 144 collectives. A group has in flight at most its six rows' wg collectives (non-blocking; a row's
-// next wg waits for the last one at its forward) and one blocking fwd or ig: at most 2 x 7 = 14 slots.
+// not the run's history. Six rows with a forward AllReduce only, TP 8 on 16 GPUs (two TP groups), two
+// iterations: 24 collectives, each blocking. A GPU issues row r + 2 only once row r + 1 completed there,
+// which needs every member to have issued r + 1 (its ring passes through all of them), so row r is over
+// at every member: a group has at most two collectives in flight, the run at most 4 (both groups issue
+// their first at time 0: at least 2). Without reuse: 24 slots.
 TEST(WorkloadDriver, FinishedCollectivesGiveTheirSlotsBack) {
+  std::vector<std::string> rows;
+  for (int i = 0; i < 6; ++i) rows.push_back(std::string("r").append(std::to_string(i)).append(" -1 1 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 0"));
+  const Workload w = workload(kTp8, rows);
+  const GeneratedFabric f = fabric16();
+  const SimConfig cfg = simai_config();
+  std::string warning;
+  Network net(cfg, f.topo, make_cc(cfg, &warning));
+  DriverOptions o;
+  o.iterations = 2;
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  ASSERT_TRUE(d.run(cfg.stop_time())) << d.report().incomplete;
+  EXPECT_EQ(d.report().collectives.size(), 24u);
+  EXPECT_GE(d.instance_slots(), 2u);
+  EXPECT_LE(d.instance_slots(), 4u);
+}
+
+// The pending collectives of a stopped run are listed in the order they were made, whichever slots they
+// took: six rows of three collectives (fwd and ig on the two TP groups, wg on the eight DP groups of
+// two), stopped at 100 us, when slots of finished collectives have been taken again.
+TEST(WorkloadDriver, PendingCollectivesAreListedInTheOrderTheyWereMade) {
   std::vector<std::string> rows;
   for (int i = 0; i < 6; ++i)
     rows.push_back(std::string("r").append(std::to_string(i)).append(" -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0"));
@@ -371,11 +395,26 @@ TEST(WorkloadDriver, FinishedCollectivesGiveTheirSlotsBack) {
   DriverOptions o;
   o.iterations = 2;
   WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
-  ASSERT_TRUE(d.run(cfg.stop_time())) << d.report().incomplete;
-  EXPECT_EQ(d.report().collectives.size(), 144u);
-  EXPECT_GE(d.instance_slots(), 2u);
-  EXPECT_LE(d.instance_slots(), 14u);
-  EXPECT_TRUE(d.done());
+  ASSERT_FALSE(d.run(100 * kUs));
+  const std::string& text = d.report().incomplete;
+  // Each listed collective's (iteration, row, first GPU) in the text, in the text's order.
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> listed;
+  for (size_t at = text.find("\n  iteration "); at != std::string::npos; at = text.find("\n  iteration ", at + 1)) {
+    unsigned iter = 0, row = 0, gpu = 0;
+    ASSERT_EQ(std::sscanf(text.c_str() + at, "\n  iteration %u row %u", &iter, &row), 2) << text;
+    const size_t g = text.find("group of GPU ", at);
+    ASSERT_NE(g, std::string::npos) << text;
+    ASSERT_EQ(std::sscanf(text.c_str() + g, "group of GPU %u", &gpu), 1) << text;
+    listed.emplace_back(iter, row, gpu);
+  }
+  ASSERT_GE(listed.size(), 2u) << text;
+  // The report's records are in the order made: the listed ones appear there in the same order.
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> made;
+  for (const CollectiveRecord& c : d.report().collectives)
+    if (std::find(listed.begin(), listed.end(), std::make_tuple(c.iteration, c.layer, c.group_first)) != listed.end())
+      made.emplace_back(c.iteration, c.layer, c.group_first);
+  EXPECT_EQ(listed, made) << text;
+  EXPECT_LT(d.instance_slots(), d.report().collectives.size());  // slots were taken again
 }
 
 // MICRO (AICB's all_reduce.txt): only row 0's wg collective (4096 B) runs, once per iteration. The

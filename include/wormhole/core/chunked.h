@@ -82,8 +82,9 @@ class ReleasableChunks {
     assert(chunks_[i >> kBits] != shared_);
     return chunks_[i >> kBits][i & (kChunk - 1)];
   }
-  /// Appends `v`; returns its index. (The last chunk is never a given-back one while it has room:
-  /// only whole chunks are given back.)
+  /// Appends `v`; returns its index. Precondition: the last chunk, if it has room, was not given back
+  /// (only whole chunks are given back; an owner that gives back a partly filled last chunk, as
+  /// FlowTable::release_all does, appends nothing after it).
   size_t push_back(const T& v) {
     if ((size_ >> kBits) == chunks_.size()) {
       owned_.push_back(std::make_unique<T[]>(kChunk));

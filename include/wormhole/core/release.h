@@ -11,12 +11,15 @@
 
 namespace wh {
 
-/// Empties `c` and frees what it allocated: `c` is replaced by a default-constructed C (a move
-/// assignment from a fresh object, which takes the empty object's storage). C: any movable,
-/// default-constructible container (std::vector, std::vector<bool>, std::unordered_map, ...).
+/// Empties `c` and frees what it allocated: its storage is swapped into a default-constructed C, which
+/// frees it as it goes. (A move assignment from a fresh C is not enough for every type: a std::string
+/// keeps its buffer.) C: any movable, default-constructible container (std::vector, std::vector<bool>,
+/// std::string, std::unordered_map, ChunkedVector, ...).
 template <class C>
 void release_storage(C& c) {
-  c = C();
+  C empty;
+  using std::swap;
+  swap(c, empty);
 }
 
 /// Gives the heap's free pages back to the system (glibc's malloc_trim; nothing elsewhere). Freed

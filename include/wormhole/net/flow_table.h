@@ -31,6 +31,8 @@ class FlowTable {
   size_t size() const { return entries_.size(); }
   /// Adds a flow (no state yet); returns its id.
   uint32_t add(const FlowInfo& f) {
+    if (closed_) [[unlikely]]
+      fail("adding flow ", static_cast<uint32_t>(entries_.size()), " after the table was released (release_all)");
     uint32_t slot;
     if (free_info_.empty()) {
       slot = static_cast<uint32_t>(infos_.push_back(f));
@@ -138,8 +140,10 @@ class FlowTable {
   }
   /// Gives back every entry, FlowInfo and QP state at once, keeping size() and total_bytes(): every flow
   /// reads as retired and finished from then on, as a given-back chunk's flows do. For the end of a run,
-  /// once its results are gathered and nothing refers to a flow (no flow may be added after it).
+  /// once its results are gathered and nothing refers to a flow. add() throws std::logic_error after it
+  /// (the last chunk of entries, given back whole, may not be written).
   void release_all() {
+    closed_ = true;
     for (size_t k = 0; k * kEntryChunk < entries_.size(); ++k) entries_.release_chunk(k);
     release_storage(retired_in_);
     release_storage(all_retired_);
@@ -210,6 +214,7 @@ class FlowTable {
   std::vector<uint32_t> free_info_;  // given-back FlowInfo slots, reused last-in first-out
   std::vector<uint32_t> free_;       // released state slots, reused last-in first-out (their memory is warm)
   size_t live_ = 0, peak_live_ = 0, held_ = 0;
+  bool closed_ = false;  // release_all() was called
   uint64_t bytes_ = 0;
 };
 

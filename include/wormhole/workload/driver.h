@@ -252,7 +252,8 @@ class WorkloadDriver final : public TrainingClient {
   MicroBatches mb_;                                  // with PP > 1
   std::vector<std::vector<ProgramStep>> programs_;  // per pipeline stage
   // The collectives in flight: a finished one's slot goes to free_inst_ and is taken again, so this holds
-  // the most collectives in flight at once, not every one the run made (grows without copies).
+  // the most collectives in flight at once, not every one the run made (grows without copies). What
+  // still grows with the run: report_'s records (the outputs) and the pipeline transfers.
   ChunkedVector<Instance, 8> inst_;
   std::vector<uint32_t> free_inst_;
   std::vector<Transfer> transfers_;
