@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -88,6 +89,30 @@ DriverRun compute_only_run() {
   o.iterations = 2;
   return run(w, fabric16(), o);
 }
+
+/// Six rows r0 .. r5 with the same 11 fields after the name (`fields`, starting with a space), TP 8.
+Workload six_rows(const std::string& fields) {
+  std::vector<std::string> rows;
+  for (int i = 0; i < 6; ++i) rows.push_back("r" + std::to_string(i) + fields);
+  return workload(kTp8, rows);
+}
+
+/// A driver of `w` over fabric16() with simai_config(), kept (unlike run()'s) so that a test can ask it
+/// after its run.
+struct KeptDriver {
+  Workload w;
+  GeneratedFabric f = fabric16();
+  SimConfig cfg = simai_config();
+  std::unique_ptr<Network> net;
+  std::unique_ptr<WorkloadDriver> driver;
+  KeptDriver(Workload workload, uint32_t iterations) : w(std::move(workload)) {
+    std::string warning;
+    net = std::make_unique<Network>(cfg, f.topo, make_cc(cfg, &warning));
+    DriverOptions o;
+    o.iterations = iterations;
+    driver = std::make_unique<WorkloadDriver>(*net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  }
+};
 
 }  // namespace
 
@@ -364,17 +389,9 @@ TEST(WorkloadDriver, UpdateZeroManyRowsTwoIterations) {
 // at every member: a group has at most two collectives in flight, the run at most 4 (both groups issue
 // their first at time 0: at least 2). Without reuse: 24 slots.
 TEST(WorkloadDriver, FinishedCollectivesGiveTheirSlotsBack) {
-  std::vector<std::string> rows;
-  for (int i = 0; i < 6; ++i) rows.push_back(std::string("r").append(std::to_string(i)).append(" -1 1 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 0"));
-  const Workload w = workload(kTp8, rows);
-  const GeneratedFabric f = fabric16();
-  const SimConfig cfg = simai_config();
-  std::string warning;
-  Network net(cfg, f.topo, make_cc(cfg, &warning));
-  DriverOptions o;
-  o.iterations = 2;
-  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
-  ASSERT_TRUE(d.run(cfg.stop_time())) << d.report().incomplete;
+  KeptDriver k(six_rows(" -1 1 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 0"), 2);
+  WorkloadDriver& d = *k.driver;
+  ASSERT_TRUE(d.run(k.cfg.stop_time())) << d.report().incomplete;
   EXPECT_EQ(d.report().collectives.size(), 24u);
   EXPECT_GE(d.instance_slots(), 2u);
   EXPECT_LE(d.instance_slots(), 4u);
@@ -384,17 +401,8 @@ TEST(WorkloadDriver, FinishedCollectivesGiveTheirSlotsBack) {
 // took: six rows of three collectives (fwd and ig on the two TP groups, wg on the eight DP groups of
 // two), stopped at 100 us, when slots of finished collectives have been taken again.
 TEST(WorkloadDriver, PendingCollectivesAreListedInTheOrderTheyWereMade) {
-  std::vector<std::string> rows;
-  for (int i = 0; i < 6; ++i)
-    rows.push_back(std::string("r").append(std::to_string(i)).append(" -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0"));
-  const Workload w = workload(kTp8, rows);
-  const GeneratedFabric f = fabric16();
-  const SimConfig cfg = simai_config();
-  std::string warning;
-  Network net(cfg, f.topo, make_cc(cfg, &warning));
-  DriverOptions o;
-  o.iterations = 2;
-  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  KeptDriver k(six_rows(" -1 1 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 REDUCESCATTER 1048576 0"), 2);
+  WorkloadDriver& d = *k.driver;
   ASSERT_FALSE(d.run(100 * kUs));
   const std::string& text = d.report().incomplete;
   // Each listed collective's (iteration, row, first GPU) in the text, in the text's order.
