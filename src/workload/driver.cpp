@@ -1049,7 +1049,8 @@ void WorkloadDriver::rank_done(uint32_t id, uint32_t g) {
   // be given this slot while collective_done_at still reads it.
   Instance& done = inst_[id];
   // issue() keyed it by its group's lowest GPU, which is the plan's first member (members sorted).
-  if (inst_of_.erase(std::make_tuple(done.iter, done.row, static_cast<uint8_t>(done.phase), done.plan->members().front())) != 1)
+  const auto key = std::make_tuple(done.iter, done.row, static_cast<uint8_t>(done.phase), done.plan->members().front());
+  if (inst_of_.erase(key) != 1)
     throw std::logic_error("workload driver (a bug): a finished collective was not found by its key");
   done = Instance();
   free_inst_.push_back(id);
@@ -1156,8 +1157,10 @@ std::string WorkloadDriver::describe_pending() const {
   uint64_t more = 0;  // pending collectives not shown
   // In the order they were made (their report records'), not the order of the slots they took.
   std::vector<uint32_t> pending;
-  for (uint32_t id = 0; id < inst_.size(); ++id)
-    if (inst_[id].plan && inst_[id].members_done < inst_[id].plan->members().size()) pending.push_back(id);  // not a free slot
+  for (uint32_t id = 0; id < inst_.size(); ++id) {
+    const Instance& in = inst_[id];
+    if (in.plan && in.members_done < in.plan->members().size()) pending.push_back(id);  // in flight, not free
+  }
   std::sort(pending.begin(), pending.end(), [&](uint32_t a, uint32_t b) { return inst_[a].record < inst_[b].record; });
   for (uint32_t id : pending) {
     const Instance& in = inst_[id];

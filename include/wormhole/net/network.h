@@ -389,8 +389,9 @@ class Network final : public CcHost {
   /// Gives back what only running needs, once a finished run's results are gathered: the flow table's
   /// storage (FlowTable::release_all: flow_count() stays, every flow reads as finished; flow(id),
   /// flow_info(id), record(id) and data_path(id) may not be called, and a flow added throws
-  /// std::logic_error) and the pending events (Kernel::release_queue). The network may not run again. A distributed rank calls it before writing the results, so that their buffers
-  /// take the place of the run's state rather than adding to it.
+  /// std::logic_error) and the pending events (Kernel::release_queue). The network may not run again.
+  /// A distributed rank calls it before writing the results, so that their buffers take the place of
+  /// the run's state rather than adding to it.
   void release_run_state() {
     flows_.release_all();
     kernel_.release_queue();

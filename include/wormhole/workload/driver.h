@@ -259,7 +259,8 @@ class WorkloadDriver final : public TrainingClient {
   std::vector<Transfer> transfers_;
   // (iter, grad, mb, receiving chunk, receiver)
   std::map<std::tuple<uint32_t, bool, uint32_t, uint32_t, uint32_t>, uint32_t> transfer_of_;
-  std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;  // (iter, row, phase, first) -> inst in flight
+  // (iter, row, phase, first GPU) -> the instance, while in flight
+  std::map<std::tuple<uint32_t, uint32_t, uint8_t, uint32_t>, uint32_t> inst_of_;
   std::map<std::tuple<int, uint64_t, uint32_t, std::vector<uint32_t>>, std::shared_ptr<const Plan>> plans_;
   // Running network flow id -> (inst, plan flow); a finished flow's entry goes (memory follows what runs).
   ChunkedSlots<std::pair<uint32_t, uint32_t>> flow_owner_;  // running flow id -> (instance, plan flow)
