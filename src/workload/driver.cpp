@@ -607,16 +607,6 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   const auto key = std::make_tuple(G.iter, row, static_cast<uint8_t>(phase), members.front());
   auto [it, fresh] = inst_of_.emplace(key, 0u);
   if (fresh) {
-    // A finished collective's slot is taken again: the driver holds the collectives in flight only.
-    if (free_inst_.empty()) {
-      it->second = static_cast<uint32_t>(inst_.size());
-    } else {
-      it->second = free_inst_.back();
-      free_inst_.pop_back();
-    }
-  }
-  const uint32_t id = it->second;
-  if (fresh) {
     Instance in;
     in.iter = G.iter;
     in.row = row;
@@ -644,10 +634,10 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
     rec.start = rec.end = now;
     in.record = report_.collectives.size();
     report_.collectives.push_back(std::move(rec));
-    if (id == inst_.size()) inst_.push_back(std::move(in));
-    else inst_[id] = std::move(in);
+    it->second = place(std::move(in));
     ++pending_;
   }
+  const uint32_t id = it->second;
   G.issued_at[id] = now;
   Instance& in = inst_[id];
   const uint32_t mi = in.plan->index_of(g);
@@ -1032,6 +1022,14 @@ void WorkloadDriver::flow_finished(const FlowRecord& r) {
       }
   }
   for (uint32_t i = 0; i < n; ++i) rank_done(id, done[i]);
+}
+
+uint32_t WorkloadDriver::place(Instance&& in) {
+  if (free_inst_.empty()) return static_cast<uint32_t>(inst_.push_back(std::move(in)));
+  const uint32_t id = free_inst_.back();
+  free_inst_.pop_back();
+  inst_[id] = std::move(in);
+  return id;
 }
 
 // Instance `id` is complete at GPU g (all its flows there finished).

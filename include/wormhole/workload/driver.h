@@ -215,6 +215,9 @@ class WorkloadDriver final : public TrainingClient {
   /// Plan flow `flow` of instance `inst` may go: it joins the instance's batch of flows leaving
   /// send_latency from now.
   void release(uint32_t inst, uint32_t flow);
+  /// Puts a new collective instance in a finished one's slot (rank_done frees them), or in a new slot;
+  /// returns its id (index in inst_).
+  uint32_t place(Instance&& in);
   /// Hands plan flow `flow` of `inst` (a pipeline transfer's index with kPpBit: its one flow) to the
   /// network, or to the collective memo's replay.
   void inject(uint32_t inst, uint32_t flow);
