@@ -284,7 +284,8 @@ inline void print_skip_summary(const SkipReport& r) {
   // never exceeds it: it says how much the skips leaned on their goodput trends, not the answer's error.
   std::printf("wormhole: estimated error %.3f %% of the flows' bytes (goodput trends carried over the skips; bound %.3g %%)\n",
               100 * r.estimated_error(), 100 * r.settings.error_bound);
-  const uint64_t decisions = s.skips + s.replays;
+  // A follower released when its leader converged is replayed from it, and counted with the others.
+  const uint64_t decisions = s.skips + s.replays + r.memo.followed;
   if (decisions > 0)
     std::printf("wormhole: %lu of %lu skips and replays froze contention (two or more flows sending through one port)\n",
                 static_cast<unsigned long>(s.contended_decisions), static_cast<unsigned long>(decisions));

@@ -79,3 +79,21 @@ TEST(Progress, EtaUnits) {
   p.of = "collectives";
   EXPECT_NE(format_progress(p).find(", 1.0 % of collectives, ETA 2 h 28 min"), std::string::npos) << format_progress(p);
 }
+
+TEST(Progress, FollowersCountAmongTheDecisionsThatFrozeContention) {
+  // 3 skips, 2 replays and 4 followers released as their leader converged: 9 decisions, of which 7 froze
+  // contention. The total once left the followers out ("7 of 5").
+  SkipReport r;
+  r.settings.enabled = true;
+  r.stats.skips = 3;
+  r.stats.replays = 2;
+  r.memo.on = true;
+  r.memo.followed = 4;
+  r.stats.contended_decisions = 7;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  print_skip_summary(r);
+  const std::string out = testing::internal::GetCapturedStdout();
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("wormhole: 7 of 9 skips and replays froze contention"), std::string::npos) << out;
+}
