@@ -38,9 +38,9 @@ struct SkipStats {
   /// goodput's trend carried over the skip, FastForward::skip_error), bytes.
   double estimated_error_bytes = 0;
   /// Skips, replays, continuations and followers released as their leader converged (replayed from it)
-  /// of a partition in which two or more flows send data through one egress port: contention, whose split congestion control (and its random ECN draws) decides,
-  /// where a run's answer can be off by more than its decisions' errors (docs/wormhole.md, What
-  /// verify mode cannot see).
+  /// of a partition in which two or more flows send data through one egress port: contention, whose
+  /// split congestion control (and its random ECN draws) decides, where a run's answer can be off by
+  /// more than its decisions' errors (docs/wormhole.md, What verify mode cannot see).
   uint64_t contended_decisions = 0;
   /// The line-rate windows of the partitions checked (FastForward::line_rate_window_samples), samples:
   /// smallest and largest (UINT64_MAX and 0 without checks).
