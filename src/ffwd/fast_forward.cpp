@@ -215,6 +215,7 @@ void FastForward::flow_started(uint32_t id) {
   if (free_tracks_.empty()) {
     slot = static_cast<uint32_t>(tracks_.size());
     tracks_.emplace_back();
+    period_starts_.emplace_back();
   } else {
     slot = free_tracks_.back();
     free_tracks_.pop_back();
@@ -227,10 +228,11 @@ void FastForward::flow_started(uint32_t id) {
   // A collective hit the collective memo verifies is kept packet-exact: a skip or replay would void
   // the comparison. It stays in its partition (whose ports no other partition can then freeze).
   tracks_[slot].distrusted = net_.simulated_exactly(id);
+  if (tracks_[slot].distrusted) ++distrusted_active_;
   tracks_[slot].rose_at = -1;
   tracks_[slot].err_bytes = 0;
   tracks_[slot].epoch = 0;  // restarted when first read
-  tracks_[slot].start_epoch = 0;  // its values are its first period's start values until they move
+  period_starts_[slot].epoch = 0;  // its values are its first period's start values until they move
   reset(pid);
   stats_.max_partitions = std::max<uint64_t>(stats_.max_partitions, parts_.size());
   ensure_tick();
@@ -279,6 +281,7 @@ void FastForward::remove_finished() {
     if (pid == PartitionSet::kNone) continue;
     settle({pid});
     const uint32_t slot = track_of_[id];
+    if (tracks_[slot].distrusted) --distrusted_active_;
     free_tracks_.push_back(slot);
     track_of_.held(id) = kNoTrack;
     // Swap-remove from the active list: the last active flow takes the place of this one.
@@ -292,27 +295,28 @@ void FastForward::remove_finished() {
   finished_.clear();
 }
 
-void FastForward::keep_period_start_slow(uint32_t id, Track& t) {
+void FastForward::keep_period_start_slow(uint32_t id, uint32_t slot) {
   const uint32_t pid = parts_.partition_of_flow(id);
   if (pid == PartitionSet::kNone) throw std::logic_error("fast-forward: active flow " + std::to_string(id) + " is in no partition");
   const Flow& f = net_.flow(id);
-  t.start_part = pid;
-  t.start_epoch = part_state_[pid].epoch;
-  t.start_sent = f.snd_nxt;
-  t.start_rate = f.rate_bps;
+  PeriodStart& k = period_starts_[slot];
+  k.part = pid;
+  k.epoch = part_state_[pid].epoch;
+  k.sent = f.snd_nxt;
+  k.rate = f.rate_bps;
 }
 
 std::pair<uint64_t, uint64_t> FastForward::period_start(uint32_t id, uint64_t epoch) const {
   const Flow& f = net_.flow(id);
   if (id >= track_of_.size() || track_of_[id] == kNoTrack) return {f.snd_nxt, f.rate_bps};  // it ended: the period's record is void
-  const Track& t = tracks_[track_of_[id]];
-  if (t.start_epoch == epoch && epoch != 0) return {t.start_sent, t.start_rate};
+  const PeriodStart& k = period_starts_[track_of_[id]];
+  if (k.epoch == epoch && epoch != 0) return {k.sent, k.rate};
   return {f.snd_nxt, f.rate_bps};  // unmoved since the period started
 }
 
 void FastForward::rate_changed(uint32_t id, uint64_t old_rate_bps, uint64_t new_rate_bps) {
   if (id >= track_of_.size() || track_of_[id] == kNoTrack) return;
-  if (period_observer_) keep_period_start(id, tracks_[track_of_[id]]);
+  if (period_observer_) keep_period_start(id, track_of_[id]);
   Track& t = track(id);
   sample_until(id, t, old_rate_bps, net_.now());
   if (new_rate_bps > old_rate_bps) t.rose_at = net_.now();
@@ -500,11 +504,15 @@ void FastForward::lookups() {
   std::vector<std::optional<Replay>> found(pids.size());  // (nothing: simulated, or held as a follower)
   auto find = [&](size_t i) { found[i] = period_observer_->find_replay(pids[i], net_.now()); };
   // Each lookup reads only its own partition's record and the store (no insert in between), so
-  // the hits do not depend on the thread count.
-  if (pids.size() > 1) {
+  // the hits do not depend on the thread count. Most return before building a key (a pattern size
+  // the store cannot hold, a period not begun): handing a few small ones to threads at every tick
+  // costs more than it saves (the workers' spinning was 1.4 % of a MoE run's samples, perf).
+  size_t n = 0;
+  for (uint32_t pid : pids) n += parts_.flows(pid).size();
+  if (pids.size() > 1 && n >= s_.parallel_min_flows) {
     arena_->arena.execute([&] { tbb::parallel_for(size_t(0), pids.size(), find); });
   } else {
-    find(0);
+    for (size_t i = 0; i < pids.size(); ++i) find(i);
   }
   if (exchange_) period_observer_->lookups_done(pids, found);
   // What only the senders' and the ports' ranks can tell: the share of its recorded bytes each flow
@@ -612,6 +620,8 @@ void FastForward::finish_verification() {
 }
 
 bool FastForward::distrusted(uint32_t pid) {
+  // Asked of every partition looked up at a tick: in an all-to-all, thousands of flows each time.
+  if (distrusted_active_ == 0) return false;
   for (uint32_t id : parts_.flows(pid))
     if (track(id).distrusted) return true;
   return false;
@@ -652,7 +662,10 @@ void FastForward::close_verified() {
     // continuation's pattern (its recorded goodputs) is not replayed again.
     if (v.kind != VerifySample::Kind::kReplay)
       for (uint32_t id : v.flows)
-        if (id < track_of_.size() && track_of_[id] != kNoTrack) track(id).distrusted = true;
+        if (id < track_of_.size() && track_of_[id] != kNoTrack && !track(id).distrusted) {
+          track(id).distrusted = true;
+          ++distrusted_active_;
+        }
     if (v.kind != VerifySample::Kind::kFastForward && period_observer_)
       period_observer_->reject_pattern(verified_patterns_.at(i));
   }

@@ -318,8 +318,9 @@ void Network::on_arrive(uint32_t port) {
 void Network::receive(uint32_t port, uint32_t pkt, bool checked) {
   // A packet behind its flow's clock waits until the clock catches up (fast-forward; never true
   // when Wormhole is off).
-  if (shifted_ && hold_if_owed(port, pkt)) return;
   Port& p = fab_.ports[port];
+  const bool at_switch = fab_.nodes[p.node].is_switch;
+  if (shifted_ && hold_if_owed(port, pkt, at_switch)) return;
   if (tracer_) trace(TraceEvent::Recv, port, pkt, 0);
   if (!p.up) return drop(pkt, kDropLinkDown, port);
   // (A packet released after waiting for a pull-back passed the link's loss draw already.)
@@ -331,7 +332,7 @@ void Network::receive(uint32_t port, uint32_t pkt, bool checked) {
     fab_.pool.release(pkt);
     return;
   }
-  if (fab_.nodes[p.node].is_switch) switch_receive(port, pkt);
+  if (at_switch) switch_receive(port, pkt);
   else host_receive(port, pkt);
 }
 

@@ -98,13 +98,13 @@ void Network::bypass(uint32_t port, uint32_t pkt, uint64_t ahead) {
   kernel_.schedule(at, kBypass, pkt, 0, c);
 }
 
-bool Network::hold_if_owed(uint32_t port, uint32_t pkt) {
-  Packet& pk = fab_.pool[pkt];
-  if (!is_flow_packet(pk)) return false;
+bool Network::hold_if_owed(uint32_t port, uint32_t pkt, bool at_switch) {
   const Time now = kernel_.now();
   // On its way through switches a packet behind its flow's clock only matters where it could
   // enter its own frozen partition; at the host it acts on its flow.
-  if (fab_.nodes[fab_.links[port].node].is_switch && now >= freeze_horizon_) return false;
+  if (at_switch && now >= freeze_horizon_) return false;
+  Packet& pk = fab_.pool[pkt];
+  if (!is_flow_packet(pk)) return false;
   const Time offset = flows_.live(pk.flow) ? flows_.state(pk.flow).clock_offset : flows_.released_clock_offset(pk.flow);
   const Time owed = offset - pk.offset;
   if (owed <= 0) return false;

@@ -36,7 +36,8 @@ struct Outcome {
 
 inline Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec* injected = nullptr, Time inject_at = -1,
                    bool skip_back = true, const SimConfig& cfg = config(), double theta = 0.05, bool fast_forward = true,
-                   double verify = 0, const Topology& topo = star(6)) {
+                   double verify = 0, const Topology& topo = star(6),
+                   uint64_t parallel_min_flows = WormholeSettings{}.parallel_min_flows) {
   Network net(cfg, topo, make_cc(cfg, nullptr));
   net.add_flows(flows);
   std::unique_ptr<Injector> inj;
@@ -51,6 +52,7 @@ inline Outcome run(const std::vector<FlowSpec>& flows, Mode mode, const FlowSpec
   ws.theta = theta;
   ws.fast_forward = fast_forward;
   ws.verify = verify;
+  ws.parallel_min_flows = parallel_min_flows;
   std::unique_ptr<FastForward> ff;
   if (mode != Mode::Packet) ff = std::make_unique<FastForward>(net, ws, 1 * kSec);
   MemoDb db;

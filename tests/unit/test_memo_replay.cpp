@@ -28,6 +28,21 @@ TEST(MemoReplay, SecondIdenticalPairReplaysTheFirstsPeriod) {
   expect_fcts_within_two_packets(memo, pkt);
 }
 
+TEST(MemoReplay, EveryPartitionLookedUpAtATickFindsItsPattern) {
+  // A (0 -> 1) is recorded; B (2 -> 3) and C (4 -> 5), the same pattern, start together at 1 ms and
+  // are looked up at the same tick: both replay A's period, whether the lookups run on the calling
+  // thread (two flows, below parallel_min_flows) or on oneTBB threads.
+  const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 3, 60'000'000, 1 * kMs),
+                                       flow(4, 5, 60'000'000, 1 * kMs)};
+  const SimConfig cfg = config();
+  const Outcome serial = run(flows, Mode::Memo, nullptr, -1, true, cfg, 0.05, true, 0, star(6));
+  const Outcome threaded = run(flows, Mode::Memo, nullptr, -1, true, cfg, 0.05, true, 0, star(6), 0);
+  EXPECT_EQ(serial.memo.replayed, 2u);
+  EXPECT_EQ(serial.stats.replays, 2u);
+  EXPECT_EQ(threaded.memo.replayed, 2u);
+  EXPECT_EQ(serial.fct, threaded.fct);
+}
+
 TEST(MemoReplay, CutShortWhereAFlowWouldEndInside) {
   // B (3 MB, ~250 µs at line rate) would finish inside the 500-µs replay: the replay is cut where B
   // comes within its guard of its end (about half the period), crediting A's bytes of the period in

@@ -50,8 +50,9 @@ struct WormholeSettings {
   /// shortened to keep within it) (WORMHOLE_ERROR_BOUND, [wormhole] error_bound; a fraction,
   /// default 1 %).
   double error_bound = 0.01;
-  /// Fewer flows than this due at a tick are checked on the calling thread (a parallel_for per
-  /// 1-µs tick costs more than a few hundred checks). Speed only: results never depend on it.
+  /// Fewer flows than this due at a tick are checked, and fewer in the partitions looked up in
+  /// the memo at a tick are looked up, on the calling thread (a parallel_for per 1-µs tick costs
+  /// more than a few hundred checks). Speed only: results never depend on it.
   uint64_t parallel_min_flows = 256;
 };
 

@@ -590,10 +590,10 @@ class Network final : public CcHost {
   /// partition's standing queue, which an ACK of another flow waits behind in packet mode: a
   /// windowed flow's throughput depends on it), its own, and the link delay.
   void bypass(uint32_t port, uint32_t pkt, uint64_t ahead);
-  /// Holds `pkt` (arriving at `port` now) if its flow's clock moved since the packet was last
-  /// in step with it (checked at hosts, and at switches while a partition is frozen); returns
-  /// whether it did.
-  bool hold_if_owed(uint32_t port, uint32_t pkt);
+  /// Holds `pkt` (arriving at `port` now, a port of a switch if `at_switch`) if its flow's clock
+  /// moved since the packet was last in step with it (checked at hosts, and at switches while a
+  /// partition is frozen); returns whether it did.
+  bool hold_if_owed(uint32_t port, uint32_t pkt, bool at_switch);
   /// An interrupt: data packet or PFC frame `pkt`, arriving at `port` now, needs `frozen` (a frozen
   /// port). Tells the controller (SkipHooks::touched) and holds the packet until the partition is
   /// pulled back at the controller's next tick (the kernel barrier) or its skip ends, whichever is
