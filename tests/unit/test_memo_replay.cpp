@@ -30,8 +30,9 @@ TEST(MemoReplay, SecondIdenticalPairReplaysTheFirstsPeriod) {
 
 TEST(MemoReplay, EveryPartitionLookedUpAtATickFindsItsPattern) {
   // A (0 -> 1) is recorded; B (2 -> 3) and C (4 -> 5), the same pattern, start together at 1 ms and
-  // are looked up at the same tick: both replay A's period, whether the lookups run on the calling
-  // thread (two flows, below parallel_min_flows) or on oneTBB threads.
+  // are looked up at the same tick (with A's, whose skip their start ended): both replay A's period,
+  // whether the lookups run on the calling thread (three flows, below parallel_min_flows) or on
+  // oneTBB threads.
   const std::vector<FlowSpec> flows = {flow(0, 1, 60'000'000), flow(2, 3, 60'000'000, 1 * kMs),
                                        flow(4, 5, 60'000'000, 1 * kMs)};
   const SimConfig cfg = config();

@@ -27,7 +27,7 @@ struct WormholeSettings {
   /// off: an early interrupt still pulls the partition back but keeps the whole skip's credit
   /// (an ablation: flows then report the bytes of the planned skip for the time really skipped).
   bool skip_back = true;
-  unsigned threads = 0;           ///< oneTBB threads for the steady checks; 0 = all cores
+  unsigned threads = 0;           ///< oneTBB threads for the steady checks and memo lookups; 0 = all cores
   /// Memoize unsteady periods: replay the ones whose pattern is known, record the others when they
   /// converge, and write the store (memo.h5 beside the results) at the end of the run
   /// (memo/README.md). Needs enabled.

@@ -81,7 +81,7 @@ class TickExchange {
 /// on the rank count.
 ///
 /// With a PeriodObserver that finds replays (the memoizer), a partition whose period just started
-/// is looked up at the next tick (lookups on oneTBB threads); a hit is replayed as a skip of the
+/// is looked up at the next tick (on oneTBB threads from parallel_min_flows flows); a hit is replayed as a skip of the
 /// period's remaining duration crediting its recorded bytes, after which the flows' CC states are
 /// those recorded at convergence and the partition is fast-forwarded at once with the recorded
 /// goodput, as if it had been found steady. A replay in which a flow would come within its guard of

@@ -35,7 +35,7 @@ struct MemoStats {
 ///   graph itself (labels: rate quantised by `rate_quantum_bps`, bottleneck = the slowest egress
 ///   port of the data path, NIC line rate, base RTT, hops, fresh = sent nothing yet) is built from
 ///   them when a lookup may find something or the period converges.
-/// - At the next tick (find_replay, on oneTBB threads) it looks the FCG up; a hit visible at that
+/// - At the next tick (find_replay, on oneTBB threads from parallel_min_flows flows) it looks the FCG up; a hit visible at that
 ///   time becomes a Replay mapped through the isomorphism: the remaining duration, the bytes each
 ///   flow sent in the recorded period less what it sent since the start, its goodput and CC state
 ///   at convergence. Sent, not acknowledged, bytes: the packets a flow has in flight at the start
