@@ -35,13 +35,14 @@ struct MemoStats {
 ///   graph itself (labels: rate quantised by `rate_quantum_bps`, bottleneck = the slowest egress
 ///   port of the data path, NIC line rate, base RTT, hops, fresh = sent nothing yet) is built from
 ///   them when a lookup may find something or the period converges.
-/// - At the next tick (find_replay, on oneTBB threads from parallel_min_flows flows) it looks the FCG up; a hit visible at that
-///   time becomes a Replay mapped through the isomorphism: the remaining duration, the bytes each
-///   flow sent in the recorded period less what it sent since the start, its goodput and CC state
-///   at convergence. Sent, not acknowledged, bytes: the packets a flow has in flight at the start
-///   are shifted, not re-created, so crediting what the recorded flow sent makes the flow's last
-///   byte leave when it would have (crediting acknowledged bytes would lose the pipe's content,
-///   about one RTT of sending, on a fresh flow). A replayed period is not recorded.
+/// - At the next tick (find_replay, on oneTBB threads from parallel_min_flows flows) it looks the
+///   FCG up; a hit visible at that time becomes a Replay mapped through the isomorphism: the
+///   remaining duration, the bytes each flow sent in the recorded period less what it sent since
+///   the start, its goodput and CC state at convergence. Sent, not acknowledged, bytes: the
+///   packets a flow has in flight at the start are shifted, not re-created, so crediting what the
+///   recorded flow sent makes the flow's last byte leave when it would have (crediting
+///   acknowledged bytes would lose the pipe's content, about one RTT of sending, on a fresh flow).
+///   A replayed period is not recorded.
 /// - When a simulated period converges with its membership unchanged it inserts FCG_start →
 ///   (duration, bytes each flow sent, rates, goodputs and portable CC snapshots at convergence);
 ///   a period whose membership changed first is void.
