@@ -15,6 +15,18 @@ namespace wh {
 struct FastForward::Arena {
   tbb::task_arena arena;
   explicit Arena(unsigned threads) : arena(threads ? static_cast<int>(threads) : tbb::task_arena::automatic) {}
+  /// Calls fn(0) … fn(count − 1): on the arena's threads where the partitions hold `flows` flows, at
+  /// least `min_flows` (WormholeSettings::parallel_min_flows), else on the calling thread (a
+  /// parallel_for at every 1-µs tick costs more than a few hundred flows' work). Speed only: `fn`
+  /// must not depend on the order.
+  template <class Fn>
+  void for_each(size_t count, uint64_t flows, uint64_t min_flows, const Fn& fn) {
+    if (count > 1 && flows >= min_flows) {
+      arena.execute([&] { tbb::parallel_for(size_t(0), count, fn); });
+    } else {
+      for (size_t i = 0; i < count; ++i) fn(i);
+    }
+  }
 };
 
 FastForward::FastForward(Network& net, const WormholeSettings& settings, Time run_end)
@@ -508,13 +520,9 @@ void FastForward::lookups() {
   // the store cannot hold, a period not begun): handing a few small ones to threads at every tick
   // costs more than it saves (the scheduler and oneTBB's spinning workers: about 1.3 % of a MoE run's
   // samples, perf).
-  size_t n = 0;
+  uint64_t n = 0;
   for (uint32_t pid : pids) n += parts_.flows(pid).size();
-  if (pids.size() > 1 && n >= s_.parallel_min_flows) {
-    arena_->arena.execute([&] { tbb::parallel_for(size_t(0), pids.size(), find); });
-  } else {
-    for (size_t i = 0; i < pids.size(); ++i) find(i);
-  }
+  arena_->for_each(pids.size(), n, s_.parallel_min_flows, find);
   if (exchange_) period_observer_->lookups_done(pids, found);
   // What only the senders' and the ports' ranks can tell: the share of its recorded bytes each flow
   // has room for before its guard (measured by its sender's rank, summed over the ranks), and whether
@@ -818,13 +826,8 @@ void FastForward::on_tick() {
     }
   };
   // The spreads depend only on each flow's own window, so any thread count gives the same. A
-  // check is a few loads per flow: below a few hundred flows, handing them to threads costs more
-  // than it saves (every 1 µs tick would pay a parallel_for).
-  if (due.size() > 1 && n >= s_.parallel_min_flows) {
-    arena_->arena.execute([&] { tbb::parallel_for(size_t(0), due.size(), check); });
-  } else {
-    for (size_t i = 0; i < due.size(); ++i) check(i);
-  }
+  // check is a few loads per flow.
+  arena_->for_each(due.size(), n, s_.parallel_min_flows, check);
   if (exchange_ && n > 0) exchange_->sum_rows(v);
   // A partition's spread is its least steady flow's; steady ⇔ spread < θ (and every window full).
   std::vector<double> spread(due.size(), 0.0), wait(due.size(), 1.0);

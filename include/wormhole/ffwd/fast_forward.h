@@ -377,7 +377,7 @@ class FastForward final : public SkipHooks {
   void record_timeline();
   Part& part(uint32_t pid);
 
-  struct Arena;                                   // the oneTBB arena of the steady checks
+  struct Arena;                                   // the oneTBB arena of the steady checks and memo lookups
   Network& net_;
   WormholeSettings s_;
   std::unique_ptr<Arena> arena_;
