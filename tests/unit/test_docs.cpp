@@ -71,6 +71,28 @@ TEST(Docs, EveryHpccConfigKeyDocumented) {
   expect_same_keys(hpcc_config_keys(), documented, "docs/network-model.md");
 }
 
+// The unit an error names for "2ms" (hpcc_config_unit) is the one the docs give: the key's unit cell
+// starts with it.
+TEST(Docs, EveryHpccConfigUnitIsTheDocumentedOne) {
+  std::ifstream in(std::string(WH_SOURCE_DIR) + "/docs/network-model.md");
+  const std::regex row(R"(^\| `([A-Z][A-Z0-9_]*)` \|)");
+  std::smatch m;
+  size_t with_unit = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (!std::regex_search(line, m, row)) continue;
+    const std::string unit(hpcc_config_unit(m[1].str()));
+    if (unit.empty()) continue;
+    ++with_unit;
+    const std::string cell = cells(line).at(1);
+    EXPECT_EQ(cell.substr(0, unit.size()), unit) << m[1] << ": the docs give \"" << cell << "\"";
+    // The unit is a word of its own there ("s (decimal", "µs, ≥ 0"), not the start of a longer one.
+    EXPECT_TRUE(cell.size() == unit.size() || cell[unit.size()] == ',' || cell[unit.size()] == ' ') << m[1] << ": " << cell;
+  }
+  EXPECT_GE(with_unit, 20u);
+  EXPECT_EQ(hpcc_config_unit("WORMHOLE_WINDOW"), "samples");
+  EXPECT_EQ(hpcc_config_unit("SEED"), "");
+}
+
 TEST(Docs, EveryScenarioKeyDocumented) {
   const std::regex row(R"(^\| `((?:topology|workload|network|wormhole|output|job|background)\.[a-z_]+|name)` \|)");
   const auto documented = documented_keys("docs/workloads.md", row);

@@ -310,10 +310,18 @@ TEST(ConfigOverrides, ErrorsNameTheCommandLine) {
   EXPECT_TRUE(mentions(e, "(fix: did you mean BUFFER_SIZE?)"));
   // A unit where the reference's file has none: said so, with the number alone as the fix.
   e = input_error([&] { read_hpcc_config(p, {{"BUFFER_SIZE", "4MB"}}); });
-  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number: a value is written without its unit (fix: give the "
-                          "number alone, in BUFFER_SIZE's own unit (docs/network-model.md gives each key's unit))"));
+  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number: a value is written without its unit (fix: write "
+                          "the number alone, in MiB: BUFFER_SIZE is read in MiB (docs/network-model.md lists each key's unit))"));
   e = input_error([&] { read_hpcc_config(p, {{"PACKET_PAYLOAD_SIZE", "9KB"}}); });
-  EXPECT_TRUE(mentions(e, "\"9KB\" is not a number: a value is written without its unit"));
+  EXPECT_TRUE(mentions(e, "\"9KB\" is not a number: a value is written without its unit (fix: write the number alone, in bytes:"));
+  // The fix names the key's unit, a count of samples as well as a time (it once said "its own unit").
+  e = input_error([&] { read_hpcc_config(p, {{"WORMHOLE_WINDOW", "2ms"}}); });
+  EXPECT_TRUE(mentions(e, "(fix: write the number alone, in samples: WORMHOLE_WINDOW is read in samples"));
+  e = input_error([&] { read_hpcc_config(p, {{"RTO_US", "10ms"}}); });
+  EXPECT_TRUE(mentions(e, "(fix: write the number alone, in µs: RTO_US is read in µs"));
+  // A key of no unit is not said to have one.
+  e = input_error([&] { read_hpcc_config(p, {{"SEED", "5x"}}); });
+  EXPECT_TRUE(mentions(e, "SEED: \"5x\" is not a whole number (fix: give a non-negative whole number)"));
   e = input_error([&] { read_hpcc_config(p, {{"U_TARGET", "95%"}}); });  // not a unit: no hint to write 95
   EXPECT_TRUE(mentions(e, "U_TARGET: \"95%\" is not a number (fix: give a decimal number such as 0.5)"));
   e = input_error([&] { read_hpcc_config(p, {{"SEDE", "1"}}); });  // two letters swapped

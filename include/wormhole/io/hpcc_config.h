@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wormhole/config/sim_config.h"
@@ -46,6 +47,12 @@ namespace wh {
 /// Every key read_hpcc_config accepts (the reference's keys, SimAI.conf's, then ours), in the
 /// reader's order. docs/network-model.md §1 documents each; a unit test holds the two equal.
 const std::vector<std::string>& hpcc_config_keys();
+
+/// The unit in which key `key`'s number is read ("µs", "bytes", "samples", ...), for the keys whose
+/// value is a quantity written without its unit; empty for the others (flags, plain numbers, paths,
+/// rates, which carry their unit in the text). docs/network-model.md §1's unit cell of the key starts
+/// with it.
+std::string_view hpcc_config_unit(std::string_view key);
 
 /// Checks that TOPOLOGY_FILE and FLOW_FILE are set and exist, and TRACE_FILE exists if set. Throws
 /// InputError naming the config line, the path looked for and the folders searched.
