@@ -106,7 +106,6 @@ CollectiveMemo* RunPlan::collective_memo(WormholeSession& wormhole) {
   const SimConfig& c = cfg();
   if (!r.jobs.empty()) WormholeSession::collective_unused(c, "several jobs share the fabric (one workload per run uses it)");
   else if (!r.background.empty()) WormholeSession::collective_unused(c, "background flows share the fabric");
-  else if (!r.chakra.ranks.empty()) WormholeSession::collective_unused(c, "a Chakra trace's collectives are not offered to it");
   else return wormhole.collective_memo(net(), c);
   return nullptr;
 }

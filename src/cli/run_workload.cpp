@@ -365,7 +365,8 @@ TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward) {
     w.jobs = jobs.get();
     w.client = std::move(jobs);
   } else if (!r.chakra.ranks.empty()) {
-    auto chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, forward);
+    auto chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, forward,
+                                                 r.options.memo);
     w.report = &chakra->report();
     w.client = std::move(chakra);
   } else {

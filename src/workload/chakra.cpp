@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <fmt/core.h>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <sstream>
 
 #include "et_def.pb.h"  // generated from chakra/et_def.proto at build time
 #include "wormhole/core/input_error.h"
+#include "wormhole/workload/collective_memo.h"
 #include "wormhole/workload/driver.h"
 #include "wormhole/workload/release_batches.h"
 
@@ -26,6 +29,8 @@ constexpr uint16_t kGpuDone = 0;   // target = rank: its running GPU compute nod
 constexpr uint16_t kCpuDone = 1;   // target = index in timers_: a CPU node is over
 constexpr uint16_t kRelease = 2;   // target = index in releases_
 constexpr uint32_t kP2pBit = 0x80000000u;
+constexpr uint32_t kPriorityGroup = 3;  // every flow's switch queue class, as SimAI's
+constexpr Time kNever = std::numeric_limits<Time>::max();
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -222,6 +227,12 @@ struct ChakraDriver::Rank {
   uint32_t gpu_running = UINT32_MAX;
   std::map<std::string, uint32_t> coll_seq;       // per group: collectives issued so far
   std::map<std::tuple<uint32_t, uint32_t, int64_t>, uint32_t> p2p_seq;  // per (src, dst, tag)
+  // What the collective memo's look-ahead reads (earliest_issue): per node 0 waiting, 1 ready (running,
+  // queued or issued), 2 finished; when the running GPU node and each running CPU node end (ps).
+  std::vector<uint8_t> state;
+  std::vector<uint32_t> active, active_pos;  // the ready nodes (any order) and each one's place there
+  Time gpu_end = 0;
+  std::unordered_map<uint32_t, Time> cpu_end;
 };
 
 struct ChakraDriver::Coll {
@@ -232,6 +243,12 @@ struct ChakraDriver::Coll {
   std::vector<uint32_t> remaining;                // per member: involved flows not finished
   ReleaseBatches batches;                         // released flows waiting for the send latency
   size_t record = 0;
+  // With a collective memo: each member's issue time (ps; -1 not yet), how many issued, the memo's
+  // handle (-1: left to the network) and the island kinds its flows cross.
+  std::vector<Time> issue_time;
+  uint32_t issues_seen = 0;
+  int32_t memo = -1;
+  uint8_t kinds = 0;
   uint32_t index_of(uint32_t r) const {
     return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), r) - members.begin());
   }
@@ -242,11 +259,13 @@ struct ChakraDriver::P2p {
   uint64_t bytes = 0;
   int32_t send_node = -1, recv_node = -1;
   bool done = false;
+  uint8_t kinds = 0;  // island kinds its flow crosses (with a collective memo)
 };
 
 ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
-                           ZeroChunk zero_chunk, NetObserver* forward)
-    : net_(net), trace_(trace), layout_(layout), send_latency_(send_latency), zero_chunk_(zero_chunk), forward_(forward) {
+                           ZeroChunk zero_chunk, NetObserver* forward, CollectiveMemo* memo)
+    : net_(net), trace_(trace), layout_(layout), send_latency_(send_latency), zero_chunk_(zero_chunk), forward_(forward),
+      memo_(memo) {
   const auto R = static_cast<uint32_t>(trace_.ranks.size());
   if (R > layout_.gpus)
     throw std::invalid_argument(fmt::format("the trace has {} ranks, the topology {} GPUs", R, layout_.gpus));
@@ -256,6 +275,8 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
     const auto& nodes = trace_.ranks[r];
     for (uint32_t i = 0; i < nodes.size(); ++i) k.index[nodes[i].id] = i;
     k.waiting.assign(nodes.size(), 0);
+    k.state.assign(nodes.size(), 0);
+    if (memo) k.active_pos.assign(nodes.size(), 0);
     k.children.assign(nodes.size(), {});
     for (uint32_t i = 0; i < nodes.size(); ++i)
       for (uint64_t d : nodes[i].deps) {
@@ -273,6 +294,12 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
   left_of_.assign(R, 0);
   for (uint32_t r = 0; r < R; ++r) left_of_[r] = trace_.ranks[r].size();
   total_ = left_;
+  if (memo_) {
+    involved_.assign(R, {0, 0});
+    nv_peers_.resize(R);
+    nv_peers_made_.assign(R, 0);
+    seen_.resize(R);
+  }
   net_.set_observer(this);
   net_.set_client(this);
 }
@@ -316,10 +343,16 @@ bool ChakraDriver::finish(Time) {
 void ChakraDriver::ready(uint32_t r, uint32_t i) {
   const ChakraNode& n = trace_.ranks[r][i];
   const Time now = net_.client_now();
+  ranks_[r].state[i] = 1;
+  if (memo_) {
+    ranks_[r].active_pos[i] = static_cast<uint32_t>(ranks_[r].active.size());
+    ranks_[r].active.push_back(i);
+  }
   switch (n.kind) {
     case ChakraNode::Comp:
       if (n.cpu) {
         if (n.duration <= 0) return finished(r, i);
+        if (memo_) ranks_[r].cpu_end[i] = now + n.duration;
         timers_.emplace_back(r, i);
         net_.schedule_client(now + n.duration, static_cast<uint32_t>(timers_.size() - 1), kCpuDone);
         return;
@@ -342,6 +375,10 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
           finished(r, i);
           if (p2p_[it->second].recv_node >= 0) finished(dst, static_cast<uint32_t>(p2p_[it->second].recv_node));
           return;
+        }
+        if (memo_) {
+          p.kinds = net_.island_kinds(src, dst);
+          involve(src, p.kinds, +1), involve(dst, p.kinds, +1);
         }
         release(kP2pBit | it->second, 0);
       } else if (p.done) {
@@ -380,11 +417,20 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
         rec.start = rec.end = now;
         c.record = report_.collectives.size();
         report_.collectives.push_back(std::move(rec));
+        if (memo_ && c.cp.sends_per_member() > 0) {
+          for (auto [a, b] : collective_member_pairs(c.cp)) c.kinds |= net_.island_kinds(c.members[a], c.members[b]);
+          for (uint32_t m : c.members) involve(m, c.kinds, +1);
+          c.issue_time.assign(c.members.size(), -1);
+        }
         colls_.push_back(std::move(c));
       }
       Coll& c = colls_[id];
       const uint32_t mi = c.index_of(r);
       c.node[mi] = static_cast<int32_t>(i);
+      if (!c.issue_time.empty()) {
+        c.issue_time[mi] = now;
+        if (++c.issues_seen == c.members.size()) offer_to_memo(id);
+      }
       for (uint32_t k = 0, n = c.cp.sends_per_member(); k < n; ++k) {
         const uint32_t f = c.cp.sent_flow(mi, k), parent = c.cp.parent(f);
         if (parent == kNoParent || c.flow_state[parent] == 2) release(id, f);
@@ -405,7 +451,8 @@ void ChakraDriver::run_gpu(uint32_t r) {
       continue;
     }
     k.gpu_running = i;
-    net_.schedule_client(net_.client_now() + d, r, kGpuDone);
+    k.gpu_end = net_.client_now() + d;
+    net_.schedule_client(k.gpu_end, r, kGpuDone);
   }
 }
 
@@ -422,7 +469,7 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
 
 void ChakraDriver::inject(uint32_t owner, uint32_t f) {
   FlowSpec spec;
-  spec.pg = 3;
+  spec.pg = kPriorityGroup;
   if (owner & kP2pBit) {
     const P2p& p = p2p_[owner & ~kP2pBit];
     spec.src = p.src, spec.dst = p.dst, spec.size_bytes = p.bytes;
@@ -430,11 +477,21 @@ void ChakraDriver::inject(uint32_t owner, uint32_t f) {
     const FlowStep s = colls_[owner].cp.flow(f);
     spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
   }
-  const uint32_t id = net_.inject_flow(spec);
+  const int32_t h = owner & kP2pBit ? -1 : colls_[owner].memo;
+  const uint32_t id = h >= 0 && memo_->replaying(h) ? net_.replay_flow(spec) : net_.inject_flow(spec);
+  if (h >= 0) memo_->released(h, f, id);
   flow_owner_.set(id, std::pair{owner, f});
 }
 
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
+  Rank& rk = ranks_[r];
+  rk.state[i] = 2;
+  if (memo_) {  // off the ready list: the last one takes its place
+    const uint32_t pos = rk.active_pos[i], last = rk.active.back();
+    rk.active[pos] = last;
+    rk.active_pos[last] = pos;
+    rk.active.pop_back();
+  }
   --left_;
   last_ = std::max(last_, net_.client_now());
   if (--left_of_[r] == 0) {
@@ -462,6 +519,7 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
       break;
     }
     case kCpuDone:
+      if (memo_) ranks_[timers_[target].first].cpu_end.erase(timers_[target].second);
       finished(timers_[target].first, timers_[target].second);
       break;
     case kRelease: {
@@ -490,6 +548,7 @@ void ChakraDriver::flow_finished(const FlowRecord& rec) {
     p.done = true;
     const int32_t s = p.send_node, d = p.recv_node;
     const uint32_t src = p.src, dst = p.dst;
+    if (memo_) involve(src, p.kinds, -1), involve(dst, p.kinds, -1);
     finished(src, static_cast<uint32_t>(s));
     if (d >= 0) finished(dst, static_cast<uint32_t>(d));
     return;
@@ -498,10 +557,14 @@ void ChakraDriver::flow_finished(const FlowRecord& rec) {
   {
     Coll& c = colls_[owner];
     c.flow_state[f] = 2;
+    if (c.memo >= 0) memo_->finished(c.memo, f, rec.skipped, rec.skipped_bytes);
     const uint32_t ch = c.cp.child(f);
     if (ch != kNoParent && c.node[c.cp.src_index(ch)] >= 0) release(owner, ch);
     for (uint32_t m : {c.cp.src_index(f), c.cp.dst_index(f)})
-      if (--c.remaining[m] == 0 && c.node[m] >= 0) done[n++] = m;
+      if (--c.remaining[m] == 0) {
+        if (memo_) involve(c.members[m], c.kinds, -1);
+        if (c.node[m] >= 0) done[n++] = m;
+      }
     report_.collectives[c.record].end = net_.client_now();
     count_link_bytes(net_, report_.collectives[c.record], rec);
   }
@@ -517,6 +580,169 @@ void ChakraDriver::pfc(const PfcRecord& p) {
 
 void ChakraDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {
   if (forward_) forward_->tick(now, events, flows_finished);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The collective memo
+
+void ChakraDriver::involve(uint32_t r, uint8_t kinds, int d) {
+  for (uint32_t k = 0; k < 2; ++k)
+    if (kinds & (1u << k)) involved_[r][k] += static_cast<uint32_t>(d);
+}
+
+void ChakraDriver::offer_to_memo(uint32_t id) {
+  const Coll& c = colls_[id];
+  // Before its first flow starts (send_latency after the first issue) or never: the memo decides for
+  // the whole collective.
+  if (net_.client_now() - *std::min_element(c.issue_time.begin(), c.issue_time.end()) >= send_latency_) {
+    memo_->count_late_issue();
+    return;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (auto [a, b] : collective_member_pairs(c.cp)) pairs.emplace_back(c.members[a], c.members[b]);  // GPU r is host r
+  std::string key;
+  const int32_t h = memo_->begin(
+      pairs, [&]() -> const std::string& { return key = collective_plan_key(c.cp, send_latency_, kPriorityGroup); },
+      c.members, c.issue_time, c.cp.size(),
+      [&](uint32_t host, uint8_t kinds) {
+        if (host >= ranks_.size()) return UINT32_MAX;  // a GPU the trace has no rank for
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < 2; ++k)
+          if (kinds & (1u << k)) n = std::max(n, involved_[host][k]);
+        return n;
+      },
+      [&](uint8_t kinds, Time t0, const std::vector<Time>* finish) { return quiet_until(id, kinds, t0, finish); });
+  colls_[id].memo = h;
+}
+
+const std::vector<uint32_t>& ChakraDriver::nvswitch_peers(uint32_t r) {
+  std::vector<uint32_t>& out = nv_peers_[r];
+  if (nv_peers_made_[r]) return out;
+  nv_peers_made_[r] = 1;
+  // An island's NVSwitch links only to hosts (Network::find_island): the GPUs one hop beyond it.
+  const Fabric& fab = net_.fabric();
+  out.push_back(r);
+  const Node& gpu = fab.nodes[r];
+  for (uint32_t q = gpu.first_port; q < gpu.first_port + gpu.num_ports; ++q) {
+    const Node& sw = fab.nodes[fab.ports[fab.ports[q].peer].node];
+    if (!sw.is_nvswitch) continue;
+    for (uint32_t x = sw.first_port; x < sw.first_port + sw.num_ports; ++x) {
+      const uint32_t host = fab.ports[fab.ports[x].peer].node;
+      if (!fab.nodes[host].is_switch && host < ranks_.size()) out.push_back(host);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool ChakraDriver::reaches_members(uint32_t y, const ChakraNode& n, const std::vector<uint32_t>& members, uint8_t kinds) {
+  if (n.bytes == 0 || (n.kind != ChakraNode::Send && n.kind != ChakraNode::Coll)) return false;
+  const std::vector<uint32_t>& near = nvswitch_peers(y);
+  // A flow of y touches the members' island ports when it leaves a member (y) or reaches one, over an
+  // NVSwitch they share (routing prefers it) or else over the fabric; other GPUs' traffic only crosses
+  // a switch there (its shared buffer: the sub-island's margin, CollectiveMemo).
+  const bool y_member = std::binary_search(members.begin(), members.end(), y);
+  auto touches = [&](uint32_t z) {
+    if (z == y || !(y_member || std::binary_search(members.begin(), members.end(), z))) return false;
+    const bool nvswitch = std::binary_search(near.begin(), near.end(), z);
+    return (kinds & (nvswitch ? kIslandNvSwitch : kIslandFabric)) != 0;
+  };
+  if (n.kind == ChakraNode::Send) return touches(n.peer);
+  // A collective: its group's GPUs, every rank for a group of none. Over an NVSwitch only its GPUs
+  // there; over the fabric any of them.
+  const std::vector<uint32_t>* group = n.group.empty() ? nullptr : &trace_.groups.at(n.group);
+  const auto R = static_cast<uint32_t>(ranks_.size());
+  if (kinds & kIslandFabric) {
+    if (group) {
+      for (uint32_t z : *group)
+        if (touches(z)) return true;
+    } else {
+      for (uint32_t z = 0; z < R; ++z)
+        if (touches(z)) return true;
+    }
+    return false;
+  }
+  for (uint32_t z : near)
+    if (touches(z) && (!group || std::binary_search(group->begin(), group->end(), z))) return true;
+  return false;
+}
+
+Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, Time done_y, Time bound) {
+  const Rank& k = ranks_[y];
+  const std::vector<ChakraNode>& nodes = trace_.ranks[y];
+  const Time now = net_.client_now();
+  std::vector<uint32_t>& seen = seen_[y];
+  if (seen.size() != nodes.size()) seen.assign(nodes.size(), 0);
+  if (++stamp_ == 0) {  // the stamps wrapped: clear every rank's marks once
+    for (auto& v : seen_) std::fill(v.begin(), v.end(), 0);
+    stamp_ = 1;
+  }
+  const Coll& o = colls_[offered];
+  const auto m = std::lower_bound(o.members.begin(), o.members.end(), y);
+  const int32_t offered_node = m != o.members.end() && *m == y ? o.node[static_cast<size_t>(m - o.members.begin())] : -1;
+  // Nodes by the earliest time they can end; a node is reached from the first of its dependencies to
+  // end (any one of them bounds its start from below).
+  using Item = std::pair<Time, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  for (uint32_t i : k.active) {
+    seen[i] = stamp_;
+    const ChakraNode& n = nodes[i];
+    Time end = now;  // a collective or transfer under way (its end is not known), a receive waiting
+    if (n.kind == ChakraNode::Comp && n.cpu) {
+      const auto c = k.cpu_end.find(i);
+      end = c != k.cpu_end.end() ? c->second : now;
+    } else if (n.kind == ChakraNode::Comp) {
+      // Queued behind the running one, or running.
+      const Time free = k.gpu_running != UINT32_MAX ? std::max(now, k.gpu_end) : now;
+      end = k.gpu_running == i ? k.gpu_end : free + std::max<Time>(0, n.duration);
+    } else if (static_cast<int32_t>(i) == offered_node && done_y >= 0) {
+      end = done_y;
+    }
+    heap.emplace(end, i);
+  }
+  while (!heap.empty()) {
+    const auto [t, i] = heap.top();
+    heap.pop();
+    if (t >= bound) return bound;
+    for (uint32_t c : k.children[i]) {
+      if (k.state[c] != 0 || seen[c] == stamp_) continue;
+      seen[c] = stamp_;
+      const ChakraNode& n = nodes[c];
+      if (reaches_members(y, n, o.members, kinds)) return t;  // it can issue when this dependency ends, no sooner
+      heap.emplace(t + (n.kind == ChakraNode::Comp ? std::max<Time>(0, n.duration) : 0), c);
+    }
+  }
+  return kNever;
+}
+
+Time ChakraDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish) {
+  const Coll& c = colls_[id];
+  const CollectivePlan& cp = c.cp;
+  // When each member's part of it is done, were it to end as `finish` says (-1: not known).
+  const std::vector<Time> done = member_done_times(cp, t0, finish);
+  // Its end: nothing can come in its way after it.
+  const Time horizon = done.empty() || done.front() < 0 ? kNever : *std::max_element(done.begin(), done.end());
+  // Traffic can reach the members' NVSwitch ports only from GPUs on those NVSwitches; their fabric
+  // ports from any GPU.
+  std::vector<uint32_t> near;
+  if (kinds & kIslandFabric) {
+    for (uint32_t y = 0; y < ranks_.size(); ++y) near.push_back(y);
+  } else {
+    for (uint32_t g : c.members) {
+      const std::vector<uint32_t>& p = nvswitch_peers(g);
+      near.insert(near.end(), p.begin(), p.end());
+    }
+    std::sort(near.begin(), near.end());
+    near.erase(std::unique(near.begin(), near.end()), near.end());
+  }
+  Time t = horizon;
+  for (uint32_t y : near) {
+    const auto m = std::lower_bound(c.members.begin(), c.members.end(), y);
+    const Time done_y = m != c.members.end() && *m == y ? done[static_cast<size_t>(m - c.members.begin())] : -1;
+    t = std::min(t, earliest_issue(y, id, kinds, done_y, t));
+  }
+  return t;
 }
 
 }  // namespace wh

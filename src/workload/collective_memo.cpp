@@ -8,6 +8,41 @@
 
 namespace wh {
 
+std::vector<std::pair<uint32_t, uint32_t>> collective_member_pairs(const CollectivePlan& cp) {
+  std::vector<std::pair<uint32_t, uint32_t>> idx;
+  if (cp.empty()) return idx;
+  if (cp.op == Collective::AllToAll) {
+    for (uint32_t i = 0; i < cp.ranks(); ++i)
+      for (uint32_t j = 0; j < cp.ranks(); ++j)
+        if (i != j) idx.emplace_back(i, j);
+  } else {
+    for (uint32_t c = 0; c < cp.rings; ++c)
+      for (uint32_t i = 0; i < cp.ranks(); ++i) idx.emplace_back(i, cp.dst_index(c * cp.steps * cp.ranks() + i));
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  }
+  return idx;
+}
+
+std::vector<Time> member_done_times(const CollectivePlan& cp, Time t0, const std::vector<Time>* finish) {
+  std::vector<Time> done(cp.members.size(), -1);
+  if (finish && finish->size() == cp.size())
+    for (uint32_t f = 0; f < cp.size(); ++f)
+      for (uint32_t mi : {cp.src_index(f), cp.dst_index(f)}) done[mi] = std::max(done[mi], t0 + (*finish)[f]);
+  return done;
+}
+
+std::string collective_plan_key(const CollectivePlan& cp, Time send_latency, uint32_t priority_group) {
+  std::string key;
+  auto put = [&](auto v) { append_key(key, v); };
+  key.reserve(20 + sizeof(Time) + uint64_t(cp.size()) * 20);
+  put(uint32_t(0x57434d32)), put(cp.size()), put(cp.ranks()), put(send_latency);
+  put(priority_group);
+  for (uint32_t f = 0; f < cp.size(); ++f)
+    put(cp.src_index(f)), put(cp.dst_index(f)), put(cp.chunk), put(cp.parent(f));
+  return key;
+}
+
 CollectiveMemo::CollectiveMemo(Network& net, double verify, double error_bound,
                                std::unordered_map<std::string, CollectivePattern>* store)
     : net_(net), verify_(verify), error_bound_(error_bound), store_(store ? *store : own_store_) {

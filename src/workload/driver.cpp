@@ -253,22 +253,10 @@ std::shared_ptr<const WorkloadDriver::Plan> WorkloadDriver::plan_for(const CommO
   return p;
 }
 
-// Member-relative, so every group's instance of one collective has the same key; the driver's timing
-// settings are part of it. The leading tag changes when what a key means changes, so that a memo file's
-// older patterns are never taken for new ones: "WCM2" since flows leaving at one instant start in plan
-// order (the key no longer holds the members' issue order).
+// Member-relative and keyed alike by every driver (collective_plan_key); made once per plan.
 const std::string& WorkloadDriver::memo_key(const Plan& p) const {
-  if (p.keyed) return p.memo_key;
-  const CollectivePlan& cp = p.cp;
-  std::string& key = p.memo_key;
-  auto put = [&](auto v) { append_key(key, v); };
-  key.reserve(20 + sizeof(Time) + uint64_t(cp.size()) * 20);
-  put(uint32_t(0x57434d32)), put(cp.size()), put(cp.ranks()), put(o_.send_latency);
-  put(o_.priority_group);
-  for (uint32_t f = 0; f < cp.size(); ++f)
-    put(cp.src_index(f)), put(cp.dst_index(f)), put(cp.chunk), put(cp.parent(f));
-  p.keyed = true;
-  return key;
+  if (!p.keyed) p.memo_key = collective_plan_key(p.cp, o_.send_latency, o_.priority_group), p.keyed = true;
+  return p.memo_key;
 }
 
 bool WorkloadDriver::owns_flow(uint32_t id) const {
@@ -662,28 +650,10 @@ void WorkloadDriver::issue(uint32_t g, Phase phase) {
   if (in.remaining[mi] == 0) rank_done(id, g);
 }
 
-// The distinct (sender, receiver) member pairs of a collective's flows, in (sender, receiver) order: C
-// per member of a ring op (its next on every ring), all R − 1 others for AllToAll.
-static std::vector<std::pair<uint32_t, uint32_t>> member_pairs(const CollectivePlan& cp) {
-  std::vector<std::pair<uint32_t, uint32_t>> idx;
-  if (cp.empty()) return idx;
-  if (cp.op == Collective::AllToAll) {
-    for (uint32_t i = 0; i < cp.ranks(); ++i)
-      for (uint32_t j = 0; j < cp.ranks(); ++j)
-        if (i != j) idx.emplace_back(i, j);
-  } else {
-    for (uint32_t c = 0; c < cp.rings; ++c)
-      for (uint32_t i = 0; i < cp.ranks(); ++i) idx.emplace_back(i, cp.dst_index(c * cp.steps * cp.ranks() + i));
-    std::sort(idx.begin(), idx.end());
-    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
-  }
-  return idx;
-}
-
 uint8_t WorkloadDriver::island_kinds(const Plan& p) {
   if (p.island_kinds < 0) {
     uint8_t k = 0;
-    for (auto [a, b] : member_pairs(p.cp))
+    for (auto [a, b] : collective_member_pairs(p.cp))
       if ((k |= net_.island_kinds(host_of(p.cp.members[a]), host_of(p.cp.members[b]))) == (kIslandNvSwitch | kIslandFabric))
         break;
     p.island_kinds = static_cast<int8_t>(k);
@@ -777,10 +747,7 @@ Time WorkloadDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std:
   // An NVSwitch's collectives block their GPUs (TP): only rail leaves need the programs followed.
   if (!(kinds & kIslandFabric)) return kNoIssue;
   // When each member's part of it is done, were it to end as `finish` says (-1: not known).
-  std::vector<Time> done(cp.members.size(), -1);
-  if (finish && finish->size() == cp.size())
-    for (uint32_t f = 0; f < cp.size(); ++f)
-      for (uint32_t mi : {cp.src_index(f), cp.dst_index(f)}) done[mi] = std::max(done[mi], t0 + (*finish)[f]);
+  const std::vector<Time> done = member_done_times(cp, t0, finish);
   // Flows reach a member's island ports from the groups it belongs to: their GPUs' next issues.
   std::vector<uint32_t> gpus;
   for (uint32_t g : cp.members)
@@ -807,7 +774,7 @@ void WorkloadDriver::offer_to_memo(uint32_t id) {
     return;
   }
   const CollectivePlan& cp = p.cp;
-  const std::vector<std::pair<uint32_t, uint32_t>> idx = member_pairs(cp);
+  const std::vector<std::pair<uint32_t, uint32_t>> idx = collective_member_pairs(cp);
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   pairs.reserve(idx.size());
   for (auto [a, b] : idx) pairs.emplace_back(host_of(cp.members[a]), host_of(cp.members[b]));

@@ -5,6 +5,7 @@ files; node types and collectives wormhole does not run are clear errors; a .et 
 named for what it is. Environment as test_refruns.py (WORMHOLE, WH_TEST_DATA, WH_SOURCE_DIR)."""
 import csv
 import importlib
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,8 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+
+import h5py
 
 from test_workload import run_toml
 
@@ -150,6 +153,98 @@ class Chakra(unittest.TestCase):
         # Compute only: two ranks of one 5-us node each: the iteration is 5 us.
         p, out = self.run_wh("comp", scenario(16, f'chakra = "{prefix}"'))
         self.assertIn("iteration 0: 5.000 us", p.stdout)
+
+    def write_ranks(self, ranks, groups):
+        """One trace per rank (`ranks`: per rank a list of (name, kind, deps, attrs) with kind "comp", "coll",
+        "send"; node ids are list positions) and the groups file; returns the prefix."""
+        out = self.dir / "pb"
+        out.mkdir(exist_ok=True)
+        subprocess.run(["protoc", f"-I{PROTO.parent}", f"--python_out={out}", PROTO.name], check=True)
+        sys.path.insert(0, str(out))
+        pb = importlib.import_module("et_def_pb2")
+        prefix = self.dir / "hand" / "t"
+        prefix.parent.mkdir(exist_ok=True)
+        types = {"comp": pb.COMP_NODE, "coll": pb.COMM_COLL_NODE, "send": pb.COMM_SEND_NODE}
+        for r, nodes in enumerate(ranks):
+            with open(f"{prefix}.{r}.et", "wb") as f:
+                msgs = [pb.GlobalMetadata(version="0.0.4")]
+                for i, (name, kind, deps, attrs) in enumerate(nodes):
+                    n = pb.Node(id=i, name=name, type=types[kind])
+                    n.ctrl_deps.extend(deps)
+                    for k, v in attrs.items():
+                        n.attr.append(pb.AttributeProto(name=k, string_val=v) if isinstance(v, str)
+                                      else pb.AttributeProto(name=k, int64_val=v))
+                    msgs.append(n)
+                for msg in msgs:
+                    data = msg.SerializeToString()
+                    f.write(bytes([len(data)]) if len(data) < 128 else bytes([len(data) & 0x7F | 0x80, len(data) >> 7]))
+                    f.write(data)
+        (self.dir / "hand" / "groups.json").write_text(json.dumps(groups))
+        return prefix
+
+    def memo_attrs(self, out):
+        with h5py.File(out / "results.h5") as f:
+            return {k[len("collective_memo_"):]: int(v) for k, v in f["/wormhole"].attrs.items()
+                    if k.startswith("collective_memo_")}
+
+    def test_collective_memo_replays_a_trace_as_packet_mode(self):
+        # One 8-GPU server, TP 8: 24 AllReduces of 896 flows each on its NVSwitch, 1 us of compute between
+        # them (test_collective_memo.py's first case, as a trace): 2 patterns simulated, 22 replayed, and
+        # fct.txt is packet mode's byte for byte, as the SimAI file's run with the memo.
+        rows = 12
+        text = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 8\n"
+                + f"{rows}\n" + "".join(f"l{i} -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
+                                         for i in range(rows)))
+        (self.dir / "w.txt").write_text(text)
+        prefix = self.convert(self.dir / "w.txt", 8)
+        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix}.comm_groups.json"'
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\n"
+        _, pkt = self.run_wh("pkt", scenario(8, trace))
+        p, wh = self.run_wh("wh", scenario(8, trace) + memo)
+        _, simai = self.run_wh("simai", scenario(8, f'file = "{self.dir / "w.txt"}"') + memo)
+        self.assertEqual((pkt / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        self.assertEqual((simai / "fct.txt").read_bytes(), (wh / "fct.txt").read_bytes())
+        self.assertNotIn("collective memo is not used", p.stderr)
+        a = self.memo_attrs(wh)
+        self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["replayed_flows"]), (24, 2, 22, 22 * 896))
+        self.assertEqual((a["conflicts"], a["overlaps"], a["busy"]), (0, 0, 0))
+
+    def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
+        # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;
+        # GPU 4 (the same NVSwitch, no member) computes, then sends 1 MiB to GPU 0. A trace has no SimAI rule
+        # that blocks it, so the memo replays a collective only where no such send can come before the
+        # replay ends: the one the send lands in is simulated, and every completion is packet mode's.
+        def ranks(send_after_ns):
+            ar = {"comm_type": 0, "comm_size": 1 << 20, "pg_name": "tp"}  # ALL_REDUCE
+            member = [("ar0", "coll", [], ar), ("c0", "comp", [0], {"duration_nanos": 1000}),
+                      ("ar1", "coll", [1], ar), ("c1", "comp", [2], {"duration_nanos": 1000}),
+                      ("ar2", "coll", [3], ar)]
+            sender = [("wait", "comp", [], {"duration_nanos": send_after_ns}),
+                      ("send", "send", [0], {"comm_size": 1 << 20, "comm_dst": 0, "comm_tag": 7})]
+            idle = [("idle", "comp", [], {"duration_nanos": 1})]
+            return [member] * 4 + [sender] + [idle] * 3
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        # First with the send long after: the last two collectives repeat the first one's pattern.
+        prefix = self.write_ranks(ranks(10_000_000), {"tp": [0, 1, 2, 3]})
+        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
+        _, pkt = self.run_wh("late_pkt", scenario(8, trace))
+        _, wh = self.run_wh("late_wh", scenario(8, trace) + memo)
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
+        a = self.memo_attrs(wh)
+        self.assertGreaterEqual(a["replayed"], 1)
+        with open(pkt / "collectives.csv") as f:
+            spans = [(float(c["start_us"]), float(c["end_us"])) for c in csv.DictReader(f) if c["op"] == "AllReduce"]
+        self.assertEqual(len(spans), 3)
+        # Now the send is due in the middle of the last collective that the run above replayed.
+        middle_ns = int(1000 * (spans[2][0] + spans[2][1]) / 2)
+        prefix = self.write_ranks(ranks(middle_ns), {"tp": [0, 1, 2, 3]})
+        _, pkt = self.run_wh("pkt", scenario(8, trace))
+        p, wh = self.run_wh("wh", scenario(8, trace) + memo)
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
+        b = self.memo_attrs(wh)
+        self.assertEqual(b["conflicts"], 0, p.stderr)
+        self.assertEqual(b["overlaps"], a["overlaps"] + 1)
+        self.assertEqual(b["replayed"], a["replayed"] - 1)
 
 
 if __name__ == "__main__":

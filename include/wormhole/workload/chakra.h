@@ -3,6 +3,7 @@
 // reader keeps compute, point-to-point and collective nodes with their dependencies; ChakraDriver runs
 // every rank's graph on the packet-level network, collectives through plan_collective (§5).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -19,6 +20,8 @@
 #include "wormhole/workload/collectives.h"
 
 namespace wh {
+
+class CollectiveMemo;
 
 /// One node of a rank's graph, as the driver needs it.
 struct ChakraNode {
@@ -68,11 +71,20 @@ std::vector<FlowSpec> expected_traffic(const ChakraTrace& trace, const GroupLayo
 /// and released as WorkloadDriver releases them; it finishes at a rank when that rank's flows have.
 /// A send and the k-th receive with the same (source, destination, tag) are one flow of comm_size
 /// bytes; both finish when it does. Flows start `send_latency` after release.
+///
+/// With a collective memo (wormhole/workload/collective_memo.h), a collective whose members have all
+/// issued it before its first flow starts is offered to it, as WorkloadDriver offers a SimAI row's. A
+/// trace's graph gives no rule such as SimAI's blocking TP collectives, so a replay on an NVSwitch is
+/// made only where the graphs show that no rank sharing an NVSwitch with a member can issue traffic
+/// to or from a member over it before the replay would end (quiet_until: the earliest issue each graph allows, counting
+/// compute durations and taking collectives and transfers of unknown end to end now); on a fabric
+/// island (a rail leaf's DP ring) the same, over every rank whose traffic can reach a member there.
 class ChakraDriver final : public TrainingClient {
  public:
   /// `layout.gpus` >= the trace's ranks. `forward` receives every NetObserver callback too.
+  /// `memo`: the collective memo to offer collectives to (nullptr: none; one process only).
   ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
-               ZeroChunk zero_chunk, NetObserver* forward = nullptr);
+               ZeroChunk zero_chunk, NetObserver* forward = nullptr, CollectiveMemo* memo = nullptr);
   ~ChakraDriver() override;
   /// Runs until every node of every rank has finished (or the queue is empty, or `until`, ps).
   /// Returns true when all finished; report() has one iteration (start 0, end = the last finish),
@@ -106,6 +118,27 @@ class ChakraDriver final : public TrainingClient {
   /// (ReleaseBatches), a p2p's leaves alone.
   void release(uint32_t owner, uint32_t flow);
   void inject(uint32_t owner, uint32_t flow);  ///< hands it to the network
+  // The collective memo (see the class comment).
+  /// Every member of collective `id` issued it now: offered to the memo, or counted as issued late.
+  void offer_to_memo(uint32_t id);
+  /// CollectiveMemo::begin's `quiet_until` for collective `id` on an island of `kinds` (Island::kinds): the
+  /// earliest time (ps) a rank can issue traffic onto the members' island ports (over an NVSwitch they
+  /// share, or over the fabric), were the collective to end as `finish` says (ps after t0; nullptr: not
+  /// known); INT64_MAX: never.
+  Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
+  /// The earliest time (ps, a lower bound) rank `y` can start a send or collective whose flows reach a
+  /// member of collective `offered` or leave one over an island of `kinds` (reaches_members), its
+  /// graph's nodes of unknown end taken to end now and `offered` at `done_y` (-1: not known); `bound`
+  /// once nothing can come before it (a search by earliest end, node by node, that stops there);
+  /// INT64_MAX: nothing ever.
+  Time earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, Time done_y, Time bound);
+  /// The ranks whose GPUs share an NVSwitch with rank `r`'s (r included), ascending; from the wiring.
+  const std::vector<uint32_t>& nvswitch_peers(uint32_t r);
+  /// Whether node `n` of rank `y`, when it issues, can send traffic that leaves or reaches one of
+  /// `members` (sorted) over an island of `kinds`: over an NVSwitch y shares with the other end, or
+  /// over the fabric otherwise; a send, or a collective of a group holding such a GPU.
+  bool reaches_members(uint32_t y, const ChakraNode& n, const std::vector<uint32_t>& members, uint8_t kinds);
+  void involve(uint32_t r, uint8_t kinds, int d);
 
   Network& net_;
   const ChakraTrace& trace_;
@@ -129,6 +162,12 @@ class ChakraDriver final : public TrainingClient {
   std::vector<uint64_t> left_of_;  // per rank: its nodes not finished
   Time last_ = 0;
   WorkloadReport report_;
+  CollectiveMemo* memo_ = nullptr;
+  std::vector<std::array<uint32_t, 2>> involved_;  // per rank, per island kind: its unfinished comm reaching one
+  std::vector<std::vector<uint32_t>> nv_peers_;     // nvswitch_peers, made on first use
+  std::vector<uint8_t> nv_peers_made_;
+  std::vector<std::vector<uint32_t>> seen_;        // earliest_issue's marks, per rank and node
+  uint32_t stamp_ = 0;
 };
 
 }  // namespace wh

@@ -43,8 +43,29 @@
 #include <vector>
 
 #include "wormhole/net/network.h"
+#include "wormhole/workload/collectives.h"
 
 namespace wh {
+
+/// The distinct (sender, receiver) member-index pairs of plan `cp`'s flows, in (sender, receiver)
+/// order: C per member of a ring op (its next on every ring), all R − 1 others for AllToAll; empty for
+/// an empty plan. As host pairs, CollectiveMemo::begin's `pairs`.
+std::vector<std::pair<uint32_t, uint32_t>> collective_member_pairs(const CollectivePlan& cp);
+
+/// When each member of plan `cp` is done with it (ps, by member index: its last flow's end), were the
+/// collective started at `t0` to end as `finish` says (ps after t0, per plan flow, as
+/// CollectivePattern::finish); all -1 (not known) when `finish` is null or of another size. What the
+/// drivers' look-aheads (CollectiveMemo::begin's `quiet_until`) start from.
+std::vector<Time> member_done_times(const CollectivePlan& cp, Time t0, const std::vector<Time>* finish);
+
+/// The bytes of a collective's memo key that its plan and its driver's timing give (CollectiveMemo::begin's
+/// `plan_key`): member-relative (ends as member positions, the chunk, each flow's parent), so every group's
+/// instance of one collective has the same key, with the send latency (ps) and the priority group its
+/// flows are sent in. Every driver keys alike, so a memo file's patterns serve SimAI workloads and Chakra
+/// traces of the same collectives. The leading tag changes when what a key means changes, so that a
+/// memo file's older patterns are never taken for new ones ("WCM2": flows leaving at one instant start in
+/// plan order, not in the members' issue order). About 20 B a flow.
+std::string collective_plan_key(const CollectivePlan& cp, Time send_latency, uint32_t priority_group);
 
 /// See the file comment. Installs itself as the network's IslandHooks. One per network; the
 /// workload drivers of every job share it.
