@@ -2,7 +2,7 @@
 """Wormhole's accuracy against packet mode on congested and uncongested fabrics, judged as ensembles.
 
 Usage: bench_accuracy.py [--build DIR] [--before DIR] [--runs N] [--jobs J] [--only NAME[,NAME]] [--big]
-                         [--verify F] [--out FILE] [--keep]
+                         [--modes MODE[,MODE]] [--verify F] [--out FILE] [--keep]
 
 A congested run is chaotic: which flow wins a collision moves every later ring step, so a 1-ns change of one
 delay moves the iteration time by several % (GPT-7B on DCN+: 1.6 % standard deviation with DCQCN, 6.1 % with
@@ -13,8 +13,9 @@ deterministic). A scenario whose first two packet-mode runs agree is determinist
 
 Modes: packet (the truth); ff (fast-forward, WORMHOLE 1); memo (with memoization, cold); warm (run k
 warm-started from cold run k's memo file); verify (one run, memo with WORMHOLE_VERIFY F, default 0.2: a
-fifth of the skips and replays simulated and measured). --before DIR adds ff and memo runs of an earlier
-build (`DIR/wormhole`), sharing the packet runs: the same table before and after a change.
+fifth of the skips and replays simulated and measured). --modes keeps some of them (packet mode always runs;
+warm needs memo). --before DIR adds ff and memo runs of an earlier build (`DIR/wormhole`), sharing the packet
+runs: the same table before and after a change.
 
 Per mode against packet mode (scripts/wh_analysis/ensemble.py): the relative difference of the mean
 iteration time (workloads) or makespan (flow files) and of the mean FCT, each with its standard error and
@@ -35,7 +36,9 @@ Scenarios (DCQCN unless said; the GPT ones without TP, θ 0.05 / l 2000 unless s
                   DCQCN settings, l = 200; and rail128-hpcc-l200
   perm64-l200     a 64-host permutation, 32 MiB each, 8 leaves x 8 hosts, 8 spines, 100 Gb/s, DCQCN, l = 200
   --big adds sx-gpt13b (GPT-13B, 128 GPUs, Spectrum-X), dcn-gpt13b and dcn-gpt13b-hpcc (DCN+ 1:1), dcn4-gpt13b
-  and dcn4-gpt13b-hpcc (4:1) and sx1024-gpt7b-l200 (the GPT-7B workload on 1,024 GPUs, DP 128, l = 200).
+  and dcn4-gpt13b-hpcc (4:1), sx1024-gpt7b-l200 (the GPT-7B workload on 1,024 GPUs, DP 128, l = 200) and
+  deepseek16b-128g (inputs/llm/deepseek16b-128g.toml: EP all-to-alls across the spines, then DP; about 7 min
+  a run).
 Time it takes on 2 cores, --runs 4, --jobs 2: about an hour without --big, several with it.
 """
 import argparse
@@ -80,7 +83,9 @@ BIG = [
     ("dcn4-gpt13b", GPT13B, [NO_TP, "topology.generator=\"dcn+\"", "topology.gpus_per_leaf=8", "topology.spines=2"]),
     ("dcn4-gpt13b-hpcc", GPT13B, [NO_TP, "topology.generator=\"dcn+\"", "topology.gpus_per_leaf=8", "topology.spines=2"] + HPCC),
     ("sx1024-gpt7b-l200", "sx1024.toml", [NO_TP] + L200),
+    ("deepseek16b-128g", LLM / "deepseek16b-128g.toml", []),
 ]
+MODES = ("ff", "memo", "warm", "verify")
 EST = re.compile(r"wormhole: estimated error (\d+\.\d+) % of the flows' bytes")
 VERIFY = re.compile(r"(\d+) (fast-forwards|replays|replay continuations) simulated instead \(byte error mean (\d+\.\d+) %.*?"
                     r"max (\d+\.\d+) %")
@@ -196,10 +201,16 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="runs at a time (default 1; walls are then per-process)")
     ap.add_argument("--only", help="comma-separated scenario names to keep")
     ap.add_argument("--big", action="store_true", help="also the GPT-13B and 1,024-GPU scenarios")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"modes to run besides packet (default {','.join(MODES)})")
     ap.add_argument("--verify", type=float, default=0.2, help="WORMHOLE_VERIFY of the verify run (0: none)")
     ap.add_argument("--out", help="also write the table (Markdown) here and the figures as JSON beside it")
     ap.add_argument("--keep", action="store_true", help="keep the runs' outputs (printed)")
     args = ap.parse_args()
+    modes_wanted = [m for m in args.modes.split(",") if m]
+    if bad := [m for m in modes_wanted if m not in MODES]:
+        ap.error(f"--modes {','.join(bad)}: no such mode (choose from {','.join(MODES)})")
+    if "warm" in modes_wanted and "memo" not in modes_wanted:
+        ap.error("--modes warm needs memo too: a warm run starts from the cold memo run's file")
     binary = Path(args.build) / "wormhole"
     before = Path(args.before) / "wormhole" if args.before else None
     work = Path(tempfile.mkdtemp(prefix="wh_bench_acc_"))
@@ -232,11 +243,16 @@ def main():
                 packet += list(pool.map(lambda k: run(binary, scenario, d / f"packet{k}", sets + [perturbation(scenario, k)]),
                                         range(2, n)))
             on, memo = ["WORMHOLE=1"], ["WORMHOLE=1", "WORMHOLE_MEMO=1"]
-            modes = {"ff": batch(binary, "ff", on, n), "memo": batch(binary, "memo", memo, n)}
-            modes["warm"] = list(pool.map(  # run k warm-started from cold run k's memo file
-                lambda k: run(binary, scenario, d / f"warm{k}", sets + memo + [perturbation(scenario, k)],
-                              ("--memo", d / f"memo{k}" / "memo.h5")), range(n)))
-            if args.verify > 0:
+            modes = {}
+            if "ff" in modes_wanted:
+                modes["ff"] = batch(binary, "ff", on, n)
+            if "memo" in modes_wanted:
+                modes["memo"] = batch(binary, "memo", memo, n)
+            if "warm" in modes_wanted:
+                modes["warm"] = list(pool.map(  # run k warm-started from cold run k's memo file
+                    lambda k: run(binary, scenario, d / f"warm{k}", sets + memo + [perturbation(scenario, k)],
+                                  ("--memo", d / f"memo{k}" / "memo.h5")), range(n)))
+            if "verify" in modes_wanted and args.verify > 0:
                 modes["verify"] = batch(binary, "verify", memo + [f"WORMHOLE_VERIFY={args.verify}"], 1)
             if before:
                 modes["ff (before)"] = batch(before, "ffb", on, n)
