@@ -316,9 +316,11 @@ bool ChakraDriver::run(Time until) {
 }
 
 void ChakraDriver::start(Time) {
+  ++depth_;
   for (uint32_t r = 0; r < ranks_.size(); ++r)
     for (uint32_t i = 0; i < ranks_[r].waiting.size(); ++i)
       if (ranks_[r].waiting[i] == 0) ready(r, i);
+  if (--depth_ == 0) offer_pending();
 }
 
 double ChakraDriver::progress() const { return total_ == 0 ? -1.0 : double(total_ - left_) / double(total_); }
@@ -429,7 +431,7 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
       c.node[mi] = static_cast<int32_t>(i);
       if (!c.issue_time.empty()) {
         c.issue_time[mi] = now;
-        if (++c.issues_seen == c.members.size()) offer_to_memo(id);
+        if (++c.issues_seen == c.members.size()) pending_offers_.push_back(id);  // offer_pending
       }
       for (uint32_t k = 0, n = c.cp.sends_per_member(); k < n; ++k) {
         const uint32_t f = c.cp.sent_flow(mi, k), parent = c.cp.parent(f);
@@ -508,6 +510,12 @@ void ChakraDriver::finished(uint32_t r, uint32_t i) {
 }
 
 void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
+  ++depth_;
+  on_client_event(target, aux);
+  if (--depth_ == 0) offer_pending();
+}
+
+void ChakraDriver::on_client_event(uint32_t target, uint16_t aux) {
   switch (aux) {
     case kGpuDone: {
       Rank& k = ranks_[target];
@@ -539,6 +547,12 @@ void ChakraDriver::client_event(uint32_t target, uint16_t aux) {
 }
 
 void ChakraDriver::flow_finished(const FlowRecord& rec) {
+  ++depth_;
+  on_flow_finished(rec);
+  if (--depth_ == 0) offer_pending();
+}
+
+void ChakraDriver::on_flow_finished(const FlowRecord& rec) {
   if (forward_) forward_->flow_finished(rec);
   std::pair<uint32_t, uint32_t> slot;
   if (!flow_owner_.take(rec.id, slot)) return;
@@ -588,6 +602,12 @@ void ChakraDriver::tick(Time now, uint64_t events, uint64_t flows_finished) {
 void ChakraDriver::involve(uint32_t r, uint8_t kinds, int d) {
   for (uint32_t k = 0; k < 2; ++k)
     if (kinds & (1u << k)) involved_[r][k] += static_cast<uint32_t>(d);
+}
+
+void ChakraDriver::offer_pending() {
+  // In the order their last members issued; each offer sees the decisions before it.
+  for (size_t k = 0; k < pending_offers_.size(); ++k) offer_to_memo(pending_offers_[k]);
+  pending_offers_.clear();
 }
 
 void ChakraDriver::offer_to_memo(uint32_t id) {
@@ -727,7 +747,9 @@ Time ChakraDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::v
   // ports from any GPU.
   std::vector<uint32_t> near;
   if (kinds & kIslandFabric) {
-    for (uint32_t y = 0; y < ranks_.size(); ++y) near.push_back(y);
+    near = c.members;  // first: a member's next collective is the likeliest to come
+    for (uint32_t y = 0; y < ranks_.size(); ++y)
+      if (!std::binary_search(c.members.begin(), c.members.end(), y)) near.push_back(y);
   } else {
     for (uint32_t g : c.members) {
       const std::vector<uint32_t>& p = nvswitch_peers(g);
@@ -741,6 +763,7 @@ Time ChakraDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::v
     const auto m = std::lower_bound(c.members.begin(), c.members.end(), y);
     const Time done_y = m != c.members.end() && *m == y ? done[static_cast<size_t>(m - c.members.begin())] : -1;
     t = std::min(t, earliest_issue(y, id, kinds, done_y, t));
+    if (t < horizon) return t;  // the island is not quiet to the end: what the memo asks
   }
   return t;
 }

@@ -246,6 +246,34 @@ class Chakra(unittest.TestCase):
         self.assertEqual(b["overlaps"], a["overlaps"] + 1)
         self.assertEqual(b["replayed"], a["replayed"] - 1)
 
+    def test_a_send_readied_beside_the_last_issue_is_seen(self):
+        # Each member in turn also sends 1 MiB to its neighbour, readied by the same compute's end as its
+        # last AllReduce: when that member is the last to issue, the send is made ready after the collective
+        # within one event, and the look-ahead must see it (it once ran before, missed it, and replayed the
+        # collective as if the island were empty: a conflict, FCTs off packet mode's).
+        ar = {"comm_type": 0, "comm_size": 1 << 20, "pg_name": "tp"}
+        def member(send_to):
+            m = [("ar0", "coll", [], ar), ("c0", "comp", [0], {"duration_nanos": 1000}),
+                 ("ar1", "coll", [1], ar), ("c1", "comp", [2], {"duration_nanos": 1000}),
+                 ("ar2", "coll", [3], ar)]
+            if send_to is not None:
+                m.append(("send", "send", [3], {"comm_size": 1 << 20, "comm_dst": send_to, "comm_tag": 7}))
+            return m
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        for sender in range(4):
+            with self.subTest(sender=sender):
+                ranks = [member((r + 1) % 4 if r == sender else None) for r in range(4)]
+                prefix = self.write_ranks(ranks + [[("idle", "comp", [], {"duration_nanos": 1})]] * 4, {"tp": [0, 1, 2, 3]})
+                trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
+                _, pkt = self.run_wh(f"pkt{sender}", scenario(8, trace))
+                p, wh = self.run_wh(f"wh{sender}", scenario(8, trace) + memo)
+                self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
+                                 sorted((wh / "fct.txt").read_text().splitlines()))
+                a = self.memo_attrs(wh)
+                self.assertEqual(a["conflicts"], 0, p.stderr)
+                self.assertEqual(a["considered"], 3)
+                self.assertEqual(a["replayed"], 0)  # the last one meets the send; the first two differ
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

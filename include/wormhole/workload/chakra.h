@@ -118,13 +118,20 @@ class ChakraDriver final : public TrainingClient {
   /// (ReleaseBatches), a p2p's leaves alone.
   void release(uint32_t owner, uint32_t flow);
   void inject(uint32_t owner, uint32_t flow);  ///< hands it to the network
+  void on_client_event(uint32_t target, uint16_t aux);  ///< client_event's work (client_event offers after it)
+  void on_flow_finished(const FlowRecord& f);           ///< flow_finished's work (likewise)
   // The collective memo (see the class comment).
   /// Every member of collective `id` issued it now: offered to the memo, or counted as issued late.
   void offer_to_memo(uint32_t id);
+  /// Offers the collectives whose last member issued during the callback that ends (start, a client
+  /// event, a flow's end): only once every node it readies is ready can the look-ahead see them (a send
+  /// readied after the collective by the same node's end would be missed).
+  void offer_pending();
   /// CollectiveMemo::begin's `quiet_until` for collective `id` on an island of `kinds` (Island::kinds): the
   /// earliest time (ps) a rank can issue traffic onto the members' island ports (over an NVSwitch they
   /// share, or over the fabric), were the collective to end as `finish` says (ps after t0; nullptr: not
-  /// known); INT64_MAX: never.
+  /// known); INT64_MAX: never. Once a rank is found that can come before that end, its time is returned
+  /// without searching the others (the memo asks only whether the island stays quiet to the end).
   Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
   /// The earliest time (ps, a lower bound) rank `y` can start a send or collective whose flows reach a
   /// member of collective `offered` or leave one over an island of `kinds` (reaches_members), its
@@ -138,6 +145,8 @@ class ChakraDriver final : public TrainingClient {
   /// `members` (sorted) over an island of `kinds`: over an NVSwitch y shares with the other end, or
   /// over the fabric otherwise; a send, or a collective of a group holding such a GPU.
   bool reaches_members(uint32_t y, const ChakraNode& n, const std::vector<uint32_t>& members, uint8_t kinds);
+  /// Counts (d = +1) or uncounts (−1) an unfinished collective or transfer of rank `r` whose flows cross
+  /// islands of `kinds` (Island::kinds): CollectiveMemo::begin's `involved`.
   void involve(uint32_t r, uint8_t kinds, int d);
 
   Network& net_;
@@ -166,6 +175,8 @@ class ChakraDriver final : public TrainingClient {
   std::vector<std::array<uint32_t, 2>> involved_;  // per rank, per island kind: its unfinished comm reaching one
   std::vector<std::vector<uint32_t>> nv_peers_;     // nvswitch_peers, made on first use
   std::vector<uint8_t> nv_peers_made_;
+  std::vector<uint32_t> pending_offers_;            // collectives to offer when the callback ends
+  uint32_t depth_ = 0;                              // callbacks under way (start, client events, flow ends)
   std::vector<std::vector<uint32_t>> seen_;        // earliest_issue's marks, per rank and node
   uint32_t stamp_ = 0;
 };

@@ -96,8 +96,10 @@ class CollectiveMemo final : public IslandHooks {
   /// most over those kinds (UINT32_MAX: unknown, e.g. another job's host). `quiet_until(kinds, t0,
   /// finish)`: a time (ps; INT64_MAX: never) before which no other flow of the job can start on the
   /// members' ports of those kinds, were the collective to start at t0 and its plan flows to end at
-  /// `finish` (ps after t0; nullptr: not known) — a replay on a fabric island (a rail leaf, whose DP
-  /// collectives may overlap the next layers') must end before it.
+  /// `finish` (ps after t0; nullptr: not known) — a replay must end before it, and a follower needs
+  /// INT64_MAX; on any island (a driver whose rules keep NVSwitch islands quiet, SimAI's blocking TP
+  /// collectives, returns INT64_MAX there; a rail leaf's DP collectives may overlap the next layers').
+  /// Only whether it comes before the replay's end is read: a driver may return any such time.
   /// Returns a handle >= 0 when the memo replays or records it, -1 when it is left to the network.
   int32_t begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                 const std::function<const std::string&()>& plan_key,
