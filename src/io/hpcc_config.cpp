@@ -122,7 +122,7 @@ class ConfigParser {
       if (!std::isalpha(static_cast<unsigned char>(*c))) return;
     const std::string unit(hpcc_config_unit(key_->text));
     if (unit.empty()) return;  // a plain number: the caller says what to write
-    fail(t, "\"" + t.text + "\" is not a number: a value is written without its unit",
+    fail(t, "\"" + t.text + "\" is not a number: values are written without a unit",
          "write the number alone, in " + unit + ": " + key_->text + " is read in " + unit +
              " (docs/network-model.md lists each key's unit)");
   }

@@ -81,7 +81,8 @@ ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm
     if (!std::filesystem::exists(path)) {
       if (r == 0)
         throw InputError(path, 0, "no Chakra trace file (looked for " + path + ")",
-                         "give the traces' common prefix: files PREFIX.0.et, PREFIX.1.et, ... one per rank");
+                         "give the traces' common prefix: files PREFIX.0.et, PREFIX.1.et, ... one per rank (make them first, e.g. "
+                         "with scripts/simai_to_chakra.py: docs/workloads.md §8)");
       break;
     }
     const std::string d = slurp(path);

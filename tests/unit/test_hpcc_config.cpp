@@ -176,7 +176,7 @@ TEST(HpccConfigErrors, MissingValueBeforeNextKey) {
 TEST(HpccConfigErrors, NonNumericValue) {
   InputError e = config_error(kBase + "PACKET_PAYLOAD_SIZE\n  1000B\n");
   EXPECT_EQ(e.line(), 8);  // the value's own line
-  EXPECT_TRUE(mentions(e, "PACKET_PAYLOAD_SIZE: \"1000B\" is not a number: a value is written without its unit"));
+  EXPECT_TRUE(mentions(e, "PACKET_PAYLOAD_SIZE: \"1000B\" is not a number: values are written without a unit"));
   e = config_error(kBase + "U_TARGET high\n");
   EXPECT_EQ(e.line(), 7);
   EXPECT_TRUE(mentions(e, "U_TARGET: \"high\" is not a number"));
@@ -310,10 +310,10 @@ TEST(ConfigOverrides, ErrorsNameTheCommandLine) {
   EXPECT_TRUE(mentions(e, "(fix: did you mean BUFFER_SIZE?)"));
   // A unit where the reference's file has none: said so, with the number alone as the fix.
   e = input_error([&] { read_hpcc_config(p, {{"BUFFER_SIZE", "4MB"}}); });
-  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number: a value is written without its unit (fix: write "
+  EXPECT_TRUE(mentions(e, "BUFFER_SIZE: \"4MB\" is not a number: values are written without a unit (fix: write "
                           "the number alone, in MiB: BUFFER_SIZE is read in MiB (docs/network-model.md lists each key's unit))"));
   e = input_error([&] { read_hpcc_config(p, {{"PACKET_PAYLOAD_SIZE", "9KB"}}); });
-  EXPECT_TRUE(mentions(e, "\"9KB\" is not a number: a value is written without its unit (fix: write the number alone, in bytes:"));
+  EXPECT_TRUE(mentions(e, "\"9KB\" is not a number: values are written without a unit (fix: write the number alone, in bytes:"));
   // The fix names the key's unit, a count of samples as well as a time (it once said "its own unit").
   e = input_error([&] { read_hpcc_config(p, {{"WORMHOLE_WINDOW", "2ms"}}); });
   EXPECT_TRUE(mentions(e, "(fix: write the number alone, in samples: WORMHOLE_WINDOW is read in samples"));
