@@ -209,6 +209,28 @@ class Chakra(unittest.TestCase):
         self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["replayed_flows"]), (24, 2, 22, 22 * 896))
         self.assertEqual((a["conflicts"], a["overlaps"], a["busy"]), (0, 0, 0))
 
+    def test_two_servers_follow_one_recording_from_a_trace(self):
+        # Both servers' TP groups issue each new pattern at the same ps: one simulates it, the other follows
+        # the recording as it runs (its end not known, the look-ahead does not search past the members' own
+        # part: SimAI's rule), as from the SimAI file: the same counts, packet mode's completions.
+        rows = 6
+        text = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n"
+                + f"{rows}\n" + "".join(f"l{i} -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
+                                         for i in range(rows)))
+        (self.dir / "w.txt").write_text(text)
+        prefix = self.convert(self.dir / "w.txt", 16)
+        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix}.comm_groups.json"'
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\n"
+        _, pkt = self.run_wh("pkt", scenario(16, trace))
+        _, wh = self.run_wh("wh", scenario(16, trace) + memo)
+        _, simai = self.run_wh("simai", scenario(16, f'file = "{self.dir / "w.txt"}"') + memo)
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
+        a, b = self.memo_attrs(wh), self.memo_attrs(simai)
+        self.assertEqual(a["considered"], 24)
+        self.assertGreaterEqual(a["replayed"], 12)  # at least the second server's every collective
+        for k in ("recorded", "replayed", "overlaps", "conflicts", "follow_failures"):
+            self.assertEqual(a[k], b[k], k)
+
     def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
         # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;
         # GPU 4 (the same NVSwitch, no member) computes, then sends 1 MiB to GPU 0. A trace has no SimAI rule

@@ -135,9 +135,11 @@ class ChakraDriver final : public TrainingClient {
   Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
   /// The earliest time (ps, a lower bound) rank `y` can start a send or collective whose flows reach a
   /// member of collective `offered` or leave one over an island of `kinds` (reaches_members), its
-  /// graph's nodes of unknown end taken to end now and `offered` at `done_y` (-1: not known); `bound`
-  /// once nothing can come before it (a search by earliest end, node by node, that stops there);
-  /// INT64_MAX: nothing ever.
+  /// graph's nodes of unknown end taken to end now and `offered` at `done_y`; `bound` once nothing can
+  /// come before it (a search by earliest end, node by node, that stops there); INT64_MAX: nothing ever.
+  /// `done_y` -1 (not known: a follower of a recording still running): what only y's part of `offered`
+  /// can ready is not searched — SimAI's rule that a collective's members issue nothing more onto its
+  /// island before it is over; a member that does is caught as a conflict (CollectiveMemo) and warned about.
   Time earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, Time done_y, Time bound);
   /// The ranks whose GPUs share an NVSwitch with rank `r`'s (r included), ascending; from the wiring.
   const std::vector<uint32_t>& nvswitch_peers(uint32_t r);
