@@ -187,18 +187,23 @@ class Chakra(unittest.TestCase):
             return {k[len("collective_memo_"):]: int(v) for k, v in f["/wormhole"].attrs.items()
                     if k.startswith("collective_memo_")}
 
+    def tp_rows(self, rows, gpus):
+        """A SimAI workload of `rows` layers, TP 8 over `gpus` GPUs (two 1-MiB AllReduces a layer, 1 us of
+        compute between them), written to w.txt and converted: the trace's [workload] lines and the
+        collective memo's [wormhole] table."""
+        text = (f"HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: {gpus}\n"
+                + f"{rows}\n" + "".join(f"l{i} -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
+                                         for i in range(rows)))
+        (self.dir / "w.txt").write_text(text)
+        prefix = self.convert(self.dir / "w.txt", gpus)
+        return (f'chakra = "{prefix}"\ncomm_groups = "{prefix}.comm_groups.json"',
+                "[wormhole]\nenabled = true\ncollective_memo = true\n")
+
     def test_collective_memo_replays_a_trace_as_packet_mode(self):
         # One 8-GPU server, TP 8: 24 AllReduces of 896 flows each on its NVSwitch, 1 us of compute between
         # them (test_collective_memo.py's first case, as a trace): 2 patterns simulated, 22 replayed, and
         # fct.txt is packet mode's byte for byte, as the SimAI file's run with the memo.
-        rows = 12
-        text = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 8\n"
-                + f"{rows}\n" + "".join(f"l{i} -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
-                                         for i in range(rows)))
-        (self.dir / "w.txt").write_text(text)
-        prefix = self.convert(self.dir / "w.txt", 8)
-        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix}.comm_groups.json"'
-        memo = "[wormhole]\nenabled = true\ncollective_memo = true\n"
+        trace, memo = self.tp_rows(12, 8)
         _, pkt = self.run_wh("pkt", scenario(8, trace))
         p, wh = self.run_wh("wh", scenario(8, trace) + memo)
         _, simai = self.run_wh("simai", scenario(8, f'file = "{self.dir / "w.txt"}"') + memo)
@@ -213,14 +218,7 @@ class Chakra(unittest.TestCase):
         # Both servers' TP groups issue each new pattern at the same ps: one simulates it, the other follows
         # the recording as it runs (its end not known, the look-ahead does not search past the members' own
         # part: SimAI's rule), as from the SimAI file: the same counts, packet mode's completions.
-        rows = 6
-        text = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16\n"
-                + f"{rows}\n" + "".join(f"l{i} -1 1000 ALLREDUCE 1048576 1000 ALLREDUCE 1048576 1000 NONE 0 100\n"
-                                         for i in range(rows)))
-        (self.dir / "w.txt").write_text(text)
-        prefix = self.convert(self.dir / "w.txt", 16)
-        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix}.comm_groups.json"'
-        memo = "[wormhole]\nenabled = true\ncollective_memo = true\n"
+        trace, memo = self.tp_rows(6, 16)
         _, pkt = self.run_wh("pkt", scenario(16, trace))
         _, wh = self.run_wh("wh", scenario(16, trace) + memo)
         _, simai = self.run_wh("simai", scenario(16, f'file = "{self.dir / "w.txt"}"') + memo)
