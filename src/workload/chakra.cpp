@@ -717,10 +717,13 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
       // Queued behind the running one, or running.
       const Time free = k.gpu_running != UINT32_MAX ? std::max(now, k.gpu_end) : now;
       end = k.gpu_running == i ? k.gpu_end : free + std::max<Time>(0, n.duration);
-    } else if (static_cast<int32_t>(i) == offered_node) {
-      // Its end not known (a follower): what only its end can ready is not searched (see earliest_issue).
-      if (done_y < 0) continue;
+    } else if (static_cast<int32_t>(i) == offered_node && done_y >= 0) {
       end = done_y;
+    } else if (static_cast<int32_t>(i) == offered_node && !(kinds & kIslandFabric)) {
+      // A follower on an NVSwitch (its end not known): what only y's part of it can ready is not searched,
+      // SimAI's rule for its blocking TP collectives. On a rail leaf it is taken to end now, as the SimAI
+      // driver takes a follower's members' next collectives there.
+      continue;
     }
     heap.emplace(end, i);
   }

@@ -78,7 +78,10 @@ std::vector<FlowSpec> expected_traffic(const ChakraTrace& trace, const GroupLayo
 /// made only where the graphs show that no rank sharing an NVSwitch with a member can issue traffic
 /// to or from a member over it before the replay would end (quiet_until: the earliest issue each graph allows, counting
 /// compute durations and taking collectives and transfers of unknown end to end now); on a fabric
-/// island (a rail leaf's DP ring) the same, over every rank whose traffic can reach a member there.
+/// island (a rail leaf's DP ring) the same, over every rank whose traffic can reach a member there. A
+/// follower (a replay of a pattern being recorded elsewhere, its end not known until the recording's)
+/// takes SimAI's rule on an NVSwitch instead: what waits for a member's own part is not searched
+/// (earliest_issue).
 class ChakraDriver final : public TrainingClient {
  public:
   /// `layout.gpus` >= the trace's ranks. `forward` receives every NetObserver callback too.
@@ -137,9 +140,12 @@ class ChakraDriver final : public TrainingClient {
   /// member of collective `offered` or leave one over an island of `kinds` (reaches_members), its
   /// graph's nodes of unknown end taken to end now and `offered` at `done_y`; `bound` once nothing can
   /// come before it (a search by earliest end, node by node, that stops there); INT64_MAX: nothing ever.
-  /// `done_y` -1 (not known: a follower of a recording still running): what only y's part of `offered`
-  /// can ready is not searched — SimAI's rule that a collective's members issue nothing more onto its
-  /// island before it is over; a member that does is caught as a conflict (CollectiveMemo) and warned about.
+  /// `done_y`: -1 for a non-member (it has no part of `offered`) and for a member of a follower (of a
+  /// recording still running, its end not known). A follower's member on an NVSwitch island: what only
+  /// y's part of `offered` can ready is not searched — SimAI's rule for its blocking TP collectives, that
+  /// a member issues nothing that waits for its part onto the island before the whole collective is over
+  /// (a member that does is caught as a conflict by CollectiveMemo and warned about); on a fabric island
+  /// its part is taken to end now, as the SimAI driver takes it there.
   Time earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, Time done_y, Time bound);
   /// The ranks whose GPUs share an NVSwitch with rank `r`'s (r included), ascending; from the wiring.
   const std::vector<uint32_t>& nvswitch_peers(uint32_t r);
