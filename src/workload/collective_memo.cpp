@@ -62,73 +62,100 @@ bool CollectiveMemo::verify_this_hit() {
   return std::ceil(double(h + 1) * verify_) > std::ceil(double(h) * verify_);
 }
 
+CollectiveMemo::Assessment CollectiveMemo::assess(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                                                  const std::function<const std::string&()>& plan_key,
+                                                  const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
+                                                  uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved) {
+  finalize_pending();
+  Assessment a;
+  Island& is = a.is;
+  std::string why;
+  if (flows == 0 || !net_.find_island(pairs, is, why)) return a;
+  for (uint32_t h : member_hosts)
+    if (std::find(is.hosts.begin(), is.hosts.end(), h) == is.hosts.end()) return a;  // a member none of whose flows is on it
+  // An island that reaches hosts outside the collective is shared with other groups (TP 4 on an
+  // 8-GPU server, a rail leaf): the collective runs on its part of it, and only if its paths stay there.
+  if (is.open || is.hosts.size() != member_hosts.size()) {
+    is = net_.sub_island(is, member_hosts);
+    for (uint32_t p : is.path_ports)
+      if (is.local_port(p) == UINT32_MAX) return a;
+    // Not while a PAUSE is pending there or the buffer is near a threshold already.
+    a.outcome = Assessment::Busy;
+    for (uint32_t sw : is.switches)
+      if (!net_.below_pfc_thresholds(sw, net_.fabric().nodes[sw].shared_used)) return a;
+  }
+  a.outcome = Assessment::Busy;
+  // A member busy with another collective that can reach the island's kind of switch could send on
+  // the island while this one is replayed.
+  for (uint32_t h : is.hosts)
+    if (involved(h, is.kinds) != 1) return a;
+  for (uint32_t p : is.ports)
+    if (claim_[p] >= 0) return a;
+  if (!net_.island_quiet(is)) return a;
+  a.t0 = *std::min_element(issued.begin(), issued.end());
+  std::string& key = a.key;
+  key = plan_key();
+  for (uint32_t h : member_hosts)
+    append_key(key, static_cast<uint32_t>(std::find(is.hosts.begin(), is.hosts.end(), h) - is.hosts.begin()));
+  for (Time t : issued) append_key(key, t - a.t0);
+  // INT stamps (HPCC) and TIMELY's RTTs read the clock in whole ns, so where in its ns a collective
+  // starts changes how it runs (measured: HPCC without NS_TRUNCATION, 36 of 36 verified hits differed).
+  append_key(key, a.t0 % kNs);
+  if (is.shared) append_key(key, static_cast<uint8_t>(1));  // whole islands' keys as before: memo files stay valid
+  net_.island_signature(is, key);
+
+  const auto found = store_.find(key);
+  // A pattern of other sizes than its key says (a corrupt or foreign file) is no pattern of this one.
+  if (found != store_.end() && replayable(found->second) && found->second.finish.size() == flows &&
+      found->second.rr_last.size() == is.ports.size()) {
+    a.outcome = Assessment::Hit;
+    a.found = &*found;
+  } else if (const auto rec = recording_.find(key); rec != recording_.end() && runs_[rec->second].t0 <= a.t0) {
+    a.outcome = Assessment::Follow;
+    a.leader = rec->second;
+  } else {
+    a.outcome = Assessment::Record;
+  }
+  return a;
+}
+
+const std::vector<Time>* CollectiveMemo::pattern_for(
+    const std::vector<std::pair<uint32_t, uint32_t>>& pairs, const std::function<const std::string&()>& plan_key,
+    const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued, uint32_t flows,
+    const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved, uint8_t* kinds) {
+  const Assessment a = assess(pairs, plan_key, member_hosts, issued, flows, involved);
+  if (a.outcome != Assessment::Hit) return nullptr;
+  if (kinds) *kinds = a.is.kinds;
+  return &a.found->second.finish;
+}
+
+const std::vector<Time>* CollectiveMemo::replay_timeline(int32_t h, Time* t0) const {
+  if (h < 0) return nullptr;
+  const Run& r = runs_.at(static_cast<uint32_t>(h));
+  if (!r.replay || r.leader != UINT32_MAX || !r.entry) return nullptr;  // a follower's: known as its recording runs
+  if (t0) *t0 = r.t0;
+  return &r.finish;
+}
+
 int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                               const std::function<const std::string&()>& plan_key,
                               const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
                               uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved,
                               const std::function<Time(uint8_t kinds, Time t0, const std::vector<Time>* finish)>& quiet_until) {
   ++stats_.considered;
-  finalize_pending();
-  Island is;
-  std::string why;
-  if (flows == 0 || !net_.find_island(pairs, is, why)) {
+  Assessment a = assess(pairs, plan_key, member_hosts, issued, flows, involved);
+  if (a.outcome == Assessment::NotIsland) {
     ++stats_.not_island;
     return -1;
   }
-  for (uint32_t h : member_hosts)
-    if (std::find(is.hosts.begin(), is.hosts.end(), h) == is.hosts.end()) {  // a member none of whose flows is on it
-      ++stats_.not_island;
-      return -1;
-    }
-  // An island that reaches hosts outside the collective is shared with other groups (TP 4 on an
-  // 8-GPU server, a rail leaf): the collective runs on its part of it, and only if its paths stay there.
-  if (is.open || is.hosts.size() != member_hosts.size()) {
-    is = net_.sub_island(is, member_hosts);
-    for (uint32_t p : is.path_ports)
-      if (is.local_port(p) == UINT32_MAX) {
-        ++stats_.not_island;
-        return -1;
-      }
-    // Not while a PAUSE is pending there or the buffer is near a threshold already.
-    for (uint32_t sw : is.switches)
-      if (!net_.below_pfc_thresholds(sw, net_.fabric().nodes[sw].shared_used)) {
-        ++stats_.busy;
-        return -1;
-      }
-  }
-  // A member busy with another collective that can reach the island's kind of switch could send on
-  // the island while this one is replayed.
-  for (uint32_t h : is.hosts)
-    if (involved(h, is.kinds) != 1) {
-      ++stats_.busy;
-      return -1;
-    }
-  for (uint32_t p : is.ports)
-    if (claim_[p] >= 0) {
-      ++stats_.busy;
-      return -1;
-    }
-  if (!net_.island_quiet(is)) {
+  if (a.outcome == Assessment::Busy) {
     ++stats_.busy;
     return -1;
   }
-  const Time t0 = *std::min_element(issued.begin(), issued.end());
-  std::string key = plan_key();
-  for (uint32_t h : member_hosts)
-    append_key(key, static_cast<uint32_t>(std::find(is.hosts.begin(), is.hosts.end(), h) - is.hosts.begin()));
-  for (Time t : issued) append_key(key, t - t0);
-  // INT stamps (HPCC) and TIMELY's RTTs read the clock in whole ns, so where in its ns a collective
-  // starts changes how it runs (measured: HPCC without NS_TRUNCATION, 36 of 36 verified hits differed).
-  append_key(key, t0 % kNs);
-  if (is.shared) append_key(key, static_cast<uint8_t>(1));  // whole islands' keys as before: memo files stay valid
-  net_.island_signature(is, key);
-
-  const auto found = store_.find(key);
-  // A pattern of other sizes than its key says (a corrupt or foreign file) is no pattern of this one.
-  const bool usable = found != store_.end() && replayable(found->second) && found->second.finish.size() == flows &&
-                      found->second.rr_last.size() == is.ports.size();
-  const auto rec = usable ? recording_.end() : recording_.find(key);
-  bool follows = rec != recording_.end() && runs_[rec->second].t0 <= t0;
+  Island& is = a.is;
+  const Time t0 = a.t0;
+  const bool usable = a.outcome == Assessment::Hit;
+  bool follows = a.outcome == Assessment::Follow;
   // Verify mode samples followers as it samples hits: simulated packet for packet, compared with the recording.
   const bool verify_follower = follows && verify_ > 0 && verify_this_hit();
   if (verify_follower) follows = false;
@@ -136,9 +163,9 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   // layers'), and any island their pipeline transfers: a replay must be over before any of them can start
   // there (a follower's end is not known yet: none may come at all).
   if (usable || follows) {
-    const Time quiet = quiet_until(is.kinds, t0, usable ? &found->second.finish : nullptr);
-    if (follows ? quiet != std::numeric_limits<Time>::max()
-                : quiet < t0 + *std::max_element(found->second.finish.begin(), found->second.finish.end())) {
+    const std::vector<Time>* fin = usable ? &a.found->second.finish : nullptr;
+    const Time quiet = quiet_until(is.kinds, t0, fin);
+    if (follows ? quiet != std::numeric_limits<Time>::max() : quiet < t0 + *std::max_element(fin->begin(), fin->end())) {
       ++stats_.overlaps;
       return -1;
     }
@@ -158,7 +185,7 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   r.net_id.assign(flows, UINT32_MAX);
   r.finish.assign(flows, -1);
   if (usable) {
-    const auto it = found;
+    const auto it = a.found;
     if (verify_this_hit()) {
       r.verifying = true;
     } else {
@@ -172,9 +199,9 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
     // Another island is simulating this very pattern, started no later: follow its completions,
     // shifted by the difference of the start times (every server's TP group issues at once).
     r.replay = true;
-    r.leader = rec->second;
-    runs_[rec->second].followers.push_back(slot);
-    const Run& src = runs_[rec->second];
+    r.leader = a.leader;
+    runs_[a.leader].followers.push_back(slot);
+    const Run& src = runs_[a.leader];
     for (uint32_t f : src.order) r.finish[f] = src.finish[f], r.order.push_back(f);
     r.skips = src.skips;
   } else if (verify_follower) {
@@ -186,10 +213,10 @@ int32_t CollectiveMemo::begin(const std::vector<std::pair<uint32_t, uint32_t>>& 
   } else {
     r.before.reserve(is.ports.size());
     for (uint32_t p : is.ports) r.before.push_back(net_.port_state(p));
-    if (!r.verifying) recording_.emplace(key, slot);
+    if (!r.verifying) recording_.emplace(a.key, slot);
   }
   for (uint32_t p : is.ports) claim_[p] = static_cast<int32_t>(slot);
-  r.key = std::move(key);
+  r.key = std::move(a.key);
   r.island = std::move(is);
   if (r.island.shared) enter_shared(slot);
   if (r.replay) schedule_next(slot);

@@ -106,6 +106,21 @@ class CollectiveMemo final : public IslandHooks {
                 const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
                 uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved,
                 const std::function<Time(uint8_t kinds, Time t0, const std::vector<Time>* finish)>& quiet_until);
+  /// The completions (ps after the first issue, per plan flow) of the stored pattern that begin, given
+  /// the same arguments now, would replay if its look-ahead (`quiet_until`) allowed it; nullptr where it
+  /// would not replay a stored pattern (no island, a busy one, no usable pattern: it would record or
+  /// follow). `kinds` (if given) gets the island's kinds (Island::kinds). Counts nothing and claims
+  /// nothing: what a driver deciding several collectives of one instant together asks first (a
+  /// collective's look-ahead can then take another's end as its pattern's).
+  const std::vector<Time>* pattern_for(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                                       const std::function<const std::string&()>& plan_key,
+                                       const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
+                                       uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved,
+                                       uint8_t* kinds = nullptr);
+  /// The completions (ps after `*t0`, per plan flow) handle `h` replays, with its t0 (ps), when it
+  /// replays a stored pattern: when each member's part ends is then known in advance. nullptr for a
+  /// recording, a follower (its recording's completions come as that runs), a verifying run and h < 0.
+  const std::vector<Time>* replay_timeline(int32_t h, Time* t0) const;
   /// A collective whose last member issued it after its first flow was released: not offered.
   void count_late_issue() { ++stats_.considered, ++stats_.late_issue; }
   /// Whether handle `h` replays (its flows go through Network::replay_flow).
@@ -134,6 +149,20 @@ class CollectiveMemo final : public IslandHooks {
 
  private:
   using Entry = CollectivePattern;
+  /// What begin decides before the look-ahead: no island, a busy one, or (with the key made) a stored
+  /// pattern to replay, a recording to follow (`leader`), a new recording.
+  struct Assessment {
+    enum Outcome { NotIsland, Busy, Hit, Follow, Record } outcome = NotIsland;
+    Island is;
+    std::string key;
+    Time t0 = 0;
+    std::pair<const std::string, Entry>* found = nullptr;  // Hit: the stored pattern
+    uint32_t leader = UINT32_MAX;                          // Follow: the recording's run
+  };
+  Assessment assess(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+                    const std::function<const std::string&()>& plan_key, const std::vector<uint32_t>& member_hosts,
+                    const std::vector<Time>& issued, uint32_t flows,
+                    const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved);
   struct Run {
     Island island;
     std::string key;
