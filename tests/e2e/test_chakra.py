@@ -253,6 +253,37 @@ class Chakra(unittest.TestCase):
         a = self.memo_attrs(wh)
         self.assertEqual((a["considered"], a["replayed"], a["overlaps"], a["conflicts"]), (4, 1, 1, 0), p.stdout)
 
+    def test_two_groups_of_one_nvswitch_decided_together(self):
+        # Two TP groups on one server's NVSwitch (GPUs 0-3, 4-7), each layer a TP AllReduce, 0.2 us of
+        # compute and an all-to-all pairing GPU i with i + 4 over the NVSwitch. Both groups issue each
+        # AllReduce at the same ps, by separate events. Decided one by one, the other group's AllReduce
+        # is of unknown end, so its all-to-all could reach a member 0.2 us + the send latency later, within
+        # the replay: every hit is left to the network. Decided together, each group's AllReduce is taken
+        # to end as its pattern says, and the all-to-all comes after both replays: they are replayed, with
+        # packet mode's completions.
+        layers = 6
+        def member(tp, ep):
+            nodes = []
+            for k in range(layers):
+                dep = [len(nodes) - 1] if nodes else []
+                nodes.append((f"tp{k}", "coll", dep, {"comm_type": 0, "comm_size": 1 << 20, "pg_name": tp}))
+                nodes.append((f"c{k}", "comp", [len(nodes) - 1], {"duration_nanos": 200}))
+                nodes.append((f"ep{k}", "coll", [len(nodes) - 1], {"comm_type": 6, "comm_size": 1 << 16, "pg_name": ep}))
+                nodes.append((f"d{k}", "comp", [len(nodes) - 1], {"duration_nanos": 1000}))
+            return nodes
+        ranks = [member("tpa" if r < 4 else "tpb", f"ep{r % 4}") for r in range(8)]
+        groups = {"tpa": [0, 1, 2, 3], "tpb": [4, 5, 6, 7], **{f"ep{i}": [i, i + 4] for i in range(4)}}
+        prefix = self.write_ranks(ranks, groups)
+        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        _, pkt = self.run_wh("pkt", scenario(8, trace))
+        p, wh = self.run_wh("wh", scenario(8, trace) + memo)
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
+        a = self.memo_attrs(wh)
+        # 6 layers x (2 AllReduces + 4 all-to-alls); 8 patterns recorded (a group's first AllReduces and
+        # all-to-alls meet islands in new states), the 28 others replayed (one by one: 4, and 24 overlaps).
+        self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["overlaps"], a["conflicts"]), (36, 8, 28, 0, 0))
+
     def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
         # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;
         # GPU 4 (the same NVSwitch, no member) computes, then sends 1 MiB to GPU 0. A trace has no SimAI rule

@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -81,7 +82,8 @@ std::vector<FlowSpec> expected_traffic(const ChakraTrace& trace, const GroupLayo
 /// island (a rail leaf's DP ring) the same, over every rank whose traffic can reach a member there. A
 /// follower (a replay of a pattern being recorded elsewhere, its end not known until the recording's)
 /// takes SimAI's rule on an NVSwitch instead: what waits for a member's own part is not searched
-/// (earliest_issue).
+/// (earliest_issue). The collectives whose last members issue at one instant are decided together once
+/// it is over (decide_offers): a replay's end is known to the others' look-aheads.
 class ChakraDriver final : public TrainingClient {
  public:
   /// `layout.gpus` >= the trace's ranks. `forward` receives every NetObserver callback too.
@@ -126,10 +128,26 @@ class ChakraDriver final : public TrainingClient {
   // The collective memo (see the class comment).
   /// Every member of collective `id` issued it now: offered to the memo, or counted as issued late.
   void offer_to_memo(uint32_t id);
-  /// Offers the collectives whose last member issued during the callback that ends (start, a client
-  /// event, a flow's end): only once every node it readies is ready can the look-ahead see them (a send
-  /// readied after the collective by the same node's end would be missed).
+  /// At the end of a callback (start, a client event, a flow's end) whose events issued the last member
+  /// of some collective: has them decided once the instant is over (decide_offers, 1 ps on; at once
+  /// with a send latency of 1 ps or less). Only once every node an event readies is ready can the
+  /// look-ahead see them (a send readied after the collective by the same node's end would be missed).
   void offer_pending();
+  /// Offers the instant's collectives to the memo together (see the definition): a late one is counted
+  /// as issued late; where two or more are offered, each whose stored pattern the memo would replay is
+  /// taken to be replayed (assumed_) while the others' look-aheads run, dropped when its own fails.
+  void decide_offers();
+  /// CollectiveMemo::begin's arguments for collective `id`: its (source host, destination host) pairs
+  /// and its plan key (made once while its instant is decided: offers_), the `involved` count per host.
+  const std::vector<std::pair<uint32_t, uint32_t>>& pairs_of(uint32_t id);
+  const std::string& key_of(uint32_t id);
+  std::function<uint32_t(uint32_t, uint8_t)> involved_fn() const;
+  /// Per collective of the instant's `ids`: whether the look-ahead of another of them can read the graph
+  /// of one of its members (decide_offers assumes only such a one to be replayed).
+  std::vector<uint8_t> read_by_another(const std::vector<uint32_t>& ids);
+  /// When rank `y`'s part of collective `id` ends (ps), where that is known in advance: a replay of a
+  /// stored pattern, or one taken to be replayed while an instant's offers are decided; -1 otherwise.
+  Time known_end(uint32_t id, uint32_t y);
   /// CollectiveMemo::begin's `quiet_until` for collective `id` on an island of `kinds` (Island::kinds): the
   /// earliest time (ps) a rank can issue traffic onto the members' island ports (over an NVSwitch they
   /// share, or over the fabric), were the collective to end as `finish` says (ps after t0; nullptr: not
@@ -183,7 +201,19 @@ class ChakraDriver final : public TrainingClient {
   std::vector<std::array<uint32_t, 2>> involved_;  // per rank, per island kind: its unfinished comm reaching one
   std::vector<std::vector<uint32_t>> nv_peers_;     // nvswitch_peers, made on first use
   std::vector<uint8_t> nv_peers_made_;
-  std::vector<uint32_t> pending_offers_;            // collectives to offer when the callback ends
+  std::vector<uint32_t> pending_offers_;            // collectives to offer when the instant is over
+  Time decide_at_ = -1;                             // when the pending offers' decision is scheduled (-1: none)
+  struct Assumed {
+    const std::vector<Time>* finish;  // the stored pattern's completions (ps after the first issue)
+    uint8_t kinds;                    // its island's kinds
+    std::vector<Time> done;           // when each member's part ends (ps)
+  };
+  std::unordered_map<uint32_t, Assumed> assumed_;   // decide_offers: collectives taken to be replayed
+  struct Offer {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    std::string key;
+  };
+  std::unordered_map<uint32_t, Offer> offers_;      // decide_offers: pairs_of's and key_of's, per collective
   uint32_t depth_ = 0;                              // callbacks under way (start, client events, flow ends)
   std::vector<std::vector<uint32_t>> seen_;        // earliest_issue's marks, per rank and node
   uint32_t stamp_ = 0;

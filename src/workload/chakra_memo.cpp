@@ -1,0 +1,302 @@
+// Chakra execution traces (chakra.h): the driver's offers to the collective memo and the look-ahead
+// over the ranks' graphs that decides them (see ChakraDriver's class comment).
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+#include "wormhole/workload/chakra.h"
+#include "wormhole/workload/collective_memo.h"
+#include "chakra_state.h"
+
+namespace wh {
+
+using namespace chakra_driver;
+
+void ChakraDriver::involve(uint32_t r, uint8_t kinds, int d) {
+  for (uint32_t k = 0; k < 2; ++k)
+    if (kinds & (1u << k)) involved_[r][k] += static_cast<uint32_t>(d);
+}
+
+void ChakraDriver::offer_pending() {
+  if (pending_offers_.empty()) return;
+  // Decided once every event of this instant has run (1 ps on, before any flow of theirs can leave),
+  // so that the collectives other events issue at the same instant (each GPU's compute ends by its own
+  // event) are decided together.
+  if (send_latency_ <= 1) return decide_offers();
+  const Time at = net_.client_now() + 1;
+  if (decide_at_ != at) net_.schedule_client(at, 0, kDecide), decide_at_ = at;
+}
+
+void ChakraDriver::decide_offers() {
+  std::vector<uint32_t> ids;
+  ids.swap(pending_offers_);
+  decide_at_ = -1;
+  // Before its first flow starts (send_latency after the first issue) or never: the memo decides for
+  // the whole collective.
+  const Time now = net_.client_now();
+  std::erase_if(ids, [&](uint32_t id) {
+    const bool late = now - *std::min_element(colls_[id].issue_time.begin(), colls_[id].issue_time.end()) >= send_latency_;
+    if (late) memo_->count_late_issue();
+    return late;
+  });
+  // Together: each whose pattern the memo holds is taken to be replayed, so that the others' look-aheads
+  // know when it ends; one whose own look-ahead then fails is not, and the rest are judged again, until
+  // none fails (each pass only drops: it ends). Those left are replayed as assumed: their islands are
+  // disjoint (a GPU in two of them is busy with both) and nothing else changes before they are offered.
+  if (ids.size() > 1) {
+    const std::vector<uint8_t> read = read_by_another(ids);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (!read[k]) continue;  // no other's look-ahead reads its members' graphs
+      const uint32_t id = ids[k];
+      uint8_t kinds = 0;
+      if (const std::vector<Time>* fin = memo_->pattern_for(pairs_of(id), [&]() -> const std::string& { return key_of(id); },
+                                                            colls_[id].members, colls_[id].issue_time, colls_[id].cp.size(),
+                                                            involved_fn(), &kinds))
+        assumed_.emplace(id, Assumed{fin, kinds, member_done_times(colls_[id].cp, *std::min_element(colls_[id].issue_time.begin(), colls_[id].issue_time.end()), fin)});
+    }
+    for (bool dropped = true; dropped;) {
+      dropped = false;
+      for (uint32_t id : ids) {
+        const auto it = assumed_.find(id);
+        if (it == assumed_.end()) continue;
+        const Coll& c = colls_[id];
+        const Time t0 = *std::min_element(c.issue_time.begin(), c.issue_time.end());
+        const std::vector<Time>& fin = *it->second.finish;
+        if (quiet_until(id, it->second.kinds, t0, &fin) < t0 + *std::max_element(fin.begin(), fin.end()))
+          assumed_.erase(it), dropped = true;
+      }
+    }
+  }
+  for (uint32_t id : ids) offer_to_memo(id);
+  assumed_.clear();
+  offers_.clear();
+}
+
+const std::vector<std::pair<uint32_t, uint32_t>>& ChakraDriver::pairs_of(uint32_t id) {
+  Offer& o = offers_[id];
+  if (o.pairs.empty()) {
+    const Coll& c = colls_[id];
+    for (auto [a, b] : collective_member_pairs(c.cp)) o.pairs.emplace_back(c.members[a], c.members[b]);  // GPU r is host r
+  }
+  return o.pairs;
+}
+
+const std::string& ChakraDriver::key_of(uint32_t id) {
+  Offer& o = offers_[id];
+  if (o.key.empty()) o.key = collective_plan_key(colls_[id].cp, send_latency_, kPriorityGroup);
+  return o.key;
+}
+
+std::vector<uint8_t> ChakraDriver::read_by_another(const std::vector<uint32_t>& ids) {
+  // A look-ahead on a fabric island reads every rank's graph; on an NVSwitch, the graphs of the GPUs on
+  // the members' NVSwitches (quiet_until). Counted per rank, each collective once.
+  std::unordered_map<uint32_t, uint32_t> readers;  // rank -> NVSwitch look-aheads reading it
+  uint32_t fabric = 0;
+  for (uint32_t id : ids) {
+    if (colls_[id].kinds & kIslandFabric) {
+      ++fabric;
+      continue;
+    }
+    std::vector<uint32_t> near;
+    for (uint32_t g : colls_[id].members) {
+      const std::vector<uint32_t>& p = nvswitch_peers(g);
+      near.insert(near.end(), p.begin(), p.end());
+    }
+    std::sort(near.begin(), near.end());
+    near.erase(std::unique(near.begin(), near.end()), near.end());
+    for (uint32_t y : near) ++readers[y];
+  }
+  std::vector<uint8_t> read(ids.size(), 0);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const Coll& c = colls_[ids[k]];
+    const bool own_fabric = (c.kinds & kIslandFabric) != 0;
+    read[k] = fabric > (own_fabric ? 1u : 0u);
+    for (uint32_t g : c.members) {
+      const auto it = readers.find(g);
+      // Its own look-ahead (on an NVSwitch) reads its members: another's must too.
+      if (it != readers.end() && it->second > (own_fabric ? 0u : 1u)) read[k] = 1;
+    }
+  }
+  return read;
+}
+
+std::function<uint32_t(uint32_t, uint8_t)> ChakraDriver::involved_fn() const {
+  return [this](uint32_t host, uint8_t kinds) {
+    if (host >= ranks_.size()) return UINT32_MAX;  // a GPU the trace has no rank for
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < 2; ++k)
+      if (kinds & (1u << k)) n = std::max(n, involved_[host][k]);
+    return n;
+  };
+}
+
+void ChakraDriver::offer_to_memo(uint32_t id) {
+  const Coll& c = colls_[id];
+  const int32_t h = memo_->begin(
+      pairs_of(id), [&]() -> const std::string& { return key_of(id); }, c.members, c.issue_time, c.cp.size(),
+      involved_fn(), [&](uint8_t kinds, Time t0, const std::vector<Time>* finish) { return quiet_until(id, kinds, t0, finish); });
+  colls_[id].memo = h;
+}
+
+Time ChakraDriver::known_end(uint32_t id, uint32_t y) {
+  Coll& c = colls_[id];
+  if (const auto it = assumed_.find(id); it != assumed_.end()) return it->second.done[c.index_of(y)];
+  if (c.replay_done.empty()) {
+    Time t0 = 0;
+    const std::vector<Time>* fin = memo_->replay_timeline(c.memo, &t0);
+    if (!fin) return -1;
+    c.replay_done = member_done_times(c.cp, t0, fin);
+  }
+  return c.replay_done[c.index_of(y)];
+}
+
+const std::vector<uint32_t>& ChakraDriver::nvswitch_peers(uint32_t r) {
+  std::vector<uint32_t>& out = nv_peers_[r];
+  if (nv_peers_made_[r]) return out;
+  nv_peers_made_[r] = 1;
+  // An island's NVSwitch links only to hosts (Network::find_island): the GPUs one hop beyond it.
+  const Fabric& fab = net_.fabric();
+  out.push_back(r);
+  const Node& gpu = fab.nodes[r];
+  for (uint32_t q = gpu.first_port; q < gpu.first_port + gpu.num_ports; ++q) {
+    const Node& sw = fab.nodes[fab.ports[fab.ports[q].peer].node];
+    if (!sw.is_nvswitch) continue;
+    for (uint32_t x = sw.first_port; x < sw.first_port + sw.num_ports; ++x) {
+      const uint32_t host = fab.ports[fab.ports[x].peer].node;
+      if (!fab.nodes[host].is_switch && host < ranks_.size()) out.push_back(host);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool ChakraDriver::reaches_members(uint32_t y, const ChakraNode& n, const std::vector<uint32_t>& members, uint8_t kinds) {
+  if (n.bytes == 0 || (n.kind != ChakraNode::Send && n.kind != ChakraNode::Coll)) return false;
+  const std::vector<uint32_t>& near = nvswitch_peers(y);
+  // A flow of y touches the members' island ports when it leaves a member (y) or reaches one, over an
+  // NVSwitch they share (routing prefers it) or else over the fabric; other GPUs' traffic only crosses
+  // a switch there (its shared buffer: the sub-island's margin, CollectiveMemo).
+  const bool y_member = std::binary_search(members.begin(), members.end(), y);
+  auto touches = [&](uint32_t z) {
+    if (z == y || !(y_member || std::binary_search(members.begin(), members.end(), z))) return false;
+    const bool nvswitch = std::binary_search(near.begin(), near.end(), z);
+    return (kinds & (nvswitch ? kIslandNvSwitch : kIslandFabric)) != 0;
+  };
+  if (n.kind == ChakraNode::Send) return touches(n.peer);
+  // A collective: its group's GPUs, every rank for a group of none. Over an NVSwitch only its GPUs
+  // there; over the fabric any of them.
+  const std::vector<uint32_t>* group = n.group.empty() ? nullptr : &trace_.groups.at(n.group);
+  const auto R = static_cast<uint32_t>(ranks_.size());
+  if (kinds & kIslandFabric) {
+    if (group) {
+      for (uint32_t z : *group)
+        if (touches(z)) return true;
+    } else {
+      for (uint32_t z = 0; z < R; ++z)
+        if (touches(z)) return true;
+    }
+    return false;
+  }
+  for (uint32_t z : near)
+    if (touches(z) && (!group || std::binary_search(group->begin(), group->end(), z))) return true;
+  return false;
+}
+
+Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, Time done_y, Time bound) {
+  const Rank& k = ranks_[y];
+  const std::vector<ChakraNode>& nodes = trace_.ranks[y];
+  const Time now = net_.client_now();
+  std::vector<uint32_t>& seen = seen_[y];
+  if (seen.size() != nodes.size()) seen.assign(nodes.size(), 0);
+  if (++stamp_ == 0) {  // the stamps wrapped: clear every rank's marks once
+    for (auto& v : seen_) std::fill(v.begin(), v.end(), 0);
+    stamp_ = 1;
+  }
+  const Coll& o = colls_[offered];
+  const auto m = std::lower_bound(o.members.begin(), o.members.end(), y);
+  const int32_t offered_node = m != o.members.end() && *m == y ? o.node[static_cast<size_t>(m - o.members.begin())] : -1;
+  // Nodes by the earliest time they can end; a node is reached from the first of its dependencies to
+  // end (any one of them bounds its start from below).
+  using Item = std::pair<Time, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  for (uint32_t i : k.active) {
+    seen[i] = stamp_;
+    const ChakraNode& n = nodes[i];
+    Time end = now;  // a collective or transfer under way (its end is not known), a receive waiting
+    if (n.kind == ChakraNode::Comp && n.cpu) {
+      const auto c = k.cpu_end.find(i);
+      end = c != k.cpu_end.end() ? c->second : now;
+    } else if (n.kind == ChakraNode::Comp) {
+      // Queued behind the running one, or running.
+      const Time free = k.gpu_running != UINT32_MAX ? std::max(now, k.gpu_end) : now;
+      end = k.gpu_running == i ? k.gpu_end : free + std::max<Time>(0, n.duration);
+    } else if (n.kind == ChakraNode::Coll && static_cast<int32_t>(i) != offered_node) {
+      // Another collective under way: where it is replayed (or, deciding an instant's offers, taken to
+      // be) its end at y is known.
+      if (const auto c = k.coll_at.find(i); c != k.coll_at.end()) end = std::max(now, known_end(c->second, y));
+    } else if (static_cast<int32_t>(i) == offered_node && done_y >= 0) {
+      end = done_y;
+    } else if (static_cast<int32_t>(i) == offered_node && !(kinds & kIslandFabric)) {
+      // A follower on an NVSwitch (its end not known): what only y's part of it can ready is not searched,
+      // SimAI's rule for its blocking TP collectives. On a rail leaf it is taken to end now, as the SimAI
+      // driver takes a follower's members' next collectives there.
+      continue;
+    }
+    heap.emplace(end, i);
+  }
+  while (!heap.empty()) {
+    const auto [t, i] = heap.top();
+    heap.pop();
+    if (t >= bound) return bound;
+    for (uint32_t c : k.children[i]) {
+      if (k.state[c] != 0 || seen[c] == stamp_) continue;
+      seen[c] = stamp_;
+      const ChakraNode& n = nodes[c];
+      if (reaches_members(y, n, o.members, kinds)) return t;  // it can issue when this dependency ends, no sooner
+      heap.emplace(t + (n.kind == ChakraNode::Comp ? std::max<Time>(0, n.duration) : 0), c);
+    }
+  }
+  return kNever;
+}
+
+Time ChakraDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish) {
+  const Coll& c = colls_[id];
+  const CollectivePlan& cp = c.cp;
+  // When each member's part of it is done, were it to end as `finish` says (-1: not known).
+  const auto assumed = assumed_.find(id);
+  const std::vector<Time> done = assumed != assumed_.end() && assumed->second.finish == finish
+                                     ? assumed->second.done
+                                     : member_done_times(cp, t0, finish);
+  // Its end: nothing can come in its way after it.
+  const Time horizon = done.empty() || done.front() < 0 ? kNever : *std::max_element(done.begin(), done.end());
+  // Traffic can reach the members' NVSwitch ports only from GPUs on those NVSwitches; their fabric
+  // ports from any GPU.
+  std::vector<uint32_t> near;
+  if (kinds & kIslandFabric) {
+    near = c.members;  // first: a member's next collective is the likeliest to come
+    for (uint32_t y = 0; y < ranks_.size(); ++y)
+      if (!std::binary_search(c.members.begin(), c.members.end(), y)) near.push_back(y);
+  } else {
+    for (uint32_t g : c.members) {
+      const std::vector<uint32_t>& p = nvswitch_peers(g);
+      near.insert(near.end(), p.begin(), p.end());
+    }
+    std::sort(near.begin(), near.end());
+    near.erase(std::unique(near.begin(), near.end()), near.end());
+  }
+  // A flow leaves send_latency after it is released, and no sooner than its node issues: the island is
+  // quiet until the earliest issue plus that.
+  Time t = horizon;
+  for (uint32_t y : near) {
+    const auto m = std::lower_bound(c.members.begin(), c.members.end(), y);
+    const Time done_y = m != c.members.end() && *m == y ? done[static_cast<size_t>(m - c.members.begin())] : -1;
+    const Time bound = t == kNever ? kNever : t - send_latency_;
+    const Time issue = earliest_issue(y, id, kinds, done_y, bound);
+    if (issue < bound) t = issue + send_latency_;
+    if (t < horizon) return t;  // the island is not quiet to the end: what the memo asks
+  }
+  return t;
+}
+
+}  // namespace wh
