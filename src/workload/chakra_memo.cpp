@@ -23,8 +23,7 @@ void ChakraDriver::offer_pending() {
   // so that the collectives other events issue at the same instant (each GPU's compute ends by its own
   // event) are decided together.
   if (send_latency_ <= 1) return decide_offers();
-  const Time at = net_.client_now() + 1;
-  if (decide_at_ != at) net_.schedule_client(at, 0, kDecide), decide_at_ = at;
+  if (decide_at_ < 0) net_.schedule_client(decide_at_ = net_.client_now() + 1, 0, kDecide);
 }
 
 void ChakraDriver::decide_offers() {
@@ -35,32 +34,33 @@ void ChakraDriver::decide_offers() {
   // the whole collective.
   const Time now = net_.client_now();
   std::erase_if(ids, [&](uint32_t id) {
-    const bool late = now - *std::min_element(colls_[id].issue_time.begin(), colls_[id].issue_time.end()) >= send_latency_;
+    const bool late = now - first_issue(colls_[id]) >= send_latency_;
     if (late) memo_->count_late_issue();
     return late;
   });
   // Together: each whose pattern the memo holds is taken to be replayed, so that the others' look-aheads
   // know when it ends; one whose own look-ahead then fails is not, and the rest are judged again, until
-  // none fails (each pass only drops: it ends). Those left are replayed as assumed: their islands are
-  // disjoint (a GPU in two of them is busy with both) and nothing else changes before they are offered.
-  if (ids.size() > 1) {
+  // none fails (each pass only drops: it ends). Those left are replayed as assumed: their islands share no
+  // port (a GPU in two of them, on islands of one kind, is busy with both), and what begin checks is what
+  // pattern_for checked. Not in verify mode, where begin may simulate a hit instead (a pattern from a
+  // file can be wrong: it would end otherwise than assumed).
+  if (ids.size() > 1 && !memo_->verifies()) {
     const std::vector<uint8_t> read = read_by_another(ids);
     for (size_t k = 0; k < ids.size(); ++k) {
       if (!read[k]) continue;  // no other's look-ahead reads its members' graphs
       const uint32_t id = ids[k];
       uint8_t kinds = 0;
-      if (const std::vector<Time>* fin = memo_->pattern_for(pairs_of(id), [&]() -> const std::string& { return key_of(id); },
-                                                            colls_[id].members, colls_[id].issue_time, colls_[id].cp.size(),
-                                                            involved_fn(), &kinds))
-        assumed_.emplace(id, Assumed{fin, kinds, member_done_times(colls_[id].cp, *std::min_element(colls_[id].issue_time.begin(), colls_[id].issue_time.end()), fin)});
+      const Coll& c = colls_[id];
+      const std::vector<Time>* fin = memo_->pattern_for(pairs_of(id), [&]() -> const std::string& { return key_of(id); },
+                                                        c.members, c.issue_time, c.cp.size(), involved_fn(), &kinds);
+      if (fin) assumed_.emplace(id, Assumed{fin, kinds, member_done_times(c.cp, first_issue(c), fin)});
     }
     for (bool dropped = true; dropped;) {
       dropped = false;
       for (uint32_t id : ids) {
         const auto it = assumed_.find(id);
         if (it == assumed_.end()) continue;
-        const Coll& c = colls_[id];
-        const Time t0 = *std::min_element(c.issue_time.begin(), c.issue_time.end());
+        const Time t0 = first_issue(colls_[id]);
         const std::vector<Time>& fin = *it->second.finish;
         if (quiet_until(id, it->second.kinds, t0, &fin) < t0 + *std::max_element(fin.begin(), fin.end()))
           assumed_.erase(it), dropped = true;
@@ -97,14 +97,7 @@ std::vector<uint8_t> ChakraDriver::read_by_another(const std::vector<uint32_t>& 
       ++fabric;
       continue;
     }
-    std::vector<uint32_t> near;
-    for (uint32_t g : colls_[id].members) {
-      const std::vector<uint32_t>& p = nvswitch_peers(g);
-      near.insert(near.end(), p.begin(), p.end());
-    }
-    std::sort(near.begin(), near.end());
-    near.erase(std::unique(near.begin(), near.end()), near.end());
-    for (uint32_t y : near) ++readers[y];
+    for (uint32_t y : nvswitch_near(colls_[id].members)) ++readers[y];
   }
   std::vector<uint8_t> read(ids.size(), 0);
   for (size_t k = 0; k < ids.size(); ++k) {
@@ -141,6 +134,8 @@ void ChakraDriver::offer_to_memo(uint32_t id) {
 Time ChakraDriver::known_end(uint32_t id, uint32_t y) {
   Coll& c = colls_[id];
   if (const auto it = assumed_.find(id); it != assumed_.end()) return it->second.done[c.index_of(y)];
+  // A replay's run slot is freed only after its last flow, whose end finishes every member's node: a
+  // collective still under way at y holds its handle.
   if (c.replay_done.empty()) {
     Time t0 = 0;
     const std::vector<Time>* fin = memo_->replay_timeline(c.memo, &t0);
@@ -148,6 +143,19 @@ Time ChakraDriver::known_end(uint32_t id, uint32_t y) {
     c.replay_done = member_done_times(c.cp, t0, fin);
   }
   return c.replay_done[c.index_of(y)];
+}
+
+Time ChakraDriver::first_issue(const Coll& c) { return *std::min_element(c.issue_time.begin(), c.issue_time.end()); }
+
+std::vector<uint32_t> ChakraDriver::nvswitch_near(const std::vector<uint32_t>& members) {
+  std::vector<uint32_t> near;
+  for (uint32_t g : members) {
+    const std::vector<uint32_t>& p = nvswitch_peers(g);
+    near.insert(near.end(), p.begin(), p.end());
+  }
+  std::sort(near.begin(), near.end());
+  near.erase(std::unique(near.begin(), near.end()), near.end());
+  return near;
 }
 
 const std::vector<uint32_t>& ChakraDriver::nvswitch_peers(uint32_t r) {
@@ -278,22 +286,19 @@ Time ChakraDriver::quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::v
     for (uint32_t y = 0; y < ranks_.size(); ++y)
       if (!std::binary_search(c.members.begin(), c.members.end(), y)) near.push_back(y);
   } else {
-    for (uint32_t g : c.members) {
-      const std::vector<uint32_t>& p = nvswitch_peers(g);
-      near.insert(near.end(), p.begin(), p.end());
-    }
-    std::sort(near.begin(), near.end());
-    near.erase(std::unique(near.begin(), near.end()), near.end());
+    near = nvswitch_near(c.members);
   }
   // A flow leaves send_latency after it is released, and no sooner than its node issues: the island is
-  // quiet until the earliest issue plus that.
+  // quiet until 1 ps before the earliest issue plus that (a replay may end then; at that very ps, the
+  // order of its last completion and the flow's start would decide).
+  const Time lead = send_latency_ - 1;
   Time t = horizon;
   for (uint32_t y : near) {
     const auto m = std::lower_bound(c.members.begin(), c.members.end(), y);
     const Time done_y = m != c.members.end() && *m == y ? done[static_cast<size_t>(m - c.members.begin())] : -1;
-    const Time bound = t == kNever ? kNever : t - send_latency_;
+    const Time bound = t == kNever ? kNever : t - lead;
     const Time issue = earliest_issue(y, id, kinds, done_y, bound);
-    if (issue < bound) t = issue + send_latency_;
+    if (issue < bound) t = issue + lead;
     if (t < horizon) return t;  // the island is not quiet to the end: what the memo asks
   }
   return t;

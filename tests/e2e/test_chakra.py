@@ -275,7 +275,7 @@ class Chakra(unittest.TestCase):
         groups = {"tpa": [0, 1, 2, 3], "tpb": [4, 5, 6, 7], **{f"ep{i}": [i, i + 4] for i in range(4)}}
         prefix = self.write_ranks(ranks, groups)
         trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
-        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nmemo = true\nfast_forward = false\n"
         _, pkt = self.run_wh("pkt", scenario(8, trace))
         p, wh = self.run_wh("wh", scenario(8, trace) + memo)
         self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
@@ -283,6 +283,21 @@ class Chakra(unittest.TestCase):
         # 6 layers x (2 AllReduces + 4 all-to-alls); 8 patterns recorded (a group's first AllReduces and
         # all-to-alls meet islands in new states), the 28 others replayed (one by one: 4, and 24 overlaps).
         self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["overlaps"], a["conflicts"]), (36, 8, 28, 0, 0))
+        # In verify mode a hit may be simulated instead of replayed, so nothing is assumed: with the memo
+        # file's completions doubled (a wrong pattern that takes longer than the truth), a verified
+        # AllReduce ends long before its pattern says, and its group's all-to-all reaches the other group's
+        # replay (it was: 8 conflicts). Decided alone, no replay meets it.
+        with h5py.File(wh / "memo.h5", "r+") as f:
+            flows = f["/collective_flows"][:]
+            flows["finish_ps"] *= 2
+            f["/collective_flows"][:] = flows
+        (self.dir / "warm.toml").write_text(scenario(8, trace) + memo.replace("fast_forward", "verify = 0.5\nfast_forward"))
+        p = subprocess.run([str(WORMHOLE), "run", str(self.dir / "warm.toml"), "-o", str(self.dir / "warm"),
+                            "--memo", str(wh / "memo.h5")], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        b = self.memo_attrs(self.dir / "warm")
+        self.assertGreater(b["verify_failures"], 0)
+        self.assertEqual(b["conflicts"], 0, p.stderr)
 
     def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
         # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;

@@ -77,8 +77,9 @@ std::vector<FlowSpec> expected_traffic(const ChakraTrace& trace, const GroupLayo
 /// issued it before its first flow starts is offered to it, as WorkloadDriver offers a SimAI row's. A
 /// trace's graph gives no rule such as SimAI's blocking TP collectives, so a replay on an NVSwitch is
 /// made only where the graphs show that no rank sharing an NVSwitch with a member can issue traffic
-/// to or from a member over it before the replay would end (quiet_until: the earliest issue each graph allows, counting
-/// compute durations and taking collectives and transfers of unknown end to end now); on a fabric
+/// to or from a member over it before the replay would end (quiet_until: the earliest issue each graph
+/// allows, counting compute durations, the known ends of replays and taking collectives and transfers of
+/// unknown end to end now, plus the send latency before its flow leaves); on a fabric
 /// island (a rail leaf's DP ring) the same, over every rank whose traffic can reach a member there. A
 /// follower (a replay of a pattern being recorded elsewhere, its end not known until the recording's)
 /// takes SimAI's rule on an NVSwitch instead: what waits for a member's own part is not searched
@@ -148,10 +149,10 @@ class ChakraDriver final : public TrainingClient {
   /// When rank `y`'s part of collective `id` ends (ps), where that is known in advance: a replay of a
   /// stored pattern, or one taken to be replayed while an instant's offers are decided; -1 otherwise.
   Time known_end(uint32_t id, uint32_t y);
-  /// CollectiveMemo::begin's `quiet_until` for collective `id` on an island of `kinds` (Island::kinds): the
-  /// earliest time (ps) a rank can issue traffic onto the members' island ports (over an NVSwitch they
-  /// share, or over the fabric), were the collective to end as `finish` says (ps after t0; nullptr: not
-  /// known); INT64_MAX: never. Once a rank is found that can come before that end, its time is returned
+  /// CollectiveMemo::begin's `quiet_until` for collective `id` on an island of `kinds` (Island::kinds): 1 ps
+  /// before the earliest time (ps) a flow of a rank can start on the members' island ports (over an
+  /// NVSwitch they share, or over the fabric: the earliest issue, earliest_issue, plus the send latency),
+  /// were the collective to end as `finish` says (ps after t0; nullptr: not known); INT64_MAX: never. Once a rank is found that can come before that end, its time is returned
   /// without searching the others (the memo asks only whether the island stays quiet to the end).
   Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
   /// The earliest time (ps, a lower bound) rank `y` can start a send or collective whose flows reach a
@@ -165,6 +166,11 @@ class ChakraDriver final : public TrainingClient {
   /// (a member that does is caught as a conflict by CollectiveMemo and warned about); on a fabric island
   /// its part is taken to end now, as the SimAI driver takes it there.
   Time earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, Time done_y, Time bound);
+  /// The earliest issue time of collective `c` among its members (ps): its t0 for the memo.
+  static Time first_issue(const Coll& c);
+  /// The ranks whose GPUs share an NVSwitch with one of `members` (theirs included), ascending: whose
+  /// graphs an NVSwitch island's look-ahead reads.
+  std::vector<uint32_t> nvswitch_near(const std::vector<uint32_t>& members);
   /// The ranks whose GPUs share an NVSwitch with rank `r`'s (r included), ascending; from the wiring.
   const std::vector<uint32_t>& nvswitch_peers(uint32_t r);
   /// Whether node `n` of rank `y`, when it issues, can send traffic that leaves or reaches one of

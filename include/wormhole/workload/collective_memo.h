@@ -109,18 +109,24 @@ class CollectiveMemo final : public IslandHooks {
   /// The completions (ps after the first issue, per plan flow) of the stored pattern that begin, given
   /// the same arguments now, would replay if its look-ahead (`quiet_until`) allowed it; nullptr where it
   /// would not replay a stored pattern (no island, a busy one, no usable pattern: it would record or
-  /// follow). `kinds` (if given) gets the island's kinds (Island::kinds). Counts nothing and claims
-  /// nothing: what a driver deciding several collectives of one instant together asks first (a
-  /// collective's look-ahead can then take another's end as its pattern's).
+  /// follow). `kinds` (if given) gets the island's kinds (Island::kinds). Counts no offer and claims no
+  /// port (it reads the end states still pending, as begin does first): what a driver deciding several
+  /// collectives of one instant together asks first (a collective's look-ahead can then take another's end
+  /// as its pattern's). In verify mode begin may simulate the hit instead (verifies()). The pointer stays
+  /// valid to the run's end (a pattern is never removed; a recording of its key may replace its contents).
   const std::vector<Time>* pattern_for(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
                                        const std::function<const std::string&()>& plan_key,
                                        const std::vector<uint32_t>& member_hosts, const std::vector<Time>& issued,
                                        uint32_t flows, const std::function<uint32_t(uint32_t host, uint8_t kinds)>& involved,
                                        uint8_t* kinds = nullptr);
-  /// The completions (ps after `*t0`, per plan flow) handle `h` replays, with its t0 (ps), when it
-  /// replays a stored pattern: when each member's part ends is then known in advance. nullptr for a
-  /// recording, a follower (its recording's completions come as that runs), a verifying run and h < 0.
+  /// The completions (ps after `*t0`, per plan flow) live handle `h` replays, with its t0 (ps) in `*t0`
+  /// (not written when `t0` is null), when it replays a stored pattern or follows a recording that has
+  /// ended: when each member's part ends is then known in advance. nullptr for a recording, a follower
+  /// of a recording still running (its completions come as that runs), a verifying run and h < 0.
   const std::vector<Time>* replay_timeline(int32_t h, Time* t0) const;
+  /// Whether verify mode is on: begin may then simulate a hit instead of replaying it (pattern_for
+  /// cannot say which).
+  bool verifies() const { return verify_ > 0; }
   /// A collective whose last member issued it after its first flow was released: not offered.
   void count_late_issue() { ++stats_.considered, ++stats_.late_issue; }
   /// Whether handle `h` replays (its flows go through Network::replay_flow).
