@@ -446,7 +446,7 @@ class Reader {
         const std::string prefix = get_string(it);
         w.chakra = it.from_command_line() || fs::path(prefix).is_absolute() ? prefix : (fs::path(dir_) / prefix).string();
         if (!fs::exists(w.chakra + ".0.et"))
-          fail(it, "no Chakra trace " + w.chakra + ".0.et", "give the traces' common prefix: PREFIX.0.et, PREFIX.1.et, ... exist (make them first, e.g. with "
+          fail(it, "no Chakra trace " + w.chakra + ".0.et", "give the traces' common prefix PREFIX, of files PREFIX.0.et, PREFIX.1.et, ... (make them first, e.g. with "
                                        "scripts/simai_to_chakra.py: docs/workloads.md §8)");
       }
       else if (it.key == "comm_groups") w.comm_groups = get_existing_path(it, dir_, "communicator groups file");

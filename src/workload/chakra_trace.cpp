@@ -161,6 +161,26 @@ ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm
     }
   }
   const auto R = static_cast<uint32_t>(t.ranks.size());
+  // Ranks are read from 0 up to the first missing file: a later file means a gap, not the end.
+  {
+    const std::filesystem::path pre(prefix);
+    const std::filesystem::path dir = pre.has_parent_path() ? pre.parent_path() : std::filesystem::path(".");
+    const std::string stem = pre.filename().string() + ".";
+    std::error_code ec;
+    unsigned long next = 0;  // the first rank beyond the gap with a file (0: none)
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() <= stem.size() + 3 || name.compare(0, stem.size(), stem) != 0 || name.compare(name.size() - 3, 3, ".et") != 0)
+        continue;
+      const std::string k = name.substr(stem.size(), name.size() - stem.size() - 3);
+      if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (const unsigned long r = std::stoul(k); r > R && (next == 0 || r < next)) next = r;
+    }
+    if (next > 0)
+      throw InputError(prefix + "." + std::to_string(R) + ".et", 0,
+                       fmt::format("rank {}'s trace is missing, though {}.{}.et exists", R, prefix, next),
+                       "give one trace per rank, PREFIX.0.et, PREFIX.1.et, ... without a gap");
+  }
   if (!comm_groups.empty()) {
     nlohmann::json j;
     try {
@@ -198,6 +218,11 @@ ChakraTrace read_chakra_trace(const std::string& prefix, const std::string& comm
         if (!std::binary_search(g->second.begin(), g->second.end(), r))
           throw InputError(path, 0, fmt::format("node {} ({}): rank {} is not in its group \"{}\"", n.id, n.name, r, n.group),
                            "fix the groups file or the node's pg_name");
+        if (g->second.back() >= R)
+          throw InputError(comm_groups, 0,
+                           fmt::format("group \"{}\" (of node {} of {}) holds rank {}, but the trace has {} ranks ({}.0.et .. {}.{}.et)",
+                                       n.group, n.id, path, g->second.back(), R, prefix, prefix, R - 1),
+                           "give a trace for every rank of the group, or fix the group");
       }
     }
   }

@@ -154,6 +154,25 @@ class Chakra(unittest.TestCase):
         p, out = self.run_wh("comp", scenario(16, f'chakra = "{prefix}"'))
         self.assertIn("iteration 0: 5.000 us", p.stdout)
 
+    def test_a_missing_rank_or_a_group_beyond_the_ranks_is_an_input_error(self):
+        # Traces are read from rank 0 up to the first missing file: a gap (rank 5's file deleted, rank 6's
+        # there) and a group naming a rank without a trace are errors at set-up naming the file and what
+        # to fix, with nothing written (a run of 5 ranks once stalled with "workload incomplete").
+        (self.dir / "w.txt").write_text(SMALL)
+        prefix = self.convert(self.dir / "w.txt", 16)
+        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix}.comm_groups.json"'
+        Path(f"{prefix}.5.et").unlink()
+        p, out = self.run_wh("gap", scenario(16, trace), expect=2)
+        self.assertIn("t.5.et: rank 5's trace is missing, though", p.stderr)
+        self.assertIn("t.6.et exists", p.stderr)
+        self.assertFalse(out.exists())
+        for r in range(5, 16):
+            Path(f"{prefix}.{r}.et").unlink(missing_ok=True)
+        p, out = self.run_wh("groups", scenario(16, trace), expect=2)
+        self.assertIn("t.comm_groups.json", p.stderr)
+        self.assertRegex(p.stderr, r'group "TP0" \(of node \d+ of .*t\.0\.et\) holds rank 7, but the trace has 5 ranks')
+        self.assertFalse(out.exists())
+
     def write_ranks(self, ranks, groups):
         """One trace per rank (`ranks`: per rank a list of (name, kind, deps, attrs) with kind "comp", "coll",
         "send"; node ids are list positions) and the groups file; returns the prefix."""
