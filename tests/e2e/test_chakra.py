@@ -201,6 +201,18 @@ class Chakra(unittest.TestCase):
         (self.dir / "hand" / "groups.json").write_text(json.dumps(groups))
         return prefix
 
+    def packet_and_memo(self, ranks, groups, gpus, memo, name=""):
+        """Writes the hand-made trace (write_ranks) and runs it in packet mode and with `memo` (a [wormhole]
+        table); asserts the two runs' completions are alike (fct.txt sorted: flows ending at one ps may be
+        listed in another order). Returns (the trace's [workload] lines, the memo run's process, the packet
+        run's output folder, the memo run's, its collective memo attributes)."""
+        prefix = self.write_ranks(ranks, groups)
+        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
+        _, pkt = self.run_wh(f"pkt{name}", scenario(gpus, trace))
+        p, wh = self.run_wh(f"wh{name}", scenario(gpus, trace) + memo)
+        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
+        return trace, p, pkt, wh, self.memo_attrs(wh)
+
     def memo_attrs(self, out):
         with h5py.File(out / "results.h5") as f:
             return {k[len("collective_memo_"):]: int(v) for k, v in f["/wormhole"].attrs.items()
@@ -263,13 +275,8 @@ class Chakra(unittest.TestCase):
             return [("ar0", "coll", [], ar(g)), ("c0", "comp", [0], {"duration_nanos": 1000}), ("ar1", "coll", [1], ar(g))]
         idle = [("idle", "comp", [], {"duration_nanos": 1})]
         ranks = [member("dp0"), member("dp1")] + [idle] * 6 + [member("dp0"), member("dp1")] + [idle] * 6
-        prefix = self.write_ranks(ranks, {"dp0": [0, 8], "dp1": [1, 9]})
-        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
         memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
-        _, pkt = self.run_wh("pkt", scenario(16, trace))
-        p, wh = self.run_wh("wh", scenario(16, trace) + memo)
-        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
-        a = self.memo_attrs(wh)
+        _, p, _, _, a = self.packet_and_memo(ranks, {"dp0": [0, 8], "dp1": [1, 9]}, 16, memo)
         self.assertEqual((a["considered"], a["replayed"], a["overlaps"], a["conflicts"]), (4, 1, 1, 0), p.stdout)
 
     def test_two_groups_of_one_nvswitch_decided_together(self):
@@ -292,13 +299,8 @@ class Chakra(unittest.TestCase):
             return nodes
         ranks = [member("tpa" if r < 4 else "tpb", f"ep{r % 4}") for r in range(8)]
         groups = {"tpa": [0, 1, 2, 3], "tpb": [4, 5, 6, 7], **{f"ep{i}": [i, i + 4] for i in range(4)}}
-        prefix = self.write_ranks(ranks, groups)
-        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
         memo = "[wormhole]\nenabled = true\ncollective_memo = true\nmemo = true\nfast_forward = false\n"
-        _, pkt = self.run_wh("pkt", scenario(8, trace))
-        p, wh = self.run_wh("wh", scenario(8, trace) + memo)
-        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
-        a = self.memo_attrs(wh)
+        trace, p, _, wh, a = self.packet_and_memo(ranks, groups, 8, memo)
         # 6 layers x (2 AllReduces + 4 all-to-alls); 8 patterns recorded (a group's first AllReduces and
         # all-to-alls meet islands in new states), the 28 others replayed (one by one: 4, and 24 overlaps).
         self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["overlaps"], a["conflicts"]), (36, 8, 28, 0, 0))
@@ -334,23 +336,14 @@ class Chakra(unittest.TestCase):
             return [member] * 4 + [sender] + [idle] * 3
         memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
         # First with the send long after: the last two collectives repeat the first one's pattern.
-        prefix = self.write_ranks(ranks(10_000_000), {"tp": [0, 1, 2, 3]})
-        trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
-        _, pkt = self.run_wh("late_pkt", scenario(8, trace))
-        _, wh = self.run_wh("late_wh", scenario(8, trace) + memo)
-        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
-        a = self.memo_attrs(wh)
+        _, _, pkt, _, a = self.packet_and_memo(ranks(10_000_000), {"tp": [0, 1, 2, 3]}, 8, memo, "_late")
         self.assertGreaterEqual(a["replayed"], 1)
         with open(pkt / "collectives.csv") as f:
             spans = [(float(c["start_us"]), float(c["end_us"])) for c in csv.DictReader(f) if c["op"] == "AllReduce"]
         self.assertEqual(len(spans), 3)
         # Now the send is due in the middle of the last collective that the run above replayed.
         middle_ns = int(1000 * (spans[2][0] + spans[2][1]) / 2)
-        prefix = self.write_ranks(ranks(middle_ns), {"tp": [0, 1, 2, 3]})
-        _, pkt = self.run_wh("pkt", scenario(8, trace))
-        p, wh = self.run_wh("wh", scenario(8, trace) + memo)
-        self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
-        b = self.memo_attrs(wh)
+        _, p, _, _, b = self.packet_and_memo(ranks(middle_ns), {"tp": [0, 1, 2, 3]}, 8, memo)
         self.assertEqual(b["conflicts"], 0, p.stderr)
         self.assertEqual(b["overlaps"], a["overlaps"] + 1)
         self.assertEqual(b["replayed"], a["replayed"] - 1)
@@ -372,13 +365,8 @@ class Chakra(unittest.TestCase):
         for sender in range(4):
             with self.subTest(sender=sender):
                 ranks = [member((r + 1) % 4 if r == sender else None) for r in range(4)]
-                prefix = self.write_ranks(ranks + [[("idle", "comp", [], {"duration_nanos": 1})]] * 4, {"tp": [0, 1, 2, 3]})
-                trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
-                _, pkt = self.run_wh(f"pkt{sender}", scenario(8, trace))
-                p, wh = self.run_wh(f"wh{sender}", scenario(8, trace) + memo)
-                self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()),
-                                 sorted((wh / "fct.txt").read_text().splitlines()))
-                a = self.memo_attrs(wh)
+                idle = [[("idle", "comp", [], {"duration_nanos": 1})]] * 4
+                _, p, _, _, a = self.packet_and_memo(ranks + idle, {"tp": [0, 1, 2, 3]}, 8, memo, str(sender))
                 self.assertEqual(a["conflicts"], 0, p.stderr)
                 self.assertEqual(a["considered"], 3)
                 self.assertEqual(a["replayed"], 0)  # the last one meets the send; the first two differ
