@@ -114,7 +114,8 @@ class ConfigParser {
   }
 
   /// "4MB", "9KB": a number and then letters, where the reference's file has the number alone in the
-  /// key's unit (hpcc_config_unit; keys of no unit get the caller's "not a number"); `rest` is where the number read ended (nullptr: no number was read).
+  /// key's unit (hpcc_config_unit; keys of no unit get the caller's "not a number"); `rest` is where the
+  /// number read ended (nullptr: no number was read).
   void unit_given(const InputToken& t, const char* rest) const {
     const char* end = t.text.data() + t.text.size();
     if (!rest || rest == t.text.data() || rest == end) return;

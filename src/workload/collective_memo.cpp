@@ -79,12 +79,12 @@ CollectiveMemo::Assessment CollectiveMemo::assess(const std::vector<std::pair<ui
     is = net_.sub_island(is, member_hosts);
     for (uint32_t p : is.path_ports)
       if (is.local_port(p) == UINT32_MAX) return a;
-    // Not while a PAUSE is pending there or the buffer is near a threshold already.
-    a.outcome = Assessment::Busy;
-    for (uint32_t sw : is.switches)
-      if (!net_.below_pfc_thresholds(sw, net_.fabric().nodes[sw].shared_used)) return a;
   }
   a.outcome = Assessment::Busy;
+  // On a sub-island: not while a PAUSE is pending there or the buffer is near a threshold already.
+  if (is.shared)
+    for (uint32_t sw : is.switches)
+      if (!net_.below_pfc_thresholds(sw, net_.fabric().nodes[sw].shared_used)) return a;
   // A member busy with another collective that can reach the island's kind of switch could send on
   // the island while this one is replayed.
   for (uint32_t h : is.hosts)

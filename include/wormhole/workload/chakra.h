@@ -127,7 +127,8 @@ class ChakraDriver final : public TrainingClient {
   void on_client_event(uint32_t target, uint16_t aux);  ///< client_event's work (client_event offers after it)
   void on_flow_finished(const FlowRecord& f);           ///< flow_finished's work (likewise)
   // The collective memo (see the class comment).
-  /// Every member of collective `id` issued it now: offered to the memo, or counted as issued late.
+  /// Offers collective `id` (every member issued it, its first flow not released yet) to the memo:
+  /// CollectiveMemo::begin's handle goes to Coll::memo (-1: left to the network).
   void offer_to_memo(uint32_t id);
   /// At the end of a callback (start, a client event, a flow's end) whose events issued the last member
   /// of some collective: has them decided once the instant is over (decide_offers, 1 ps on; at once
@@ -152,12 +153,14 @@ class ChakraDriver final : public TrainingClient {
   /// CollectiveMemo::begin's `quiet_until` for collective `id` on an island of `kinds` (Island::kinds): 1 ps
   /// before the earliest time (ps) a flow of a rank can start on the members' island ports (over an
   /// NVSwitch they share, or over the fabric: the earliest issue, earliest_issue, plus the send latency),
-  /// were the collective to end as `finish` says (ps after t0; nullptr: not known); INT64_MAX: never. Once a rank is found that can come before that end, its time is returned
-  /// without searching the others (the memo asks only whether the island stays quiet to the end).
+  /// were the collective to end as `finish` says (ps after t0; nullptr: not known); INT64_MAX: never.
+  /// Once a rank is found that can come before that end, its time is returned without searching the
+  /// others (the memo asks only whether the island stays quiet to the end).
   Time quiet_until(uint32_t id, uint8_t kinds, Time t0, const std::vector<Time>* finish);
   /// The earliest time (ps, a lower bound) rank `y` can start a send or collective whose flows reach a
   /// member of collective `offered` or leave one over an island of `kinds` (reaches_members), its
-  /// graph's nodes of unknown end taken to end now and `offered` at `done_y`; `bound` once nothing can
+  /// graph's collectives ending where known_end says, its nodes of unknown end taken to end now and
+  /// `offered` at `done_y`; `bound` once nothing can
   /// come before it (a search by earliest end, node by node, that stops there); INT64_MAX: nothing ever.
   /// `done_y`: -1 for a non-member (it has no part of `offered`) and for a member of a follower (of a
   /// recording still running, its end not known). A follower's member on an NVSwitch island: what only
