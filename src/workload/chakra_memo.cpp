@@ -145,6 +145,127 @@ Time ChakraDriver::known_end(uint32_t id, uint32_t y) {
   return c.replay_done[c.index_of(y)];
 }
 
+Time ChakraDriver::min_transfer(uint32_t a, uint32_t b, uint64_t bytes) const {
+  const uint64_t rate = std::min(max_rate_[a], max_rate_[b]);
+  if (rate == 0) return 0;
+  return static_cast<Time>(static_cast<unsigned __int128>(bytes) * 8 * kSec / rate);  // floor: still a lower bound
+}
+
+Time ChakraDriver::part_end_bound(uint32_t id, uint32_t y) {
+  Coll& c = colls_[id];
+  const Time now = net_.client_now();
+  if (c.bound_epoch != flow_epoch_ || c.bound_now != now || c.part_bound.empty()) {
+    // A replay's flows send nothing: what a simulated flow has still to send bounds its end, not theirs.
+    const bool simulated = c.memo < 0 || !memo_->replaying(c.memo);
+    const CollectivePlan& cp = c.cp;
+    c.part_bound.assign(c.members.size(), now);
+    // A parent precedes its children in flow order (collectives.h), so one pass in that order sees every
+    // parent's bound before its child's.
+    std::vector<Time> end(cp.size(), now);
+    std::vector<std::vector<std::pair<uint32_t, uint64_t>>> unsent(c.members.size());  // per member: (destination, bytes)
+    for (uint32_t f = 0; f < cp.size(); ++f) {
+      if (c.flow_state[f] == 2) continue;
+      const uint32_t s = cp.src_index(f), d = cp.dst_index(f);
+      const uint32_t a = c.members[s], b = c.members[d];
+      Time leaves;
+      if (c.flow_state[f] == 1) {
+        leaves = c.start_at[f];
+        // Under way: what it has not sent yet leaves no faster than the ports' rate (a fast-forward credits
+        // bytes at a goodput below it).
+        if (simulated && c.net_id[f] != UINT32_MAX)  // injected: it has left
+          end[f] = now + min_transfer(a, b, net_.flow(c.net_id[f]).bytes_left());
+      } else {
+        const uint32_t p = cp.parent(f);
+        leaves = (p != kNoParent && c.flow_state[p] != 2 ? std::max(now, end[p]) : now) + send_latency_;
+      }
+      end[f] = std::max(end[f], leaves + min_transfer(a, b, cp.chunk));
+      for (uint32_t m : {s, d}) c.part_bound[m] = std::max(c.part_bound[m], end[f]);
+      // What it has still to send from now on: all of it before it leaves (a replayed flow under way: not known).
+      uint64_t left = cp.chunk;
+      if (c.flow_state[f] == 1 && c.net_id[f] != UINT32_MAX) left = simulated ? net_.flow(c.net_id[f]).bytes_left() : 0;
+      if (left > 0) unsent[s].emplace_back(b, left);
+    }
+    for (uint32_t m = 0; m < c.members.size(); ++m)
+      if (!unsent[m].empty()) c.part_bound[m] = std::max(c.part_bound[m], now + send_time(c.members[m], unsent[m]));
+    c.bound_epoch = flow_epoch_;
+    c.bound_now = now;
+  }
+  return c.part_bound[c.index_of(y)];
+}
+
+Time ChakraDriver::send_time(uint32_t y, const std::vector<std::pair<uint32_t, uint64_t>>& sends) {
+  const Fabric& fab = net_.fabric();
+  Routing& routes = net_.routing();
+  std::vector<std::pair<uint32_t, uint64_t>> at_port;  // (port, bytes): a GPU has a few
+  uint64_t total = 0, all_rates = 0;
+  for (auto [d, b] : sends) {
+    total += b;
+    const std::span<const uint32_t> nics = routes.host_nics(y, d);
+    if (nics.size() != 1) continue;
+    const auto it = std::find_if(at_port.begin(), at_port.end(), [&](const auto& e) { return e.first == nics[0]; });
+    if (it == at_port.end()) at_port.emplace_back(nics[0], b);
+    else it->second += b;
+  }
+  const Node& n = fab.nodes[y];
+  for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q) all_rates += fab.ports[q].rate_bps;
+  auto at_rate = [](uint64_t bytes, uint64_t rate) {
+    return rate == 0 ? Time(0) : static_cast<Time>(static_cast<unsigned __int128>(bytes) * 8 * kSec / rate);
+  };
+  Time t = at_rate(total, all_rates);
+  for (auto [q, b] : at_port) t = std::max(t, at_rate(b, fab.ports[q].rate_bps));
+  return t;
+}
+
+Time ChakraDriver::min_duration(uint32_t y, const ChakraNode& n) {
+  switch (n.kind) {
+    case ChakraNode::Comp:
+      return std::max<Time>(0, n.duration);
+    case ChakraNode::Recv:
+      return 0;
+    case ChakraNode::Send:
+      return n.bytes == 0 || n.peer >= ranks_.size() ? 0 : send_latency_ + min_transfer(y, n.peer, n.bytes);
+    case ChakraNode::Coll: {
+      const auto key = std::make_tuple(n.op, n.bytes, n.group);
+      auto it = min_part_of_.find(key);
+      if (it == min_part_of_.end()) {
+        // What ready() will plan for it; none (0) where it ends at once.
+        std::vector<uint32_t> members;
+        if (n.group.empty())
+          for (uint32_t m = 0; m < ranks_.size(); ++m) members.push_back(m);
+        else
+          members = trace_.groups.at(n.group);
+        std::vector<Time> part;
+        if (members.size() > 1 && n.bytes != 0) {
+          const uint32_t rings = n.op == Collective::AllToAll ? 1 : ring_count(layout_, members);
+          const CollectivePlan cp = plan_collective(n.op, n.bytes, members, rings, zero_chunk_);
+          if (cp.sends_per_member() > 0) {
+            part.assign(cp.members.size(), 0);
+            std::vector<std::pair<uint32_t, uint64_t>> sends;
+            for (uint32_t mi = 0; mi < cp.members.size(); ++mi) {
+              // y's flows leave when it issues or later (a flow's parent is an earlier step; step 0 has none).
+              const uint32_t g = cp.members[mi];
+              sends.clear();
+              Time first = 0;
+              for (uint32_t k = 0; k < cp.sends_per_member(); ++k) {
+                const uint32_t f = cp.sent_flow(mi, k), d = cp.members[cp.dst_index(f)];
+                sends.emplace_back(d, cp.chunk);
+                if (cp.parent(f) == kNoParent) first = std::max(first, min_transfer(g, d, cp.chunk));
+              }
+              part[mi] = send_latency_ + std::max(first, send_time(g, sends));
+            }
+          }
+        }
+        it = min_part_of_.emplace(key, std::move(part)).first;
+      }
+      if (it->second.empty()) return 0;
+      const std::vector<uint32_t>& members = n.group.empty() ? std::vector<uint32_t>{} : trace_.groups.at(n.group);
+      const uint32_t mi = n.group.empty() ? y : static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), y) - members.begin());
+      return mi < it->second.size() ? it->second[mi] : 0;
+    }
+  }
+  return 0;
+}
+
 Time ChakraDriver::first_issue(const Coll& c) { return *std::min_element(c.issue_time.begin(), c.issue_time.end()); }
 
 std::vector<uint32_t> ChakraDriver::nvswitch_near(const std::vector<uint32_t>& members) {
@@ -231,7 +352,7 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
   for (uint32_t i : k.active) {
     seen[i] = stamp_;
     const ChakraNode& n = nodes[i];
-    Time end = now;  // a collective or transfer under way (its end is not known), a receive waiting
+    Time end = now;  // a transfer under way, a receive waiting (their ends are not known)
     if (n.kind == ChakraNode::Comp && n.cpu) {
       const auto c = k.cpu_end.find(i);
       end = c != k.cpu_end.end() ? c->second : now;
@@ -242,7 +363,10 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
     } else if (n.kind == ChakraNode::Coll && static_cast<int32_t>(i) != offered_node) {
       // Another collective under way: where it is replayed (or, deciding an instant's offers, taken to
       // be) its end at y is known.
-      if (const auto c = k.coll_at.find(i); c != k.coll_at.end()) end = std::max(now, known_end(c->second, y));
+      if (const auto c = k.coll_at.find(i); c != k.coll_at.end()) {
+        const Time known = known_end(c->second, y);
+        end = known >= 0 ? std::max(now, known) : part_end_bound(c->second, y);
+      }
     } else if (static_cast<int32_t>(i) == offered_node && done_y >= 0) {
       end = done_y;
     } else if (static_cast<int32_t>(i) == offered_node && !(kinds & kIslandFabric)) {
@@ -262,7 +386,7 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
       seen[c] = stamp_;
       const ChakraNode& n = nodes[c];
       if (reaches_members(y, n, o.members, kinds)) return t;  // it can issue when this dependency ends, no sooner
-      heap.emplace(t + (n.kind == ChakraNode::Comp ? std::max<Time>(0, n.duration) : 0), c);
+      heap.emplace(t + min_duration(y, n), c);
     }
   }
   return kNever;

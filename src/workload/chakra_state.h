@@ -59,6 +59,12 @@ struct ChakraDriver::Coll {
   int32_t memo = -1;
   uint8_t kinds = 0;
   std::vector<Time> replay_done;  // a replay of a stored pattern: when each member's part ends (known_end)
+  std::vector<Time> start_at;     // per flow: when it leaves (its release plus the send latency), -1 until released
+  std::vector<uint32_t> net_id;   // per flow: its network id once injected (UINT32_MAX before)
+  // part_end_bound's answers, per member, made at bound_now while the driver's flow_epoch_ was bound_epoch.
+  std::vector<Time> part_bound;
+  uint64_t bound_epoch = 0;
+  Time bound_now = -1;
   uint32_t index_of(uint32_t r) const {
     return static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), r) - members.begin());
   }

@@ -320,6 +320,32 @@ class Chakra(unittest.TestCase):
         self.assertGreater(b["verify_failures"], 0)
         self.assertEqual(b["conflicts"], 0, p.stderr)
 
+    def test_a_simulated_collective_ahead_of_traffic_counts_its_least_time(self):
+        # As above, but the second group's AllReduce is 4 MiB and grows by 64 KiB a layer: never a pattern,
+        # always simulated, its end not known when the first group's 1-MiB repeats are decided. Its flows
+        # cannot end before the send latency and their bytes at the GPUs' port rate allow (the ring's steps,
+        # what its members have still to send), so its group's all-to-all, which waits for it, comes after
+        # the first group's replay: the repeats are replayed, with packet mode's completions and no conflict
+        # (taking it to end at once, they met 'later traffic': replayed 0, overlaps 4). The first group's
+        # first two AllReduces are recorded (the second meets its island in another state).
+        layers = 6
+        def member(tp, ep, grow):
+            nodes = []
+            for k in range(layers):
+                dep = [len(nodes) - 1] if nodes else []
+                size = (4 << 20) + k * (64 << 10) if grow else 1 << 20
+                nodes.append((f"tp{k}", "coll", dep, {"comm_type": 0, "comm_size": size, "pg_name": tp}))
+                nodes.append((f"c{k}", "comp", [len(nodes) - 1], {"duration_nanos": 200}))
+                nodes.append((f"ep{k}", "coll", [len(nodes) - 1], {"comm_type": 6, "comm_size": 1 << 16, "pg_name": ep}))
+                nodes.append((f"d{k}", "comp", [len(nodes) - 1], {"duration_nanos": 1000}))
+            return nodes
+        ranks = [member("tpa" if r < 4 else "tpb", f"ep{r % 4}", r >= 4) for r in range(8)]
+        groups = {"tpa": [0, 1, 2, 3], "tpb": [4, 5, 6, 7], **{f"ep{i}": [i, i + 4] for i in range(4)}}
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        _, p, _, _, a = self.packet_and_memo(ranks, groups, 8, memo)
+        self.assertEqual((a["considered"], a["recorded"]), (36, 2), p.stdout)
+        self.assertEqual((a["replayed"], a["overlaps"], a["conflicts"]), (4, 0, 0), p.stdout)
+
     def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
         # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;
         # GPU 4 (the same NVSwitch, no member) computes, then sends 1 MiB to GPU 0. A trace has no SimAI rule
