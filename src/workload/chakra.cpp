@@ -182,7 +182,6 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
           for (uint32_t m : c.members) involve(m, c.kinds, +1);
           c.issue_time.assign(c.members.size(), -1);
           c.start_at.assign(c.cp.size(), -1);
-          c.net_id.assign(c.cp.size(), UINT32_MAX);
         }
         colls_.push_back(std::move(c));
       }
@@ -191,7 +190,7 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
       c.node[mi] = static_cast<int32_t>(i);
       if (memo_) ranks_[r].coll_at[i] = id;
       if (!c.issue_time.empty()) {
-        ++flow_epoch_;
+        ++c.epoch;
         c.issue_time[mi] = now;
         if (++c.issues_seen == c.members.size()) pending_offers_.push_back(id);  // offer_pending
       }
@@ -226,7 +225,7 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
     Coll& c = colls_[owner];
     if (c.flow_state[f] != 0) return;
     c.flow_state[f] = 1;
-    if (!c.start_at.empty()) c.start_at[f] = at, ++flow_epoch_;
+    if (!c.start_at.empty()) c.start_at[f] = at, ++c.epoch;
     if (!c.batches.add(at, f)) return;  // joins the instant's batch, which is due already
   }
   if (due_.add(at, owner)) net_.schedule_client(at, due_events_++, kRelease, true);
@@ -245,7 +244,6 @@ void ChakraDriver::inject(uint32_t owner, uint32_t f) {
   const int32_t h = owner & kP2pBit ? -1 : colls_[owner].memo;
   const uint32_t id = h >= 0 && memo_->replaying(h) ? net_.replay_flow(spec) : net_.inject_flow(spec);
   if (h >= 0) memo_->released(h, f, id);
-  if (!(owner & kP2pBit) && !colls_[owner].net_id.empty()) colls_[owner].net_id[f] = id;
   flow_owner_.set(id, std::pair{owner, f});
 }
 
@@ -339,7 +337,7 @@ void ChakraDriver::on_flow_finished(const FlowRecord& rec) {
   {
     Coll& c = colls_[owner];
     c.flow_state[f] = 2;
-    ++flow_epoch_;
+    ++c.epoch;
     if (c.memo >= 0) memo_->finished(c.memo, f, rec.skipped, rec.skipped_bytes);
     const uint32_t ch = c.cp.child(f);
     if (ch != kNoParent && c.node[c.cp.src_index(ch)] >= 0) release(owner, ch);

@@ -145,18 +145,33 @@ Time ChakraDriver::known_end(uint32_t id, uint32_t y) {
   return c.replay_done[c.index_of(y)];
 }
 
-Time ChakraDriver::min_transfer(uint32_t a, uint32_t b, uint64_t bytes) const {
-  const uint64_t rate = std::min(max_rate_[a], max_rate_[b]);
+namespace {
+
+/// `bytes` at `rate` bit/s, in ps (floored: still a lower bound); at most 2^60 ps (13 days), so that sums of
+/// a few stay within Time.
+Time at_rate(uint64_t bytes, uint64_t rate) {
   if (rate == 0) return 0;
-  return static_cast<Time>(static_cast<unsigned __int128>(bytes) * 8 * kSec / rate);  // floor: still a lower bound
+  const unsigned __int128 t = static_cast<unsigned __int128>(bytes) * 8 * kSec / rate;
+  return static_cast<Time>(std::min<unsigned __int128>(t, Time(1) << 60));
+}
+
+/// Adds `bytes` for `dst` to `sends`, into its last entry when that is for `dst` too (a ring channel's
+/// steps go to one next member: a few entries a rank, not one a step).
+void add_send(std::vector<std::pair<uint32_t, uint64_t>>& sends, uint32_t dst, uint64_t bytes) {
+  if (!sends.empty() && sends.back().first == dst) sends.back().second += bytes;
+  else sends.emplace_back(dst, bytes);
+}
+
+}  // namespace
+
+Time ChakraDriver::min_transfer(uint32_t a, uint32_t b, uint64_t bytes) const {
+  return at_rate(bytes, std::min(max_rate_[a], max_rate_[b]));
 }
 
 Time ChakraDriver::part_end_bound(uint32_t id, uint32_t y) {
   Coll& c = colls_[id];
   const Time now = net_.client_now();
-  if (c.bound_epoch != flow_epoch_ || c.bound_now != now || c.part_bound.empty()) {
-    // A replay's flows send nothing: what a simulated flow has still to send bounds its end, not theirs.
-    const bool simulated = c.memo < 0 || !memo_->replaying(c.memo);
+  if (c.bound_epoch != c.epoch || c.bound_now != now || c.part_bound.empty()) {
     const CollectivePlan& cp = c.cp;
     c.part_bound.assign(c.members.size(), now);
     // A parent precedes its children in flow order (collectives.h), so one pass in that order sees every
@@ -167,27 +182,20 @@ Time ChakraDriver::part_end_bound(uint32_t id, uint32_t y) {
       if (c.flow_state[f] == 2) continue;
       const uint32_t s = cp.src_index(f), d = cp.dst_index(f);
       const uint32_t a = c.members[s], b = c.members[d];
-      Time leaves;
-      if (c.flow_state[f] == 1) {
-        leaves = c.start_at[f];
-        // Under way: what it has not sent yet leaves no faster than the ports' rate (a fast-forward credits
-        // bytes at a goodput below it).
-        if (simulated && c.net_id[f] != UINT32_MAX)  // injected: it has left
-          end[f] = now + min_transfer(a, b, net_.flow(c.net_id[f]).bytes_left());
-      } else {
-        const uint32_t p = cp.parent(f);
-        leaves = (p != kNoParent && c.flow_state[p] != 2 ? std::max(now, end[p]) : now) + send_latency_;
-      }
-      end[f] = std::max(end[f], leaves + min_transfer(a, b, cp.chunk));
+      // Released: it leaves (or left) at its start. Not yet: a send latency after its parent can end, or
+      // after now (its sender's issue, or its parent's end that already came).
+      const uint32_t p = cp.parent(f);
+      const Time leaves = c.flow_state[f] == 1 ? c.start_at[f]
+                                                : (p != kNoParent && c.flow_state[p] != 2 ? std::max(now, end[p]) : now) + send_latency_;
+      end[f] = std::max(now, leaves + min_transfer(a, b, cp.chunk));
       for (uint32_t m : {s, d}) c.part_bound[m] = std::max(c.part_bound[m], end[f]);
-      // What it has still to send from now on: all of it before it leaves (a replayed flow under way: not known).
-      uint64_t left = cp.chunk;
-      if (c.flow_state[f] == 1 && c.net_id[f] != UINT32_MAX) left = simulated ? net_.flow(c.net_id[f]).bytes_left() : 0;
-      if (left > 0) unsent[s].emplace_back(b, left);
+      // Not left yet: all its bytes pass its sender's ports from then on. (How much of a flow under way is
+      // left is not read: a memoizer holding its partition credits what it sent only when it lets go.)
+      if (leaves > now) add_send(unsent[s], b, cp.chunk);
     }
     for (uint32_t m = 0; m < c.members.size(); ++m)
       if (!unsent[m].empty()) c.part_bound[m] = std::max(c.part_bound[m], now + send_time(c.members[m], unsent[m]));
-    c.bound_epoch = flow_epoch_;
+    c.bound_epoch = c.epoch;
     c.bound_now = now;
   }
   return c.part_bound[c.index_of(y)];
@@ -201,69 +209,66 @@ Time ChakraDriver::send_time(uint32_t y, const std::vector<std::pair<uint32_t, u
   for (auto [d, b] : sends) {
     total += b;
     const std::span<const uint32_t> nics = routes.host_nics(y, d);
-    if (nics.size() != 1) continue;
+    if (nics.size() != 1) continue;  // one of several, by the flow's hash: in the total only
     const auto it = std::find_if(at_port.begin(), at_port.end(), [&](const auto& e) { return e.first == nics[0]; });
     if (it == at_port.end()) at_port.emplace_back(nics[0], b);
     else it->second += b;
   }
   const Node& n = fab.nodes[y];
   for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q) all_rates += fab.ports[q].rate_bps;
-  auto at_rate = [](uint64_t bytes, uint64_t rate) {
-    return rate == 0 ? Time(0) : static_cast<Time>(static_cast<unsigned __int128>(bytes) * 8 * kSec / rate);
-  };
   Time t = at_rate(total, all_rates);
   for (auto [q, b] : at_port) t = std::max(t, at_rate(b, fab.ports[q].rate_bps));
   return t;
 }
 
-Time ChakraDriver::min_duration(uint32_t y, const ChakraNode& n) {
+Time ChakraDriver::min_duration(uint32_t y, uint32_t i) {
+  Rank& k = ranks_[y];
+  if (k.min_duration.empty()) k.min_duration.assign(trace_.ranks[y].size(), -1);
+  if (k.min_duration[i] >= 0) return k.min_duration[i];
+  const ChakraNode& n = trace_.ranks[y][i];
+  Time d = 0;
   switch (n.kind) {
     case ChakraNode::Comp:
-      return std::max<Time>(0, n.duration);
+      d = std::max<Time>(0, n.duration);
+      break;
     case ChakraNode::Recv:
-      return 0;
+      break;
     case ChakraNode::Send:
-      return n.bytes == 0 || n.peer >= ranks_.size() ? 0 : send_latency_ + min_transfer(y, n.peer, n.bytes);
+      if (n.bytes != 0) d = send_latency_ + min_transfer(y, n.peer, n.bytes);
+      break;
     case ChakraNode::Coll: {
-      const auto key = std::make_tuple(n.op, n.bytes, n.group);
-      auto it = min_part_of_.find(key);
-      if (it == min_part_of_.end()) {
-        // What ready() will plan for it; none (0) where it ends at once.
+      // The plan ready() will make for it (none where it ends at once), made once per (op, bytes, group).
+      auto it = plans_.find(std::make_tuple(n.op, n.bytes, n.group));
+      if (it == plans_.end()) {
         std::vector<uint32_t> members;
         if (n.group.empty())
           for (uint32_t m = 0; m < ranks_.size(); ++m) members.push_back(m);
         else
           members = trace_.groups.at(n.group);
-        std::vector<Time> part;
+        CollectivePlan cp;
         if (members.size() > 1 && n.bytes != 0) {
           const uint32_t rings = n.op == Collective::AllToAll ? 1 : ring_count(layout_, members);
-          const CollectivePlan cp = plan_collective(n.op, n.bytes, members, rings, zero_chunk_);
-          if (cp.sends_per_member() > 0) {
-            part.assign(cp.members.size(), 0);
-            std::vector<std::pair<uint32_t, uint64_t>> sends;
-            for (uint32_t mi = 0; mi < cp.members.size(); ++mi) {
-              // y's flows leave when it issues or later (a flow's parent is an earlier step; step 0 has none).
-              const uint32_t g = cp.members[mi];
-              sends.clear();
-              Time first = 0;
-              for (uint32_t k = 0; k < cp.sends_per_member(); ++k) {
-                const uint32_t f = cp.sent_flow(mi, k), d = cp.members[cp.dst_index(f)];
-                sends.emplace_back(d, cp.chunk);
-                if (cp.parent(f) == kNoParent) first = std::max(first, min_transfer(g, d, cp.chunk));
-              }
-              part[mi] = send_latency_ + std::max(first, send_time(g, sends));
-            }
-          }
+          cp = plan_collective(n.op, n.bytes, members, rings, zero_chunk_);
         }
-        it = min_part_of_.emplace(key, std::move(part)).first;
+        it = plans_.emplace(std::make_tuple(n.op, n.bytes, n.group), std::move(cp)).first;
       }
-      if (it->second.empty()) return 0;
-      const std::vector<uint32_t>& members = n.group.empty() ? std::vector<uint32_t>{} : trace_.groups.at(n.group);
-      const uint32_t mi = n.group.empty() ? y : static_cast<uint32_t>(std::lower_bound(members.begin(), members.end(), y) - members.begin());
-      return mi < it->second.size() ? it->second[mi] : 0;
+      const CollectivePlan& cp = it->second;
+      if (cp.sends_per_member() == 0) break;
+      // y's flows leave a send latency after it issues or later (a flow's parent is an earlier step; step 0
+      // has none): the first of them lasts its transfer, all of them their time at y's ports.
+      const auto mi = static_cast<uint32_t>(std::lower_bound(cp.members.begin(), cp.members.end(), y) - cp.members.begin());
+      std::vector<std::pair<uint32_t, uint64_t>> sends;
+      Time first = 0;
+      for (uint32_t s = 0; s < cp.sends_per_member(); ++s) {
+        const uint32_t f = cp.sent_flow(mi, s), to = cp.members[cp.dst_index(f)];
+        add_send(sends, to, cp.chunk);
+        if (cp.parent(f) == kNoParent) first = std::max(first, min_transfer(y, to, cp.chunk));
+      }
+      d = send_latency_ + std::max(first, send_time(y, sends));
+      break;
     }
   }
-  return 0;
+  return k.min_duration[i] = d;
 }
 
 Time ChakraDriver::first_issue(const Coll& c) { return *std::min_element(c.issue_time.begin(), c.issue_time.end()); }
@@ -352,7 +357,7 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
   for (uint32_t i : k.active) {
     seen[i] = stamp_;
     const ChakraNode& n = nodes[i];
-    Time end = now;  // a transfer under way, a receive waiting (their ends are not known)
+    Time end = now;  // a send under way, a receive waiting (their ends are not known)
     if (n.kind == ChakraNode::Comp && n.cpu) {
       const auto c = k.cpu_end.find(i);
       end = c != k.cpu_end.end() ? c->second : now;
@@ -386,7 +391,7 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
       seen[c] = stamp_;
       const ChakraNode& n = nodes[c];
       if (reaches_members(y, n, o.members, kinds)) return t;  // it can issue when this dependency ends, no sooner
-      heap.emplace(t + min_duration(y, n), c);
+      heap.emplace(t + min_duration(y, c), c);
     }
   }
   return kNever;

@@ -42,6 +42,7 @@ struct ChakraDriver::Rank {
   Time gpu_end = 0;
   std::unordered_map<uint32_t, Time> cpu_end;
   std::unordered_map<uint32_t, uint32_t> coll_at;  // an issued collective node not finished -> colls_
+  std::vector<Time> min_duration;  // per node: ChakraDriver::min_duration's answer, ps (-1: not asked yet)
 };
 
 struct ChakraDriver::Coll {
@@ -60,8 +61,8 @@ struct ChakraDriver::Coll {
   uint8_t kinds = 0;
   std::vector<Time> replay_done;  // a replay of a stored pattern: when each member's part ends (known_end)
   std::vector<Time> start_at;     // per flow: when it leaves (its release plus the send latency), -1 until released
-  std::vector<uint32_t> net_id;   // per flow: its network id once injected (UINT32_MAX before)
-  // part_end_bound's answers, per member, made at bound_now while the driver's flow_epoch_ was bound_epoch.
+  uint64_t epoch = 0;             // moves when a member issues it or one of its flows is released or ends
+  // part_end_bound's answers, per member, made at bound_now when epoch was bound_epoch.
   std::vector<Time> part_bound;
   uint64_t bound_epoch = 0;
   Time bound_now = -1;

@@ -33,14 +33,14 @@ b -1 1000 NONE 0 1000 ALLREDUCE 1048576 1000 ALLREDUCE 8388608 1
 """
 
 
-def scenario(gpus, workload_lines):
+def scenario(gpus, workload_lines, send_latency="2us"):
     return f"""[topology]
 generator = "spectrum-x"
 gpus = {gpus}
 spines = 2
 [workload]
 {workload_lines}
-send_latency = "2us"
+send_latency = "{send_latency}"
 [network]
 config = "{SOURCE_DIR / 'inputs' / 'llm' / 'SimAI.conf'}"
 """
@@ -201,15 +201,15 @@ class Chakra(unittest.TestCase):
         (self.dir / "hand" / "groups.json").write_text(json.dumps(groups))
         return prefix
 
-    def packet_and_memo(self, ranks, groups, gpus, memo, name=""):
+    def packet_and_memo(self, ranks, groups, gpus, memo, name="", send_latency="2us"):
         """Writes the hand-made trace (write_ranks) and runs it in packet mode and with `memo` (a [wormhole]
         table); asserts the two runs' completions are alike (fct.txt sorted: flows ending at one ps may be
         listed in another order). Returns (the trace's [workload] lines, the memo run's process, the packet
         run's output folder, the memo run's, its collective memo attributes)."""
         prefix = self.write_ranks(ranks, groups)
         trace = f'chakra = "{prefix}"\ncomm_groups = "{prefix.parent / "groups.json"}"'
-        _, pkt = self.run_wh(f"pkt{name}", scenario(gpus, trace))
-        p, wh = self.run_wh(f"wh{name}", scenario(gpus, trace) + memo)
+        _, pkt = self.run_wh(f"pkt{name}", scenario(gpus, trace, send_latency))
+        p, wh = self.run_wh(f"wh{name}", scenario(gpus, trace, send_latency) + memo)
         self.assertEqual(sorted((pkt / "fct.txt").read_text().splitlines()), sorted((wh / "fct.txt").read_text().splitlines()))
         return trace, p, pkt, wh, self.memo_attrs(wh)
 
@@ -345,6 +345,24 @@ class Chakra(unittest.TestCase):
         _, p, _, _, a = self.packet_and_memo(ranks, groups, 8, memo)
         self.assertEqual((a["considered"], a["recorded"]), (36, 2), p.stdout)
         self.assertEqual((a["replayed"], a["overlaps"], a["conflicts"]), (4, 0, 0), p.stdout)
+
+    def test_a_flow_injected_at_the_decision_instant_is_not_read(self):
+        # GPUs 0-3 issue a 1-MiB AllReduce every 50 us; GPUs 4 and 5 start a 4-MiB AllReduce 149.998 us in.
+        # With a send latency of 2.001 us flows of the latter are handed to the network at the very ps at
+        # which offers of the TP group are decided, after the decision's event was queued: the network gives
+        # them their state after it. The look-ahead must not read a flow's progress then (it once did: "flow
+        # 288 has no QP state", exit 1).
+        ar = lambda g, size: {"comm_type": 0, "comm_size": size, "pg_name": g}  # noqa: E731
+        member = [("b0", "coll", [], ar("tp", 1 << 20))]  # then one every 50 us: a chain of computes
+        for k in range(1, 5):
+            member.append((f"w{k}", "comp", [len(member) - 2] if k > 1 else [], {"duration_nanos": 50000}))
+            member.append((f"b{k}", "coll", [len(member) - 1], ar("tp", 1 << 20)))
+        other = [("wait", "comp", [], {"duration_nanos": 149998}), ("A", "coll", [0], ar("a", 4 << 20))]
+        idle = [("idle", "comp", [], {"duration_nanos": 1})]
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        _, p, _, _, a = self.packet_and_memo([member] * 4 + [other] * 2 + [idle] * 2, {"tp": [0, 1, 2, 3], "a": [4, 5]},
+                                             8, memo, send_latency="2001ps")
+        self.assertEqual((a["considered"], a["replayed"], a["conflicts"]), (6, 3, 0), p.stdout)
 
     def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
         # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;

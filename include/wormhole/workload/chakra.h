@@ -78,9 +78,10 @@ std::vector<FlowSpec> expected_traffic(const ChakraTrace& trace, const GroupLayo
 /// trace's graph gives no rule such as SimAI's blocking TP collectives, so a replay on an NVSwitch is
 /// made only where the graphs show that no rank sharing an NVSwitch with a member can issue traffic
 /// to or from a member over it before the replay would end (quiet_until: the earliest issue each graph
-/// allows, counting compute durations, the known ends of replays and, for collectives and transfers of
-/// unknown end, the least time their flows can take — the send latency and their bytes at the GPUs'
-/// port rates —, plus the send latency before its flow leaves); on a fabric
+/// allows, counting compute durations, the known ends of replays and, for collectives under way of unknown
+/// end and nodes not issued yet, the least time their flows can take — the send latency and their bytes
+/// at the GPUs' port rates —, sends and receives under way taken to end now, plus the send latency before
+/// its flow leaves); on a fabric
 /// island (a rail leaf's DP ring) the same, over every rank whose traffic can reach a member there. A
 /// follower (a replay of a pattern being recorded elsewhere, its end not known until the recording's)
 /// takes SimAI's rule on an NVSwitch instead: what waits for a member's own part is not searched
@@ -161,7 +162,8 @@ class ChakraDriver final : public TrainingClient {
   /// The earliest time (ps, a lower bound) rank `y` can start a send or collective whose flows reach a
   /// member of collective `offered` or leave one over an island of `kinds` (reaches_members), its
   /// graph's collectives ending where known_end says, its other collectives under way no sooner than
-  /// part_end_bound, its nodes not issued yet lasting min_duration, its receives under way taken to end now,
+  /// part_end_bound, its nodes not issued yet lasting min_duration, its sends and receives under way taken
+  /// to end now,
   /// and `offered` at `done_y`; `bound` once nothing can come before it (a search by earliest end, node by
   /// node, that stops there); INT64_MAX: nothing ever.
   /// `done_y`: -1 for a non-member (it has no part of `offered`) and for a member of a follower (of a
@@ -175,23 +177,24 @@ class ChakraDriver final : public TrainingClient {
   /// leaves: its bytes at the slower of the two GPUs' fastest port rates (bit/s), which it crosses both.
   Time min_transfer(uint32_t a, uint32_t b, uint64_t bytes) const;
   /// A lower bound (ps) on when rank `y`'s part of collective `id` (its flows, sent and received) can end,
-  /// from its flows' states now: a flow that has left ends no sooner than it left (Coll::start_at) plus
-  /// min_transfer, nor than now plus min_transfer of what it has not sent yet (a simulated one's: a replay
-  /// sends nothing); one not released yet leaves the send latency after its parent can end (or after now:
-  /// a member's first flows leave when it issues) and lasts min_transfer more. What y has still to send of
-  /// it leaves through y's ports after now: no sooner than send_time after now either. Not below now. Made
-  /// for every member at once, and kept while the time and the driver's flows' states stay as they were.
+  /// from its flows' states now: a released flow ends no sooner than it leaves (Coll::start_at) plus
+  /// min_transfer; one not released yet leaves the send latency after its parent can end (or after now:
+  /// a member's first flows leave when it issues) and lasts min_transfer more; and what y sends of it that
+  /// has not left yet passes y's ports after now (send_time). Not below now. (Of a flow under way, how much
+  /// is left is not read: a memoizer holding its partition credits what it sent only when it lets go.)
+  /// Made for every member at once, kept while the time and the collective (Coll::epoch) stay as they were.
   Time part_end_bound(uint32_t id, uint32_t y);
   /// A lower bound (ps) on how long rank `y`'s port(s) take to send `sends` ((destination rank, bytes)
   /// each): per port, the bytes whose route leaves through it (Routing::host_nics, where a destination
   /// has one) at its rate, and all of them at the sum of y's port rates; 0 for none.
   Time send_time(uint32_t y, const std::vector<std::pair<uint32_t, uint64_t>>& sends);
-  /// A lower bound (ps) on how long node `n` of rank `y` takes from its issue to its end, for the
+  /// A lower bound (ps) on how long node `i` of rank `y` takes from its issue to its end, for the
   /// look-ahead: a GPU or CPU compute node its duration; a collective the send latency plus y's first
   /// flow's min_transfer (y's first flows leave when it issues) or, if longer, plus the time y's ports take
   /// to send all its flows (send_time: none leaves before y issues); a send the send latency plus its flow's
-  /// min_transfer; 0 for a receive, an empty collective or a zero-byte send (they can end at once).
-  Time min_duration(uint32_t y, const ChakraNode& n);
+  /// min_transfer; 0 for a receive, an empty collective or a zero-byte send (they can end at once). Kept
+  /// per node (Rank::min_duration) once asked.
+  Time min_duration(uint32_t y, uint32_t i);
   /// The earliest issue time of collective `c` among its members (ps): its t0 for the memo.
   static Time first_issue(const Coll& c);
   /// The ranks whose GPUs share an NVSwitch with one of `members` (theirs included), ascending: whose
@@ -232,9 +235,8 @@ class ChakraDriver final : public TrainingClient {
   CollectiveMemo* memo_ = nullptr;
   std::vector<std::array<uint32_t, 2>> involved_;  // per rank, per island kind: its unfinished comm reaching one
   std::vector<uint64_t> max_rate_;                  // per rank: its GPU's fastest port, bit/s (min_transfer)
-  uint64_t flow_epoch_ = 1;                         // moves whenever a collective's member issues or a flow's state changes
-  // min_duration's answers: (op, bytes, group) -> per member (plan order, members sorted), ps.
-  std::map<std::tuple<Collective, uint64_t, std::string>, std::vector<Time>> min_part_of_;
+  // min_duration's plans of collectives not issued yet: (op, bytes, group) -> what ready() will plan.
+  std::map<std::tuple<Collective, uint64_t, std::string>, CollectivePlan> plans_;
   std::vector<std::vector<uint32_t>> nv_peers_;     // nvswitch_peers, made on first use
   std::vector<uint8_t> nv_peers_made_;
   std::vector<uint32_t> pending_offers_;            // collectives to offer when the instant is over
