@@ -181,7 +181,6 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
           for (auto [a, b] : collective_member_pairs(c.cp)) c.kinds |= net_.island_kinds(c.members[a], c.members[b]);
           for (uint32_t m : c.members) involve(m, c.kinds, +1);
           c.issue_time.assign(c.members.size(), -1);
-          c.start_at.assign(c.cp.size(), -1);
         }
         colls_.push_back(std::move(c));
       }
@@ -225,7 +224,7 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
     Coll& c = colls_[owner];
     if (c.flow_state[f] != 0) return;
     c.flow_state[f] = 1;
-    if (!c.start_at.empty()) c.start_at[f] = at, ++c.epoch;
+    ++c.epoch;
     if (!c.batches.add(at, f)) return;  // joins the instant's batch, which is due already
   }
   if (due_.add(at, owner)) net_.schedule_client(at, due_events_++, kRelease, true);

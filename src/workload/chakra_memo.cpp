@@ -177,21 +177,26 @@ Time ChakraDriver::part_end_bound(uint32_t id, uint32_t y) {
     // A parent precedes its children in flow order (collectives.h), so one pass in that order sees every
     // parent's bound before its child's.
     std::vector<Time> end(cp.size(), now);
+    // A released flow waiting for its send latency leaves at its batch's instant; one handed to the network
+    // has left (when is not kept: its end is bounded by now only).
+    std::vector<Time> leaves_at(cp.size(), -1);
+    c.batches.for_each([&](Time at, uint32_t f) { leaves_at[f] = at; });
     std::vector<std::vector<std::pair<uint32_t, uint64_t>>> unsent(c.members.size());  // per member: (destination, bytes)
     for (uint32_t f = 0; f < cp.size(); ++f) {
       if (c.flow_state[f] == 2) continue;
       const uint32_t s = cp.src_index(f), d = cp.dst_index(f);
       const uint32_t a = c.members[s], b = c.members[d];
-      // Released: it leaves (or left) at its start. Not yet: a send latency after its parent can end, or
+      if (c.flow_state[f] == 1 && leaves_at[f] < 0) continue;  // under way: it ends no sooner than now
+      // Released: it leaves at its batch's instant. Not yet: a send latency after its parent can end, or
       // after now (its sender's issue, or its parent's end that already came).
       const uint32_t p = cp.parent(f);
-      const Time leaves = c.flow_state[f] == 1 ? c.start_at[f]
+      const Time leaves = c.flow_state[f] == 1 ? leaves_at[f]
                                                 : (p != kNoParent && c.flow_state[p] != 2 ? std::max(now, end[p]) : now) + send_latency_;
       end[f] = std::max(now, leaves + min_transfer(a, b, cp.chunk));
       for (uint32_t m : {s, d}) c.part_bound[m] = std::max(c.part_bound[m], end[f]);
       // Not left yet: all its bytes pass its sender's ports from then on. (How much of a flow under way is
       // left is not read: a memoizer holding its partition credits what it sent only when it lets go.)
-      if (leaves > now) add_send(unsent[s], b, cp.chunk);
+      add_send(unsent[s], b, cp.chunk);
     }
     for (uint32_t m = 0; m < c.members.size(); ++m)
       if (!unsent[m].empty()) c.part_bound[m] = std::max(c.part_bound[m], now + send_time(c.members[m], unsent[m]));

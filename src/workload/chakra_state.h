@@ -60,7 +60,6 @@ struct ChakraDriver::Coll {
   int32_t memo = -1;
   uint8_t kinds = 0;
   std::vector<Time> replay_done;  // a replay of a stored pattern: when each member's part ends (known_end)
-  std::vector<Time> start_at;     // per flow: when it leaves (its release plus the send latency), -1 until released
   uint64_t epoch = 0;             // moves when a member issues it or one of its flows is released or ends
   // part_end_bound's answers, per member, made at bound_now when epoch was bound_epoch.
   std::vector<Time> part_bound;

@@ -177,8 +177,9 @@ class ChakraDriver final : public TrainingClient {
   /// leaves: its bytes at the slower of the two GPUs' fastest port rates (bit/s), which it crosses both.
   Time min_transfer(uint32_t a, uint32_t b, uint64_t bytes) const;
   /// A lower bound (ps) on when rank `y`'s part of collective `id` (its flows, sent and received) can end,
-  /// from its flows' states now: a released flow ends no sooner than it leaves (Coll::start_at) plus
-  /// min_transfer; one not released yet leaves the send latency after its parent can end (or after now:
+  /// from its flows' states now: a flow under way ends no sooner than now; one released and waiting for
+  /// its send latency no sooner than it leaves (its batch's instant) plus min_transfer; one not released
+  /// yet leaves the send latency after its parent can end (or after now:
   /// a member's first flows leave when it issues) and lasts min_transfer more; and what y sends of it that
   /// has not left yet passes y's ports after now (send_time). Not below now. (Of a flow under way, how much
   /// is left is not read: a memoizer holding its partition credits what it sent only when it lets go.)

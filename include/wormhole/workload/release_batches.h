@@ -42,6 +42,12 @@ class ReleaseBatches {
     return flows;
   }
   bool empty() const { return pending_.empty(); }
+  /// Calls fn(at, f) for every flow waiting, oldest instant first.
+  template <class F>
+  void for_each(F&& fn) const {
+    for (const Batch& b : pending_)
+      for (uint32_t f : b.flows) fn(b.at, f);
+  }
 
  private:
   struct Batch {
