@@ -90,7 +90,7 @@ def summarize(path):
             a, its = w
             keys = ("workload_file", "gpus", "tp", "dp", "ep", "dp_ep", "report_gpu", "total_time_ps",
                     "total_compute_ps", "total_exposed_ps", "exposed_tp_ps", "exposed_dp_ps", "exposed_ep_ps",
-                    "exposed_dp_ep_ps", "exposed_pp_ps", "complete", "incomplete")
+                    "exposed_dp_ep_ps", "exposed_pp_ps", "exposure_by_group", "complete", "incomplete")
             out["workload"] = {k: a[k] for k in keys if k in a}
             out["workload"]["iteration_time_us"] = [int(t) / 1e6 for t in its["time_ps"]]
         if "jobs" in f:  # a run of several jobs: one group per job, listed in the scenario's order
@@ -160,18 +160,21 @@ def text(s):
     w = s.get("workload")
     if w:
         us = lambda k: w.get(k, 0) / 1e6  # noqa: E731  (ps -> µs)
-        lines.append(f"workload  {w.get('workload_file', '?')}: {w.get('gpus')} GPUs, TP {w.get('tp')}, "
-                     f"DP {w.get('dp')}, EP {w.get('ep')}, DP_EP {w.get('dp_ep')}; "
+        # A Chakra trace (exposure_by_group 0) names no parallel dimensions and has one exposure per GPU.
+        by_group = w.get("exposure_by_group", 1)
+        dims = (f"TP {w.get('tp')}, DP {w.get('dp')}, EP {w.get('ep')}, DP_EP {w.get('dp_ep')}" if by_group
+                else "a Chakra trace")
+        lines.append(f"workload  {w.get('workload_file', '?')}: {w.get('gpus')} GPUs, {dims}; "
                      + ("complete" if w.get("complete") else f"INCOMPLETE ({w.get('incomplete', '')})"))
         for i, t in enumerate(w["iteration_time_us"]):
             # A run stopped early lists the iterations some GPU began; the last is the one it stopped in.
             stopped = not w.get("complete", 1) and i == len(w["iteration_time_us"]) - 1
             lines.append(f"iteration {i}: {t:.3f} us" + (" (INCOMPLETE: the run stopped in it)" if stopped else ""))
+        split = (f"TP {us('exposed_tp_ps'):.3f}, DP {us('exposed_dp_ps'):.3f}, EP {us('exposed_ep_ps'):.3f}, "
+                 f"DP_EP {us('exposed_dp_ep_ps'):.3f}, PP {us('exposed_pp_ps'):.3f}" if by_group
+                 else "finish - GPU compute, as ASTRA-sim; not split by group")
         lines.append(f"GPU {w.get('report_gpu')}     compute {us('total_compute_ps'):.3f} us, exposed communication "
-                     f"{us('total_exposed_ps'):.3f} us (TP {us('exposed_tp_ps'):.3f}, DP {us('exposed_dp_ps'):.3f}, "
-                     f"EP {us('exposed_ep_ps'):.3f}, DP_EP {us('exposed_dp_ep_ps'):.3f}, "
-                     f"PP {us('exposed_pp_ps'):.3f}); "
-                     f"total {us('total_time_ps'):.3f} us")
+                     f"{us('total_exposed_ps'):.3f} us ({split}); total {us('total_time_ps'):.3f} us")
     for j in s.get("jobs", []):
         its = ", ".join(f"{t:.3f}" for t in j["iteration_time_us"])
         lines.append(f"job {j['name']}: {j['gpus']} GPUs from {j['start_us']:.3f} us, "

@@ -244,6 +244,14 @@ class Chakra(unittest.TestCase):
         a = self.memo_attrs(wh)
         self.assertEqual((a["considered"], a["recorded"], a["replayed"], a["replayed_flows"]), (24, 2, 22, 22 * 896))
         self.assertEqual((a["conflicts"], a["overlaps"], a["busy"]), (0, 0, 0))
+        # The analysis script's summary says a trace's exposure is one total, as the run's own summary does
+        # (it once listed zeros per group, as if nothing were exposed).
+        p = subprocess.run(["/usr/bin/python3", str(SOURCE_DIR / "scripts" / "wh_analyze.py"), "summary",
+                            str(wh / "results.h5")], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("8 GPUs, a Chakra trace; complete", p.stdout)
+        self.assertRegex(p.stdout, r"exposed communication [0-9.]+ us \(finish - GPU compute, as ASTRA-sim; not split by group\)")
+        self.assertNotIn("TP 0.000", p.stdout)
 
     def test_two_servers_follow_one_recording_from_a_trace(self):
         # Both servers' TP groups issue each new pattern at the same ps: one simulates it, the other follows
