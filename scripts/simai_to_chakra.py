@@ -18,6 +18,8 @@ into a temporary folder; python3-protobuf writes the messages.
 
 Supported: HYBRID_TRANSFORMER* and other non-MICRO policies (TP, EP, all_gpus from the header; TP 0 = all
 GPUs); the comm types of §1.4. Not supported: MICRO workloads, several iterations (a trace is one).
+Refused as wormhole refuses the workload on N GPUs: TP not dividing N or G (nor a multiple of G), EP not
+dividing DP. PREFIX.N.et and up, left by an earlier conversion to the same prefix, are removed.
 """
 import argparse
 import importlib
@@ -58,7 +60,10 @@ def parse_comm(kind, size, wg_column):
 
 
 def read_workload(path):
-    tokens = Path(path).read_text().split("\n", 1)
+    try:
+        tokens = Path(path).read_text().split("\n", 1)
+    except OSError as e:
+        sys.exit(f"{path}: cannot read the workload ({e.strerror})")
     header = tokens[0].split()
     policy = header[0]
     if policy == "MICRO":
@@ -76,7 +81,7 @@ def read_workload(path):
         f = fields[12 * r:12 * r + 12]
         rows.append({"name": f[0], "fwd": int(f[2]), "fwd_comm": (f[3], int(f[4])), "ig": int(f[5]),
                      "ig_comm": (f[6], int(f[7])), "wg": int(f[8]), "wg_comm": (f[9], int(f[10])), "update": int(f[11])})
-    return keys.get("model_parallel_NPU_group:", 1), keys.get("ep:", 1), rows
+    return keys.get("model_parallel_NPU_group:", 1), keys.get("ep:", 1), keys.get("all_gpus:", 0), rows
 
 
 def group_members(kind, gpu, gpus, tp, ep):
@@ -104,9 +109,27 @@ def main():
     ap.add_argument("-o", "--output", required=True, help="prefix of the .et files")
     a = ap.parse_args()
     pb = load_schema()
-    tp, ep, rows = read_workload(a.workload)
-    gpus = a.gpus
+    tp, ep, all_gpus, rows = read_workload(a.workload)
+    gpus, gps = a.gpus, a.gpus_per_server
     tp = gpus if tp == 0 else tp
+    # The checks wormhole makes of the same workload on the same GPUs (docs/workloads.md §5.1): groups that
+    # do not tile the GPUs would name ranks without a trace.
+    def fail(problem, fix):
+        sys.exit(f"{a.workload}:1: {problem} (fix: {fix})")
+    if gpus < 1 or gps < 1:
+        sys.exit("--gpus and --gpus-per-server must be at least 1")
+    if gpus % tp != 0:
+        fail(f"GPU count {gpus} not divisible by TP {tp}", "use a TP (model_parallel_NPU_group) that divides --gpus")
+    if gps % tp != 0 and tp % gps != 0:
+        fail(f"TP {tp} not dividing GPUs per server {gps} (and not a multiple of it)", f"use a TP that divides {gps} or is a multiple of it")
+    dp = gpus // tp
+    if ep == 0:
+        fail("EP is 0", f"set ep: to 1 (no expert parallelism) or to a divisor of DP {dp}")
+    if dp % ep != 0:
+        fail(f"EP {ep} not dividing DP {dp} (DP = GPUs {gpus} / TP {tp})", f"use an ep: that divides {dp}, or other --gpus")
+    if all_gpus and all_gpus != gpus:
+        print(f"{a.workload}:1: note: all_gpus {all_gpus} differs from --gpus {gpus}: using {gpus} (DP = {dp}), as "
+              "wormhole and SimAI's ns-3 backend do", file=sys.stderr)
     groups = {}
 
     def pg(kind, members):
@@ -173,6 +196,15 @@ def main():
                         break
                 f.write(data)
     Path(f"{a.output}.comm_groups.json").write_text(json.dumps(groups, indent=1) + "\n")
+    # wormhole reads PREFIX.0.et, PREFIX.1.et, ... as long as they exist: an earlier conversion's higher ranks
+    # would join these.
+    stale = []
+    while Path(f"{a.output}.{gpus + len(stale)}.et").exists():
+        stale.append(Path(f"{a.output}.{gpus + len(stale)}.et"))
+    for f in stale:
+        f.unlink()
+    if stale:
+        print(f"removed {len(stale)} traces of an earlier conversion to this prefix ({stale[0]} .. {stale[-1].name})")
     print(f"{gpus} traces {a.output}.0.et .. {a.output}.{gpus - 1}.et, {len(groups)} groups in "
           f"{a.output}.comm_groups.json")
 

@@ -445,9 +445,13 @@ class Reader {
       else if (it.key == "chakra") {
         const std::string prefix = get_string(it);
         w.chakra = it.from_command_line() || fs::path(prefix).is_absolute() ? prefix : (fs::path(dir_) / prefix).string();
-        if (!fs::exists(w.chakra + ".0.et"))
-          fail(it, "no Chakra trace " + w.chakra + ".0.et", "give the traces' common prefix PREFIX, of files PREFIX.0.et, PREFIX.1.et, ... (make them first, e.g. with "
-                                       "scripts/simai_to_chakra.py: docs/workloads.md §8)");
+        if (!fs::exists(w.chakra + ".0.et")) {
+          std::error_code ec;
+          fail(it, "no Chakra trace \"" + prefix + "\": looked for " + fs::absolute(w.chakra + ".0.et", ec).string(),
+               "give the traces' common prefix PREFIX, of files PREFIX.0.et, PREFIX.1.et, ..., " +
+                   std::string(it.from_command_line() ? "relative to the current directory" : "relative to the scenario's folder") +
+                   " or absolute (make them first, e.g. with scripts/simai_to_chakra.py: docs/workloads.md §8)");
+        }
       }
       else if (it.key == "comm_groups") w.comm_groups = get_existing_path(it, dir_, "communicator groups file");
       else if (it.key == "iterations") w.iterations = static_cast<uint32_t>(get_count(it, 1));

@@ -113,6 +113,30 @@ class Chakra(unittest.TestCase):
         # workload_ep_test: TP 4, EP 4 on 32 GPUs, EP AllToAlls and ECN marks: still byte-identical.
         self.same_run(TEST_DATA / "simai" / "SimAI@pr288" / "example" / "workload_ep_test.txt", 32)
 
+    def test_the_converter_checks_its_input_and_leaves_no_stale_ranks(self):
+        # Groups that do not tile the GPUs would name ranks without a trace: refused as wormhole refuses the
+        # SimAI file, at line 1. A missing file is named. Converting fewer GPUs to the same prefix removes the
+        # earlier conversion's higher ranks, which wormhole would read too.
+        conv = lambda w, gpus: subprocess.run(  # noqa: E731
+            ["/usr/bin/python3", str(CONVERTER), str(w), "--gpus", str(gpus), "--gpus-per-server", "8",
+             "-o", str(self.dir / "c" / "t")], capture_output=True, text=True, timeout=120)
+        ep = SOURCE_DIR / "inputs" / "llm" / "workload_ep_test.txt"  # TP 4, EP 4
+        p = conv(ep, 8)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("workload_ep_test.txt:1: EP 4 not dividing DP 2 (DP = GPUs 8 / TP 4) (fix: use an ep: that divides 2",
+                      p.stderr)
+        self.assertFalse((self.dir / "c" / "t.0.et").exists())
+        p = conv(ep, 30)
+        self.assertIn("GPU count 30 not divisible by TP 4", p.stderr)
+        p = conv(self.dir / "none.txt", 32)
+        self.assertIn("none.txt: cannot read the workload (No such file or directory)", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(conv(ep, 64).returncode, 0)
+        p = conv(ep, 32)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("removed 32 traces of an earlier conversion", p.stdout)
+        self.assertEqual(len(list((self.dir / "c").glob("t.*.et"))), 32)
+
     def write_trace(self, nodes):
         """Rank 0 and 1 traces with the given nodes (dicts) via the schema compiled here."""
         out = self.dir / "pb"
@@ -150,6 +174,11 @@ class Chakra(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("a Chakra execution trace is not a scenario or an HPCC config", p.stderr)
         self.assertNotIn("did you mean", p.stderr)
+        # A prefix with no traces: the error says what was looked for and against what a relative one is taken.
+        p, out = self.run_wh("none", scenario(16, 'chakra = "nowhere/t"'), expect=2)
+        self.assertIn('no Chakra trace "nowhere/t": looked for ' + str(self.dir / "nowhere" / "t.0.et"), p.stderr)
+        self.assertIn("relative to the scenario's folder", p.stderr)
+        self.assertFalse(out.exists())
         # Compute only: two ranks of one 5-us node each: the iteration is 5 us.
         p, out = self.run_wh("comp", scenario(16, f'chakra = "{prefix}"'))
         self.assertIn("iteration 0: 5.000 us", p.stdout)
