@@ -366,7 +366,7 @@ TrainingWork make_training_work(WorkloadRun& r, NetObserver* forward) {
     w.client = std::move(jobs);
   } else if (!r.chakra.ranks.empty()) {
     auto chakra = std::make_unique<ChakraDriver>(net, r.chakra, r.layout, r.options.send_latency, r.options.zero_chunk, forward,
-                                                 r.options.memo);
+                                                 r.options.memo, r.options.flow_tags, r.options.flow_tag_dir);
     w.report = &chakra->report();
     w.client = std::move(chakra);
   } else {

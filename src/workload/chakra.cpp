@@ -15,9 +15,11 @@ namespace wh {
 using namespace chakra_driver;
 
 ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
-                           ZeroChunk zero_chunk, NetObserver* forward, CollectiveMemo* memo)
+                           ZeroChunk zero_chunk, NetObserver* forward, CollectiveMemo* memo, bool flow_tags,
+                           const std::string& flow_tag_dir)
     : net_(net), trace_(trace), layout_(layout), send_latency_(send_latency), zero_chunk_(zero_chunk), forward_(forward),
-      memo_(memo) {
+      flow_tags_(flow_tags), memo_(memo) {
+  if (flow_tags_ && !flow_tag_dir.empty()) report_.flows.spill_to(flow_tag_dir, "the workload's flow tags");
   const auto R = static_cast<uint32_t>(trace_.ranks.size());
   if (R > layout_.gpus)
     throw std::invalid_argument(fmt::format("the trace has {} ranks, the topology {} GPUs", R, layout_.gpus));
@@ -140,6 +142,17 @@ void ChakraDriver::ready(uint32_t r, uint32_t i) {
           p.kinds = net_.island_kinds(src, dst);
           involve(src, p.kinds, +1), involve(dst, p.kinds, +1);
         }
+        CollectiveRecord rec;  // listed with the collectives, as a SimAI pipeline transfer is
+        rec.layer_name = n.name;
+        rec.op = "SendRecv";
+        rec.group = "P2P";
+        rec.group_first = std::min(src, dst);
+        rec.ranks = 2;
+        rec.bytes = rec.flow_bytes = n.bytes;
+        rec.flows = 1;
+        rec.start = rec.end = now;
+        p.record = report_.collectives.size();
+        report_.collectives.push_back(std::move(rec));
         release(kP2pBit | it->second, 0);
       } else if (p.done) {
         finished(r, i);
@@ -233,17 +246,21 @@ void ChakraDriver::release(uint32_t owner, uint32_t f) {
 void ChakraDriver::inject(uint32_t owner, uint32_t f) {
   FlowSpec spec;
   spec.pg = kPriorityGroup;
+  FlowTag ft;
   if (owner & kP2pBit) {
     const P2p& p = p2p_[owner & ~kP2pBit];
     spec.src = p.src, spec.dst = p.dst, spec.size_bytes = p.bytes;
+    ft = {0, static_cast<uint32_t>(p.record), 0, 0, p.src, p.dst};
   } else {
     const FlowStep s = colls_[owner].cp.flow(f);
     spec.src = s.src, spec.dst = s.dst, spec.size_bytes = s.bytes;
+    ft = {0, static_cast<uint32_t>(colls_[owner].record), s.ring, s.step, s.src, s.dst};
   }
   const int32_t h = owner & kP2pBit ? -1 : colls_[owner].memo;
   const uint32_t id = h >= 0 && memo_->replaying(h) ? net_.replay_flow(spec) : net_.inject_flow(spec);
   if (h >= 0) memo_->released(h, f, id);
   flow_owner_.set(id, std::pair{owner, f});
+  if (flow_tags_) ft.flow = id, report_.flows.push_back(ft);
 }
 
 void ChakraDriver::finished(uint32_t r, uint32_t i) {
@@ -327,6 +344,8 @@ void ChakraDriver::on_flow_finished(const FlowRecord& rec) {
     p.done = true;
     const int32_t s = p.send_node, d = p.recv_node;
     const uint32_t src = p.src, dst = p.dst;
+    report_.collectives[p.record].end = net_.client_now();
+    count_link_bytes(net_, report_.collectives[p.record], rec);
     if (memo_) involve(src, p.kinds, -1), involve(dst, p.kinds, -1);
     finished(src, static_cast<uint32_t>(s));
     if (d >= 0) finished(dst, static_cast<uint32_t>(d));

@@ -76,6 +76,7 @@ struct ChakraDriver::P2p {
   int32_t send_node = -1, recv_node = -1;
   bool done = false;
   uint8_t kinds = 0;  // island kinds its flow crosses (with a collective memo)
+  size_t record = 0;  // its SendRecv record in the report's collectives (a send of bytes > 0)
 };
 
 }  // namespace wh

@@ -102,6 +102,15 @@ class Chakra(unittest.TestCase):
         self.assertEqual(e2e["total exposed comm"].split()[0], gb[0]["exposed_us"])
         slowest = int(re.search(r"slowest GPU (\d+)", p.stdout).group(1))
         self.assertEqual(float(gb[slowest]["exposed_us"]), max(float(y["exposed_us"]) for y in gb))
+        # Every flow's collective, ring and step in /workload/flows, as the SimAI run lists them (the trace's
+        # once had none).
+        with h5py.File(simai / "results.h5") as a, h5py.File(chakra / "results.h5") as b:
+            ta, tb = a["/workload/flows"][:], b["/workload/flows"][:]
+            self.assertEqual(len(tb), len(b["/flows"]))
+            cols = ("flow", "ring", "step", "src_gpu", "dst_gpu")
+            self.assertEqual(sorted(zip(*(ta[c] for c in cols))), sorted(zip(*(tb[c] for c in cols))))
+            names = [c["op"] for c in cb]
+            self.assertEqual(sorted(names[i] for i in tb["collective"]), sorted(c["op"] for c in (ca[i] for i in ta["collective"])))
         return simai
 
     def test_converted_workload_gives_the_same_flows_and_iteration_time(self):
@@ -422,6 +431,10 @@ class Chakra(unittest.TestCase):
         with open(pkt / "collectives.csv") as f:
             spans = [(float(c["start_us"]), float(c["end_us"])) for c in csv.DictReader(f) if c["op"] == "AllReduce"]
         self.assertEqual(len(spans), 3)
+        with open(pkt / "collectives.csv") as f:  # the send is listed with the collectives, as a SimAI pipeline transfer
+            sends = [c for c in csv.DictReader(f) if c["op"] == "SendRecv"]
+        self.assertEqual([(c["group"], c["group_first"], c["ranks"], c["bytes"], c["flows"]) for c in sends],
+                         [("P2P", "0", "2", str(1 << 20), "1")])
         # Now the send is due in the middle of the last collective that the run above replayed.
         middle_ns = int(1000 * (spans[2][0] + spans[2][1]) / 2)
         _, p, _, _, b = self.packet_and_memo(ranks(middle_ns), {"tp": [0, 1, 2, 3]}, 8, memo)

@@ -91,8 +91,12 @@ class ChakraDriver final : public TrainingClient {
  public:
   /// `layout.gpus` >= the trace's ranks. `forward` receives every NetObserver callback too.
   /// `memo`: the collective memo to offer collectives to (nullptr: none; one process only).
+  /// `flow_tags`: report each flow's collective, ring and step (WorkloadReport::flows, /workload/flows), a
+  /// send's as one of a "SendRecv" record of group "P2P" (listed with the collectives, as SimAI's pipeline
+  /// transfers are); kept in files in `flow_tag_dir` beyond a few thousand (SpillVector) when it is given.
   ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLayout& layout, Time send_latency,
-               ZeroChunk zero_chunk, NetObserver* forward = nullptr, CollectiveMemo* memo = nullptr);
+               ZeroChunk zero_chunk, NetObserver* forward = nullptr, CollectiveMemo* memo = nullptr,
+               bool flow_tags = false, const std::string& flow_tag_dir = {});
   ~ChakraDriver() override;
   /// Runs until every node of every rank has finished (or the queue is empty, or `until`, ps).
   /// Returns true when all finished; report() has one iteration (start 0, end = the last finish),
@@ -217,6 +221,7 @@ class ChakraDriver final : public TrainingClient {
   Time send_latency_;
   ZeroChunk zero_chunk_;
   NetObserver* forward_;
+  bool flow_tags_;
   std::vector<Rank> ranks_;
   std::vector<Coll> colls_;
   std::vector<P2p> p2p_;
