@@ -179,9 +179,6 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
       throw InputError(sc.path, sc.workload.line,
                        fmt::format("the Chakra trace has {} ranks, the topology {} GPUs", r.chakra.ranks.size(), r.topo.gpus),
                        "use a topology with a GPU per rank");
-    if (sc.workload.iterations != 1)
-      throw InputError(sc.path, sc.workload.line, "a Chakra trace runs once (it is one iteration's graph)",
-                       "remove workload.iterations");
     r.workload.file = sc.workload.chakra;
     r.layout.gpus = r.layout.stage_gpus = r.topo.gpus;
     r.layout.gpus_per_server = r.topo.gpus_per_server;

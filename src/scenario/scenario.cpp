@@ -440,6 +440,7 @@ class Reader {
   void read_workload(WorkloadSpec& w, bool jobs) {
     w.line = section_line("workload");
     bool have_file = false;
+    const Item* iterations = nullptr;
     for (const Item& it : items_["workload"]) {
       if (it.key == "file") w.file = get_existing_path(it, dir_, "workload file"), have_file = true;
       else if (it.key == "chakra") {
@@ -454,7 +455,7 @@ class Reader {
         }
       }
       else if (it.key == "comm_groups") w.comm_groups = get_existing_path(it, dir_, "communicator groups file");
-      else if (it.key == "iterations") w.iterations = static_cast<uint32_t>(get_count(it, 1));
+      else if (it.key == "iterations") w.iterations = static_cast<uint32_t>(get_count(it, 1)), iterations = &it;
       else if (it.key == "send_latency") w.send_latency = get_time(it);
       else if (it.key == "report_gpu") w.report_gpu = static_cast<uint32_t>(get_count(it, 0));
       else if (it.key == "max_time") w.max_time = get_time(it);
@@ -482,6 +483,8 @@ class Reader {
     }
     if (have_file && !w.chakra.empty())
       throw InputError(path_, w.line, "[workload] names both a file and Chakra traces", "give file (SimAI) or chakra (traces), not both");
+    if (!w.chakra.empty() && iterations && w.iterations != 1)
+      fail(*iterations, "a Chakra trace runs once (it is one iteration's graph)", "remove workload.iterations");
     if (!w.chakra.empty()) have_file = true;
     if (jobs && have_file)
       throw InputError(path_, w.line, "[workload] names a file and the scenario has [[job]] entries",

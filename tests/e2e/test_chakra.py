@@ -183,6 +183,15 @@ class Chakra(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("a Chakra execution trace is not a scenario or an HPCC config", p.stderr)
         self.assertNotIn("did you mean", p.stderr)
+        # Iterations are refused where they are given: the file's line (it named the [workload] header), or
+        # the command line (it named the file).
+        p, out = self.run_wh("iters", scenario(16, f'chakra = "{prefix}"\niterations = 2'), expect=2)
+        self.assertIn("iters.toml:7: workload.iterations: a Chakra trace runs once", p.stderr)
+        (self.dir / "once.toml").write_text(scenario(16, f'chakra = "{prefix}"'))
+        p = subprocess.run([str(WORMHOLE), "run", str(self.dir / "once.toml"), "-o", str(self.dir / "once"), "--set",
+                            "workload.iterations=2"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("command line: workload.iterations: a Chakra trace runs once", p.stderr)
         # A prefix with no traces: the error says what was looked for and against what a relative one is taken.
         p, out = self.run_wh("none", scenario(16, 'chakra = "nowhere/t"'), expect=2)
         self.assertIn('no Chakra trace "nowhere/t": looked for ' + str(self.dir / "nowhere" / "t.0.et"), p.stderr)
