@@ -226,6 +226,48 @@ Time ChakraDriver::send_time(uint32_t y, const std::vector<std::pair<uint32_t, u
   return t;
 }
 
+const std::vector<std::pair<Collective, uint64_t>>& ChakraDriver::group_variants(const std::string& group) {
+  auto it = variants_.find(group);
+  if (it != variants_.end()) return it->second;
+  std::vector<std::pair<Collective, uint64_t>> v;
+  for (const std::vector<ChakraNode>& nodes : trace_.ranks)
+    for (const ChakraNode& n : nodes)
+      if (n.kind == ChakraNode::Coll && n.group == group && n.bytes != 0) v.emplace_back(n.op, n.bytes);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return variants_.emplace(group, std::move(v)).first->second;
+}
+
+Time ChakraDriver::part_time(uint32_t y, Collective op, uint64_t bytes, const std::string& group) {
+  auto it = plans_.find(std::make_tuple(op, bytes, group));
+  if (it == plans_.end()) {  // the plan ready() makes of such a node, made once
+    std::vector<uint32_t> members;
+    if (group.empty())
+      for (uint32_t m = 0; m < ranks_.size(); ++m) members.push_back(m);
+    else
+      members = trace_.groups.at(group);
+    CollectivePlan cp;
+    if (members.size() > 1) {
+      const uint32_t rings = op == Collective::AllToAll ? 1 : ring_count(layout_, members);
+      cp = plan_collective(op, bytes, members, rings, zero_chunk_);
+    }
+    it = plans_.emplace(std::make_tuple(op, bytes, group), std::move(cp)).first;
+  }
+  const CollectivePlan& cp = it->second;
+  if (cp.sends_per_member() == 0) return 0;
+  // y's flows leave a send latency after it issues or later (a flow's parent is an earlier step; step 0
+  // has none): the first of them lasts its transfer, all of them their time at y's ports.
+  const auto mi = static_cast<uint32_t>(std::lower_bound(cp.members.begin(), cp.members.end(), y) - cp.members.begin());
+  std::vector<std::pair<uint32_t, uint64_t>> sends;
+  Time first = 0;
+  for (uint32_t s = 0; s < cp.sends_per_member(); ++s) {
+    const uint32_t f = cp.sent_flow(mi, s), to = cp.members[cp.dst_index(f)];
+    add_send(sends, to, cp.chunk);
+    if (cp.parent(f) == kNoParent) first = std::max(first, min_transfer(y, to, cp.chunk));
+  }
+  return send_latency_ + std::max(first, send_time(y, sends));
+}
+
 Time ChakraDriver::min_duration(uint32_t y, uint32_t i) {
   Rank& k = ranks_[y];
   if (k.min_duration.empty()) k.min_duration.assign(trace_.ranks[y].size(), -1);
@@ -242,34 +284,13 @@ Time ChakraDriver::min_duration(uint32_t y, uint32_t i) {
       if (n.bytes != 0) d = send_latency_ + min_transfer(y, n.peer, n.bytes);
       break;
     case ChakraNode::Coll: {
-      // The plan ready() will make for it (none where it ends at once), made once per (op, bytes, group).
-      auto it = plans_.find(std::make_tuple(n.op, n.bytes, n.group));
-      if (it == plans_.end()) {
-        std::vector<uint32_t> members;
-        if (n.group.empty())
-          for (uint32_t m = 0; m < ranks_.size(); ++m) members.push_back(m);
-        else
-          members = trace_.groups.at(n.group);
-        CollectivePlan cp;
-        if (members.size() > 1 && n.bytes != 0) {
-          const uint32_t rings = n.op == Collective::AllToAll ? 1 : ring_count(layout_, members);
-          cp = plan_collective(n.op, n.bytes, members, rings, zero_chunk_);
-        }
-        it = plans_.emplace(std::make_tuple(n.op, n.bytes, n.group), std::move(cp)).first;
-      }
-      const CollectivePlan& cp = it->second;
-      if (cp.sends_per_member() == 0) break;
-      // y's flows leave a send latency after it issues or later (a flow's parent is an earlier step; step 0
-      // has none): the first of them lasts its transfer, all of them their time at y's ports.
-      const auto mi = static_cast<uint32_t>(std::lower_bound(cp.members.begin(), cp.members.end(), y) - cp.members.begin());
-      std::vector<std::pair<uint32_t, uint64_t>> sends;
-      Time first = 0;
-      for (uint32_t s = 0; s < cp.sends_per_member(); ++s) {
-        const uint32_t f = cp.sent_flow(mi, s), to = cp.members[cp.dst_index(f)];
-        add_send(sends, to, cp.chunk);
-        if (cp.parent(f) == kNoParent) first = std::max(first, min_transfer(y, to, cp.chunk));
-      }
-      d = send_latency_ + std::max(first, send_time(y, sends));
+      // The collective is planned from the node of whichever member issues it first (ready()), whose size
+      // and op may differ from y's own node (an all-to-all's uneven split): the least over every collective
+      // node of the group, of any rank, stands for all of them.
+      if (n.bytes == 0) break;  // y's own part ends at once, whatever the others'
+      const std::vector<std::pair<Collective, uint64_t>>& kinds = group_variants(n.group);
+      d = kNever;
+      for (auto [op, bytes] : kinds) d = std::min(d, part_time(y, op, bytes, n.group));
       break;
     }
   }
@@ -396,7 +417,8 @@ Time ChakraDriver::earliest_issue(uint32_t y, uint32_t offered, uint8_t kinds, T
       seen[c] = stamp_;
       const ChakraNode& n = nodes[c];
       if (reaches_members(y, n, o.members, kinds)) return t;  // it can issue when this dependency ends, no sooner
-      heap.emplace(t + min_duration(y, c), c);
+      const Time d = min_duration(y, c);
+      heap.emplace(d > kNever - t ? kNever : t + d, c);  // a long chain saturates
     }
   }
   return kNever;

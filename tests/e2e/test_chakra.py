@@ -419,6 +419,24 @@ class Chakra(unittest.TestCase):
                                              8, memo, send_latency="2001ps")
         self.assertEqual((a["considered"], a["replayed"], a["conflicts"]), (6, 3, 0), p.stdout)
 
+    def test_a_collective_is_as_short_as_its_group_s_smallest_node_says(self):
+        # GPU 5 issues a 1-KiB AllReduce with GPU 4 at once; GPU 4's node of it says 1 GiB, and after it GPU 4
+        # sends 1 MiB to GPU 0, a member of the TP group next to them. The collective is planned from GPU 5's
+        # node (the first to issue), so it is over in microseconds: the look-ahead must not take it to last
+        # what GPU 4's node says (it once did: the send met the TP group's replay, 1 conflict, fct.txt off).
+        def ranks(big):
+            ar = {"comm_type": 0, "comm_size": 1 << 20, "pg_name": "tp"}
+            member = [("ar0", "coll", [], ar), ("c0", "comp", [0], {"duration_nanos": 1000}),
+                      ("ar1", "coll", [1], ar), ("c1", "comp", [2], {"duration_nanos": 1000}), ("ar2", "coll", [3], ar)]
+            r4 = [("wait", "comp", [], {"duration_nanos": 38000}),
+                  ("a", "coll", [0], {"comm_type": 0, "comm_size": big, "pg_name": "a"}),
+                  ("send", "send", [1], {"comm_size": 1 << 20, "comm_dst": 0, "comm_tag": 7})]
+            r5 = [("a", "coll", [], {"comm_type": 0, "comm_size": 1024, "pg_name": "a"})]
+            return [member] * 4 + [r4, r5] + [[("idle", "comp", [], {"duration_nanos": 1})]] * 2
+        memo = "[wormhole]\nenabled = true\ncollective_memo = true\nfast_forward = false\n"
+        _, p, _, _, a = self.packet_and_memo(ranks(1 << 30), {"tp": [0, 1, 2, 3], "a": [4, 5]}, 8, memo)
+        self.assertEqual((a["conflicts"], a["overlaps"]), (0, 1), p.stderr)
+
     def test_a_send_due_during_a_replay_keeps_the_collective_from_being_replayed(self):
         # GPUs 0-3 run three AllReduces on their share of one server's NVSwitch, 1 us of compute between;
         # GPU 4 (the same NVSwitch, no member) computes, then sends 1 MiB to GPU 0. A trace has no SimAI rule

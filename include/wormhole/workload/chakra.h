@@ -194,12 +194,19 @@ class ChakraDriver final : public TrainingClient {
   /// has one) at its rate, and all of them at the sum of y's port rates; 0 for none.
   Time send_time(uint32_t y, const std::vector<std::pair<uint32_t, uint64_t>>& sends);
   /// A lower bound (ps) on how long node `i` of rank `y` takes from its issue to its end, for the
-  /// look-ahead: a GPU or CPU compute node its duration; a collective the send latency plus y's first
-  /// flow's min_transfer (y's first flows leave when it issues) or, if longer, plus the time y's ports take
-  /// to send all its flows (send_time: none leaves before y issues); a send the send latency plus its flow's
-  /// min_transfer; 0 for a receive, an empty collective or a zero-byte send (they can end at once). Kept
-  /// per node (Rank::min_duration) once asked.
+  /// look-ahead: a GPU or CPU compute node its duration; a collective the least part_time of y over every
+  /// (op, bytes) the group's collective nodes have on any rank (the collective is planned from the first
+  /// member's node to issue, which may not say what y's says); a send the send latency plus its flow's
+  /// min_transfer; 0 for a receive, a zero-byte collective or send (they can end at once). Kept per node
+  /// (Rank::min_duration) once asked.
   Time min_duration(uint32_t y, uint32_t i);
+  /// A lower bound (ps) on how long rank `y`'s part of a collective planned from (`op`, `bytes`, `group`)
+  /// takes from y's issue: the send latency plus y's first flow's min_transfer or, if longer, plus the
+  /// time y's ports take to send all its flows (send_time: none leaves before y issues); 0 without flows.
+  Time part_time(uint32_t y, Collective op, uint64_t bytes, const std::string& group);
+  /// The distinct (op, bytes) of group `group`'s collective nodes of more than 0 bytes, over every rank
+  /// (made once a group).
+  const std::vector<std::pair<Collective, uint64_t>>& group_variants(const std::string& group);
   /// The earliest issue time of collective `c` among its members (ps): its t0 for the memo.
   static Time first_issue(const Coll& c);
   /// The ranks whose GPUs share an NVSwitch with one of `members` (theirs included), ascending: whose
@@ -243,6 +250,7 @@ class ChakraDriver final : public TrainingClient {
   std::vector<uint64_t> max_rate_;                  // per rank: its GPU's fastest port, bit/s (min_transfer)
   // min_duration's plans of collectives not issued yet: (op, bytes, group) -> what ready() will plan.
   std::map<std::tuple<Collective, uint64_t, std::string>, CollectivePlan> plans_;
+  std::map<std::string, std::vector<std::pair<Collective, uint64_t>>> variants_;  // group_variants
   std::vector<std::vector<uint32_t>> nv_peers_;     // nvswitch_peers, made on first use
   std::vector<uint8_t> nv_peers_made_;
   std::vector<uint32_t> pending_offers_;            // collectives to offer when the instant is over
