@@ -111,13 +111,19 @@ def main():
     pb = load_schema()
     tp, ep, all_gpus, rows = read_workload(a.workload)
     gpus, gps = a.gpus, a.gpus_per_server
-    tp = gpus if tp == 0 else tp
+    tp = gpus if tp == 0 else tp  # SimAI: TP 0 = all GPUs
     # The checks wormhole makes of the same workload on the same GPUs (docs/workloads.md §5.1): groups that
     # do not tile the GPUs would name ranks without a trace.
     def fail(problem, fix):
         sys.exit(f"{a.workload}:1: {problem} (fix: {fix})")
     if gpus < 1 or gps < 1:
         sys.exit("--gpus and --gpus-per-server must be at least 1")
+    if a.output.endswith(("/", "\\")) or Path(a.output).is_dir():
+        sys.exit(f"-o {a.output}: give a prefix for the files (e.g. {a.output.rstrip('/')}/t), not a folder")
+    if gpus % gps != 0:
+        sys.exit(f"--gpus {gpus} is not a whole number of {gps}-GPU servers (fix: a multiple of --gpus-per-server)")
+    if tp < 0 or ep < 0:
+        fail(f"TP {tp} or EP {ep} is negative", "give model_parallel_NPU_group: of 0 (all GPUs) or more and ep: of 1 or more")
     if gpus % tp != 0:
         fail(f"GPU count {gpus} not divisible by TP {tp}", "use a TP (model_parallel_NPU_group) that divides --gpus")
     if gps % tp != 0 and tp % gps != 0:

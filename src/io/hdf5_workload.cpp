@@ -171,7 +171,8 @@ void write_collectives(hid_t group, const std::vector<CollectiveRecord>& cs, con
               "bytes: per-rank size; flow_bytes: bytes; start_ps, end_ps, duration_ps: ps; algbw_GiBps, "
               "busbw_GiBps: GiB/s (2^30 B/s); nvlink_bytes, nic_bytes, fabric_hop_bytes: bytes",
               "one row per collective (all ranks of one group) in order of first issue: phase fwd/ig/wg, "
-              "op AllReduce/AllGather/ReduceScatter/AllToAll, group TP/DP/EP/DP_EP/None; start = first "
+              "op AllReduce/AllGather/ReduceScatter/AllToAll (SendRecv: a pipeline transfer, group PP, or a "
+              "Chakra trace's send, group P2P), group TP/DP/EP/DP_EP/None (a Chakra trace: its pg_name); start = first "
               "rank issued it, end = last rank saw it complete; flows = 0 means it completed at once; "
               "nvlink_bytes / nic_bytes: bytes of its finished flows that went GPU-NVSwitch-GPU / out of "
               "the GPU's NIC, fabric_hop_bytes: their bytes times the switch-to-switch links they crossed",
