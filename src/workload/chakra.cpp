@@ -49,12 +49,16 @@ ChakraDriver::ChakraDriver(Network& net, const ChakraTrace& trace, const GroupLa
   for (uint32_t r = 0; r < R; ++r) left_of_[r] = trace_.ranks[r].size();
   total_ = left_;
   if (memo_) {
-    // The fastest port of each rank's GPU: no flow it sends or receives goes faster (min_transfer).
+    // The fastest port of each rank's GPU, and all its ports together: no flow it sends or receives goes
+    // faster than the one, nor all it sends faster than the other (min_transfer, send_time).
     const Fabric& fab = net_.fabric();
     max_rate_.assign(R, 0);
+    sum_rate_.assign(R, 0);
     for (uint32_t r = 0; r < R; ++r)
-      for (uint32_t q = fab.nodes[r].first_port; q < fab.nodes[r].first_port + fab.nodes[r].num_ports; ++q)
+      for (uint32_t q = fab.nodes[r].first_port; q < fab.nodes[r].first_port + fab.nodes[r].num_ports; ++q) {
         max_rate_[r] = std::max(max_rate_[r], fab.ports[q].rate_bps);
+        sum_rate_[r] += fab.ports[q].rate_bps;
+      }
     involved_.assign(R, {0, 0});
     nv_peers_.resize(R);
     nv_peers_made_.assign(R, 0);

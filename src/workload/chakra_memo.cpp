@@ -171,7 +171,7 @@ Time ChakraDriver::min_transfer(uint32_t a, uint32_t b, uint64_t bytes) const {
 Time ChakraDriver::part_end_bound(uint32_t id, uint32_t y) {
   Coll& c = colls_[id];
   const Time now = net_.client_now();
-  if (c.bound_epoch != c.epoch || c.bound_now != now || c.part_bound.empty()) {
+  if (c.bound_epoch != c.epoch || c.bound_now != now) {  // bound_now starts at -1: made at the first call
     const CollectivePlan& cp = c.cp;
     c.part_bound.assign(c.members.size(), now);
     // A parent precedes its children in flow order (collectives.h), so one pass in that order sees every
@@ -210,7 +210,7 @@ Time ChakraDriver::send_time(uint32_t y, const std::vector<std::pair<uint32_t, u
   const Fabric& fab = net_.fabric();
   Routing& routes = net_.routing();
   std::vector<std::pair<uint32_t, uint64_t>> at_port;  // (port, bytes): a GPU has a few
-  uint64_t total = 0, all_rates = 0;
+  uint64_t total = 0;
   for (auto [d, b] : sends) {
     total += b;
     const std::span<const uint32_t> nics = routes.host_nics(y, d);
@@ -219,23 +219,23 @@ Time ChakraDriver::send_time(uint32_t y, const std::vector<std::pair<uint32_t, u
     if (it == at_port.end()) at_port.emplace_back(nics[0], b);
     else it->second += b;
   }
-  const Node& n = fab.nodes[y];
-  for (uint32_t q = n.first_port; q < n.first_port + n.num_ports; ++q) all_rates += fab.ports[q].rate_bps;
-  Time t = at_rate(total, all_rates);
+  Time t = at_rate(total, sum_rate_[y]);
   for (auto [q, b] : at_port) t = std::max(t, at_rate(b, fab.ports[q].rate_bps));
   return t;
 }
 
 const std::vector<std::pair<Collective, uint64_t>>& ChakraDriver::group_variants(const std::string& group) {
-  auto it = variants_.find(group);
-  if (it != variants_.end()) return it->second;
-  std::vector<std::pair<Collective, uint64_t>> v;
-  for (const std::vector<ChakraNode>& nodes : trace_.ranks)
-    for (const ChakraNode& n : nodes)
-      if (n.kind == ChakraNode::Coll && n.group == group && n.bytes != 0) v.emplace_back(n.op, n.bytes);
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return variants_.emplace(group, std::move(v)).first->second;
+  if (!variants_made_) {  // every group's at once: one pass over the trace, not one a group
+    variants_made_ = true;
+    for (const std::vector<ChakraNode>& nodes : trace_.ranks)
+      for (const ChakraNode& n : nodes)
+        if (n.kind == ChakraNode::Coll && n.bytes != 0) variants_[n.group].emplace_back(n.op, n.bytes);
+    for (auto& [g, v] : variants_) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+  }
+  return variants_[group];
 }
 
 Time ChakraDriver::part_time(uint32_t y, Collective op, uint64_t bytes, const std::string& group) {

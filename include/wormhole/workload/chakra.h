@@ -183,8 +183,8 @@ class ChakraDriver final : public TrainingClient {
   /// A lower bound (ps) on when rank `y`'s part of collective `id` (its flows, sent and received) can end,
   /// from its flows' states now: a flow under way ends no sooner than now; one released and waiting for
   /// its send latency no sooner than it leaves (its batch's instant) plus min_transfer; one not released
-  /// yet leaves the send latency after its parent can end (or after now:
-  /// a member's first flows leave when it issues) and lasts min_transfer more; and what y sends of it that
+  /// yet leaves the send latency after its parent can end (or after now: a member's first flows leave
+  /// when it issues) and lasts min_transfer more; and what y sends of it that
   /// has not left yet passes y's ports after now (send_time). Not below now. (Of a flow under way, how much
   /// is left is not read: a memoizer holding its partition credits what it sent only when it lets go.)
   /// Made for every member at once, kept while the time and the collective (Coll::epoch) stay as they were.
@@ -204,8 +204,8 @@ class ChakraDriver final : public TrainingClient {
   /// takes from y's issue: the send latency plus y's first flow's min_transfer or, if longer, plus the
   /// time y's ports take to send all its flows (send_time: none leaves before y issues); 0 without flows.
   Time part_time(uint32_t y, Collective op, uint64_t bytes, const std::string& group);
-  /// The distinct (op, bytes) of group `group`'s collective nodes of more than 0 bytes, over every rank
-  /// (made once a group).
+  /// The distinct (op, bytes) of group `group`'s collective nodes of more than 0 bytes, over every rank,
+  /// ascending (every group's made at the first call); empty for a group with none.
   const std::vector<std::pair<Collective, uint64_t>>& group_variants(const std::string& group);
   /// The earliest issue time of collective `c` among its members (ps): its t0 for the memo.
   static Time first_issue(const Coll& c);
@@ -248,9 +248,11 @@ class ChakraDriver final : public TrainingClient {
   CollectiveMemo* memo_ = nullptr;
   std::vector<std::array<uint32_t, 2>> involved_;  // per rank, per island kind: its unfinished comm reaching one
   std::vector<uint64_t> max_rate_;                  // per rank: its GPU's fastest port, bit/s (min_transfer)
+  std::vector<uint64_t> sum_rate_;                  // per rank: its GPU's ports together, bit/s (send_time)
   // min_duration's plans of collectives not issued yet: (op, bytes, group) -> what ready() will plan.
   std::map<std::tuple<Collective, uint64_t, std::string>, CollectivePlan> plans_;
   std::map<std::string, std::vector<std::pair<Collective, uint64_t>>> variants_;  // group_variants
+  bool variants_made_ = false;
   std::vector<std::vector<uint32_t>> nv_peers_;     // nvswitch_peers, made on first use
   std::vector<uint8_t> nv_peers_made_;
   std::vector<uint32_t> pending_offers_;            // collectives to offer when the instant is over
