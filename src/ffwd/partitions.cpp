@@ -67,7 +67,7 @@ void PartitionSet::partitions_of_ports(std::span<const uint32_t> ports, std::vec
 }
 
 uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_in) {
-  if (flows_.count(flow)) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " already present");
+  if (entry(flow)) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " already present");
   // Validate before touching any state, so a rejected call leaves the set as it was.
   partitions_of_ports(ports_in, touched_);
   const std::vector<uint32_t>& touched = touched_;
@@ -86,7 +86,7 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
     for (uint32_t t : touched) {  // ascending, so the largest absorbed id is the next one reused
       if (t == pid) continue;
       Part& src = parts_[t];
-      for (uint32_t f : src.flows) flows_.find(f)->second.part = pid;
+      for (uint32_t f : src.flows) entry(f)->part = pid;
       for (uint32_t p : src.ports) port_part_[p] = pid;
       merge_sorted(parts_[pid].flows, src.flows);
       merge_sorted(parts_[pid].ports, src.ports);
@@ -105,7 +105,9 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
     }
   }
   merge_sorted(part.ports, fresh_);
-  flows_.emplace(flow, FlowEntry{pid, std::move(ports)});
+  FlowEntry& e = make_entry(flow);
+  e.part = pid;
+  e.ports = std::move(ports);
   return pid;
 }
 
@@ -164,7 +166,7 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
           continue;
         }
         mark(fm, k);
-        for (uint32_t q : flows_.find(f)->second.ports) {
+        for (uint32_t q : entry(f)->ports) {
           uint64_t& pm = port_mark_[q];
           const uint32_t g = reached(pm);
           const uint32_t me = root(k);
@@ -182,17 +184,17 @@ bool PartitionSet::stays_connected(uint32_t pid, const std::vector<uint32_t>& re
 }
 
 std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
-  const auto fp = flows_.find(flow);
-  if (fp == flows_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
-  const uint32_t pid = fp->second.part;
-  for (uint32_t p : fp->second.ports) {
+  FlowEntry* fp = entry(flow);
+  if (!fp) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
+  const uint32_t pid = fp->part;
+  for (uint32_t p : fp->ports) {
     auto& users = port_flows_[p];
     // Order within a port's list is irrelevant (only reachability is read), so swap-erase.
     *std::find(users.begin(), users.end(), flow) = users.back();
     users.pop_back();
   }
-  const std::vector<uint32_t> removed_ports = std::move(fp->second.ports);
-  flows_.erase(fp);
+  const std::vector<uint32_t> removed_ports = std::move(fp->ports);
+  drop_entry(flow);
 
   if (stays_connected(pid, removed_ports)) {
     // One component: the partition keeps its id, loses the flow and the ports only it used.
@@ -233,7 +235,7 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
     comp[i] = c;
     queue.assign(1, flows[i]);
     for (size_t q = 0; q < queue.size(); ++q) {
-      for (uint32_t p : flows_.find(queue[q])->second.ports) {
+      for (uint32_t p : entry(queue[q])->ports) {
         char& seen = port_seen[index_of(ports, p)];
         if (seen) continue;  // each port's flow list is scanned once, so a hub port stays linear
         seen = 1;
@@ -254,7 +256,7 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
   for (size_t i = 0; i < flows.size(); ++i) {
     const uint32_t target = ids[comp[i]];
     parts_[target].flows.push_back(flows[i]);
-    if (target != pid) flows_.find(flows[i])->second.part = target;
+    if (target != pid) entry(flows[i])->part = target;
   }
   for (uint32_t p : ports) {
     if (port_flows_[p].empty()) {
@@ -269,14 +271,31 @@ std::vector<uint32_t> PartitionSet::remove_flow(uint32_t flow) {
 }
 
 uint32_t PartitionSet::partition_of_flow(uint32_t flow) const {
-  const auto it = flows_.find(flow);
-  return it == flows_.end() ? kNone : it->second.part;
+  const FlowEntry* e = entry(flow);
+  return e ? e->part : kNone;
 }
 
 const std::vector<uint32_t>& PartitionSet::flow_ports(uint32_t flow) const {
-  const auto it = flows_.find(flow);
-  if (it == flows_.end()) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
-  return it->second.ports;
+  const FlowEntry* e = entry(flow);
+  if (!e) throw std::logic_error("PartitionSet: flow " + std::to_string(flow) + " not present");
+  return e->ports;
+}
+
+PartitionSet::FlowEntry& PartitionSet::make_entry(uint32_t flow) {
+  const uint32_t pg = flow >> kPageBits;
+  if (pg >= flow_pages_.size()) flow_pages_.resize(std::max<size_t>(pg + 1, flow_pages_.size() * 2));
+  FlowPage& page = flow_pages_[pg];
+  if (!page.entries) page.entries = std::make_unique<FlowEntry[]>(size_t(1) << kPageBits);
+  ++page.used;
+  return page.entries[flow & ((1u << kPageBits) - 1)];
+}
+
+void PartitionSet::drop_entry(uint32_t flow) {
+  FlowPage& page = flow_pages_[flow >> kPageBits];
+  FlowEntry& e = page.entries[flow & ((1u << kPageBits) - 1)];
+  e.part = kNone;
+  std::vector<uint32_t>().swap(e.ports);
+  if (--page.used == 0) page.entries.reset();
 }
 
 std::vector<uint32_t> PartitionSet::live_ids() const {

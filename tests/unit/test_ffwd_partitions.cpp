@@ -399,3 +399,31 @@ TEST(PartitionSet, MatchesComponentsFromScratchOnRandomOps) {
   EXPECT_GT(splits, 50u);
   EXPECT_GT(max_parts, 5u);
 }
+
+// The flow index follows the active flows: a page (256 ids) is held while one of its flows is, and
+// ids far apart, re-added after their page was given back, or in one page with others removed
+// answer as before.
+TEST(PartitionSet, FlowIndexHoldsAPageOnlyWhileOneOfItsFlowsIsActive) {
+  PartitionSet ps(8);
+  for (uint32_t f = 0; f < 600; ++f) add(ps, f, {f % 8});  // ids 0..599: pages 0, 1 and 2
+  EXPECT_EQ(ps.flow_pages_held(), 3u);
+  for (uint32_t f = 0; f < 512; ++f) ps.remove_flow(f);   // pages 0 and 1 empty
+  EXPECT_EQ(ps.flow_pages_held(), 1u);
+  EXPECT_EQ(ps.partition_of_flow(0), kNone);
+  EXPECT_EQ(ps.partition_of_flow(511), kNone);
+  EXPECT_EQ(ps.flow_ports(512), (V{0}));
+  EXPECT_EQ(ps.flow_ports(599), (V{7}));
+  add(ps, 5, {3});                                          // page 0 made again
+  add(ps, 4000000, {3});                                    // a long way on: page 15625
+  EXPECT_EQ(ps.flow_pages_held(), 3u);
+  EXPECT_EQ(ps.partition_of_flow(4000000), ps.partition_of_flow(5));
+  EXPECT_EQ(ps.partition_of_flow(4000000), ps.partition_of_port(3));
+  EXPECT_EQ(ps.flow_ports(4000000), (V{3}));
+  EXPECT_EQ(ps.partition_of_flow(3999999), kNone);
+  for (uint32_t f = 512; f < 600; ++f) ps.remove_flow(f);
+  ps.remove_flow(5);
+  ps.remove_flow(4000000);
+  EXPECT_EQ(ps.flow_pages_held(), 0u);
+  EXPECT_EQ(ps.size(), 0u);
+  EXPECT_THROW(ps.remove_flow(4000000), std::logic_error);
+}

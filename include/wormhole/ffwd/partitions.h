@@ -2,8 +2,8 @@
 // data path, maintained incrementally (the Wormhole paper: network partitioning, its §4.1).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 namespace wh {
@@ -53,6 +53,13 @@ class PartitionSet {
   std::vector<uint32_t> live_ids() const;
   /// One past the largest id ever used (for per-partition arrays kept by the caller).
   uint32_t id_bound() const { return static_cast<uint32_t>(parts_.size()); }
+  /// Pages of the flow index held now: one per 2^kPageBits consecutive flow ids with an active flow
+  /// among them (what the index's memory follows: about 8 KiB a page).
+  size_t flow_pages_held() const {
+    size_t n = 0;
+    for (const FlowPage& pg : flow_pages_) n += pg.entries != nullptr;
+    return n;
+  }
 
  private:
   struct Part {
@@ -71,10 +78,31 @@ class PartitionSet {
   std::vector<uint32_t> port_part_;                 // port -> partition
   std::vector<std::vector<uint32_t>> port_flows_;   // port -> flows using it (unordered)
   struct FlowEntry {
-    uint32_t part;                // its partition
+    uint32_t part = kNone;        // its partition (kNone: no such active flow)
     std::vector<uint32_t> ports;  // its ports, sorted, unique
   };
-  std::unordered_map<uint32_t, FlowEntry> flows_;   // active flow -> its partition and ports
+  // Active flow -> its entry, by flow id in pages of 2^kPageBits entries: a page is made when a flow of
+  // it arrives and freed when its last one leaves. Flow ids grow through a run and the active ones lie
+  // in a window of them, so this follows the active flows (a page, 8 KiB, per scattered long flow at
+  // worst), and a lookup is two loads where a hash map's cost cache misses at every flow's first packet
+  // after its partition's reset.
+  static constexpr uint32_t kPageBits = 8;
+  struct FlowPage {
+    std::unique_ptr<FlowEntry[]> entries;
+    uint32_t used = 0;
+  };
+  std::vector<FlowPage> flow_pages_;
+  FlowEntry* entry(uint32_t flow) {
+    const uint32_t pg = flow >> kPageBits;
+    if (pg >= flow_pages_.size() || !flow_pages_[pg].entries) return nullptr;
+    FlowEntry* e = &flow_pages_[pg].entries[flow & ((1u << kPageBits) - 1)];
+    return e->part == kNone ? nullptr : e;
+  }
+  const FlowEntry* entry(uint32_t flow) const { return const_cast<PartitionSet*>(this)->entry(flow); }
+  /// Flow `flow`'s entry, made for it (precondition: absent); its part is set by the caller.
+  FlowEntry& make_entry(uint32_t flow);
+  /// Forgets `flow`'s entry (present), freeing its page when it was the page's last.
+  void drop_entry(uint32_t flow);
   std::vector<Part> parts_;
   std::vector<uint32_t> free_ids_;
   size_t live_count_ = 0;
