@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "wormhole/core/release.h"
+
 namespace wh {
 
 namespace {
@@ -74,6 +76,8 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
   std::vector<uint32_t> ports(ports_in.begin(), ports_in.end());
   std::sort(ports.begin(), ports.end());
   ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  // Its entry before any other state changes: the merges below look entries up.
+  FlowEntry& e = make_entry(flow);
 
   uint32_t pid;
   if (touched.empty()) {
@@ -105,7 +109,6 @@ uint32_t PartitionSet::add_flow(uint32_t flow, std::span<const uint32_t> ports_i
     }
   }
   merge_sorted(part.ports, fresh_);
-  FlowEntry& e = make_entry(flow);
   e.part = pid;
   e.ports = std::move(ports);
   return pid;
@@ -283,9 +286,10 @@ const std::vector<uint32_t>& PartitionSet::flow_ports(uint32_t flow) const {
 
 PartitionSet::FlowEntry& PartitionSet::make_entry(uint32_t flow) {
   const uint32_t pg = flow >> kPageBits;
-  if (pg >= flow_pages_.size()) flow_pages_.resize(std::max<size_t>(pg + 1, flow_pages_.size() * 2));
+  if (pg >= flow_pages_.size()) flow_pages_.resize(size_t(pg) + 1);  // amortized: the vector grows geometrically
   FlowPage& page = flow_pages_[pg];
-  if (!page.entries) page.entries = std::make_unique<FlowEntry[]>(size_t(1) << kPageBits);
+  if (!page.entries)
+    page.entries = spare_page_ ? std::move(spare_page_) : std::make_unique<FlowEntry[]>(size_t(1) << kPageBits);
   ++page.used;
   return page.entries[flow & ((1u << kPageBits) - 1)];
 }
@@ -294,8 +298,11 @@ void PartitionSet::drop_entry(uint32_t flow) {
   FlowPage& page = flow_pages_[flow >> kPageBits];
   FlowEntry& e = page.entries[flow & ((1u << kPageBits) - 1)];
   e.part = kNone;
-  std::vector<uint32_t>().swap(e.ports);
-  if (--page.used == 0) page.entries.reset();
+  release_storage(e.ports);
+  if (--page.used == 0) {
+    if (spare_page_) page.entries.reset();
+    else spare_page_ = std::move(page.entries);
+  }
 }
 
 std::vector<uint32_t> PartitionSet::live_ids() const {

@@ -3,7 +3,6 @@
 // driver_pipeline.cpp (pipeline transfers), driver_report.cpp (progress and the run's report).
 #include "wormhole/workload/driver.h"
 
-#include "wormhole/core/release.h"
 
 #include <algorithm>
 #include <array>

@@ -419,7 +419,9 @@ TEST(PartitionSet, FlowIndexHoldsAPageOnlyWhileOneOfItsFlowsIsActive) {
   EXPECT_EQ(ps.partition_of_flow(4000000), ps.partition_of_flow(5));
   EXPECT_EQ(ps.partition_of_flow(4000000), ps.partition_of_port(3));
   EXPECT_EQ(ps.flow_ports(4000000), (V{3}));
-  EXPECT_EQ(ps.partition_of_flow(3999999), kNone);
+  EXPECT_EQ(ps.partition_of_flow(3999999), kNone);  // a page never made
+  EXPECT_EQ(ps.partition_of_flow(4000001), kNone);  // an empty slot of a page held
+  EXPECT_THROW(ps.flow_ports(4000001), std::logic_error);
   for (uint32_t f = 512; f < 600; ++f) ps.remove_flow(f);
   ps.remove_flow(5);
   ps.remove_flow(4000000);

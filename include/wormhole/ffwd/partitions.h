@@ -82,16 +82,18 @@ class PartitionSet {
     std::vector<uint32_t> ports;  // its ports, sorted, unique
   };
   // Active flow -> its entry, by flow id in pages of 2^kPageBits entries: a page is made when a flow of
-  // it arrives and freed when its last one leaves. Flow ids grow through a run and the active ones lie
-  // in a window of them, so this follows the active flows (a page, 8 KiB, per scattered long flow at
-  // worst), and a lookup is two loads where a hash map's cost cache misses at every flow's first packet
-  // after its partition's reset.
+  // it arrives and given back when its last one leaves (one spare kept, so that flows running one at a
+  // time do not make and zero a page each). Flow ids grow through a run and the active ones lie in a
+  // window of them, so the pages follow the active flows (8 KiB per scattered long flow at worst); the
+  // directory takes 16 B per 2^kPageBits ids ever used. A lookup is two loads, where a hash map's took
+  // cache misses at every flow's first packet after its partition's reset.
   static constexpr uint32_t kPageBits = 8;
   struct FlowPage {
     std::unique_ptr<FlowEntry[]> entries;
     uint32_t used = 0;
   };
   std::vector<FlowPage> flow_pages_;
+  std::unique_ptr<FlowEntry[]> spare_page_;  // an emptied page, every entry absent
   FlowEntry* entry(uint32_t flow) {
     const uint32_t pg = flow >> kPageBits;
     if (pg >= flow_pages_.size() || !flow_pages_[pg].entries) return nullptr;
@@ -99,7 +101,8 @@ class PartitionSet {
     return e->part == kNone ? nullptr : e;
   }
   const FlowEntry* entry(uint32_t flow) const { return const_cast<PartitionSet*>(this)->entry(flow); }
-  /// Flow `flow`'s entry, made for it (precondition: absent); its part is set by the caller.
+  /// Flow `flow`'s entry, made for it (precondition: absent; it stays absent until the caller sets its
+  /// part).
   FlowEntry& make_entry(uint32_t flow);
   /// Forgets `flow`'s entry (present), freeing its page when it was the page's last.
   void drop_entry(uint32_t flow);
