@@ -93,6 +93,13 @@ def summarize(path):
                     "exposed_dp_ep_ps", "exposed_pp_ps", "exposure_by_group", "complete", "incomplete")
             out["workload"] = {k: a[k] for k in keys if k in a}
             out["workload"]["iteration_time_us"] = [int(t) / 1e6 for t in its["time_ps"]]
+            # The slowest GPU (exposed longest, the /workload attribute), as the run's printout names it beside the report GPU.
+            if "gpus" in f["workload"] and "slowest_gpu" in f["workload"].attrs:
+                gpus = f["workload"]["gpus"][:]
+                slow = int(f["workload"].attrs["slowest_gpu"])
+                row = gpus[list(gpus["gpu"]).index(slow)] if slow in gpus["gpu"] else None
+                if row is not None:
+                    out["workload"]["slowest_gpu"] = {k: int(row[k]) for k in gpus.dtype.names}
         if "jobs" in f:  # a run of several jobs: one group per job, listed in the scenario's order
             out["jobs"] = []
             for name in sorted(f["jobs"], key=lambda n: int(f["jobs"][n].attrs["index"])):
@@ -175,6 +182,10 @@ def text(s):
                  else "finish - GPU compute, as ASTRA-sim; not split by group")
         lines.append(f"GPU {w.get('report_gpu')}     compute {us('total_compute_ps'):.3f} us, exposed communication "
                      f"{us('total_exposed_ps'):.3f} us ({split}); total {us('total_time_ps'):.3f} us")
+        g = w.get("slowest_gpu")
+        if g and g["gpu"] != w.get("report_gpu"):
+            lines.append(f"slowest GPU {g['gpu']}: compute {g['compute_ps'] / 1e6:.3f} us, exposed communication "
+                         f"{g['exposed_ps'] / 1e6:.3f} us; finished at {g['finish_ps'] / 1e6:.3f} us")
     for j in s.get("jobs", []):
         its = ", ".join(f"{t:.3f}" for t in j["iteration_time_us"])
         lines.append(f"job {j['name']}: {j['gpus']} GPUs from {j['start_us']:.3f} us, "

@@ -213,6 +213,13 @@ class ConfigParser {
     m = EcnMap{{}, *file_, key_->line, true};
     const uint64_t n = uint(1'000'000);
     for (uint64_t j = 0; j < n; ++j) {
+      // Fewer pairs than the count says: the next key (or the end) is where a rate should be.
+      if (pos_ >= toks_->size() || is_key((*toks_)[pos_].text))
+        throw InputError(*file_, key_->line,
+                         key_->text + " says " + std::to_string(n) + " rates but lists " + std::to_string(j) +
+                             (pos_ >= toks_->size() ? " before the end of the input"
+                                                    : " before the key " + (*toks_)[pos_].text),
+                         "make the count after " + key_->text + " the number of rate/value pairs that follow it");
       const uint64_t r = rate();
       const InputToken& rt = (*toks_)[pos_ - 1];
       if (r == 0) fail(rt, "rate 0 makes no sense", "key each entry by a link rate in bit/s");

@@ -173,6 +173,16 @@ class Analyze(unittest.TestCase):
         text = self.analyze("summary", h5).stdout
         self.assertIn(f"iteration 0: {times[0]:.3f} us", text)
         self.assertIn(f"exposed communication {exposed:.3f} us", text)
+        # The GPU exposed longest, as the run's printout names it beside the report GPU.
+        with h5py.File(h5) as f:
+            slow, report = int(f["workload"].attrs["slowest_gpu"]), int(f["workload"].attrs["report_gpu"])
+            rows = f["workload/gpus"][:]
+        row = rows[list(rows["gpu"]).index(slow)]
+        self.assertEqual(s["workload"]["slowest_gpu"]["finish_ps"], int(row["finish_ps"]))
+        self.assertEqual(int(row["exposed_ps"]), int(rows["exposed_ps"].max()))
+        line = (f"slowest GPU {slow}: compute {row['compute_ps'] / 1e6:.3f} us, exposed communication "
+                f"{row['exposed_ps'] / 1e6:.3f} us; finished at {row['finish_ps'] / 1e6:.3f} us")
+        (self.assertIn if slow != report else self.assertNotIn)(line, text)
 
     def test_summary_of_a_wormhole_run(self):
         h5 = self.tmp / "on" / "results.h5"

@@ -239,6 +239,14 @@ TEST(HpccConfigErrors, EcnMapMalformed) {
   EXPECT_TRUE(mentions(e, "rate 100000000000 appears twice"));
   e = config_error(kBase + "KMIN_MAP 2 100000000000 400\n");
   EXPECT_EQ(e.line(), 7);
+  EXPECT_TRUE(mentions(e, "KMIN_MAP says 2 rates but lists 1 before the end of the input"));
+  // A count one too high: the next key stands where the last rate should (it blamed the next key's value).
+  e = config_error(kBase + "KMAX_MAP 3 25000000000 400 100000000000 1600\nKMIN_MAP 2 25000000000 100 100000000000 400\n");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_TRUE(mentions(e, "KMAX_MAP says 3 rates but lists 2 before the key KMIN_MAP"));
+  EXPECT_TRUE(mentions(e, "fix: make the count after KMAX_MAP the number of rate/value pairs that follow it"));
+  // Not the missing value of a pair: a rate with no value at the end.
+  e = config_error(kBase + "KMIN_MAP 1 100000000000\n");
   EXPECT_TRUE(mentions(e, "missing value for KMIN_MAP"));
   e = config_error(kBase + "PMAX_MAP 1 100000000000\n1.5\n");
   EXPECT_EQ(e.line(), 8);

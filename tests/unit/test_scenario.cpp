@@ -480,6 +480,10 @@ TEST(ScenarioErrors, BadRateAndTime) {
   EXPECT_TRUE(mentions(e, "fix: write a rate in quotes, e.g. nic_rate = \"400Gbps\""));
   e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nspine_rate = \"0Gbps\"\n" + kRest);
   EXPECT_TRUE(mentions(e, "a rate of 0 makes no sense"));
+  // A negative rate in quotes is named as negative (it said "is not a data rate", and to quote it).
+  e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = \"-400Gbps\"\n" + kRest);
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_TRUE(mentions(e, "topology.nic_rate: a negative rate makes no sense"));
   e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_delay = 500\n" + kRest);
   EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "topology.nic_delay: the number 500 has no unit"));
