@@ -99,7 +99,8 @@ def summarize(path):
                 slow = int(f["workload"].attrs["slowest_gpu"])
                 row = gpus[list(gpus["gpu"]).index(slow)] if slow in gpus["gpu"] else None
                 if row is not None:
-                    out["workload"]["slowest_gpu"] = {k: int(row[k]) for k in gpus.dtype.names}
+                    out["workload"]["slowest_gpu"] = slow
+                    out["workload"]["slowest"] = {k: int(row[k]) for k in gpus.dtype.names}
         if "jobs" in f:  # a run of several jobs: one group per job, listed in the scenario's order
             out["jobs"] = []
             for name in sorted(f["jobs"], key=lambda n: int(f["jobs"][n].attrs["index"])):
@@ -182,10 +183,11 @@ def text(s):
                  else "finish - GPU compute, as ASTRA-sim; not split by group")
         lines.append(f"GPU {w.get('report_gpu')}     compute {us('total_compute_ps'):.3f} us, exposed communication "
                      f"{us('total_exposed_ps'):.3f} us ({split}); total {us('total_time_ps'):.3f} us")
-        g = w.get("slowest_gpu")
+        g = w.get("slowest")
         if g and g["gpu"] != w.get("report_gpu"):
+            end = f"finished at {g['finish_ps'] / 1e6:.3f} us" if g["finish_ps"] >= 0 else "did not finish"
             lines.append(f"slowest GPU {g['gpu']}: compute {g['compute_ps'] / 1e6:.3f} us, exposed communication "
-                         f"{g['exposed_ps'] / 1e6:.3f} us; finished at {g['finish_ps'] / 1e6:.3f} us")
+                         f"{g['exposed_ps'] / 1e6:.3f} us; {end}")
     for j in s.get("jobs", []):
         its = ", ".join(f"{t:.3f}" for t in j["iteration_time_us"])
         lines.append(f"job {j['name']}: {j['gpus']} GPUs from {j['start_us']:.3f} us, "

@@ -87,7 +87,9 @@ class ConfigParser {
     file_ = &file;
     toks_ = &toks;
     pos_ = 0;
+    key_ = nullptr;
     while (pos_ < toks.size()) {
+      prev_key_ = key_;
       key_ = &toks[pos_++];
       const size_t first = pos_;
       set(key_->text);
@@ -216,7 +218,8 @@ class ConfigParser {
       // Fewer pairs than the count says: the next key (or the end) is where a rate should be.
       if (pos_ >= toks_->size() || is_key((*toks_)[pos_].text))
         throw InputError(*file_, key_->line,
-                         key_->text + " says " + std::to_string(n) + " rates but lists " + std::to_string(j) +
+                         key_->text + " says " + std::to_string(n) + (n == 1 ? " rate" : " rates") + " but lists " +
+                             std::to_string(j) +
                              (pos_ >= toks_->size() ? " before the end of the input"
                                                     : " before the key " + (*toks_)[pos_].text),
                          "make the count after " + key_->text + " the number of rate/value pairs that follow it");
@@ -240,6 +243,7 @@ class ConfigParser {
   const std::vector<InputToken>* toks_ = nullptr;
   size_t pos_ = 0;
   const InputToken* key_ = nullptr;
+  const InputToken* prev_key_ = nullptr;  // the key read before key_ (nullptr: none in this input)
   std::map<std::string, std::pair<std::string, int>> where_;  // last place each key was set
   EcnMap maps_[3];
 };
@@ -247,8 +251,16 @@ class ConfigParser {
 void ConfigParser::set(const std::string& k) {
   // kKeys is the one list of keys (the docs are checked against it): a branch below for a key not
   // in it is never reached.
-  if (!is_key(k))
+  if (!is_key(k)) {
+    // A number where a key should be, after an ECN map: the map has more pairs than its count says.
+    if (prev_key_ && std::isdigit(static_cast<unsigned char>(k[0])) && prev_key_->text.size() > 4 &&
+        prev_key_->text.compare(prev_key_->text.size() - 4, 4, "_MAP") == 0)
+      throw InputError(*file_, key_->line,
+                       "\"" + k + "\" where a key should be: " + prev_key_->text + " (line " +
+                           std::to_string(prev_key_->line) + ") lists more rate/value pairs than its count says",
+                       "make the count after " + prev_key_->text + " the number of rate/value pairs that follow it");
     throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", unknown_key_fix(k));
+  }
   SimConfig& c = c_;
   auto u32 = [&](uint32_t min = 0) { return static_cast<uint32_t>(uint(UINT32_MAX, min)); };
   if (k == "ENABLE_QCN") c.enable_qcn = flag();

@@ -91,7 +91,8 @@ uint64_t get_rate(const Item& it) {
     // ns-3 reads a bare "400" as 400 bit/s; in a scenario that is always a forgotten unit. Letters
     // without a b or B ("400Gps") are a unit the parser below names as unknown.
     const std::string& text = s->get();
-    if (!text.empty() && text[0] == '-') fail(it, "a negative rate makes no sense", fix);
+    if (const size_t first = text.find_first_not_of(" \t"); first != std::string::npos && text[first] == '-')
+      fail(it, "a negative rate makes no sense", "write a positive rate, e.g. " + example(it, "\"400Gbps\""));
     if (text.find_first_of("bB") == std::string::npos &&
         std::none_of(text.begin(), text.end(), [](unsigned char c) { return std::isalpha(c); }))
       fail(it, "rate \"" + text + "\" has no unit", fix);

@@ -245,7 +245,15 @@ TEST(HpccConfigErrors, EcnMapMalformed) {
   EXPECT_EQ(e.line(), 7);
   EXPECT_TRUE(mentions(e, "KMAX_MAP says 3 rates but lists 2 before the key KMIN_MAP"));
   EXPECT_TRUE(mentions(e, "fix: make the count after KMAX_MAP the number of rate/value pairs that follow it"));
-  // Not the missing value of a pair: a rate with no value at the end.
+  // A count one too low: the pair left over stands where the next key should.
+  e = config_error(kBase + "KMAX_MAP 1 25000000000 400 100000000000 1600\n");
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_TRUE(mentions(e, "\"100000000000\" where a key should be: KMAX_MAP (line 7) lists more rate/value pairs than its count says"));
+  e = config_error(kBase + "KMAX_MAP 2 25000000000 400\n");
+  EXPECT_TRUE(mentions(e, "KMAX_MAP says 2 rates but lists 1 before the end of the input"));
+  e = config_error(kBase + "KMAX_MAP 1\nKMIN_MAP 1 100000000000 400\n");
+  EXPECT_TRUE(mentions(e, "KMAX_MAP says 1 rate but lists 0 before the key KMIN_MAP"));
+  // A rate with no value after it: the pair's value is what is missing.
   e = config_error(kBase + "KMIN_MAP 1 100000000000\n");
   EXPECT_TRUE(mentions(e, "missing value for KMIN_MAP"));
   e = config_error(kBase + "PMAX_MAP 1 100000000000\n1.5\n");

@@ -484,6 +484,9 @@ TEST(ScenarioErrors, BadRateAndTime) {
   e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_rate = \"-400Gbps\"\n" + kRest);
   EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "topology.nic_rate: a negative rate makes no sense"));
+  EXPECT_TRUE(mentions(e, "fix: write a positive rate, e.g. nic_rate = \"400Gbps\""));
+  e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nspine_rate = \" -400Gbps\"\n" + kRest);
+  EXPECT_TRUE(mentions(e, "topology.spine_rate: a negative rate makes no sense"));
   e = scenario_error("[topology]\ngenerator = \"spectrum-x\"\nnic_delay = 500\n" + kRest);
   EXPECT_EQ(e.line(), 3);
   EXPECT_TRUE(mentions(e, "topology.nic_delay: the number 500 has no unit"));
