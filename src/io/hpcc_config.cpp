@@ -57,6 +57,18 @@ bool is_key(std::string_view s) {
   return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return s == k; });
 }
 
+/// The ECN maps' keys, in MapKind order (kMin, kMax, pMax).
+const char* const kMapName[] = {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"};
+
+bool is_ecn_map(std::string_view s) {
+  return std::any_of(std::begin(kMapName), std::end(kMapName), [&](const char* k) { return s == k; });
+}
+
+/// The fix for an ECN map whose count is not the number of its pairs.
+std::string map_count_fix(const std::string& map) {
+  return "make the count after " + map + " the number of rate/value pairs that follow it";
+}
+
 // The fix for an unknown key: the known key it looks like a misspelling of, else where the keys are listed.
 std::string unknown_key_fix(std::string_view s) {
   static const std::vector<std::string> keys(std::begin(kKeys), std::end(kKeys));
@@ -222,7 +234,7 @@ class ConfigParser {
                              std::to_string(j) +
                              (pos_ >= toks_->size() ? " before the end of the input"
                                                     : " before the key " + (*toks_)[pos_].text),
-                         "make the count after " + key_->text + " the number of rate/value pairs that follow it");
+                         map_count_fix(key_->text));
       const uint64_t r = rate();
       const InputToken& rt = (*toks_)[pos_ - 1];
       if (r == 0) fail(rt, "rate 0 makes no sense", "key each entry by a link rate in bit/s");
@@ -253,12 +265,11 @@ void ConfigParser::set(const std::string& k) {
   // in it is never reached.
   if (!is_key(k)) {
     // A number where a key should be, after an ECN map: the map has more pairs than its count says.
-    if (prev_key_ && std::isdigit(static_cast<unsigned char>(k[0])) && prev_key_->text.size() > 4 &&
-        prev_key_->text.compare(prev_key_->text.size() - 4, 4, "_MAP") == 0)
+    if (prev_key_ && std::isdigit(static_cast<unsigned char>(k[0])) && is_ecn_map(prev_key_->text))
       throw InputError(*file_, key_->line,
                        "\"" + k + "\" where a key should be: " + prev_key_->text + " (line " +
                            std::to_string(prev_key_->line) + ") lists more rate/value pairs than its count says",
-                       "make the count after " + prev_key_->text + " the number of rate/value pairs that follow it");
+                       map_count_fix(prev_key_->text));
     throw InputError(*file_, key_->line, "unknown key \"" + k + "\"", unknown_key_fix(k));
   }
   SimConfig& c = c_;
@@ -408,7 +419,6 @@ void ConfigParser::finish() {
     auto it = where_.find(key);
     return it == where_.end() ? std::pair<std::string, int>{path, 0} : it->second;
   };
-  static const char* const kMapName[] = {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"};
   std::set<uint64_t> rates;
   for (const EcnMap& m : maps_)
     for (const auto& [r, v] : m.values) rates.insert(r);

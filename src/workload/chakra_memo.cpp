@@ -148,7 +148,8 @@ Time ChakraDriver::known_end(uint32_t id, uint32_t y) {
 namespace {
 
 /// `bytes` at `rate` bit/s, in ps (floored: still a lower bound); at most 2^60 ps (13 days), so that sums of
-/// a few stay within Time.
+/// a few stay within Time — serialization_time (core/time.h) without the cap would overflow on a trace's
+/// absurd sizes; 0 for a rate of 0.
 Time at_rate(uint64_t bytes, uint64_t rate) {
   if (rate == 0) return 0;
   const unsigned __int128 t = static_cast<unsigned __int128>(bytes) * 8 * kSec / rate;
