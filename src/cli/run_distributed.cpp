@@ -1,7 +1,7 @@
 // `wormhole run` started as several MPI ranks: the distributed engine on an HPCC config.txt
 // scenario or a training scenario (a SimAI workload, Chakra traces, or several jobs), with Wormhole
 // if it is on. Every rank reads the inputs and wires the whole network, cuts it with the same
-// deterministic map, makes the state of its own nodes' ports and of the far ends of its cut links,
+// deterministic map, makes the state of its own nodes' ports and a wire for the far end of each cut link,
 // runs its own nodes (partition/engine.h) and keeps a replica of the training
 // work (TrainingClient); rank 0 writes the outputs in the order one process would have written them.
 #include <fmt/core.h>

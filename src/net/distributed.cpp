@@ -19,18 +19,16 @@ void Network::set_distribution(std::vector<uint32_t> node_rank, uint32_t rank) {
   sync_journaling();
   kernel_.set_order(EventOrder::Portable);
   clock_.kernel().set_order(EventOrder::Portable);
-  // The rank's own ports, and the far end of each cut link: packets from another rank arrive on
-  // that port's wire here (accept), and its arrival events run here. Either end of a cut link is cut.
+  // The rank's own ports, and the far end of each cut link as a cut wire: packets from another rank
+  // arrive on it here (accept), and their arrival events run here.
   for (uint32_t p = 0; p < fab_.links.size(); ++p) {
     const PortLink& l = fab_.links[p];
     if (node_rank_[l.node] != rank_) continue;
     fab_.make_port(p);
-    const bool cut = node_rank_[fab_.links[l.peer].node] != rank_;
-    fab_.ports[p].cut = cut;
-    if (cut) {
-      fab_.make_port(l.peer);
-      fab_.ports[l.peer].cut = true;
-    }
+    if (node_rank_[fab_.links[l.peer].node] == rank_) continue;
+    fab_.ports[p].cut = true;
+    fab_.ports[p].cut_wire = uint32_t(fab_.cut_wires.size());
+    fab_.cut_wires.push_back({.wire = {}, .sender = l.peer, .receiver = p, .epoch = 0});
   }
 }
 
@@ -64,10 +62,11 @@ void Network::accept(const CrossPacket& c) {
   const uint32_t pkt = fab_.pool.alloc();
   fab_.pool[pkt] = c.pkt;
   if (c.bypass) return kernel_.schedule(c.arrive, kBypass, pkt, 0, c.cause);
-  Port& p = fab_.ports[c.port];
-  const bool idle_wire = p.wire.empty();
-  p.wire.push({c.arrive, c.cause, pkt});
-  if (idle_wire) kernel_.schedule(c.arrive, kArrive, c.port, p.epoch, c.cause);
+  CutWire* w = inbound_cut_wire(c.port);
+  if (!w) throw std::logic_error("a packet from another rank came over a link that is not cut here");
+  const bool idle_wire = w->wire.empty();
+  w->wire.push({c.arrive, c.cause, pkt});
+  if (idle_wire) kernel_.schedule(c.arrive, kArrive, c.port, w->epoch, c.cause);
 }
 
 void Network::schedule_client(Time at, uint32_t target, uint16_t aux, bool on_time) {

@@ -181,8 +181,15 @@ void Network::handle(const Event& e) {
       break;
     }
     case kArrive: {
-      const Port& p = fab_.ports[e.target];
-      if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(e.target);
+      // A distributed run keeps the far end of a cut link as a cut wire, not a port.
+      if (CutWire* w = node_rank_.empty() ? nullptr : inbound_cut_wire(e.target)) {
+        if (e.aux == w->epoch && !w->wire.empty() && e.time == w->wire.front().arrive)
+          on_arrive(w->wire, e.target, w->epoch, w->receiver);
+        else ++ledger_.discarded;
+        break;
+      }
+      Port& p = fab_.ports[e.target];
+      if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(p.wire, e.target, p.epoch, p.peer);
       else ++ledger_.discarded;
       break;
     }
@@ -307,12 +314,10 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, p.epoch, arrival);
 }
 
-void Network::on_arrive(uint32_t port) {
-  Port& p = fab_.ports[port];
-  const uint32_t pkt = p.wire.pop().pkt;
-  if (!p.wire.empty())
-    kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
-  receive(p.peer, pkt);
+void Network::on_arrive(Ring<WireSlot>& wire, uint32_t sender, uint16_t epoch, uint32_t receiver) {
+  const uint32_t pkt = wire.pop().pkt;
+  if (!wire.empty()) kernel_.schedule(wire.front().arrive, kArrive, sender, epoch, wire.front().cause);
+  receive(receiver, pkt);
 }
 
 void Network::receive(uint32_t port, uint32_t pkt, bool checked) {

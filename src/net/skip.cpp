@@ -163,6 +163,11 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
     return pk.type == PktType::Data && !std::binary_search(flows.begin(), flows.end(), pk.flow);
   };
   for (uint32_t port : ports) {
+    if (const CutWire* w = inbound_cut_wire(port)) {  // only its wire is here
+      for (uint32_t i = 0; i < w->wire.size(); ++i)
+        if (foreign_data(w->wire.at(i).pkt)) return false;
+      continue;
+    }
     if (!fab_.ports.made(port)) continue;  // not simulated here: its rank answers for it
     const Port& p = fab_.ports[port];
     for (uint32_t c = 0; c < kClasses; ++c)  // class 0 too: a flow may use priority group 0
@@ -203,17 +208,39 @@ void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
       ahead += size;
     }
   }
+  evacuate_wire(p.wire, p.peer, members);
+}
+
+void Network::evacuate_wire(Ring<WireSlot>& wire, uint32_t receiver, const std::vector<uint32_t>& members) {
   // Packets of other flows already on the wire arrive when they would have.
-  for (uint32_t n = p.wire.size(); n > 0; --n) {
-    const WireSlot s = p.wire.pop();
-    if (member(s.pkt)) {
-      p.wire.push(s);
+  for (uint32_t n = wire.size(); n > 0; --n) {
+    const WireSlot s = wire.pop();
+    const Packet& pk = fab_.pool[s.pkt];
+    if (is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow)) {
+      wire.push(s);
       continue;
     }
-    fab_.pool[s.pkt].in_port = p.peer;
+    fab_.pool[s.pkt].in_port = receiver;
     ++ledger_.bypassed;
     kernel_.schedule(s.arrive, kBypass, s.pkt, 0, packet_cause(s.cause, s.pkt));
   }
+}
+
+void Network::shift_cut_wire(CutWire& w, const std::vector<uint32_t>& flows, Time delta, bool freezing) {
+  // As shift() does for a port whose queues are its rank's: only the wire is here.
+  ++w.epoch;
+  if (freezing) {
+    ++evacuated_;  // counted as a port's evacuation: monitors key their barrier rows by the count
+    evacuate_wire(w.wire, w.receiver, flows);
+  }
+  w.shift_times(delta);
+  for (uint32_t i = 0; i < w.wire.size(); ++i) {
+    Packet& pk = fab_.pool[w.wire.at(i).pkt];
+    if (!is_flow_packet(pk)) continue;
+    pk.shift_times(delta);
+    pk.offset += delta;
+  }
+  if (!w.wire.empty()) kernel_.schedule(w.wire.front().arrive, kArrive, w.sender, w.epoch, w.wire.front().cause);
 }
 
 void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32_t>& flows, Time delta,
@@ -241,6 +268,10 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     for (uint32_t p : ports)
       if (fab_.ports.made(p)) fab_.ports[p].frozen_until = frozen_until;  // before evacuating: PFC frames bypass too
   for (uint32_t port : ports) {
+    if (CutWire* w = inbound_cut_wire(port)) {  // the far end of a cut link: only its wire is here
+      shift_cut_wire(*w, flows, delta, freezing);
+      continue;
+    }
     if (!fab_.ports.made(port)) continue;
     Port& p = fab_.ports[port];
     ++p.epoch;

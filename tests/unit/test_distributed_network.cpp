@@ -82,10 +82,11 @@ void run_in_windows(Network& net, Time until, Time window) {
 
 }  // namespace
 
-TEST(DistributedNetwork, ARankMakesItsOwnPortsAndTheFarEndsOfItsCutLinks) {
+TEST(DistributedNetwork, ARankMakesItsOwnPortsAndACutWireForEachFarEnd) {
   // A star of 7 hosts (ports 0-6) and its switch (node 7, ports 7-13: interface i+1 faces host i).
-  // Rank 0 holds hosts 0-2: their ports, and the switch ports facing them, whose wires carry what
-  // the switch sends them; rank 1 holds the rest, and the ports of hosts 0-2 for the same reason.
+  // Rank 0 holds hosts 0-2 and their ports; the switch ports facing them are rank 1's, and rank 0
+  // keeps only their wires (what the switch sends those hosts), as cut wires. Rank 1 holds the switch
+  // and hosts 3-6, and the wires of hosts 0-2's ports toward the switch.
   const SimConfig cfg = incast_config();
   const Topology topo = star(7);
   const std::vector<uint32_t> rank_of{0, 0, 0, 1, 1, 1, 1, 1};
@@ -99,15 +100,24 @@ TEST(DistributedNetwork, ARankMakesItsOwnPortsAndTheFarEndsOfItsCutLinks) {
     std::vector<uint32_t> made;
     for (uint32_t p = 0; p < net.ports().size(); ++p)
       if (net.ports().made(p)) made.push_back(p);
+    const std::vector<CutWire>& cw = net.fabric().cut_wires;
+    std::vector<std::pair<uint32_t, uint32_t>> wires;  // (sender, receiver)
+    for (const CutWire& w : cw) wires.push_back({w.sender, w.receiver});
+    using Wires = std::vector<std::pair<uint32_t, uint32_t>>;
     if (rank == 0) {
-      EXPECT_EQ(made, (std::vector<uint32_t>{0, 1, 2, 7, 8, 9}));
+      EXPECT_EQ(made, (std::vector<uint32_t>{0, 1, 2}));
+      EXPECT_EQ(wires, (Wires{{7, 0}, {8, 1}, {9, 2}}));
     } else {
-      EXPECT_EQ(made.size(), 14u);
+      EXPECT_EQ(made, (std::vector<uint32_t>{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}));
+      EXPECT_EQ(wires, (Wires{{0, 7}, {1, 8}, {2, 9}}));
     }
     for (uint32_t p : made) {
-      EXPECT_EQ(net.ports()[p].cut, p <= 2 || (p >= 7 && p <= 9)) << p;  // hosts 0-2's links, at both ends
+      const bool cut = p <= 2 || (p >= 7 && p <= 9);  // hosts 0-2's links, at both ends
+      EXPECT_EQ(net.ports()[p].cut, cut) << p;
       EXPECT_EQ(net.ports()[p].rate_bps, net.links()[p].rate_bps);
       EXPECT_EQ(net.ports()[p].peer, net.links()[p].peer);
+      if (!cut) EXPECT_EQ(net.ports()[p].cut_wire, UINT32_MAX) << p;
+      else EXPECT_EQ(cw.at(net.ports()[p].cut_wire).receiver, p);
     }
   }
 }

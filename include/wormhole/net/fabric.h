@@ -38,6 +38,9 @@ struct Fabric {
   std::vector<Node> nodes;
   std::vector<PortLink> links;  ///< how every port is wired (40 B a port)
   PortArray ports;              ///< the state of the ports made (768 B each)
+  /// Distributed run: the far ends of this rank's cut links, in the order of their near ends' ports
+  /// (Port::cut_wire indexes it). Empty in one process.
+  std::vector<CutWire> cut_wires;
   Routing routing;   ///< built by routes(), or by a caller passing the pairs to precompute
   PacketPool pool;
   /// The reference's "NIC rate" (bit/s): the rate of the first host's first link, which scales every

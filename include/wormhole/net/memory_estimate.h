@@ -24,8 +24,8 @@ struct NetworkFootprint {
 /// event-queue entries grow with the traffic and are not counted.
 /// Links whose endpoints are out of range are skipped (the readers have rejected them already).
 /// Over `ranks` MPI ranks, a rank's: every rank holds the nodes, links and routes, and the ports'
-/// state (a Port, 768 B) of its own nodes, counted as an even share. Not counted: the far ends of its
-/// cut links, made too (131,072 Spectrum-X GPUs over 2 ranks: 17–22 % more Ports than the share), and
+/// state (a Port, 768 B) of its own nodes, counted as an even share. Not counted: a CutWire (48 B) for
+/// the far end of each of its cut links (65,376 a rank for 131,072 Spectrum-X GPUs over 2 ranks), and
 /// the cut's imbalance of ports (it balances traffic).
 NetworkFootprint estimate_network_bytes(const Topology& topo, uint32_t ranks = 1);
 

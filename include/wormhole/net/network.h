@@ -442,8 +442,8 @@ class Network final : public CcHost {
   std::string headroom_warning() const { return fab_.headroom_warning(); }
   Kernel& kernel() { return kernel_; }
   const Kernel& kernel() const { return kernel_; }
-  /// The ports' state: every port in one process; in a distributed run a rank's own and the far ends
-  /// of its cut links.
+  /// The ports' state: every port in one process; in a distributed run a rank's own (the far ends of
+  /// its cut links are cut wires: fabric().cut_wires).
   const PortArray& ports() const { return fab_.ports; }
   /// How every port is wired.
   const std::vector<PortLink>& links() const { return fab_.links; }
@@ -540,10 +540,27 @@ class Network final : public CcHost {
   void schedule_next_start();  ///< the start event of the next pending start time, if none is pending
   void link_down();
   bool owns(const Event& e) const;           ///< distributed: does this rank execute `e`?
+  /// Distributed: the cut wire on which the packets port `sender` transmits arrive here, where `sender`
+  /// is another rank's and its link's near end this rank's; nullptr otherwise (in one process always).
+  CutWire* inbound_cut_wire(uint32_t sender) {
+    const uint32_t slot = cut_wire_slot(sender);
+    return slot == UINT32_MAX ? nullptr : &fab_.cut_wires[slot];
+  }
+  const CutWire* inbound_cut_wire(uint32_t sender) const {
+    const uint32_t slot = cut_wire_slot(sender);
+    return slot == UINT32_MAX ? nullptr : &fab_.cut_wires[slot];
+  }
+  uint32_t cut_wire_slot(uint32_t sender) const {
+    if (node_rank_.empty() || node_rank_[fab_.links[sender].node] == rank_) return UINT32_MAX;
+    const uint32_t near = fab_.links[sender].peer;
+    return node_rank_[fab_.links[near].node] == rank_ ? fab_.ports[near].cut_wire : UINT32_MAX;
+  }
   bool counted_elsewhere(const Event& e) const;  ///< distributed: run here but counted by another rank
   // links (network.cpp)
   void transmit(uint32_t port, uint32_t pkt);
-  void on_arrive(uint32_t port);
+  /// The head of the wire of `sender`'s link (its own, or a cut wire here) reaches `receiver`; the
+  /// next packet's arrival event is scheduled with the wire's `epoch`.
+  void on_arrive(Ring<WireSlot>& wire, uint32_t sender, uint16_t epoch, uint32_t receiver);
   /// Packet `pkt` reaches `port`; `checked`: it passed the link's loss draw already (released
   /// after waiting for a pull-back).
   void receive(uint32_t port, uint32_t pkt, bool checked = false);
@@ -608,6 +625,11 @@ class Network final : public CcHost {
   void deliver_held(uint32_t slot, Time at, uint16_t gen);
   /// Moves the packets of `port` that do not belong to the flows `members` (sorted) off it.
   void evacuate(uint32_t port, const std::vector<uint32_t>& members);
+  /// The packets on `wire` (toward port `receiver`) of flows not among `members` (sorted) leave it and
+  /// arrive when they would have.
+  void evacuate_wire(Ring<WireSlot>& wire, uint32_t receiver, const std::vector<uint32_t>& members);
+  /// shift() for a cut wire here, whose sending port is another rank's: its epoch, packets and arrival.
+  void shift_cut_wire(CutWire& w, const std::vector<uint32_t>& flows, Time delta, bool freezing);
 
   Kernel kernel_;
   std::unique_ptr<CongestionControl> cc_;

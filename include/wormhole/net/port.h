@@ -22,6 +22,29 @@ struct WireSlot {
   uint32_t pkt;
 };
 
+/// The far end of a cut link as the rank at the near end keeps it (a distributed run): the packets the
+/// far end's rank sent on the link, queued until they arrive here. The sending port's state is its own
+/// rank's; this is all of it the receiving rank needs. (A whole Port here would cost 768 B, and a page of
+/// the ports' address space among the other rank's ports: 67–76 MiB a rank on a 131,072-GPU fabric cut in
+/// two.) Its arrival events are the sending port's, as in one process: target `sender`, aux `epoch`.
+struct CutWire {
+  Ring<WireSlot> wire;    ///< transmitted by the far end, not yet arrived
+  uint32_t sender = 0;    ///< global index of the far end's port
+  uint32_t receiver = 0;  ///< global index of this rank's port at the near end
+  /// As the sending port's Port::epoch: moved wherever that port's is (Network::shift), so that its
+  /// arrival events carry the same aux in every process.
+  uint16_t epoch = 0;
+  /// Fast-forward moved the sending port's partition's clock by `delta` ps: the packets' arrivals and
+  /// their events' causes (as Port::shift_times does for a port's wire).
+  void shift_times(Time delta) {
+    for (uint32_t i = 0; i < wire.size(); ++i) {
+      WireSlot& s = wire.at(i);
+      s.arrive += delta;
+      s.cause.origin += delta;
+    }
+  }
+};
+
 /// How one interface is wired. The fabric keeps one for every port in every process: routes, paths,
 /// the partitioning and the outputs read them, where a Port's state exists only where it is
 /// simulated (PortArray). A Port repeats the fields its packet path reads.
@@ -98,10 +121,13 @@ struct alignas(64) Port {
   double pint_u = 0;               ///< HPCC-PINT: the port's utilisation estimate
   Time paused_total = 0;    ///< ps with some class paused by the peer's PFC, up to paused_since
   Time paused_since = -1;   ///< ps: some class paused since then (-1: none)
-  /// Unused: the fields fill 760 bytes, and with these the struct fills its 12 cache lines exactly,
-  /// so a new field grows it and trips the size check below (alignment alone would pad a new 8-byte
+  /// Distributed run, a cut port: its slot in Fabric::cut_wires, the wire of the link's other direction
+  /// (packets the far end's rank sends here); UINT32_MAX otherwise.
+  uint32_t cut_wire = UINT32_MAX;
+  /// Unused: the fields fill 764 bytes, and with these the struct fills its 12 cache lines exactly,
+  /// so a new field grows it and trips the size check below (alignment alone would pad a new 4-byte
   /// field into the same 768 bytes unnoticed).
-  uint64_t spare_ = 0;
+  uint32_t spare_ = 0;
 
   /// Appends packet `pkt` of `size` bytes to class `c`.
   void enqueue(uint32_t c, uint32_t pkt, uint32_t size) {

@@ -11,7 +11,7 @@ namespace wh {
 
 /// Ports by global index (interface i of node v is [nodes[v].first_port + i - 1]), each made (built
 /// with its default state) only where it is simulated: every port in one process; in a distributed
-/// run a rank's own nodes' ports and the far ends of its cut links. Room for all of them is reserved
+/// run a rank's own nodes' ports (the far ends of its cut links are CutWires). Room for all is reserved
 /// as address space (mmap with MAP_NORESERVE, without huge pages) and a page takes memory only once a
 /// port in it is made, so the others' 768 B each cost nothing (under vm.overcommit_memory 2 the
 /// kernel counts the whole reservation against its commit limit all the same). Access is a plain
