@@ -71,7 +71,7 @@ def bin_name(row):
 
 def text(d):
     """Report lines of differences() (differences in %)."""
-    lines = [f"slowdown distribution of all finished flows: KS statistic {d['ks']:.4f}"]
+    lines = [f"slowdown (FCT / standalone FCT) distribution of all finished flows: KS statistic {d['ks']:.4f}"]
     for row in d["bins"]:
         parts = [f"p{p} {row[f'p{p}'][0]:.4f} -> {row[f'p{p}'][1]:.4f} ({100 * row[f'p{p}'][2]:+.3f} %)" for p in PERCENTILES]
         lines.append(f"  size {bin_name(row)} ({row['n_a']:,} / {row['n_b']:,} flows): " + "; ".join(parts))

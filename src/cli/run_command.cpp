@@ -211,6 +211,8 @@ ConfigRun load_config_run(const RunOptions& o, bool speak) {
   // A flow-file run writes the SimAI monitors its config names (MonitorSession::plan).
   check_input_files(cfg);
   r.topo = read_topology(cfg.topology_file);
+  if (speak)
+    for (const std::string& w : r.topo.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   std::vector<std::string> notes;
   r.specs = read_flows(cfg.flow_file, r.topo, &notes);
   if (speak)
@@ -271,10 +273,13 @@ void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunSta
   // An unfinished flow is never in a streamed range (those hold finished flows only).
   flows.for_each_kept([&](const FlowRecord& rec) {
     if (!rec.finished()) {
-      if (unfinished++ < 10)
-        std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) did not finish by %g s\n", rec.id,
-                     rec.src, rec.dst, static_cast<unsigned long>(rec.size_bytes), r.specs[rec.id].line,
-                     cfg.flow_file.c_str(), cfg.simulator_stop_time_s);
+      if (unfinished++ >= 10) return;
+      std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) ", rec.id, rec.src, rec.dst,
+                   static_cast<unsigned long>(rec.size_bytes), r.specs[rec.id].line, cfg.flow_file.c_str());
+      if (rec.start >= cfg.stop_time())  // it never started: the stop came first
+        std::fprintf(stderr, "starts at %.9g s, not before SIMULATOR_STOP_TIME %g s: it never ran\n",
+                     static_cast<double>(rec.start) * 1e-12, cfg.simulator_stop_time_s);
+      else std::fprintf(stderr, "did not finish by %g s\n", cfg.simulator_stop_time_s);
     }
   });
   if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);

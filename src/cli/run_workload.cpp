@@ -171,6 +171,8 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
 
   // Inputs first, all of them: nothing is written until every input has been checked.
   r.topo = build_topology(sc);
+  if (speak)
+    for (const std::string& w : r.topo.topo.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
   if (!sc.jobs.empty()) {
     load_jobs(r, speak);
   } else if (!sc.workload.chakra.empty()) {

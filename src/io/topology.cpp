@@ -52,9 +52,25 @@ TopoLink parse_link_line(const std::string& path, const InputToken* f, const Top
   return link;
 }
 
+namespace {
+
+// A number without a unit ("100", "0.001"): ns-3 reads a rate as bit/s and a delay as seconds, which
+// is rarely what a topology meant (a 100-bit/s link, a 1-ms delay for a forgotten "ms").
+bool bare_number(const std::string& s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+}  // namespace
+
 size_t read_link_lines(const std::string& path, const std::vector<InputToken>& toks, size_t& i, uint64_t count,
                        int header_line, const char* count_key, Topology& t, const LinkLineStyle& style) {
   size_t spanning = SIZE_MAX;
+  // The first link line with a bare rate / delay, and how many there are: one warning each.
+  int bare_rate_line = 0, bare_delay_line = 0;
+  uint64_t bare_rates = 0, bare_delays = 0;
+  std::string bare_rate, bare_delay;
   t.links.reserve(t.links.size() + count);
   for (uint64_t k = 0; k < count; ++k) {
     if (spanning == SIZE_MAX && record_spans_lines(toks, i, 5)) spanning = i;
@@ -67,10 +83,21 @@ size_t read_link_lines(const std::string& path, const std::vector<InputToken>& t
       const InputToken* f = &toks[i];
       i += 5;
       t.links.push_back(parse_link_line(path, f, t, style));
+      if (bare_number(f[2].text) && bare_rates++ == 0) bare_rate_line = f[2].line, bare_rate = f[2].text;
+      if (bare_number(f[3].text) && bare_delays++ == 0) bare_delay_line = f[3].line, bare_delay = f[3].text;
     } catch (const InputError& e) {
       rethrow_at_record_line(e, path, toks, spanning, 5, "link", style.line_fix);
     }
   }
+  auto others = [](uint64_t n) { return n > 1 ? " (and " + std::to_string(n - 1) + " more link lines)" : std::string(); };
+  if (bare_rates)
+    t.warnings.push_back(path + ":" + std::to_string(bare_rate_line) + ": link rate " + bare_rate +
+                         " has no unit, so it is read as bit/s, as ns-3 reads it" + others(bare_rates) +
+                         "; write the unit, e.g. " + bare_rate + "Gbps");
+  if (bare_delays)
+    t.warnings.push_back(path + ":" + std::to_string(bare_delay_line) + ": link delay " + bare_delay +
+                         " has no unit, so it is read as seconds, as ns-3 reads it" + others(bare_delays) +
+                         "; write the unit, e.g. " + bare_delay + "ms or " + bare_delay + "us");
   return spanning;
 }
 

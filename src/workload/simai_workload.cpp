@@ -239,8 +239,17 @@ Workload read_simai_workload(const std::string& path) {
       const std::string& type = f[col].text;
       const CommOp kind = parse_comm(type, 1, wg);  // the string alone, whatever the size
       if (odd_types.insert(type).second) {
-        if (kind.op == Collective::None && type != "NONE" && type.rfind("BROADCAST", 0) != 0)
-          warn(f[col].line, "comm type \"" + type + "\" is unknown: no communication (SimAI ignores it too)");
+        if (kind.op == Collective::None && type != "NONE" && type.rfind("BROADCAST", 0) != 0) {
+          // SimAI runs a row with a misspelled type as no communication, so this stays a warning; the
+          // hint says which type was likely meant.
+          static const std::vector<std::string> kTypes{
+              "ALLREDUCE",     "ALLTOALL",      "ALLGATHER",        "REDUCESCATTER",        "ALLREDUCE_EP",
+              "ALLTOALL_EP",   "ALLGATHER_EP",  "REDUCESCATTER_EP", "ALLREDUCE_DP_EP",      "ALLTOALL_DP_EP",
+              "ALLGATHER_DP_EP", "REDUCESCATTER_DP_EP", "NONE"};
+          const std::string meant = likely_meant(type, kTypes);
+          warn(f[col].line, "comm type \"" + type + "\" is unknown: no communication (SimAI ignores it too)" +
+                                (meant.empty() ? "" : "; did you mean " + meant + "?"));
+        }
         else if (kind.op != Collective::None && kind.group == CommGroup::None)
           warn(f[col].line, "comm type \"" + type + "\" has an unknown suffix: " + to_string(kind.op) +
                                 " with no group (as SimAI)");

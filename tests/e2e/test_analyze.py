@@ -636,7 +636,7 @@ class Distributions(unittest.TestCase):
                            capture_output=True, text=True, timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("differences beyond the noise (Welch t-test, 95 %): p90 of 1,000,000 B", p.stdout)
-        self.assertRegex(p.stdout, r"slowdown distribution of all finished flows: KS statistic \d\.\d{4}")
+        self.assertRegex(p.stdout, r"slowdown \(FCT / standalone FCT\) distribution of all finished flows: KS statistic \d\.\d{4}")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

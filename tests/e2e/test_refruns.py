@@ -360,6 +360,21 @@ class BadInput(WormholeTestCase):
                         f"stderr does not name the 25 Gbps rate:\n{proc.stderr}")
         self.assertRegex(proc.stderr, r"KMIN_MAP|KMAX_MAP|PMAX_MAP")
 
+    def test_d_flow_starting_after_the_stop_time(self):
+        # Not an error (the reference runs it too), but the report says why the flow has no FCT.
+        flow = self.work / "flow.txt"
+        lines = flow.read_text().splitlines()
+        t = lines[-1].split()
+        t[5] = "20.000000000"
+        lines[-1] = " ".join(t)
+        flow.write_text("\n".join(lines) + "\n")
+        proc = run(self.work, "config_dcqcn.txt")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"flow 15 (15 -> 0, 1000000 B, line {len(lines)} of flow.txt) starts at 20 s, not before "
+                      "SIMULATOR_STOP_TIME 4 s: it never ran", proc.stderr)
+        self.assertNotIn("did not finish", proc.stderr)
+        self.assertEqual(len((self.work / "out" / "dcqcn" / "fct.txt").read_text().splitlines()), 15)
+
 
 class UnfinishableFlow(WormholeTestCase):
     """(e) a flow whose only path goes down: the run ends at the stop time and reports it."""

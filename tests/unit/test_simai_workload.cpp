@@ -381,6 +381,17 @@ TEST(SimaiWorkload, OddCommTypesWarnOnce) {
   EXPECT_TRUE(mentions(w.header.warnings[1], "\"ALLREDUCE_TP\" has an unknown suffix"));
   EXPECT_EQ(w.layers[0].ig.op, Collective::AllReduce);
   EXPECT_EQ(w.layers[0].ig.group, CommGroup::None);
+  EXPECT_EQ(w.header.warnings[0].find("did you mean"), std::string::npos);  // SEND is no misspelling
+}
+
+TEST(SimaiWorkload, AMisspelledCommTypeWarnsWithTheTypeLikelyMeant) {
+  const Workload w = read_simai_workload(temp_file(kHeader + "1\n" + "a -1 1 ALLREDUSE 10 1 NONE 0 1 ALLTOAL_EP 10 1\n"));
+  ASSERT_EQ(w.header.warnings.size(), 2u);
+  EXPECT_TRUE(mentions(w.header.warnings[0], ":3: comm type \"ALLREDUSE\" is unknown: no communication (SimAI ignores it "
+                                             "too); did you mean ALLREDUCE?"));
+  EXPECT_TRUE(mentions(w.header.warnings[1], "\"ALLTOAL_EP\" is unknown: no communication (SimAI ignores it too); did you "
+                                             "mean ALLTOALL_EP?"));
+  EXPECT_EQ(w.layers[0].fwd.op, Collective::None);  // run as SimAI runs it
 }
 
 TEST(SimaiWorkload, HybridCustomizedHas13Fields) {

@@ -92,6 +92,21 @@ TEST(Topology, ParallelLinksAndTokenStream) {
   EXPECT_EQ(t.links[2].a, 2u);
   EXPECT_EQ(t.links[2].delay, 25'000);
   EXPECT_EQ(fs::path(t.file).filename(), "topology.txt");
+  EXPECT_TRUE(t.warnings.empty());
+}
+
+TEST(Topology, RatesAndDelaysWithoutAUnitAreReadAsNs3ReadsThemWithAWarning) {
+  // "0.001" is 1 ms (ns-3 reads a bare time as seconds), "100" 100 bit/s: a forgotten unit, said once a kind.
+  const std::string p = topo_file(kHeader + "1 0 100Gbps 0.001 0\n2 0 100 0.002 0\n");
+  const Topology t = read_topology(p);
+  ASSERT_EQ(t.links.size(), 2u);
+  EXPECT_EQ(t.links[0].delay, 1'000'000'000);  // ps
+  EXPECT_EQ(t.links[1].rate_bps, 100u);
+  ASSERT_EQ(t.warnings.size(), 2u);
+  EXPECT_EQ(t.warnings[0], p + ":4: link rate 100 has no unit, so it is read as bit/s, as ns-3 reads it; write the "
+                               "unit, e.g. 100Gbps");
+  EXPECT_EQ(t.warnings[1], p + ":3: link delay 0.001 has no unit, so it is read as seconds, as ns-3 reads it (and 1 "
+                               "more link lines); write the unit, e.g. 0.001ms or 0.001us");
 }
 
 TEST(TopologyErrors, MalformedHeader) {

@@ -30,6 +30,9 @@ struct Topology {
   bool nvswitch(uint32_t v) const { return v < is_nvswitch.size() && is_nvswitch[v]; }
   std::vector<TopoLink> links;
   std::string file;                ///< source file (for messages)
+  /// What its reader warns of ("file:line: text"): link rates or delays written without a unit, which
+  /// ns-3 reads as bit/s and seconds.
+  std::vector<std::string> warnings;
   uint32_t num_switches() const {
     return static_cast<uint32_t>(std::count_if(is_switch.begin(), is_switch.end(), [](uint8_t s) { return s != 0; }));
   }
