@@ -182,14 +182,15 @@ void Network::handle(const Event& e) {
     }
     case kArrive: {
       // A distributed run keeps the far end of a cut link as a cut wire, not a port.
-      if (CutWire* w = node_rank_.empty() ? nullptr : inbound_cut_wire(e.target)) {
-        if (e.aux == w->epoch && !w->wire.empty() && e.time == w->wire.front().arrive)
-          on_arrive(w->wire, e.target, w->epoch, w->receiver);
+      // (owns() has checked that the receiving port is this rank's.)
+      if (!node_rank_.empty() && node_rank_[fab_.links[e.target].node] != rank_) {
+        CutWire& w = fab_.cut_wires[fab_.ports[fab_.links[e.target].peer].cut_wire];
+        if (e.aux == w.epoch && !w.wire.empty() && e.time == w.wire.front().arrive) on_arrive_cut(w);
         else ++ledger_.discarded;
         break;
       }
-      Port& p = fab_.ports[e.target];
-      if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(p.wire, e.target, p.epoch, p.peer);
+      const Port& p = fab_.ports[e.target];
+      if (e.aux == p.epoch && !p.wire.empty() && e.time == p.wire.front().arrive) on_arrive(e.target);
       else ++ledger_.discarded;
       break;
     }
@@ -314,10 +315,19 @@ void Network::transmit(uint32_t port, uint32_t pkt) {
   if (idle_wire) kernel_.schedule(now + tx + p.delay, kArrive, port, p.epoch, arrival);
 }
 
-void Network::on_arrive(Ring<WireSlot>& wire, uint32_t sender, uint16_t epoch, uint32_t receiver) {
-  const uint32_t pkt = wire.pop().pkt;
-  if (!wire.empty()) kernel_.schedule(wire.front().arrive, kArrive, sender, epoch, wire.front().cause);
-  receive(receiver, pkt);
+void Network::on_arrive(uint32_t port) {
+  Port& p = fab_.ports[port];
+  const uint32_t pkt = p.wire.pop().pkt;
+  if (!p.wire.empty())
+    kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
+  receive(p.peer, pkt);
+}
+
+void Network::on_arrive_cut(CutWire& w) {
+  // As on_arrive: the next arrival is the sending port's event, as in one process.
+  const uint32_t pkt = w.wire.pop().pkt;
+  if (!w.wire.empty()) kernel_.schedule(w.wire.front().arrive, kArrive, w.sender, w.epoch, w.wire.front().cause);
+  receive(w.receiver, pkt);
 }
 
 void Network::receive(uint32_t port, uint32_t pkt, bool checked) {

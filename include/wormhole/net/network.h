@@ -558,9 +558,8 @@ class Network final : public CcHost {
   bool counted_elsewhere(const Event& e) const;  ///< distributed: run here but counted by another rank
   // links (network.cpp)
   void transmit(uint32_t port, uint32_t pkt);
-  /// The head of the wire of `sender`'s link (its own, or a cut wire here) reaches `receiver`; the
-  /// next packet's arrival event is scheduled with the wire's `epoch`.
-  void on_arrive(Ring<WireSlot>& wire, uint32_t sender, uint16_t epoch, uint32_t receiver);
+  void on_arrive(uint32_t port);
+  void on_arrive_cut(CutWire& w);  ///< on_arrive for a cut wire here (distributed run)
   /// Packet `pkt` reaches `port`; `checked`: it passed the link's loss draw already (released
   /// after waiting for a pull-back).
   void receive(uint32_t port, uint32_t pkt, bool checked = false);
