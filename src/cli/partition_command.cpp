@@ -143,6 +143,7 @@ int partition_command(const PartitionOptions& o) {
   } else {
     const SimConfig cfg = read_hpcc_config(o.scenario, overrides);
     topo = read_topology(cfg.topology_file);
+    for (const std::string& w : topo.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     const std::vector<FlowSpec> specs = read_flows(cfg.flow_file, topo);
     net = std::make_unique<Network>(cfg, topo, make_cc(cfg, nullptr), true);  // wiring only: what a cut reads
     net->add_flows(specs, cfg.flow_file);  // checks that every flow has a route

@@ -276,8 +276,8 @@ void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunSta
       if (unfinished++ >= 10) return;
       std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) ", rec.id, rec.src, rec.dst,
                    static_cast<unsigned long>(rec.size_bytes), r.specs[rec.id].line, cfg.flow_file.c_str());
-      if (rec.start >= cfg.stop_time())  // it never started: the stop came first
-        std::fprintf(stderr, "starts at %.9g s, not before SIMULATOR_STOP_TIME %g s: it never ran\n",
+      if (rec.start > cfg.stop_time())  // the stop came first (as the set-up warning of every flow judges)
+        std::fprintf(stderr, "starts at %.12g s, after SIMULATOR_STOP_TIME %g s: it never ran\n",
                      static_cast<double>(rec.start) * 1e-12, cfg.simulator_stop_time_s);
       else std::fprintf(stderr, "did not finish by %g s\n", cfg.simulator_stop_time_s);
     }

@@ -55,12 +55,17 @@ TopoLink parse_link_line(const std::string& path, const InputToken* f, const Top
 namespace {
 
 // A number without a unit ("100", "0.001"): ns-3 reads a rate as bit/s and a delay as seconds, which
-// is rarely what a topology meant (a 100-bit/s link, a 1-ms delay for a forgotten "ms").
-bool bare_number(const std::string& s) {
+// is rarely what a topology meant (a 100-bit/s link, a 1-ms delay for a forgotten "ms"). Its value,
+// or -1 where the token has a unit.
+double bare_number(const std::string& s) {
+  const size_t from = !s.empty() && s[0] == '+' ? 1 : 0;  // parse_time takes a sign, from_chars no '+'
   double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data() + from, s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size() && from < s.size() ? v : -1;
 }
+
+// Rates from 1 Mb/s up, written bare, are taken as meant in bit/s; a zero delay needs no unit.
+constexpr double kBareRateMeant = 1e6;
 
 }  // namespace
 
@@ -83,21 +88,25 @@ size_t read_link_lines(const std::string& path, const std::vector<InputToken>& t
       const InputToken* f = &toks[i];
       i += 5;
       t.links.push_back(parse_link_line(path, f, t, style));
-      if (bare_number(f[2].text) && bare_rates++ == 0) bare_rate_line = f[2].line, bare_rate = f[2].text;
-      if (bare_number(f[3].text) && bare_delays++ == 0) bare_delay_line = f[3].line, bare_delay = f[3].text;
+      const double rate = bare_number(f[2].text), delay = bare_number(f[3].text);
+      if (rate >= 0 && rate < kBareRateMeant && bare_rates++ == 0) bare_rate_line = f[2].line, bare_rate = f[2].text;
+      if (delay > 0 && bare_delays++ == 0) bare_delay_line = f[3].line, bare_delay = f[3].text;
     } catch (const InputError& e) {
       rethrow_at_record_line(e, path, toks, spanning, 5, "link", style.line_fix);
     }
   }
-  auto others = [](uint64_t n) { return n > 1 ? " (and " + std::to_string(n - 1) + " more link lines)" : std::string(); };
+  auto others = [](uint64_t n) {
+    return n > 1 ? " (and " + std::to_string(n - 1) + " more link line" + (n > 2 ? "s" : "") + ")" : std::string();
+  };
   if (bare_rates)
     t.warnings.push_back(path + ":" + std::to_string(bare_rate_line) + ": link rate " + bare_rate +
-                         " has no unit, so it is read as bit/s, as ns-3 reads it" + others(bare_rates) +
-                         "; write the unit, e.g. " + bare_rate + "Gbps");
+                         " has no unit, so it is read as " + bare_rate + " bit/s, as ns-3 reads it" + others(bare_rates) +
+                         "; write the unit: " + bare_rate + "Gbps if that is meant, " + bare_rate + "bps to keep it");
   if (bare_delays)
     t.warnings.push_back(path + ":" + std::to_string(bare_delay_line) + ": link delay " + bare_delay +
-                         " has no unit, so it is read as seconds, as ns-3 reads it" + others(bare_delays) +
-                         "; write the unit, e.g. " + bare_delay + "ms or " + bare_delay + "us");
+                         " has no unit, so it is read as " + bare_delay + " s, as ns-3 reads it" + others(bare_delays) +
+                         "; write the unit: " + bare_delay + "ms or " + bare_delay + "us if that is meant, " + bare_delay +
+                         "s to keep it");
   return spanning;
 }
 

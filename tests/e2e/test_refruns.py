@@ -370,7 +370,7 @@ class BadInput(WormholeTestCase):
         flow.write_text("\n".join(lines) + "\n")
         proc = run(self.work, "config_dcqcn.txt")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn(f"flow 15 (15 -> 0, 1000000 B, line {len(lines)} of flow.txt) starts at 20 s, not before "
+        self.assertIn(f"flow 15 (15 -> 0, 1000000 B, line {len(lines)} of flow.txt) starts at 20 s, after "
                       "SIMULATOR_STOP_TIME 4 s: it never ran", proc.stderr)
         self.assertNotIn("did not finish", proc.stderr)
         self.assertEqual(len((self.work / "out" / "dcqcn" / "fct.txt").read_text().splitlines()), 15)

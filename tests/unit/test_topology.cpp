@@ -97,16 +97,20 @@ TEST(Topology, ParallelLinksAndTokenStream) {
 
 TEST(Topology, RatesAndDelaysWithoutAUnitAreReadAsNs3ReadsThemWithAWarning) {
   // "0.001" is 1 ms (ns-3 reads a bare time as seconds), "100" 100 bit/s: a forgotten unit, said once a kind.
-  const std::string p = topo_file(kHeader + "1 0 100Gbps 0.001 0\n2 0 100 0.002 0\n");
+  // A bare 0 delay and a bare rate of a megabit or more are taken as meant.
+  const std::string p = topo_file("3 1 4\n0\n1 0 100Gbps 0.001 0\n2 0 100 +2e-3 0\n1 0 100000000000 0 0\n2 0 25Gbps 1ns 0\n");
   const Topology t = read_topology(p);
-  ASSERT_EQ(t.links.size(), 2u);
+  ASSERT_EQ(t.links.size(), 4u);
   EXPECT_EQ(t.links[0].delay, 1'000'000'000);  // ps
   EXPECT_EQ(t.links[1].rate_bps, 100u);
+  EXPECT_EQ(t.links[1].delay, 2'000'000'000);
+  EXPECT_EQ(t.links[2].rate_bps, 100'000'000'000u);
   ASSERT_EQ(t.warnings.size(), 2u);
-  EXPECT_EQ(t.warnings[0], p + ":4: link rate 100 has no unit, so it is read as bit/s, as ns-3 reads it; write the "
-                               "unit, e.g. 100Gbps");
-  EXPECT_EQ(t.warnings[1], p + ":3: link delay 0.001 has no unit, so it is read as seconds, as ns-3 reads it (and 1 "
-                               "more link lines); write the unit, e.g. 0.001ms or 0.001us");
+  EXPECT_EQ(t.warnings[0], p + ":4: link rate 100 has no unit, so it is read as 100 bit/s, as ns-3 reads it; write the "
+                               "unit: 100Gbps if that is meant, 100bps to keep it");
+  EXPECT_EQ(t.warnings[1], p + ":3: link delay 0.001 has no unit, so it is read as 0.001 s, as ns-3 reads it (and 1 "
+                               "more link line); write the unit: 0.001ms or 0.001us if that is meant, 0.001s to keep it");
+  EXPECT_TRUE(read_topology(topo_file(kHeader + "1 0 100Gbps 0 0\n2 0 400000000000 1us 0\n")).warnings.empty());
 }
 
 TEST(TopologyErrors, MalformedHeader) {
