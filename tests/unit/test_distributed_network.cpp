@@ -122,6 +122,42 @@ TEST(DistributedNetwork, ARankMakesItsOwnPortsAndACutWireForEachFarEnd) {
   }
 }
 
+TEST(DistributedNetwork, AFreezeMovesACutWiresPacketsAsItMovesAPortsWire) {
+  // Rank 0 of the star above: the switch port facing host 0 (port 7) is rank 1's, and what it sends host 0
+  // waits on rank 0's cut wire. A partition of flow 0 (host 3 -> host 0) over port 7 is frozen and moved by
+  // 5 us: its data packet on the wire moves with it (arrival 20 -> 25 us, the wire's epoch moves as the
+  // port's would); a PFC frame, no flow's, leaves the wire and arrives when it would have, as a bypass.
+  const SimConfig cfg = incast_config();
+  Network net(cfg, star(7), make_cc(cfg, nullptr), true);
+  net.add_flows({flow(3, 0, 1'000'000)});
+  net.set_distribution({0, 0, 0, 1, 1, 1, 1, 1}, 0);
+  net.run(1 * kUs);  // the flow's QP starts on every rank
+  const Time now = net.kernel().now();
+  CrossPacket pfc{}, data{};
+  pfc.port = data.port = 7;
+  pfc.to_rank = data.to_rank = 0;
+  pfc.arrive = 10 * kUs;
+  pfc.pkt.type = PktType::Pfc;
+  pfc.pkt.size = 64;
+  data.arrive = 20 * kUs;
+  data.pkt.type = PktType::Data;
+  data.pkt.flow = 0;
+  data.pkt.size = 1048;
+  net.accept(pfc);
+  net.accept(data);
+  const CutWire& w = net.fabric().cut_wires.at(net.ports()[0].cut_wire);
+  ASSERT_EQ(w.sender, 7u);
+  ASSERT_EQ(w.wire.size(), 2u);
+  const uint64_t bypassed = net.packets_bypassed(), evacuated = net.ports_evacuated();
+  net.shift({7}, {0}, 5 * kUs, now + 5 * kUs);
+  EXPECT_EQ(w.epoch, 1u);
+  ASSERT_EQ(w.wire.size(), 1u);
+  EXPECT_EQ(net.packet_pool()[w.wire.front().pkt].type, PktType::Data);
+  EXPECT_EQ(w.wire.front().arrive, 25 * kUs);
+  EXPECT_EQ(net.packets_bypassed(), bypassed + 1);
+  EXPECT_EQ(net.ports_evacuated(), evacuated + 1);
+}
+
 TEST(DistributedNetwork, StopInsideAWindowUndoesWhatRanAfterIt) {
   const SimConfig cfg = incast_config();
   const Topology topo = star(7);
