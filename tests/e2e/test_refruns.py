@@ -298,6 +298,10 @@ class Hdf5Results(WormholeTestCase):
             links = f["topology/links"][:]
             self.assertEqual(len(links), 48)
             self.assertEqual(sorted(set(links["kind"].astype(str))), ["fabric", "nic"])
+            # Fixed-length strings (no heap object per row): numpy S6 and S8.
+            self.assertEqual((links.dtype["kind"].kind, links.dtype["kind"].itemsize), ("S", 6))
+            self.assertEqual((nodes.dtype["role"].kind, nodes.dtype["role"].itemsize), ("S", 8))
+            self.assertEqual(sorted(set(nodes["role"].astype(str))), ["host", "switch"])
             self.assertTrue((links["rate_bps"] == 100_000_000_000).all() and (links["delay_ps"] == 1_000_000).all())
             settings = dict(f["run/settings"].asstr()[:].tolist())
             self.assertEqual(settings.get("CC_MODE"), "1")
