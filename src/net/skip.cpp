@@ -9,6 +9,16 @@ namespace wh {
 
 namespace {
 bool is_flow_packet(const Packet& pk) { return pk.type != PktType::Pfc; }
+// Whether `pk` belongs to one of `members` (sorted flow ids).
+bool of_members(const Packet& pk, const std::vector<uint32_t>& members) {
+  return is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow);
+}
+// A packet on a shifted partition's ports moves with its flow's clock.
+void move_with_partition(Packet& pk, Time delta) {
+  if (!is_flow_packet(pk)) return;
+  pk.shift_times(delta);
+  pk.offset += delta;
+}
 }  // namespace
 
 Network::PathView Network::path_view(uint32_t id) const {
@@ -182,17 +192,13 @@ bool Network::can_freeze(const std::vector<uint32_t>& ports, const std::vector<u
 void Network::evacuate(uint32_t port, const std::vector<uint32_t>& members) {
   ++evacuated_;
   Port& p = fab_.ports[port];
-  auto member = [&](uint32_t pkt) {
-    const Packet& pk = fab_.pool[pkt];
-    return is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow);
-  };
   const bool sw = fab_.nodes[p.node].is_switch;
   uint64_t moved = 0;
   for (uint32_t c = 0; c < kClasses; ++c) {
     uint64_t ahead = 0;  // bytes before it in the class's FIFO
     for (uint32_t n = p.queue[c].size(); n > 0; --n) {
       const uint32_t pkt = p.queue[c].pop();
-      if (member(pkt)) {
+      if (of_members(fab_.pool[pkt], members)) {
         ahead += fab_.pool[pkt].size;
         p.queue[c].push(pkt);
         continue;
@@ -215,8 +221,7 @@ void Network::evacuate_wire(Ring<WireSlot>& wire, uint32_t receiver, const std::
   // Packets of other flows already on the wire arrive when they would have.
   for (uint32_t n = wire.size(); n > 0; --n) {
     const WireSlot s = wire.pop();
-    const Packet& pk = fab_.pool[s.pkt];
-    if (is_flow_packet(pk) && std::binary_search(members.begin(), members.end(), pk.flow)) {
+    if (of_members(fab_.pool[s.pkt], members)) {
       wire.push(s);
       continue;
     }
@@ -234,12 +239,7 @@ void Network::shift_cut_wire(CutWire& w, const std::vector<uint32_t>& flows, Tim
     evacuate_wire(w.wire, w.receiver, flows);
   }
   w.shift_times(delta);
-  for (uint32_t i = 0; i < w.wire.size(); ++i) {
-    Packet& pk = fab_.pool[w.wire.at(i).pkt];
-    if (!is_flow_packet(pk)) continue;
-    pk.shift_times(delta);
-    pk.offset += delta;
-  }
+  for (uint32_t i = 0; i < w.wire.size(); ++i) move_with_partition(fab_.pool[w.wire.at(i).pkt], delta);
   if (!w.wire.empty()) kernel_.schedule(w.wire.front().arrive, kArrive, w.sender, w.epoch, w.wire.front().cause);
 }
 
@@ -248,11 +248,6 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
   const Time now = kernel_.now();
   const bool freezing = frozen_until > now;
   shifted_ = true;
-  auto move = [&](Packet& pk) {  // a packet on the partition's ports moves with it
-    if (!is_flow_packet(pk)) return;
-    pk.shift_times(delta);
-    pk.offset += delta;
-  };
   for (uint32_t id : flows) {
     Flow& f = flows_.state(id);
     ++f.epoch;
@@ -278,10 +273,10 @@ void Network::shift(const std::vector<uint32_t>& ports, const std::vector<uint32
     if (freezing) evacuate(port, flows);
     p.shift_times(delta);
     if (p.txdone_pending) kernel_.schedule(p.busy_until, kTxDone, port, p.epoch, p.tx_cause);
-    for (uint32_t i = 0; i < p.wire.size(); ++i) move(fab_.pool[p.wire.at(i).pkt]);
+    for (uint32_t i = 0; i < p.wire.size(); ++i) move_with_partition(fab_.pool[p.wire.at(i).pkt], delta);
     if (!p.wire.empty()) kernel_.schedule(p.wire.front().arrive, kArrive, port, p.epoch, p.wire.front().cause);
     for (uint32_t c = 0; c < kClasses; ++c)
-      for (uint32_t i = 0; i < p.queue[c].size(); ++i) move(fab_.pool[p.queue[c].at(i)]);
+      for (uint32_t i = 0; i < p.queue[c].size(); ++i) move_with_partition(fab_.pool[p.queue[c].at(i)], delta);
     if (p.wake_at >= 0) kernel_.schedule(p.wake_at, kWake, port, p.epoch, p.wake_cause);
     if (!freezing) p.frozen_until = 0;
   }

@@ -22,6 +22,16 @@ struct WireSlot {
   uint32_t pkt;
 };
 
+/// Moves the arrival times of the packets on `wire`, and their events' causes, by `delta` ps (fast-forward's
+/// clock shift of the wire's partition).
+inline void shift_wire_times(Ring<WireSlot>& wire, Time delta) {
+  for (uint32_t i = 0; i < wire.size(); ++i) {
+    WireSlot& s = wire.at(i);
+    s.arrive += delta;
+    s.cause.origin += delta;
+  }
+}
+
 /// The far end of a cut link as the rank at the near end keeps it (a distributed run): the packets the
 /// far end's rank sent on the link, queued until they arrive here. The sending port's state is its own
 /// rank's; this is all of it the receiving rank needs. (A whole Port here would cost 768 B, and a page of
@@ -36,13 +46,7 @@ struct CutWire {
   uint16_t epoch = 0;
   /// Fast-forward moved the sending port's partition's clock by `delta` ps: the packets' arrivals and
   /// their events' causes (as Port::shift_times does for a port's wire).
-  void shift_times(Time delta) {
-    for (uint32_t i = 0; i < wire.size(); ++i) {
-      WireSlot& s = wire.at(i);
-      s.arrive += delta;
-      s.cause.origin += delta;
-    }
-  }
+  void shift_times(Time delta) { shift_wire_times(wire, delta); }
 };
 
 /// How one interface is wired. The fabric keeps one for every port in every process: routes, paths,
@@ -145,11 +149,7 @@ struct alignas(64) Port {
   void shift_times(Time delta) {
     busy_until += delta;
     tx_cause.origin += delta;
-    for (uint32_t i = 0; i < wire.size(); ++i) {
-      WireSlot& s = wire.at(i);
-      s.arrive += delta;
-      s.cause.origin += delta;
-    }
+    shift_wire_times(wire, delta);
     if (wake_at >= 0) {
       wake_at += delta;
       wake_cause.origin += delta;
