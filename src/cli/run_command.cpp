@@ -269,20 +269,30 @@ void check_config_outputs(const ConfigRun& r) {
 
 void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunStats& stats, size_t no_path) {
   const SimConfig& cfg = r.cfg;
-  size_t unfinished = 0;
+  size_t unfinished = 0, never_ran = 0;
   // An unfinished flow is never in a streamed range (those hold finished flows only).
   flows.for_each_kept([&](const FlowRecord& rec) {
     if (!rec.finished()) {
+      const bool late = rec.start > cfg.stop_time();  // the stop came first (as the set-up warning judges)
+      never_ran += late;
       if (unfinished++ >= 10) return;
       std::fprintf(stderr, "wormhole: flow %u (%u -> %u, %lu B, line %d of %s) ", rec.id, rec.src, rec.dst,
                    static_cast<unsigned long>(rec.size_bytes), r.specs[rec.id].line, cfg.flow_file.c_str());
-      if (rec.start > cfg.stop_time())  // the stop came first (as the set-up warning of every flow judges)
+      if (late)
         std::fprintf(stderr, "starts at %.12g s, after SIMULATOR_STOP_TIME %g s: it never ran\n",
                      static_cast<double>(rec.start) * 1e-12, cfg.simulator_stop_time_s);
       else std::fprintf(stderr, "did not finish by %g s\n", cfg.simulator_stop_time_s);
     }
   });
-  if (unfinished > 10) std::fprintf(stderr, "wormhole: ... %zu flows did not finish in all\n", unfinished);
+  if (unfinished > 10) {
+    // The two kinds counted apart: a flow that never ran says nothing about the network.
+    const size_t ran = unfinished - never_ran;
+    std::string parts;
+    if (ran) parts = fmt::format("{} did not finish by {:g} s", ran, cfg.simulator_stop_time_s);
+    if (never_ran)
+      parts += fmt::format("{}{} start after SIMULATOR_STOP_TIME and never ran", ran ? ", " : "", never_ran);
+    std::fprintf(stderr, "wormhole: ... %zu flows without an FCT in all: %s\n", unfinished, parts.c_str());
+  }
   if (unfinished == 0) return;
   // Say why, where the run knows.
   if (no_path) std::fprintf(stderr, "wormhole: %zu of them had no path left after LINK_DOWN\n", no_path);

@@ -380,6 +380,24 @@ class BadInput(WormholeTestCase):
         self.assertEqual(len((self.work / "out" / "dcqcn" / "fct.txt").read_text().splitlines()), 15)
 
 
+    def test_d_many_flows_without_an_fct_are_counted_by_kind(self):
+        # Past ten unfinished flows one line counts them; flows that never ran are counted apart from
+        # those the stop cut short (it used to call all 16 "did not finish").
+        flow = self.work / "flow.txt"
+        lines = flow.read_text().splitlines()
+        for i in range(5, 17):  # flows 4..15 start after the stop
+            t = lines[i].split()
+            t[5] = "20.000000000"
+            lines[i] = " ".join(t)
+        flow.write_text("\n".join(lines) + "\n")
+        self.edit(self.config, lambda s: re.sub(r"(?m)^SIMULATOR_STOP_TIME .*$", "SIMULATOR_STOP_TIME 2.00001", s))
+        proc = run(self.work, "config_dcqcn.txt")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("wormhole: ... 16 flows without an FCT in all: 4 did not finish by 2.00001 s, 12 start after "
+                      "SIMULATOR_STOP_TIME and never ran", proc.stderr)
+        self.assertEqual((self.work / "out" / "dcqcn" / "fct.txt").read_text(), "")
+
+
 class UnfinishableFlow(WormholeTestCase):
     """(e) a flow whose only path goes down: the run ends at the stop time and reports it."""
 
