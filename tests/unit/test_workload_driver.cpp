@@ -446,6 +446,29 @@ TEST(WorkloadDriver, MicroAllReduceHandCount) {
   EXPECT_EQ(r.report.end_to_end.exposed_dp, r.report.layers[0].exposed[2] + r.report.layers[1].exposed[2]);
 }
 
+// MICRO with an update time: an iteration is row 0's wg collective and its update delay, so two
+// iterations of one collective take equal times and the last ends where the GPUs finish (the first
+// iteration used to end when its communication did, and the second to carry the first's delay).
+TEST(WorkloadDriver, MicroIterationIncludesItsUpdateDelay) {
+  Workload w = read_simai_workload(std::string(WH_TEST_DATA) + "/simai/aicb/workload/simAI/micro_test/all_reduce.txt");
+  ASSERT_TRUE(w.header.micro);
+  w.layers[0].update_ns = 100000;  // 100 us
+  DriverOptions o;
+  o.iterations = 2;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  ASSERT_EQ(r.report.iterations.size(), 2u);
+  const IterationRecord& a = r.report.iterations[0];
+  const IterationRecord& b = r.report.iterations[1];
+  const CollectiveRecord& c0 = r.report.collectives[0];
+  EXPECT_EQ(a.end, c0.end + 100 * kUs);  // the last GPU saw it complete, then waited its update delay
+  EXPECT_EQ(b.start, a.end);
+  EXPECT_EQ(b.end - b.start, a.end - a.start);  // the same collective on a quiet fabric, from the same state
+  Time last_finish = 0;
+  for (const GpuRecord& g : r.report.per_gpu) last_finish = std::max(last_finish, g.finish);
+  EXPECT_EQ(b.end, last_finish);
+}
+
 // A run stopped by max time with a collective in flight: the iteration is marked incomplete.
 TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
   const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
