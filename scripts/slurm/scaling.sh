@@ -57,17 +57,19 @@ mkdir -p "$out_parent"
 study="$(cd "$out_parent" && pwd)/$mode-scaling-$(date +%Y%m%d-%H%M%S)-$$"
 mkdir "$study" || die "$study exists; refusing to overwrite"
 base_sets="${WH_SETS:-}"
+sep=" "   # WH_SETS's separator, as run.sbatch splits it: ';' when it has one (values with spaces)
+[[ "$base_sets" == *";"* ]] && sep="; "
 # Packet mode in portable order unless WH_SETS says otherwise (a key given twice makes wormhole warn). A
 # distributed run sets EVENT_ORDER=portable itself, so only the 1-rank runs get it here.
-[[ " $base_sets" =~ [[:space:]](WORMHOLE|wormhole\.enabled)= ]] || base_sets="WORMHOLE=0 $base_sets"
+[[ " $base_sets" =~ [[:space:]\;](network\.)?(WORMHOLE|wormhole\.enabled)= ]] || base_sets="WORMHOLE=0$sep$base_sets"
 order=""
-[[ " $base_sets" =~ [[:space:]](network\.)?EVENT_ORDER= ]] || order="EVENT_ORDER=portable"
+[[ " $base_sets" =~ [[:space:]\;](network\.)?EVENT_ORDER= ]] || order="EVENT_ORDER=portable"
 jobs=()
 for r in $ranks; do
   for k in $(seq 1 "${WH_REPEAT:-1}"); do
     sets="$base_sets"
-    [ "$r" -eq 1 ] && [ -n "$order" ] && sets="$sets $order"
-    [ "$mode" = weak ] && sets="${sets//\{gpus\}/$((r * gpr))} topology.gpus=$((r * gpr))"
+    [ "$r" -eq 1 ] && [ -n "$order" ] && sets="$sets$sep$order"
+    [ "$mode" = weak ] && sets="${sets//\{gpus\}/$((r * gpr))}${sep}topology.gpus=$((r * gpr))"
     j="$(WH_OUT="$study" WH_SETS="$sets" WH_BIN="$WH_BIN" WH_SCENARIO="$WH_SCENARIO" WH_LAUNCH="$launch" \
          sbatch --parsable --job-name="r$r-$k" --ntasks="$r" --output="$study/slurm-%j.out" "$@" "$here/run.sbatch")"
     jobs+=("${j%%;*}")

@@ -9,7 +9,8 @@
 #   WH_GRID      the grid: space-separated axes KEY=V1,V2,... of any `wormhole run --set` key, the cartesian
 #                product is swept [WORMHOLE_THETA=0.05,0.1 WORMHOLE_WINDOW=200,2000]; e.g. CC × buffer:
 #                "CC_MODE=1,3 BUFFER_SIZE=4,32"
-#   WH_SETS      extra "KEY=VALUE KEY=VALUE" overrides for every task [none]
+#   WH_SETS      extra "KEY=VALUE KEY=VALUE" overrides for every task [none]; separated by ';' instead when a
+#                value holds spaces, e.g. "LINK_DOWN=100 64 72; SEED=2"
 #   WH_BASELINE  1: also run packet mode (WORMHOLE=0) once per combination of the non-WORMHOLE_* axes, for
 #                the error and speedup columns; 0: no baselines [1]
 #   WH_MEMO_DB   the shared memo database: tasks warm-start from it, the final job merges into it
@@ -20,8 +21,9 @@
 #   WH_CPUS_PER_TASK  CPUs per array task; Wormhole tasks use as many oneTBB threads (WORMHOLE_THREADS) [1]
 # Further arguments are passed to both sbatch calls (e.g. --partition=..., --account=...).
 #
-# Every task runs Wormhole (WORMHOLE=1) with memoization, single-process (1 Slurm task: Wormhole does not
-# run distributed; run.sbatch --ntasks=N runs packet mode over N ranks), warm-starting from WH_MEMO_DB when it exists; wormhole refuses a memo file
+# Every task runs Wormhole (WORMHOLE=1) with memoization, single-process (1 Slurm task each: a sweep is many
+# small runs side by side; one run over N ranks is run.sbatch --ntasks=N, Wormhole included), warm-starting
+# from WH_MEMO_DB when it exists; wormhole refuses a memo file
 # without this task's settings (exit 2, "not for this run's settings") and the task then runs cold, saying
 # so in its log. Outputs: $WH_OUT/sweep-<date>-<time>-<pid>/ (created fresh, never overwritten):
 #   tasks.tsv            index, kind (wormhole | baseline), baseline index, settings

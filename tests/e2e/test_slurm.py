@@ -153,6 +153,26 @@ class ScriptInputs(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)  # 2 x 2 points, one task each
         self.assertEqual(len((self.tmp / "ok.tsv").read_text().splitlines()), 4)
 
+    def test_sets_with_spaces_in_a_value(self):
+        # A key whose value holds spaces (LINK_DOWN, the K maps) goes through WH_SETS separated by ';' (it
+        # was split on every space: `--set "0" is not KEY=VALUE`); the WORMHOLE=1 among them still turns
+        # the task's CPUs into Wormhole's threads.
+        scenario = str(SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt")
+        p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_JOB_ID="43", SLURM_CPUS_PER_TASK="2",
+                            WH_SETS="LINK_DOWN=0 0 0;  WORMHOLE=1 ;")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.tmp / "runs" / "wormhole-43"
+        command = (out / "command").read_text()
+        self.assertTrue(command.endswith(" --set WORMHOLE_THREADS=2 --set LINK_DOWN=0 0 0 --set WORMHOLE=1\n"), command)
+        self.assertRegex((out / "log").read_text(), r"wormhole: \d+ skips")
+        # Without a ';' entries are split on spaces, as before; the last WORMHOLE given decides.
+        p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_JOB_ID="44", SLURM_CPUS_PER_TASK="2",
+                            WH_SETS="WORMHOLE=1 WORMHOLE=0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        command = (self.tmp / "runs" / "wormhole-44" / "command").read_text()
+        self.assertNotIn("WORMHOLE_THREADS", command)
+        self.assertIn("--set WORMHOLE=1 --set WORMHOLE=0", command)
+
     def test_missing_inputs_and_existing_folders(self):
         scenario = str(SOURCE_DIR / "inputs" / "hpcc-bundled-example" / "config_hpcc.txt")
         p = self.run_sbatch()
