@@ -106,6 +106,7 @@ MonitorSession::MonitorSession(Network& net, const SimConfig& cfg, Plan plan, MP
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const bool root = rank == 0;
+  speak_ = root;
   const std::string& origin = cfg.path;
   if (!plan_.bw.empty() || !plan_.rate.empty() || !plan_.cnp.empty()) {
     // A QP's rate and CNPs live on its sender's rank: SimAI's files are one process's for now.
@@ -157,15 +158,34 @@ void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t
              records, double(records * sizeof(TraceRecord) + 64) / 1e6, plan_.trace);
 }
 
+void MonitorSession::warn_empty_qlen(Time end) const {
+  if (!qlen_ || !speak_ || qlen_->blocks_written() > 0) return;
+  const auto [file, line] = cfg_.origin_of("QLEN_MON_START");
+  const std::string where = line > 0 ? fmt::format(", {} line {}", file, line) : std::string(", its default");
+  const double start_s = double(qlen_->first()) / 1e12, end_s = double(end) / 1e12;
+  if (end < qlen_->first())
+    std::fprintf(stderr, "wormhole: warning: %s holds no block: the run ended at %.9g s, before QLEN_MON_START %.9g s"
+                         "%s; set QLEN_MON_START (ns) within the run, e.g. 0\n",
+                 plan_.qlen.c_str(), end_s, start_s, where.c_str());
+  else
+    std::fprintf(stderr, "wormhole: warning: %s holds no block: its histograms are written at multiples of 100 ms "
+                         "of simulated time (as the reference writes them), and the run ended at %.9g s\n",
+                 plan_.qlen.c_str(), end_s);
+}
+
 void MonitorSession::finish(Time qlen_end, Time ports_end, bool stopped) {
   if (exchange_) {
     net_.set_packet_trace(nullptr);
     exchange_->finish(qlen_end, ports_end, stopped);
+    warn_empty_qlen(qlen_end);
     return;
   }
   net_.set_sampler(nullptr, 0);
   net_.set_packet_trace(nullptr);
-  if (qlen_) qlen_->finish(qlen_end);
+  if (qlen_) {
+    qlen_->finish(qlen_end);
+    warn_empty_qlen(qlen_end);
+  }
   if (ports_) ports_->finish(ports_end);
   if (trace_) trace_->finish();
   if (simai_)

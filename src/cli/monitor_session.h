@@ -65,6 +65,9 @@ class MonitorSession {
   std::unique_ptr<SimaiMonitors> simai_;
   SampleMux mux_;
   std::unique_ptr<MonitorExchange> exchange_;  // distributed
+  bool speak_ = true;                          // prints warnings (a distributed run's rank 0)
+  /// Warns when the qlen file got no block: the run ended before QLEN_MON_START or its first dump.
+  void warn_empty_qlen(Time end) const;
 };
 
 }  // namespace wh

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <algorithm>
@@ -145,6 +146,19 @@ void note_simai_monitors(const SimConfig& cfg, const std::string& scenario, bool
     std::fprintf(stderr, "wormhole: note: %s of the base config (SimAI's monitors, at its paths) are not written; set "
                          "them in the scenario's [network] table or with --set to write them into the output folder\n",
                  keys.c_str());
+}
+
+void note_simai_environment(bool quiet) {
+  if (quiet) return;
+  // SimAI reads these at start-up; a SimAI user's shell or batch script may still export them.
+  static constexpr std::pair<const char*, const char*> kVars[] = {
+      {"AS_SEND_LAT", "set workload.send_latency in the scenario (e.g. send_latency = \"6us\")"},
+      {"AS_NVLS_ENABLE", "NVLS is not modelled: an NVLink AllReduce runs as a ring"},
+      {"AS_PXN_ENABLE", "PXN is not modelled: a cross-server ring hop leaves from the ring's sender"},
+  };
+  for (const auto& [var, what] : kVars)
+    if (const char* v = std::getenv(var))
+      std::fprintf(stderr, "wormhole: note: %s=%s is SimAI's environment variable and is not read: %s\n", var, v, what);
 }
 
 void warn_unused_wormhole(const SimConfig& cfg, bool table_given) {

@@ -215,6 +215,11 @@ void warn_unused_wormhole(const SimConfig& cfg, bool table_given);
 /// they are not written (their paths are SimAI's), and how to ask for them.
 void note_simai_monitors(const SimConfig& cfg, const std::string& scenario, bool quiet);
 
+/// Notes on stderr (unless quiet) each of SimAI's environment variables that is set (AS_SEND_LAT,
+/// AS_NVLS_ENABLE, AS_PXN_ENABLE): wormhole reads none of them; says which scenario key is their
+/// counterpart, if any (docs/workloads.md §4).
+void note_simai_environment(bool quiet);
+
 /// Warns on stderr when NS_TRUNCATION 1 makes the fastest link's packets > 2 % fast.
 void warn_ns_truncation(const SimConfig& cfg, const Topology& topo);
 

@@ -158,6 +158,7 @@ WorkloadRun load_workload_run(const RunOptions& o, bool speak) {
     for (const std::string& w : sc.net.warnings) std::fprintf(stderr, "wormhole: warning: %s\n", w.c_str());
     if (o.memo_in.empty()) warn_unused_wormhole(sc.net, sc.wormhole_table);  // --memo with Wormhole off: refused later
     if (!o.distributed) note_simai_monitors(sc.net, sc.path, o.quiet);  // a distributed run writes none of them
+    note_simai_environment(o.quiet);
   }
 
   if (speak && sc.workload.virtual_stages) {

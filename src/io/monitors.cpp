@@ -99,6 +99,7 @@ void QlenMonitor::dump(uint64_t time_ns) {
 
 void QlenMonitor::write_dump(uint64_t time_ns, const std::string& body) {
   if (!f_) return;
+  ++written_;
   write(fmt::format("time: {}\n", time_ns) + body);
   if (std::fflush(f_) != 0) write_failed(path_, errno, "it may end in part of a block");
 }

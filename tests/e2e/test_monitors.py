@@ -217,6 +217,7 @@ class Monitors(unittest.TestCase):
                              "--set", "QLEN_MON_START=0", "--set", "QLEN_MON_END=200000")
         self.assertIn(f"-> {out / 'llama_hpn7_mix.tr'}", p.stdout)
         self.assertTrue((out / "llama_hpn7_qlen.txt").is_file())
+        self.assertNotIn("holds no block", p.stderr)
         _, rec = tr.read_trace(out / "llama_hpn7_mix.tr")
         # The set-up's size estimate counts GPU 0's packets both ways, its ACKs' Enqu too (82,320 records; it
         # said 65,248 when it left that out).
@@ -236,6 +237,15 @@ class Monitors(unittest.TestCase):
         p, _ = self.run_wh(scenario, "wl-bad", "--set", "ENABLE_TRACE=1", expect=2)
         self.assertRegex(p.stderr, r"SimAI\.conf:7: TRACE_FILE /etc/astra-sim/simulation/trace1\.txt not found")
         self.assertFalse((self.dir / "wl-bad" / "fct.txt").exists())
+
+    def test_a_qlen_file_left_empty_is_warned_about(self):
+        # The 1.69-ms workload ends long before QLEN_MON_START's default of 2 s: qlen.txt stays empty, and
+        # the run says why (it said nothing).
+        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
+        p, out = self.run_wh(scenario, "wl-qlen", "--set", "QLEN_MON_FILE=q.txt")
+        self.assertEqual((out / "q.txt").read_text(), "")
+        self.assertIn(f"wormhole: warning: {out / 'q.txt'} holds no block: the run ended at 0.001690266 s, before "
+                      "QLEN_MON_START 2 s, its default; set QLEN_MON_START (ns) within the run, e.g. 0", p.stderr)
 
     def test_bad_monitor_settings(self):
         p, _ = self.run_wh(RING / "config_dcqcn.txt", "bad", "--set", "PORT_MON=1", "--set", "PORT_MON_NODES=2 16 99",

@@ -76,6 +76,19 @@ class WorkloadRuns(unittest.TestCase):
         path.write_text(text)
         return path
 
+    def test_simai_environment_variables_are_noted(self):
+        # A SimAI user's environment may still set SimAI's variables; wormhole reads none, and says so.
+        scenario = SOURCE_DIR / "inputs" / "llm" / "micro-allreduce-16g.toml"
+        env = dict(os.environ, AS_SEND_LAT="2", AS_PXN_ENABLE="1")
+        env.pop("AS_NVLS_ENABLE", None)
+        p = subprocess.run([str(WORMHOLE), "run", str(scenario), "-o", str(self.dir / "out")], capture_output=True,
+                           text=True, timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("wormhole: note: AS_SEND_LAT=2 is SimAI's environment variable and is not read: set "
+                      "workload.send_latency in the scenario", p.stderr)
+        self.assertIn("wormhole: note: AS_PXN_ENABLE=1 is SimAI's environment variable and is not read", p.stderr)
+        self.assertNotIn("AS_NVLS_ENABLE", p.stderr)
+
     def test_compute_only_iteration_time(self):
         # Rows (fwd, ig, wg compute; update) a = (1000, 2000, 3000; 100), b = (10, 20, 30; 5), every
         # collective NONE or size 0. One iteration: forward 1000+100+10+5, backward b 20+5+30,

@@ -56,6 +56,8 @@ class QlenMonitor final : public SampleHook {
   /// Closes the file (if any). Throws OutputError if it cannot be written.
   void close();
   const std::string& path() const { return path_; }
+  /// Blocks written to the file so far (a distributed run's: rank 0's, which writes them all).
+  uint64_t blocks_written() const { return written_; }
 
   // --- deferred (a distributed run) ---
   /// Dumps taken and not yet handed to rank 0.
@@ -76,6 +78,7 @@ class QlenMonitor final : public SampleHook {
   FILE* f_ = nullptr;
   uint64_t start_ns_, count_;  // sample k is at start + 100 k ns, k < count_
   uint64_t next_ = 0;          // the next sample's index
+  uint64_t written_ = 0;       // blocks written
   std::vector<uint32_t> ports_;              // switch ports, in print order
   std::vector<std::vector<uint32_t>> hist_;  // per port: samples per 1000-B bucket
   bool deferred_;
