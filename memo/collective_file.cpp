@@ -106,7 +106,8 @@ void write_collective_tables(hid_t file, const MemoDb& db) {
   for (const auto& [ns, store] : db.collectives) {
     // Sorted by key: the file does not depend on the hash table's order.
     std::vector<const std::pair<const std::string, CollectivePattern>*> sorted;
-    for (const auto& kv : store) sorted.push_back(&kv);
+    for (const auto& kv : store)
+      if (!kv.second.rejected) sorted.push_back(&kv);  // verify mode found it wrong: never replayed again
     std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
     for (const auto* kv : sorted) {
       const CollectivePattern& p = kv->second;

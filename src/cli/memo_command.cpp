@@ -14,11 +14,6 @@
 namespace wh {
 
 namespace {
-size_t collective_patterns(const MemoDb& db) {
-  size_t n = 0;
-  for (const auto& [h, store] : db.collectives) n += store.size();
-  return n;
-}
 // The collective patterns, one line each, by namespace and key (the store is unordered): how long the
 // collective ran (its last completion after its first issue), the bytes its island's ports sent, hits.
 void print_collective_patterns(const MemoDb& db, size_t limit) {
@@ -79,7 +74,7 @@ int memo_command(const MemoOptions& o) {
     const MemoDb db = merge_memo_files(o.inputs);
     write_memo_file(o.output, db);
     fmt::print("{} patterns and {} collective patterns in {} namespaces from {} files -> {}\n", db.store.size(),
-               collective_patterns(db), db.namespaces.size(), o.inputs.size(), o.output);
+               db.collective_patterns(), db.namespaces.size(), o.inputs.size(), o.output);
     return 0;
   }
   const MemoDb db = read_memo_file(o.file);
@@ -94,18 +89,18 @@ int memo_command(const MemoOptions& o) {
     fmt::print("{}: {} patterns, {} flows and {} contention edges in all, {} hits, {} rejected by verify mode (never "
                "replayed), {} bytes on disk; {} collective patterns (below)\n",
                o.file, entries.size(), vertices, edges, hits, rejected, std::filesystem::file_size(o.file),
-               collective_patterns(db));
+               db.collective_patterns());
     for (const auto& [h, text] : db.namespaces) fmt::print("namespace {:016x}: {}\n", h, text);
     for (const auto& [n, count] : by_size) fmt::print("  {} patterns of {} flows\n", count, n);
     uint64_t chits = 0, cflows = 0, capprox = 0;
     for (const auto& [h, store] : db.collectives)
       for (const auto& [key, p] : store) chits += p.hits, cflows += p.finish.size(), capprox += p.approximate();
-    fmt::print("collective patterns: {} ({} flows in all, {} hits; {} recorded with skips)\n", collective_patterns(db),
+    fmt::print("collective patterns: {} ({} flows in all, {} hits; {} recorded with skips)\n", db.collective_patterns(),
                cflows, chits, capprox);
     return 0;
   }
   // Unsteady periods' patterns first (a file of collective patterns alone has none: no empty table).
-  if (!entries.empty() || collective_patterns(db) == 0)
+  if (!entries.empty() || db.collective_patterns() == 0)
     fmt::print("{:>5} {:>16} {:>6} {:>6} {:>12} {:>8} {:>8}  bytes per flow\n", "#", "namespace", "flows", "edges",
                "duration_us", "hits", "rejected");
   size_t k = 0;

@@ -183,7 +183,7 @@ class WormholeSession {
     fmt::print("memo: {} unsteady periods: {} replayed ({} hits){}, {} simulated to convergence ({} new patterns, {} "
                "repeats), {} ended before converging (membership changed or a flow ended); {} -> {}{}\n",
                s.periods, s.replayed, s.hits, followed, s.converged, s.inserted, s.repeated, ended,
-               collective_ ? fmt::format("{} patterns and {} collective patterns", patterns(), db_.collectives[ns_].size())
+               collective_ ? fmt::format("{} patterns and {} collective patterns", patterns(), db_.collective_patterns())
                            : std::to_string(patterns()) + " patterns" + shards(),
                memo_path_,
                warm_path_.empty() ? ""

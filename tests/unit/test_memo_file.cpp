@@ -179,3 +179,35 @@ TEST_F(MemoFile, ShardsWrittenApartMergeIntoTheWholeStore) {
     EXPECT_EQ(rows(merge_memo_files(shards)), whole) << ranks << " ranks";
   }
 }
+
+// Collective patterns round-trip; one that verify mode rejected is not written (it was, without its mark,
+// so a warm start from the file replayed what a verified hit had found wrong).
+TEST_F(MemoFile, CollectivePatternsRoundTripWithoutTheRejected) {
+  MemoDb db;
+  db.namespaces = {{11, "CC_MODE 1 ..."}, {12, "CC_MODE 3 ..."}};
+  CollectivePattern p;
+  p.finish = {7 * kUs, 5 * kUs};
+  p.order = {1, 0};
+  p.rr_last = {2};
+  p.rr_qp = {1};
+  p.qps = {{0}};
+  p.tx_delta = {1048};
+  p.sent_delta = {1000};
+  p.hits = 3;
+  CollectivePattern wrong = p;
+  wrong.rejected = true;
+  db.collectives[11].emplace("key-a", p);
+  db.collectives[11].emplace("key-b", wrong);
+  db.collectives[12].emplace("key-a", p);
+  EXPECT_EQ(db.collective_patterns(), 2u);
+  write_memo_file(path("c.h5"), db);
+  const MemoDb back = read_memo_file(path("c.h5"));
+  EXPECT_EQ(back.collective_patterns(), 2u);
+  ASSERT_EQ(back.collectives.at(11).size(), 1u);
+  const CollectivePattern& q = back.collectives.at(11).at("key-a");
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(q.hits, 3u);
+  EXPECT_FALSE(q.rejected);
+  EXPECT_EQ(back.collectives.at(11).count("key-b"), 0u);
+  EXPECT_EQ(back.collectives.at(12).at("key-a"), p);
+}

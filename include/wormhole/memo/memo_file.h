@@ -18,6 +18,14 @@ struct MemoDb {
   /// Collective memo patterns (wormhole/workload/collective_memo.h): namespace -> key bytes -> pattern.
   std::map<uint64_t, std::unordered_map<std::string, CollectivePattern>> collectives;
   std::map<uint64_t, std::string> namespaces;
+  /// Collective patterns over all namespaces that a file written from it holds (those verify mode
+  /// rejected are not written).
+  size_t collective_patterns() const {
+    size_t n = 0;
+    for (const auto& [ns, patterns] : collectives)
+      for (const auto& [key, p] : patterns) n += !p.rejected;
+    return n;
+  }
 };
 
 /// Writes `db` to `path` (replaced if it exists), CC snapshots included (layout 2, memo/README.md).
