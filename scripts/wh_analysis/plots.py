@@ -155,6 +155,9 @@ def plot_layers(f, iteration, out, by_type=None, job=None):
     cols = ["iteration", "layer", "name"] + [f"{p}_{c}" for p in PHASES for c in ("exposed_ps", "comm_ps")]
     rows = table(f, f"{group}/layers", cols)
     its = sorted({int(i) for i in rows["iteration"]})
+    if not its and f[group].attrs.get("exposure_by_group", 1) == 0:
+        raise AnalysisError(f"{f.filename}: a Chakra trace's run has no per-layer view (/{group}/layers is empty: "
+                            "a trace has no workload rows); plot-runs and summary show its iteration and exposure")
     if iteration not in its:
         raise AnalysisError(f"{f.filename}: /{group}/layers has no iteration {iteration} (iterations: "
                             f"{', '.join(map(str, its)) or 'none'})")

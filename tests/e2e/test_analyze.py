@@ -544,6 +544,13 @@ class Analyze(unittest.TestCase):
             f.create_group("something")
         with h5py.File(t / "nofields.h5", "w") as f:
             f["flows"] = np.zeros(2, dtype=[("src", "u4"), ("dst", "u4")])
+        # A Chakra trace's run: /workload/layers without rows, exposure not split by group.
+        shutil.copy(self.tmp / "moe" / "results.h5", t / "trace.h5")
+        with h5py.File(t / "trace.h5", "r+") as f:
+            dtype = f["workload/layers"].dtype
+            del f["workload/layers"]
+            f.create_dataset("workload/layers", shape=(0,), dtype=dtype)
+            f["workload"].attrs["exposure_by_group"] = 0
         cases = [
             (("summary", t / "missing.h5"), "missing.h5: no such file"),
             (("summary", text), "notes.txt:1"),
@@ -553,6 +560,7 @@ class Analyze(unittest.TestCase):
             (("plot-fct", t / "nofields.h5", "-o", t), "nofields.h5: dataset /flows has no field(s) sport"),
             (("plot-layers", text, "-o", t / "x.png"), "notes.txt: not an HDF5 file"),
             (("plot-layers", self.tmp / "incast" / "results.h5", "-o", t / "x.png"), "results.h5: no /workload"),
+            (("plot-layers", t / "trace.h5", "-o", t / "x.png"), "trace.h5: a Chakra trace's run has no per-layer view"),
             (("plot-pfc", t / "empty.h5", "-o", t / "x.png"), "empty.h5: no dataset /pfc"),
             (("plot-pfc", "--pfc", broken, "-o", t / "x.png"), "broken_fct.txt:1: expected 'time_ns"),
             (("plot-pfc", "-o", t / "x.png"), "either a results file or --pfc"),
