@@ -104,8 +104,11 @@ class NicModel {
   const uint32_t n = static_cast<uint32_t>(qps.size());
   int64_t res = -1;
   uint32_t min_finished = UINT32_MAX;
+  // idx = (rr_qp + i) % n for i = 1 .. n, without a division per step (its latency lay on the path to
+  // the QP's state at every packet a NIC sends). rr_qp < n whenever n > 0 (set from an index below).
+  uint32_t idx = p.rr_qp < n ? p.rr_qp : (n ? p.rr_qp % n : 0);
   for (uint32_t i = 1; i <= n; ++i) {
-    const uint32_t idx = (i + p.rr_qp) % n;
+    if (++idx >= n) idx = 0;
     const bool finished = flows_.finished(qps[idx]);
     // A released QP had no bytes left (Network::release_done_flow): only compacted.
     if (finished && !flows_.live(qps[idx])) {
