@@ -202,6 +202,8 @@ void MonitorExchange::finish(Time qlen_end, Time ports_end, bool stopped) {
     const size_t rest = ports_->rows().rows();
     guard([&] { gather_ports(rest); });
     gathered_ += rest;
+    // As one process keeps them (PortMonitor::finish): no row after ports_end.
+    if (file_) guard([&] { file_->truncate(ports_->rows_until(ports_end)); });
     if (file_) guard([&] { file_->close(); });
   }
   if (qlen_) {

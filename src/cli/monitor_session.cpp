@@ -33,7 +33,10 @@ MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::strin
     p.bw = cfg.bw_mon_file, p.rate = cfg.rate_mon_file, p.cnp = cfg.cnp_mon_file;
     if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty()) p.trace = cfg.trace_output_file;
   } else {
-    if (asked({"QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END"})) p.qlen = where(cfg.qlen_mon_file, "qlen.txt");
+    if (asked({"QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END"})) {
+      p.qlen = where(cfg.qlen_mon_file, "qlen.txt");
+      p.qlen_asked = true;
+    }
     // SimAI's monitors: each file its scenario or command line names (their settings alone turn none on).
     if (!cfg.bw_mon_file.empty() && asked({"BW_MON_FILE"})) p.bw = where(cfg.bw_mon_file, "bw.txt");
     if (!cfg.rate_mon_file.empty() && asked({"RATE_MON_FILE"})) p.rate = where(cfg.rate_mon_file, "rate.txt");
@@ -159,7 +162,7 @@ void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t
 }
 
 void MonitorSession::warn_empty_qlen(Time end) const {
-  if (!qlen_ || !speak_ || qlen_->blocks_written() > 0) return;
+  if (!qlen_ || !speak_ || !plan_.qlen_asked || qlen_->blocks_written() > 0) return;
   const auto [file, line] = cfg_.origin_of("QLEN_MON_START");
   const std::string where = line > 0 ? fmt::format(", {} line {}", file, line) : std::string(", its default");
   const double start_s = double(qlen_->first()) / 1e12, end_s = double(end) / 1e12;

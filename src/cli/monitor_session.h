@@ -31,6 +31,9 @@ class MonitorSession {
     std::string qlen, trace, ports;      ///< paths ("" = off)
     std::string bw, rate, cnp;           ///< SimAI's monitor files (BW_MON_FILE, RATE_MON_FILE, CNP_MON_FILE; "" = off)
     std::vector<uint32_t> trace_nodes;   ///< TRACE_FILE's nodes
+    /// A scenario asked for the qlen file itself (a flow-file config names one always, and the reference's
+    /// configs turn it off by a QLEN_MON_START past the stop time).
+    bool qlen_asked = false;
   };
   /// Reads TRACE_FILE (InputError if it is bad). Prints nothing.
   static Plan plan(const SimConfig& cfg, const std::string& results, uint32_t num_nodes,
@@ -66,7 +69,8 @@ class MonitorSession {
   SampleMux mux_;
   std::unique_ptr<MonitorExchange> exchange_;  // distributed
   bool speak_ = true;                          // prints warnings (a distributed run's rank 0)
-  /// Warns when the qlen file got no block: the run ended before QLEN_MON_START or its first dump.
+  /// Warns when a qlen file a scenario asked for got no block: the run ended before QLEN_MON_START or its
+  /// first dump.
   void warn_empty_qlen(Time end) const;
 };
 

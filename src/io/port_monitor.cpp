@@ -199,6 +199,21 @@ void PortMonitorFile::append(const PortRows& r) {
   rows_ += r.rows();
 }
 
+void PortMonitorFile::truncate(size_t rows) {
+  using namespace h5;
+  if (rows >= rows_) return;
+  QuietErrors quiet;
+  try {
+    for (size_t d = 0; d < h5_->ds.size(); ++d) {
+      const hsize_t size[2] = {hsize_t(rows), hsize_t(cols_)};
+      check(H5Dset_extent(h5_->ds[d], size), "shortening the time series");
+    }
+  } catch (const std::runtime_error& e) {
+    throw OutputError(path_, std::string("cannot write: ") + e.what());
+  }
+  rows_ = rows;
+}
+
 void PortMonitorFile::close() {
   if (!h5_->file) return;
   h5_->ds.clear();  // datasets before the file
@@ -312,9 +327,18 @@ void PortMonitor::drop_after(Time end) {
   end_ = std::min(end_, end);
 }
 
+size_t PortMonitor::rows_until(Time end) const {
+  if (lazy_start_ || end < start_) return 0;
+  return std::min<size_t>(rows_, static_cast<size_t>((std::min(end, end_) - start_) / interval_));
+}
+
 void PortMonitor::finish(Time end) {
   sample(end);
   flush();
+  if (const size_t keep = rows_until(end); keep < rows_) {
+    if (file_) file_->truncate(keep);
+    rows_ = keep;
+  }
   if (file_ && !closed_) file_->close();
   closed_ = true;
 }

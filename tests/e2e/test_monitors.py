@@ -246,6 +246,11 @@ class Monitors(unittest.TestCase):
         self.assertEqual((out / "q.txt").read_text(), "")
         self.assertIn(f"wormhole: warning: {out / 'q.txt'} holds no block: the run ended at 0.001690266 s, before "
                       "QLEN_MON_START 2 s, its default; set QLEN_MON_START (ns) within the run, e.g. 0", p.stderr)
+        # A flow-file config always names a qlen file, and the reference's turn it off with a start past the
+        # stop time (5 s against 4 s here): no warning there.
+        p, out = self.run_wh(RING / "config_dcqcn.txt", "ring-qlen")
+        self.assertEqual((out / "qlen.txt").read_text(), "")
+        self.assertNotIn("holds no block", p.stderr)
 
     def test_bad_monitor_settings(self):
         p, _ = self.run_wh(RING / "config_dcqcn.txt", "bad", "--set", "PORT_MON=1", "--set", "PORT_MON_NODES=2 16 99",

@@ -52,6 +52,11 @@ class PortMonitorFile {
   static size_t block_for(size_t ports);
   /// Appends `rows` (rows.cols == cols()). Throws OutputError if it cannot be written.
   void append(const PortRows& rows);
+  /// Rows written so far.
+  size_t rows() const { return rows_; }
+  /// Keeps the first `rows` rows written (no-op if there are no more). Throws OutputError if the file
+  /// cannot be written.
+  void truncate(size_t rows);
   /// Closes the file. Throws OutputError if it cannot be written.
   void close();
   const std::string& path() const { return path_; }
@@ -83,9 +88,12 @@ class PortMonitor final : public SampleHook {
   /// The instant (ps) of row `index` (0: the first row of the run); kTimeMax past END or while the
   /// start is not known yet (START 0 before the first sample).
   Time row_time(uint64_t index) const;
-  /// Takes the whole intervals up to `end` (ps); with a file, writes what is buffered and closes it.
-  /// Throws OutputError if it cannot be written.
+  /// Takes the whole intervals up to `end` (ps) and keeps no row after it (a flow-file run's lazily
+  /// cancelled timers run on past its last flow, and rows were taken at them); with a file, writes what
+  /// is buffered and closes it. Throws OutputError if it cannot be written.
   void finish(Time end);
+  /// Rows whose instant is at or before `end` (ps): of those taken, how many a run ending at `end` keeps.
+  size_t rows_until(Time end) const;
   /// Rows taken and not yet written or taken by the caller.
   const PortRows& rows() const { return pending_; }
   /// Moves the first `n` buffered rows to `out` (cleared first).
