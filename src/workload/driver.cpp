@@ -448,9 +448,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     }
     return;
   }
-  // The GPU is busy with the iteration until its update delay is over (a MICRO iteration is its one
-  // collective and that delay: the next begins then).
-  note_time(iter, now + update);
+  note_time(iter, now);  // a MICRO iteration's update delay is noted when it is over (kMicroIssue)
   report_.per_gpu[g].update += update;
   const Stage next = G.stage == kFwdComm ? kFwdNext : G.stage == kIgComm ? kWgBegin : kMicroIssue;
   if (G.stage == kMicroComm) ++G.iter;

@@ -226,6 +226,8 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         return;
       case kMicroIssue:
         if (park(kMicroIssue)) return;
+        // A MICRO iteration is its one collective and that collective's update delay, over now.
+        if (G.iter > 0) note_time(G.iter - 1, t);
         if (G.iter >= o_.iterations || rows == 0) {
           finish(g);
           return;

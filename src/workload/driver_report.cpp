@@ -117,7 +117,11 @@ void WorkloadDriver::finish_report(Time until) {
     for (const Gpu& G : gpus_) {
       if (G.stage == kDone) continue;
       if (G.iter <= i) complete = false;
-      if (w_.header.micro) continue;
+      if (w_.header.micro) {
+        // Its update delay is part of the iteration: one still running when the run ended leaves it open.
+        if (G.timer_pending && G.iter == i + 1) complete = false;
+        continue;
+      }
       for (int32_t d : G.wg_done_iter) complete = complete && d >= static_cast<int32_t>(i);
       // Without flows: every row's backward step in its stage's program, none of them past the limit.
       const std::vector<bool>& bwd = bwd_rows_[G.pp_stage];

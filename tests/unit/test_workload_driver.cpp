@@ -469,6 +469,22 @@ TEST(WorkloadDriver, MicroIterationIncludesItsUpdateDelay) {
   EXPECT_EQ(b.end, last_finish);
 }
 
+// A run stopped by the time limit inside an update delay: the iteration does not end past the limit.
+TEST(WorkloadDriver, MicroUpdateDelayPastTheTimeLimitIsNotRunAhead) {
+  Workload w = read_simai_workload(std::string(WH_TEST_DATA) + "/simai/aicb/workload/simAI/micro_test/all_reduce.txt");
+  w.layers[0].update_ns = 1000000;  // 1 ms
+  DriverOptions o;
+  o.iterations = 2;
+  const SimConfig cfg = simai_config();
+  const GeneratedFabric f = fabric16();
+  Network net(cfg, f.topo, make_cc(cfg, nullptr));
+  WorkloadDriver d(net, w, make_layout(w.header, f.gpus, f.gpus_per_server), o);
+  EXPECT_FALSE(d.run(700 * kUs));  // the collective ends at ~199 us; its update delay runs to ~1.2 ms
+  ASSERT_FALSE(d.report().iterations.empty());
+  for (const IterationRecord& it : d.report().iterations) EXPECT_LE(it.end, 700 * kUs);
+  EXPECT_FALSE(d.report().iterations[0].complete);
+}
+
 // A run stopped by max time with a collective in flight: the iteration is marked incomplete.
 TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
   const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});
