@@ -482,7 +482,7 @@ void WorkloadDriver::wg_done_at(uint32_t g, uint32_t row, uint32_t iter, Time co
         add_exposed(g, row, Phase::Wg, completed - G.blocked_since);
         if (g == o_.report_gpu) layer_record(iter, row).exposed[2] += completed - G.blocked_since;
       }
-      G.blocked_since = std::max(G.blocked_since, completed);
+      G.blocked_since = std::max(G.blocked_since, completed);  // the end wait's part not yet counted
     }
     if (G.wg_outstanding == 0) advance(g);
   } else if (G.stage == kFwdBegin && G.blocked_since >= 0 && G.row == static_cast<int32_t>(row)) {

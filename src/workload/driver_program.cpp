@@ -101,20 +101,24 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         break;
       }
       case kFwdBegin: {
+        const Time before = t;
         if (G.iter > 0 && !wg_ready(G, static_cast<uint32_t>(G.row), G.iter - 1, t)) {
           if (park(kFwdBegin)) return;
           if (G.blocked_since < 0) G.blocked_since = now;
           return;  // wg_done_at wakes us
         }
+        report_.per_gpu[g].update += t - before;  // a wg without flows: the rest of its update delay
         if (G.blocked_since >= 0) {
           // Exposed: blocked until the wg's communication completed (its update delay is not
-          // communication, as for fwd and ig); nothing when it had no flows.
+          // communication, as for fwd and ig); nothing when it had no flows. The rest of the wait
+          // was its update delay.
           const uint32_t s = rows_[G.row].wg_slot;
           const Time completed = s != kNoSlot ? G.wg_time[s] : -1;
           if (completed > G.blocked_since) {
             add_exposed(g, G.row, Phase::Wg, completed - G.blocked_since);
             if (g == o_.report_gpu) layer_record(G.iter - 1, G.row).exposed[2] += completed - G.blocked_since;
           }
+          report_.per_gpu[g].update += now - std::max(G.blocked_since, completed);
           G.blocked_since = -1;
         }
         if (const Row& R = rows_[G.row]; !R.sends_in(Phase::Fwd) && t + R.compute[0] + R.update <= horizon_) {
@@ -210,14 +214,23 @@ void WorkloadDriver::advance_loop(uint32_t g) {
         break;
       case kEndWait:
         // The wg collectives with flows end in the client's time; the others' update delays in the
-        // program's own (a GPU waiting on both ends at the later).
-        if (G.wg_outstanding == 0) t = std::max(t, G.wg_local_until);
+        // program's own (a GPU waiting on both ends at the later). Woken by its last wg collective, what
+        // it waited after their communication (exposure, counted as each completed) was update delays.
+        if (G.wg_outstanding == 0 && G.blocked_since >= 0) {
+          report_.per_gpu[g].update += t - G.blocked_since;
+          G.blocked_since = -1;
+        }
+        if (G.wg_outstanding == 0 && G.wg_local_until > t) {
+          report_.per_gpu[g].update += G.wg_local_until - t;
+          t = G.wg_local_until;
+        }
         if (park(kEndWait)) return;
         if (G.wg_outstanding > 0) {
           if (G.blocked_since < 0) G.blocked_since = now;
           return;
         }
         if (G.wg_local_until > now) {
+          report_.per_gpu[g].update += G.wg_local_until - std::max(t, now);
           t = G.wg_local_until;
           if (park(kEndWait)) return;
         }

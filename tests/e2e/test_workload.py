@@ -107,11 +107,12 @@ class WorkloadRuns(unittest.TestCase):
             self.assertEqual(len(f["/workload/collectives"]), 0)
             self.assertEqual(len(f["/flows"]), 0)
             # Per GPU, each alike: compute 2 × (1000 + 2000 + 3000 + 10 + 20 + 30) = 12,120 ns; update delays
-            # waited for 2 × (100 + 5 after fwd, 5 + 100 after ig) = 420 ns (the wg updates run in the
-            # background); nothing exposed; the program ends after a's last wg update at 12,740 ns.
+            # waited for 2 × (100 + 5 after fwd, 5 + 100 after ig) = 420 ns, and a's wg update (run in the
+            # background) waited before the second forward and at the end, 2 × 100 ns: 620 ns; nothing
+            # exposed; the program ends after a's last wg update at 12,740 ns = 12,120 + 620.
             gpus = f["/workload/gpus"][:]
             self.assertEqual(list(gpus["gpu"]), list(range(16)))
-            for col, want in (("compute_ps", 12_120_000), ("exposed_ps", 0), ("update_ps", 420_000),
+            for col, want in (("compute_ps", 12_120_000), ("exposed_ps", 0), ("update_ps", 620_000),
                               ("finish_ps", 12_740_000)):
                 self.assertTrue((gpus[col] == want).all(), f"{col}: {gpus[col]}")
             self.assertEqual(int(f["/workload"].attrs["complete"]), 1)
@@ -119,7 +120,7 @@ class WorkloadRuns(unittest.TestCase):
             rows = list(csv.DictReader(fh))
         self.assertEqual(len(rows), 16)
         self.assertEqual((rows[3]["compute_us"], rows[3]["exposed_us"], rows[3]["update_us"], rows[3]["finish_us"]),
-                         ("12.120", "0.000", "0.420", "12.740"))
+                         ("12.120", "0.000", "0.620", "12.740"))
 
     def test_tp8_allreduce_hand_count_8_and_16_gpus(self):
         # TP-8 ring AllReduce of 16 MiB: 8 rings x 2(8-1) steps x 8 ranks = 896 flows of

@@ -485,6 +485,25 @@ TEST(WorkloadDriver, MicroUpdateDelayPastTheTimeLimitIsNotRunAhead) {
   EXPECT_FALSE(d.report().iterations[0].complete);
 }
 
+// Every GPU's finish is its compute + exposed communication + update delays waited (docs/workloads.md §6),
+// with wg update delays waited at the next iteration's forward and at the end: a wg AllReduce with flows
+// (DP 16, 100-us update) and a row whose wg has none (50-us update in the background). The waits for the
+// wg delays were counted nowhere (finish exceeded the sum by the delays waited).
+TEST(WorkloadDriver, EveryGpusFinishIsComputeExposedAndUpdateDelays) {
+  const Workload w = workload("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 16",
+                              {"ar -1 1000 NONE 0 1000 NONE 0 3000 ALLREDUCE 1048576 100000",
+                               "b -1 2000 NONE 0 1000 NONE 0 1000 NONE 0 50000"});
+  DriverOptions o;
+  o.iterations = 2;
+  const DriverRun r = run(w, fabric16(), o);
+  ASSERT_TRUE(r.complete) << r.report.incomplete;
+  for (uint32_t g = 0; g < 16; ++g) {
+    const GpuRecord& G = r.report.per_gpu[g];
+    EXPECT_EQ(G.finish, G.compute + G.exposed() + G.bubble + G.update) << "GPU " << g;
+    EXPECT_GE(G.update, 100 * kUs);  // at least the last wg's update delay, waited at the end
+  }
+}
+
 // A run stopped by max time with a collective in flight: the iteration is marked incomplete.
 TEST(WorkloadDriver, StoppedRunMarksIterationIncomplete) {
   const Workload w = workload(kTp8, {"ar -1 1 ALLREDUCE 16777216 1 NONE 0 1 NONE 0 1"});

@@ -91,7 +91,8 @@ struct GpuRecord {
   Time exposed_pp = 0;
   /// Waited for a pipeline transfer its peer stage had not sent yet (the pipeline bubble); not exposure.
   Time bubble = 0;
-  Time update = 0;              ///< update delays it waited for (after fwd and ig collectives)
+  Time update = 0;              ///< update delays it waited for: after fwd and ig collectives, and what it waited
+                                ///< of a wg collective's (before the next iteration's forward, at the end), ps
   Time finish = -1;             ///< when its program ended (all its collectives done); -1 if it did not
   /// Exposed communication not attributed to a group: a Chakra trace's, which is ASTRA-sim's figure
   /// (astra-sim workload/Workload.cc, report(): finish − the GPU compute nodes' durations); 0 otherwise.
