@@ -162,18 +162,33 @@ void MonitorSession::print_estimate(const std::vector<FlowSpec>& flows, uint64_t
 }
 
 void MonitorSession::warn_empty_qlen(Time end) const {
-  if (!qlen_ || !speak_ || !plan_.qlen_asked || qlen_->blocks_written() > 0) return;
-  const auto [file, line] = cfg_.origin_of("QLEN_MON_START");
-  const std::string where = line > 0 ? fmt::format(", {} line {}", file, line) : std::string(", its default");
-  const double start_s = double(qlen_->first()) / 1e12, end_s = double(end) / 1e12;
+  // An interrupted run says so itself; the monitor's settings are not the cause.
+  if (!qlen_ || !speak_ || !plan_.qlen_asked || qlen_->blocks_written() > 0 || net_.stopped_by_signal()) return;
+  const auto where = [&](const char* key) {
+    const auto [file, line] = cfg_.origin_of(key);
+    if (file == "command line") return std::string("--set");
+    return line > 0 ? fmt::format("{} line {}", file, line) : std::string("its default");
+  };
+  const std::string head = fmt::format("wormhole: warning: {} holds no block: ", plan_.qlen);
+  const Time block = qlen_->first_block();
+  std::string why;
   if (end < qlen_->first())
-    std::fprintf(stderr, "wormhole: warning: %s holds no block: the run ended at %.9g s, before QLEN_MON_START %.9g s"
-                         "%s; set QLEN_MON_START (ns) within the run, e.g. 0\n",
-                 plan_.qlen.c_str(), end_s, start_s, where.c_str());
+    why = fmt::format("the run ended at {:.9g} s, before QLEN_MON_START {:.9g} s ({}); set QLEN_MON_START (ns) within "
+                      "the run, e.g. 0", double(end) / 1e12, double(qlen_->first()) / 1e12, where("QLEN_MON_START"));
+  else if (block == kTimeMax && cfg_.qlen_mon_start_ns % 100 != 0)
+    why = fmt::format("its histograms are written at multiples of 100 ms of simulated time (as the reference writes "
+                      "them), and its samples, every 100 ns from QLEN_MON_START {} ns ({}), never fall on one; give "
+                      "QLEN_MON_START in whole hundreds of ns", cfg_.qlen_mon_start_ns, where("QLEN_MON_START"));
+  else if (block == kTimeMax)
+    why = fmt::format("its histograms are written at multiples of 100 ms of simulated time (as the reference writes "
+                      "them), and QLEN_MON_END {} ns ({}) comes before the first; set it past {:.9g} s",
+                      cfg_.qlen_mon_end_ns, where("QLEN_MON_END"),
+                      double((cfg_.qlen_mon_start_ns + 99'999'999) / 100'000'000 * 100'000'000) / 1e9);
   else
-    std::fprintf(stderr, "wormhole: warning: %s holds no block: its histograms are written at multiples of 100 ms "
-                         "of simulated time (as the reference writes them), and the run ended at %.9g s\n",
-                 plan_.qlen.c_str(), end_s);
+    why = fmt::format("its histograms are written at multiples of 100 ms of simulated time (as the reference writes "
+                      "them), and the run ended at {:.9g} s, before the first, at {:.9g} s", double(end) / 1e12,
+                      double(block) / 1e12);
+  std::fprintf(stderr, "%s%s\n", head.c_str(), why.c_str());
 }
 
 void MonitorSession::finish(Time qlen_end, Time ports_end, bool stopped) {

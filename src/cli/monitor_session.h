@@ -69,8 +69,9 @@ class MonitorSession {
   SampleMux mux_;
   std::unique_ptr<MonitorExchange> exchange_;  // distributed
   bool speak_ = true;                          // prints warnings (a distributed run's rank 0)
-  /// Warns when a qlen file a scenario asked for got no block: the run ended before QLEN_MON_START or its
-  /// first dump.
+  /// Warns (rank 0) when a qlen file a scenario asked for got no block, naming why: the run ended (at
+  /// `end`, ps) before QLEN_MON_START or before the first 100-ms mark, QLEN_MON_START off the 100-ns grid,
+  /// or QLEN_MON_END before the mark. Silent for a run interrupted by a signal.
   void warn_empty_qlen(Time end) const;
 };
 

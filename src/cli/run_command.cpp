@@ -304,7 +304,8 @@ void print_unfinished(const ConfigRun& r, const FlowResults& flows, const RunSta
     std::string parts;
     if (ran) parts = fmt::format("{} did not finish by {:g} s", ran, cfg.simulator_stop_time_s);
     if (never_ran)
-      parts += fmt::format("{}{} start after SIMULATOR_STOP_TIME and never ran", ran ? ", " : "", never_ran);
+      parts += fmt::format("{}{} {} after SIMULATOR_STOP_TIME and never ran", ran ? ", " : "", never_ran,
+                           never_ran == 1 ? "starts" : "start");
     std::fprintf(stderr, "wormhole: ... %zu flows without an FCT in all: %s\n", unfinished, parts.c_str());
   }
   if (unfinished == 0) return;

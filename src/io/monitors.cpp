@@ -58,6 +58,13 @@ QlenMonitor::~QlenMonitor() {
 
 Time QlenMonitor::first() const { return static_cast<Time>(start_ns_) * kNs; }
 
+Time QlenMonitor::first_block() const {
+  // Later marks are START's offset from the grid away too (100 ms is a whole number of samples).
+  const uint64_t mark = (start_ns_ + kQlenDumpNs - 1) / kQlenDumpNs * kQlenDumpNs;
+  if ((mark - start_ns_) % 100 != 0 || (mark - start_ns_) / 100 >= count_) return kTimeMax;
+  return static_cast<Time>(mark) * kNs;
+}
+
 void QlenMonitor::add(uint64_t samples) {
   for (size_t i = 0; i < ports_.size(); ++i) {
     const Port& p = net_.ports()[ports_[i]];

@@ -245,7 +245,13 @@ class Monitors(unittest.TestCase):
         p, out = self.run_wh(scenario, "wl-qlen", "--set", "QLEN_MON_FILE=q.txt")
         self.assertEqual((out / "q.txt").read_text(), "")
         self.assertIn(f"wormhole: warning: {out / 'q.txt'} holds no block: the run ended at 0.001690266 s, before "
-                      "QLEN_MON_START 2 s, its default; set QLEN_MON_START (ns) within the run, e.g. 0", p.stderr)
+                      "QLEN_MON_START 2 s (its default); set QLEN_MON_START (ns) within the run, e.g. 0", p.stderr)
+        # Samples off the 100-ns grid never meet a 100-ms mark, whatever the run's length.
+        p, out = self.run_wh(scenario, "wl-qlen-grid", "--set", "QLEN_MON_FILE=q.txt", "--set", "QLEN_MON_START=50",
+                             "--set", "QLEN_MON_END=200000000")
+        self.assertIn("holds no block: its histograms are written at multiples of 100 ms of simulated time (as the "
+                      "reference writes them), and its samples, every 100 ns from QLEN_MON_START 50 ns (--set), never "
+                      "fall on one", p.stderr)
         # A flow-file config always names a qlen file, and the reference's turn it off with a start past the
         # stop time (5 s against 4 s here): no warning there.
         p, out = self.run_wh(RING / "config_dcqcn.txt", "ring-qlen")

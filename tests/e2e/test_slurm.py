@@ -163,7 +163,7 @@ class ScriptInputs(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         out = self.tmp / "runs" / "wormhole-43"
         command = (out / "command").read_text()
-        self.assertTrue(command.endswith(" --set WORMHOLE_THREADS=2 --set LINK_DOWN=0 0 0 --set WORMHOLE=1\n"), command)
+        self.assertTrue(command.endswith(" --set WORMHOLE_THREADS=2 --set LINK_DOWN=0\\ 0\\ 0 --set WORMHOLE=1\n"), command)
         self.assertRegex((out / "log").read_text(), r"wormhole: \d+ skips")
         # Without a ';' entries are split on spaces, as before; the last WORMHOLE given decides.
         p = self.run_sbatch(WH_SCENARIO=scenario, SLURM_JOB_ID="44", SLURM_CPUS_PER_TASK="2",

@@ -105,7 +105,8 @@ class NicModel {
   int64_t res = -1;
   uint32_t min_finished = UINT32_MAX;
   // idx = (rr_qp + i) % n for i = 1 .. n, without a division per step (its latency lay on the path to
-  // the QP's state at every packet a NIC sends). rr_qp < n whenever n > 0 (set from an index below).
+  // the QP's state at every packet a NIC sends). rr_qp may be n or more: a stale pick past a compaction,
+  // a replayed island's recorded position, a list LINK_DOWN emptied; then the one division below.
   uint32_t idx = p.rr_qp < n ? p.rr_qp : (n ? p.rr_qp % n : 0);
   for (uint32_t i = 1; i <= n; ++i) {
     if (++idx >= n) idx = 0;
