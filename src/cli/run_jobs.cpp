@@ -162,8 +162,11 @@ void print_jobs_summary(const WorkloadRun& r, const JobSet& jobs, const FlowResu
   const std::vector<size_t> flows = flows_per_job(jobs, records);
   for (size_t k = 0; k < sc.jobs.size(); ++k) {
     const WorkloadReport& rep = jobs.report(k);
+    // As for one workload: a job the time limit or a signal stopped did as asked; one whose events ran dry
+    // with work pending could never have finished.
     if (!rep.complete())
-      std::fprintf(stderr, "wormhole: error: job %s incomplete: %s\n", sc.jobs[k].name.c_str(), rep.incomplete.c_str());
+      std::fprintf(stderr, "wormhole: %s: job %s incomplete: %s\n", rep.stuck ? "error" : "warning",
+                   sc.jobs[k].name.c_str(), rep.incomplete.c_str());
     if (quiet) continue;
     fmt::print("job {}:", sc.jobs[k].name);
     for (const IterationRecord& it : rep.iterations)

@@ -95,14 +95,19 @@ void WorkloadDriver::finish_report(Time until) {
     const bool dry = net_.pending_events() == 0;
     Time last = now;
     for (const Gpu& G : gpus_) last = std::max(last, G.wg_local_until);
+    const size_t transfers = static_cast<size_t>(
+        std::count_if(transfers_.begin(), transfers_.end(), [](const Transfer& t) { return t.done < 0; }));
+    // pending_ counts both.
+    const std::string pending =
+        fmt::format("{} collectives{} pending", pending_ - transfers,
+                    transfers ? fmt::format(" and {} pipeline transfers", transfers) : std::string());
     if (net_.stopped_by_signal())
-      report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {} collectives pending:{}",
-                                       signal_name(net_.stop_signal()), double(now) / kSec, pending_, describe_pending());
+      report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {}:{}", signal_name(net_.stop_signal()),
+                                       double(now) / kSec, pending, describe_pending());
     else {
       report_.stuck = dry;
-      report_.incomplete = fmt::format("{} at {:.6f} s while {} collectives pending:{}",
-                                       dry ? "no runnable events" : "stopped by the time limit",
-                                       double(dry ? last : until) / kSec, pending_, describe_pending());
+      report_.incomplete = fmt::format("{} at {:.6f} s while {}:{}", dry ? "no runnable events" : "stopped by the time limit",
+                                       double(dry ? last : until) / kSec, pending, describe_pending());
     }
   }
   Time prev = o_.start;

@@ -64,7 +64,7 @@ struct PipeRun {
   bool complete = false;
 };
 
-PipeRun run(PipelineSchedule schedule) {
+PipeRun run(PipelineSchedule schedule, Time until = -1) {
   PipeRun r;
   const Workload w = workload(kHeader, kRows);
   const SimConfig cfg = config();
@@ -73,7 +73,7 @@ PipeRun run(PipelineSchedule schedule) {
   DriverOptions o;
   o.pipeline = schedule;
   WorkloadDriver d(*r.net, w, layout, o);
-  r.complete = d.run(cfg.stop_time());
+  r.complete = d.run(until >= 0 ? until : cfg.stop_time());
   r.report = d.report();
   return r;
 }
@@ -167,6 +167,17 @@ TEST(Pipeline, TwoStageOneFOneBKnownAnswer) {
   EXPECT_EQ(r.report.collectives[0].group, "PP");
   EXPECT_EQ(r.report.collectives[0].start, f);
   EXPECT_EQ(r.report.collectives[0].end, f + D);
+}
+
+// Stopped at f + 10 us, while a0 is on its way: the report counts the pipeline transfer among what was
+// pending (it said "0 collectives pending" with no word of the transfers).
+TEST(Pipeline, AStoppedRunCountsItsPendingTransfers) {
+  const PipeRun r = run(PipelineSchedule::OneFOneB, f + 10 * kUs);
+  ASSERT_FALSE(r.complete);
+  EXPECT_NE(r.report.incomplete.find("stopped by the time limit at 0.000110 s while 0 collectives and 1 pipeline "
+                                     "transfers pending:"),
+            std::string::npos)
+      << r.report.incomplete;
 }
 
 // GPipe: stage 0 sends a0..a3 at f, 2f, 3f, 4f; stage 1 runs F0..F3 from f + D, then B3 (g3 sent at
