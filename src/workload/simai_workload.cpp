@@ -229,9 +229,14 @@ Workload read_simai_workload(const std::string& path) {
     };
     auto number = [&](int col) {
       uint64_t v = 0;
-      if (!parse_uint(f[col].text, v))
+      if (!parse_uint(f[col].text, v)) {
+        const std::string& t = f[col].text;
+        if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos)  // digits only: too large
+          bad_field(col, "larger than 18446744073709551615 (2^64 - 1)",
+                    "a size is in bytes and a time in ns: check its unit and its digits");
         bad_field(col, "not a whole non-negative number",
                   std::string("write a whole number there; ") + kRowFormat + " (a missing or extra field shifts the rest)");
+      }
       return v;
     };
     auto comm = [&](int col, bool wg) {

@@ -453,6 +453,9 @@ TEST(SimaiWorkload, RowErrors) {
                        "column 6 (ig compute time (ns)) is \"-1\""));
   EXPECT_TRUE(mentions(workload_error(kHeader + "1\na x 1 ALLREDUCE 8 1 NONE 0 1 NONE 0 1\n", 3),
                        "column 2 (depen) is \"x\", not an integer"));
+  // Digits past 2^64 - 1: out of range, not "not a whole number" (it said so).
+  EXPECT_TRUE(mentions(workload_error(kHeader + "1\na -1 1 ALLREDUCE 99999999999999999999 1 NONE 0 1 NONE 0 1\n", 3),
+                       "column 5 (fwd comm size (bytes)) is \"99999999999999999999\", larger than 18446744073709551615"));
   // A missing field shifts the row: the first field that cannot be a number is on the next line, so
   // the error names the short line the row starts on (it named line 4, where "layer" is).
   const InputError shifted = workload_error(kHeader + "2\na -1 1 ALLREDUCE 8 1 NONE 0 1 NONE 0\n" + kRow, 3);

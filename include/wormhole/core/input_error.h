@@ -34,21 +34,40 @@ class InputError : public std::runtime_error {
     }
     return s;
   }
-  // Bad input can be binary: show control and non-ASCII bytes as \xNN instead of raw.
+
+ public:
+  /// `in` as a terminal can show it: bad input can be binary, so control bytes and bytes that are not
+  /// well-formed UTF-8 become \xNN; printable ASCII and whole UTF-8 characters (a message's "k³", a
+  /// file's "µs") are kept.
   static std::string printable(const std::string& in) {
     static const char* hex = "0123456789abcdef";
     std::string out;
-    for (unsigned char ch : in) {
+    for (size_t i = 0; i < in.size();) {
+      const auto ch = static_cast<unsigned char>(in[i]);
       if (ch >= 0x20 && ch < 0x7f) {
         out += static_cast<char>(ch);
-      } else {
-        out += "\\x";
-        out += hex[ch >> 4];
-        out += hex[ch & 15];
+        ++i;
+        continue;
       }
+      // A UTF-8 sequence: lead byte C2..F4, then 1-3 continuation bytes 80..BF (overlong and surrogate
+      // forms left to the terminal: they are still well-formed bytes).
+      const size_t n = ch >= 0xc2 && ch <= 0xdf ? 2 : ch >= 0xe0 && ch <= 0xef ? 3 : ch >= 0xf0 && ch <= 0xf4 ? 4 : 0;
+      bool whole = n > 0 && i + n <= in.size();
+      for (size_t k = 1; whole && k < n; ++k) whole = (static_cast<unsigned char>(in[i + k]) & 0xc0) == 0x80;
+      if (whole) {
+        out.append(in, i, n);
+        i += n;
+        continue;
+      }
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+      ++i;
     }
     return out;
   }
+
+ private:
   std::string file_;
   int line_;
   std::string problem_;
