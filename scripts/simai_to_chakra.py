@@ -81,7 +81,7 @@ def read_workload(path):
         f = fields[12 * r:12 * r + 12]
         rows.append({"name": f[0], "fwd": int(f[2]), "fwd_comm": (f[3], int(f[4])), "ig": int(f[5]),
                      "ig_comm": (f[6], int(f[7])), "wg": int(f[8]), "wg_comm": (f[9], int(f[10])), "update": int(f[11])})
-    return keys.get("model_parallel_NPU_group:", 1), keys.get("ep:", 1), keys.get("all_gpus:", 0), rows
+    return keys.get("model_parallel_NPU_group:", 1), keys.get("ep:", 1), keys.get("all_gpus:", 0), keys.get("pp:", 1), rows
 
 
 def group_members(kind, gpu, gpus, tp, ep):
@@ -109,7 +109,7 @@ def main():
     ap.add_argument("-o", "--output", required=True, help="prefix of the .et files")
     a = ap.parse_args()
     pb = load_schema()
-    tp, ep, all_gpus, rows = read_workload(a.workload)
+    tp, ep, all_gpus, pp, rows = read_workload(a.workload)
     gpus, gps = a.gpus, a.gpus_per_server
     tp = gpus if tp == 0 else tp  # SimAI: TP 0 = all GPUs
     # The checks wormhole makes of the same workload on the same GPUs (docs/workloads.md §5.1): groups that
@@ -133,6 +133,9 @@ def main():
         fail("EP is 0", f"set ep: to 1 (no expert parallelism) or to a divisor of DP {dp}")
     if dp % ep != 0:
         fail(f"EP {ep} not dividing DP {dp} (DP = GPUs {gpus} / TP {tp})", f"use an ep: that divides {dp}, or other --gpus")
+    if pp > 1:
+        print(f"{a.workload}:1: note: pp {pp} is taken as 1: the traces hold no pipeline stages or transfers, so they "
+              "run as wormhole runs this workload with pipeline = \"none\"", file=sys.stderr)
     if all_gpus and all_gpus != gpus:
         print(f"{a.workload}:1: note: all_gpus {all_gpus} differs from --gpus {gpus}: using {gpus} (DP = {dp}), as "
               "wormhole and SimAI's ns-3 backend do", file=sys.stderr)

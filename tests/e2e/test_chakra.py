@@ -139,6 +139,11 @@ class Chakra(unittest.TestCase):
         self.assertIn("--gpus 30 is not a whole number of 8-GPU servers", p.stderr)
         (self.dir / "neg.txt").write_text(ep.read_text().replace("ep: 4", "ep: -4"))
         self.assertIn("neg.txt:1: TP 4 or EP -4 is negative", conv(self.dir / "neg.txt", 32).stderr)
+        # A pipeline is not converted: said, as the all_gpus mismatch is.
+        (self.dir / "pp.txt").write_text(SMALL.replace("pp: 1", "pp: 2"))
+        p = conv(self.dir / "pp.txt", 16)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("pp.txt:1: note: pp 2 is taken as 1: the traces hold no pipeline stages or transfers", p.stderr)
         p = conv(self.dir / "none.txt", 32)
         self.assertIn("none.txt: cannot read the workload (No such file or directory)", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
