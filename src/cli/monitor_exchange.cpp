@@ -166,7 +166,7 @@ void MonitorExchange::window_start(Time t, uint64_t most) {
   }
 }
 
-void MonitorExchange::finish(Time qlen_end, Time ports_end, bool stopped) {
+void MonitorExchange::finish(Time qlen_end, Time ports_end, bool through_interval, bool stopped) {
   // One process samples at every event: up to its last one at least (the ranks' latest, or the stop).
   const Time last = net_.client_now();
   net_.set_sampler(nullptr, 0);
@@ -191,7 +191,9 @@ void MonitorExchange::finish(Time qlen_end, Time ports_end, bool stopped) {
     }
   };
   if (ports_) {
-    const Time end = std::max(ports_end, last);
+    // As one process keeps them (PortMonitor::finish): rows up to keep_to, none after.
+    const Time keep_to = through_interval ? ports_->row_end(ports_end) : ports_end;
+    const Time end = std::max(keep_to, last);
     for (;;) {
       const Time target = ports_->row_time(gathered_ + block_ - 1);
       ports_->sample(std::min(end, target));
@@ -202,8 +204,7 @@ void MonitorExchange::finish(Time qlen_end, Time ports_end, bool stopped) {
     const size_t rest = ports_->rows().rows();
     guard([&] { gather_ports(rest); });
     gathered_ += rest;
-    // As one process keeps them (PortMonitor::finish): no row after ports_end.
-    if (file_) guard([&] { file_->truncate(ports_->rows_until(ports_end)); });
+    if (file_) guard([&] { file_->truncate(ports_->rows_until(keep_to)); });
     if (file_) guard([&] { file_->close(); });
   }
   if (qlen_) {

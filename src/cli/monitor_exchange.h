@@ -35,7 +35,7 @@ class MonitorExchange final : public WindowHook {
   /// event, as one process samples at every event), first dropping what ran after the stop when
   /// `stopped`; gathers and writes the rest, closes the files (rank 0). OutputError on a write error
   /// (rank 0; the other ranks return normally).
-  void finish(Time qlen_end, Time ports_end, bool stopped);
+  void finish(Time qlen_end, Time ports_end, bool through_interval, bool stopped);
 
  private:
   void gather_ports(size_t rows);

@@ -30,6 +30,9 @@ MonitorSession::Plan MonitorSession::plan(const SimConfig& cfg, const std::strin
   };
   if (scenario.empty()) {
     if (!cfg.qlen_mon_file.empty()) p.qlen = cfg.qlen_mon_file;
+    // Its config always names the file (the reference's turn it off by a start past the stop); settings
+    // given on the command line ask for it.
+    p.qlen_asked = !p.qlen.empty() && asked({"QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END"});
     p.bw = cfg.bw_mon_file, p.rate = cfg.rate_mon_file, p.cnp = cfg.cnp_mon_file;
     if (cfg.enable_trace && !cfg.trace_output_file.empty() && !cfg.trace_file.empty()) p.trace = cfg.trace_output_file;
   } else {
@@ -191,10 +194,11 @@ void MonitorSession::warn_empty_qlen(Time end) const {
   std::fprintf(stderr, "%s%s\n", head.c_str(), why.c_str());
 }
 
-void MonitorSession::finish(Time qlen_end, Time ports_end, bool stopped) {
+void MonitorSession::finish(const MonitorEnds& ends, bool stopped) {
+  const Time qlen_end = ends.qlen, ports_end = ends.ports;
   if (exchange_) {
     net_.set_packet_trace(nullptr);
-    exchange_->finish(qlen_end, ports_end, stopped);
+    exchange_->finish(qlen_end, ports_end, ends.through_interval, stopped);
     warn_empty_qlen(qlen_end);
     return;
   }
@@ -204,7 +208,7 @@ void MonitorSession::finish(Time qlen_end, Time ports_end, bool stopped) {
     qlen_->finish(qlen_end);
     warn_empty_qlen(qlen_end);
   }
-  if (ports_) ports_->finish(ports_end);
+  if (ports_) ports_->finish(ports_end, ends.through_interval);
   if (trace_) trace_->finish();
   if (simai_)
     if (const std::string empty = simai_->finish(ports_end); !empty.empty())

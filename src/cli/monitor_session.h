@@ -16,6 +16,14 @@
 
 namespace wh {
 
+/// Where a run's monitors end (ps): the queue monitor's samples up to `qlen`, the port monitor's rows up
+/// to `ports`, through the interval holding it when `through_interval` (a flow file's last flow: its last
+/// interval holds traffic however long the interval).
+struct MonitorEnds {
+  Time qlen = 0, ports = 0;
+  bool through_interval = false;
+};
+
 class MonitorExchange;
 class WindowHook;
 
@@ -50,10 +58,11 @@ class MonitorSession {
   WindowHook* window_hook() const;
   /// Prints the packet trace's size estimate for flows of (packets, hops, src, dst) (stdout, unless quiet).
   void print_estimate(const std::vector<FlowSpec>& flows, uint64_t repeat = 1) const;
-  /// Takes the queue monitor's samples due up to `qlen_end` and the port monitor's up to `ports_end`
-  /// (ps), closes the files. OutputError on a write error. Distributed: collective; `stopped`: the
-  /// client stopped the run (ClientClock::stop_event), so what the ranks ran after it is left out.
-  void finish(Time qlen_end, Time ports_end, bool stopped = false);
+  /// Takes the queue monitor's samples due up to `ends.qlen` and the port monitor's rows up to `ends.ports`
+  /// (ps; through the interval holding it when `ends.through_interval`), closes the files. OutputError on
+  /// a write error. Distributed: collective; `stopped`: the client stopped the run
+  /// (ClientClock::stop_event), so what the ranks ran after it is left out.
+  void finish(const MonitorEnds& ends, bool stopped = false);
   /// The files written, for the summary ("" if none).
   std::string outputs() const;
   bool any() const { return qlen_ || ports_ || trace_ || simai_; }

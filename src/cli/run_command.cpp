@@ -409,8 +409,8 @@ int run_command(const RunOptions& o) {
   text.flush();
   // The reference's queue monitor samples up to the stop time; the port monitor (PORT_MON_END 0)
   // until the last flow finished; both as far as an interrupted run got.
-  const auto [qlen_end, ports_end] = plan.monitor_ends(net.client_now(), net.stats().last_finish, net.stopped_by_signal());
-  monitors.finish(qlen_end, ports_end);
+  monitors.finish(plan.monitor_ends(net.client_now(), net.stats().last_finish, net.flows_finished() == net.flow_count(),
+                                    net.stopped_by_signal()));
 
   add_held_flows(net, flows);
   RunStats stats = net.stats();

@@ -362,8 +362,9 @@ int run_distributed(const RunOptions& o, int rank, int ranks) {
   if (auto failed = agree(rank, [&] { g = gather_results(net, rank, *engine, obs, wall, *retired, records.get()); })) return *failed;
   // The monitors' ends as one process has them.
   if (auto failed = agree(rank, [&] {
-        const auto [qlen_end, ports_end] = plan->monitor_ends(net.client_now(), g.stats.last_finish, net.stopped_by_signal());
-        monitors->finish(qlen_end, ports_end, engine->stopped());
+        monitors->finish(plan->monitor_ends(net.client_now(), g.stats.last_finish,
+                                            g.slowdown.finished == g.slowdown.total, net.stopped_by_signal()),
+                         engine->stopped());
       }))
     return *failed;
   if (wormhole->controller()) {

@@ -142,10 +142,13 @@ void RunPlan::print_header(const MonitorSession& monitors) {
   monitors.print_estimate(config_->specs);
 }
 
-std::pair<Time, Time> RunPlan::monitor_ends(Time now, Time last_finish, bool cut) const {
-  if (training() || cut) return {now, now};
+MonitorEnds RunPlan::monitor_ends(Time now, Time last_finish, bool all_finished, bool cut) const {
+  if (training() || cut) return {now, now, false};
   const SimConfig& c = cfg();
-  return {c.stop_time(), c.port_mon_end_ns ? c.stop_time() : last_finish >= 0 ? last_finish : now};
+  if (c.port_mon_end_ns) return {c.stop_time(), c.stop_time(), false};
+  // Its finished flows' cancelled timers run on to their deadlines: rows past the last flow hold nothing.
+  if (all_finished && last_finish >= 0) return {c.stop_time(), last_finish, true};
+  return {c.stop_time(), now, false};
 }
 
 RunMetadata RunPlan::run_record(const RunStats& stats, const std::string& command_line, bool fabric) const {

@@ -83,10 +83,11 @@ class RunPlan {
   /// The start-up lines on stdout: a training scenario's header, the packet trace's estimate, and for a
   /// flow file the reference's maxRtt / maxBdp line.
   void print_header(const MonitorSession& monitors);
-  /// (queue monitor end, port monitor end), ps, for MonitorSession::finish: a training run's both at
-  /// its end `now`; a flow file's queue monitor to the stop time and its port monitor to the last
-  /// finish (or the stop time with PORT_MON_END 1); both `now` when a signal cut the run.
-  std::pair<Time, Time> monitor_ends(Time now, Time last_finish, bool cut) const;
+  /// Where MonitorSession::finish ends the monitors (ps): a training run's both at its end `now`; a flow
+  /// file's queue monitor at the stop time and its port monitor at the last flow's end `last_finish`,
+  /// through the interval holding it, when `all_finished` (else at `now`; at the stop time with
+  /// PORT_MON_END set); both `now` when a signal cut the run.
+  MonitorEnds monitor_ends(Time now, Time last_finish, bool all_finished, bool cut) const;
   /// The run record: scenario, version, settings, `stats`, CC, command line, overrides, fabric, and a
   /// training scenario's keys.
   RunMetadata run_record(const RunStats& stats, const std::string& command_line, bool fabric = true) const;

@@ -42,7 +42,7 @@ QlenMonitor::QlenMonitor(const Network& net, const std::string& path, uint64_t s
                          const std::string& config_file, bool deferred)
     : net_(net), path_(path), start_ns_(start_ns), deferred_(deferred) {
   // Samples at START, START + 100 ns, ... while the previous one was before END.
-  count_ = end_ns > start_ns ? (end_ns - start_ns + 99) / 100 + 1 : 1;
+  count_ = samples_ = end_ns > start_ns ? (end_ns - start_ns + 99) / 100 + 1 : 1;
   for (uint32_t v = 0; v < net.nodes().size(); ++v) {
     const Node& n = net.nodes()[v];
     if (!n.is_switch || !net.owns_node(v)) continue;
@@ -61,7 +61,7 @@ Time QlenMonitor::first() const { return static_cast<Time>(start_ns_) * kNs; }
 Time QlenMonitor::first_block() const {
   // Later marks are START's offset from the grid away too (100 ms is a whole number of samples).
   const uint64_t mark = (start_ns_ + kQlenDumpNs - 1) / kQlenDumpNs * kQlenDumpNs;
-  if ((mark - start_ns_) % 100 != 0 || (mark - start_ns_) / 100 >= count_) return kTimeMax;
+  if ((mark - start_ns_) % 100 != 0 || (mark - start_ns_) / 100 >= samples_) return kTimeMax;
   return static_cast<Time>(mark) * kNs;
 }
 

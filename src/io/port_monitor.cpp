@@ -332,11 +332,19 @@ size_t PortMonitor::rows_until(Time end) const {
   return std::min<size_t>(rows_, static_cast<size_t>((std::min(end, end_) - start_) / interval_));
 }
 
-void PortMonitor::finish(Time end) {
+Time PortMonitor::row_end(Time t) const {
+  if (lazy_start_ || t <= start_) return std::min(t, end_);
+  const Time rows = (t - start_ + interval_ - 1) / interval_;
+  return std::min(start_ + rows * interval_, end_);
+}
+
+void PortMonitor::finish(Time end, bool through_interval) {
+  if (through_interval) end = row_end(end);
   sample(end);
   flush();
   if (const size_t keep = rows_until(end); keep < rows_) {
     if (file_) file_->truncate(keep);
+    else pending_.truncate(pending_.rows() - std::min(pending_.rows(), rows_ - keep));
     rows_ = keep;
   }
   if (file_ && !closed_) file_->close();

@@ -100,7 +100,8 @@ void WorkloadDriver::finish_report(Time until) {
     // pending_ counts both.
     const std::string pending =
         fmt::format("{} collectives{} pending", pending_ - transfers,
-                    transfers ? fmt::format(" and {} pipeline transfers", transfers) : std::string());
+                    transfers ? fmt::format(" and {} pipeline transfer{}", transfers, transfers == 1 ? "" : "s")
+                              : std::string());
     if (net_.stopped_by_signal())
       report_.incomplete = fmt::format("interrupted by {} at {:.6f} s while {}:{}", signal_name(net_.stop_signal()),
                                        double(now) / kSec, pending, describe_pending());

@@ -88,10 +88,11 @@ class DistributedMonitors(unittest.TestCase):
         one = self.check(RING / "config_dcqcn.txt", "ring", (2, 3),
                          sets(*MONITORS, *HPCC_QLEN, f"TRACE_FILE={nodes}"))
         with h5py.File(one / "monitor.h5") as m:
-            # 1-µs rows from 2.0 s to the last flow's end at 2.000099347 s; not on to the run's last event, a
-            # finished flow's cancelled RTO timer at 2.010 s (its 9,901 idle rows were written too)
-            self.assertEqual(m["utilisation"].shape, (99, 96))
-            self.assertEqual(int(m["time_ns"][-1]), 2_000_099_000)
+            # 1-µs rows from 2.0 s through the interval of the last flow's end, 2.000099347 s; not on to the
+            # run's last event, a finished flow's cancelled RTO timer at 2.010 s (its 9,900 idle rows were
+            # written too)
+            self.assertEqual(m["utilisation"].shape, (100, 96))
+            self.assertEqual(int(m["time_ns"][-1]), 2_000_100_000)
             self.assertGreater(float(m["utilisation"][()].max()), 1.0)  # a busy 100G link (ns truncation: 1.019+)
             self.assertGreater(int(m["queue_max_bytes"][()].max()), 1000)
             self.assertEqual(int(m["time_ns"][0]), 2_000_001_000)

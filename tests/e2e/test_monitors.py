@@ -258,6 +258,20 @@ class Monitors(unittest.TestCase):
         self.assertEqual((out / "qlen.txt").read_text(), "")
         self.assertNotIn("holds no block", p.stderr)
 
+    def test_a_flow_file_runs_rows_end_with_its_traffic(self):
+        # The ring's flows end at 2.000099347 s; its finished flows' cancelled timers run to 2.010 s. Rows go
+        # through the interval holding the last flow's end: one 1-ms row holds all the traffic (none was
+        # kept when rows were cut at the last whole interval). With flows cut by the stop time (2.00005 s),
+        # rows go to the run's last whole interval, as before: not cut back to the last finished flow.
+        _, out = self.run_wh(RING / "config_dcqcn.txt", "ring-1ms", "--set", "PORT_MON=1", "--set", "PORT_MON_INTERVAL=1000000")
+        with h5py.File(out / "monitor.h5") as m:
+            self.assertEqual(list(m["time_ns"][:]), [2_001_000_000])
+            self.assertGreater(float(m["utilisation"][()].max()), 0.08)
+        _, out = self.run_wh(RING / "config_dcqcn.txt", "ring-stop", "--set", "PORT_MON=1",
+                             "--set", "SIMULATOR_STOP_TIME=2.00005")
+        with h5py.File(out / "monitor.h5") as m:
+            self.assertEqual(list(m["time_ns"][:]), [2_000_010_000 + 10_000 * k for k in range(4)])
+
     def test_bad_monitor_settings(self):
         p, _ = self.run_wh(RING / "config_dcqcn.txt", "bad", "--set", "PORT_MON=1", "--set", "PORT_MON_NODES=2 16 99",
                            expect=2)

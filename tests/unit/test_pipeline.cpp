@@ -175,7 +175,7 @@ TEST(Pipeline, AStoppedRunCountsItsPendingTransfers) {
   const PipeRun r = run(PipelineSchedule::OneFOneB, f + 10 * kUs);
   ASSERT_FALSE(r.complete);
   EXPECT_NE(r.report.incomplete.find("stopped by the time limit at 0.000110 s while 0 collectives and 1 pipeline "
-                                     "transfers pending:"),
+                                     "transfer pending:"),
             std::string::npos)
       << r.report.incomplete;
 }

@@ -83,6 +83,7 @@ class QlenMonitor final : public SampleHook {
   uint64_t start_ns_, count_;  // sample k is at start + 100 k ns, k < count_
   uint64_t next_ = 0;          // the next sample's index
   uint64_t written_ = 0;       // blocks written
+  uint64_t samples_ = 0;       // samples START and END allow (count_ before a stop took some back)
   std::vector<uint32_t> ports_;              // switch ports, in print order
   std::vector<std::vector<uint32_t>> hist_;  // per port: samples per 1000-B bucket
   bool deferred_;

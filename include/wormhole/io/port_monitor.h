@@ -88,12 +88,15 @@ class PortMonitor final : public SampleHook {
   /// The instant (ps) of row `index` (0: the first row of the run); kTimeMax past END or while the
   /// start is not known yet (START 0 before the first sample).
   Time row_time(uint64_t index) const;
-  /// Takes the whole intervals up to `end` (ps) and keeps no row after it (a flow-file run's lazily
-  /// cancelled timers run on past its last flow, and rows were taken at them); with a file, writes what
-  /// is buffered and closes it. Throws OutputError if it cannot be written.
-  void finish(Time end);
+  /// Takes the whole intervals up to `end` (ps) — through the interval holding it when
+  /// `through_interval` — and keeps no row after (a flow-file run's finished flows' cancelled timers run
+  /// on past its last flow, and rows were taken at them); with a file, writes what is buffered and
+  /// closes it. Throws OutputError if it cannot be written.
+  void finish(Time end, bool through_interval = false);
   /// Rows whose instant is at or before `end` (ps): of those taken, how many a run ending at `end` keeps.
   size_t rows_until(Time end) const;
+  /// The instant (ps) of the row whose interval holds `t` (t itself on a row's instant), at most END.
+  Time row_end(Time t) const;
   /// Rows taken and not yet written or taken by the caller.
   const PortRows& rows() const { return pending_; }
   /// Moves the first `n` buffered rows to `out` (cleared first).
