@@ -1,6 +1,8 @@
 // The exception types for bad input (it names the file, the line and what to fix) and for an
 // output that cannot be written (it names the file).
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -38,7 +40,8 @@ class InputError : public std::runtime_error {
  public:
   /// `in` as a terminal can show it: bad input can be binary, so control bytes and bytes that are not
   /// well-formed UTF-8 become \xNN; printable ASCII and whole UTF-8 characters (a message's "k³", a
-  /// file's "µs") are kept.
+  /// file's "µs") are kept, except those a terminal acts on or that reorder the line (C1 controls,
+  /// bidirectional overrides and isolates, line and paragraph separators, the byte-order mark).
   static std::string printable(const std::string& in) {
     static const char* hex = "0123456789abcdef";
     std::string out;
@@ -49,12 +52,8 @@ class InputError : public std::runtime_error {
         ++i;
         continue;
       }
-      // A UTF-8 sequence: lead byte C2..F4, then 1-3 continuation bytes 80..BF (overlong and surrogate
-      // forms left to the terminal: they are still well-formed bytes).
-      const size_t n = ch >= 0xc2 && ch <= 0xdf ? 2 : ch >= 0xe0 && ch <= 0xef ? 3 : ch >= 0xf0 && ch <= 0xf4 ? 4 : 0;
-      bool whole = n > 0 && i + n <= in.size();
-      for (size_t k = 1; whole && k < n; ++k) whole = (static_cast<unsigned char>(in[i + k]) & 0xc0) == 0x80;
-      if (whole) {
+      const size_t n = utf8_length(in, i);
+      if (n > 0) {
         out.append(in, i, n);
         i += n;
         continue;
@@ -68,6 +67,25 @@ class InputError : public std::runtime_error {
   }
 
  private:
+  /// Bytes of the well-formed, harmless UTF-8 character at in[i] (2-4), or 0.
+  static size_t utf8_length(const std::string& in, size_t i) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(in[i + k]); };
+    const unsigned char c = b(0);
+    const size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0 || i + n > in.size()) return 0;
+    uint32_t cp = c & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+    for (size_t k = 1; k < n; ++k) {
+      if ((b(k) & 0xc0) != 0x80) return 0;
+      cp = cp << 6 | (b(k) & 0x3f);
+    }
+    static constexpr uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kLeast[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;  // overlong, too large, surrogate
+    if (cp <= 0x9f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+        cp == 0x2029 || cp == 0xfeff)
+      return 0;
+    return n;
+  }
+
   std::string file_;
   int line_;
   std::string problem_;
