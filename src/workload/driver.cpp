@@ -449,7 +449,7 @@ void WorkloadDriver::collective_done_at(uint32_t g, uint32_t id) {
     return;
   }
   note_time(iter, now);  // a MICRO iteration's update delay is noted when it is over (kMicroIssue)
-  report_.per_gpu[g].update += update;
+  if (now + update <= horizon_) report_.per_gpu[g].update += update;  // else it never ends in this run
   const Stage next = G.stage == kFwdComm ? kFwdNext : G.stage == kIgComm ? kWgBegin : kMicroIssue;
   if (G.stage == kMicroComm) ++G.iter;
   G.stage = next;

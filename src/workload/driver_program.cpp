@@ -66,7 +66,7 @@ void WorkloadDriver::advance_loop(uint32_t g) {
       return false;
     }
     note_time(G.iter, t);
-    report_.per_gpu[g].update += update;
+    if (t + update <= horizon_) report_.per_gpu[g].update += update;  // else it never ends in this run
     return delay(update, phase == Phase::Fwd ? kFwdNext : kWgBegin);
   };
   for (;;) {

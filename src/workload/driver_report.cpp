@@ -114,8 +114,12 @@ void WorkloadDriver::finish_report(Time until) {
   Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
     // An iteration no GPU began (the run stopped before) is not reported: it has no time at all.
+    // A MICRO GPU counts its next iteration from its collective's end, but is in its update delay till then.
+    const auto began = [&](const Gpu& G) {
+      return G.iter - (w_.header.micro && G.timer_pending && G.stage == kMicroIssue ? 1 : 0);
+    };
     const bool started =
-        i == 0 || std::any_of(gpus_.begin(), gpus_.end(), [&](const Gpu& G) { return G.stage == kDone || G.iter >= i; });
+        i == 0 || std::any_of(gpus_.begin(), gpus_.end(), [&](const Gpu& G) { return G.stage == kDone || began(G) >= i; });
     if (!started) break;
     const Time end = std::max(iter_end_[i], prev);
     // Complete when every GPU's program went past it and its wg collectives of it are done.

@@ -483,6 +483,10 @@ TEST(WorkloadDriver, MicroUpdateDelayPastTheTimeLimitIsNotRunAhead) {
   ASSERT_FALSE(d.report().iterations.empty());
   for (const IterationRecord& it : d.report().iterations) EXPECT_LE(it.end, 700 * kUs);
   EXPECT_FALSE(d.report().iterations[0].complete);
+  // Iteration 1 has not begun (every GPU is in iteration 0's update delay), and a delay not over by the
+  // limit is not counted (it was, whole: 1 ms of a 0.7-ms run).
+  EXPECT_EQ(d.report().iterations.size(), 1u);
+  for (const GpuRecord& g : d.report().per_gpu) EXPECT_EQ(g.update, 0);
 }
 
 // Every GPU's finish is its compute + exposed communication + update delays waited (docs/workloads.md §6),
