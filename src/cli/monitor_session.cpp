@@ -177,7 +177,9 @@ void MonitorSession::warn_empty_qlen(Time end) const {
   std::string why;
   if (end < qlen_->first())
     why = fmt::format("the run ended at {:.9g} s, before QLEN_MON_START {:.9g} s ({}); set QLEN_MON_START (ns) within "
-                      "the run, e.g. 0", double(end) / 1e12, double(qlen_->first()) / 1e12, where("QLEN_MON_START"));
+                      "the run, e.g. 0 (blocks are written at multiples of 100 ms, so a shorter run gets one; "
+                      "PORT_MON 1 samples the queues at any interval into monitor.h5)",
+                      double(end) / 1e12, double(qlen_->first()) / 1e12, where("QLEN_MON_START"));
   else if (block == kTimeMax && cfg_.qlen_mon_start_ns % 100 != 0)
     why = fmt::format("its histograms are written at multiples of 100 ms of simulated time (as the reference writes "
                       "them), and its samples, every 100 ns from QLEN_MON_START {} ns ({}), never fall on one; give "
