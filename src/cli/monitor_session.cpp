@@ -187,8 +187,7 @@ void MonitorSession::warn_empty_qlen(Time end) const {
   else if (block == kTimeMax)
     why = fmt::format("its histograms are written at multiples of 100 ms of simulated time (as the reference writes "
                       "them), and QLEN_MON_END {} ns ({}) comes before the first; set it past {:.9g} s",
-                      cfg_.qlen_mon_end_ns, where("QLEN_MON_END"),
-                      double((cfg_.qlen_mon_start_ns + 99'999'999) / 100'000'000 * 100'000'000) / 1e9);
+                      cfg_.qlen_mon_end_ns, where("QLEN_MON_END"), double(qlen_->first_mark()) / 1e12);
   else
     why = fmt::format("its histograms are written at multiples of 100 ms of simulated time (as the reference writes "
                       "them), and the run ended at {:.9g} s, before the first, at {:.9g} s", double(end) / 1e12,

@@ -58,11 +58,15 @@ QlenMonitor::~QlenMonitor() {
 
 Time QlenMonitor::first() const { return static_cast<Time>(start_ns_) * kNs; }
 
+Time QlenMonitor::first_mark() const {
+  return static_cast<Time>((start_ns_ + kQlenDumpNs - 1) / kQlenDumpNs * kQlenDumpNs) * kNs;
+}
+
 Time QlenMonitor::first_block() const {
   // Later marks are START's offset from the grid away too (100 ms is a whole number of samples).
-  const uint64_t mark = (start_ns_ + kQlenDumpNs - 1) / kQlenDumpNs * kQlenDumpNs;
+  const uint64_t mark = static_cast<uint64_t>(first_mark() / kNs);
   if ((mark - start_ns_) % 100 != 0 || (mark - start_ns_) / 100 >= samples_) return kTimeMax;
-  return static_cast<Time>(mark) * kNs;
+  return first_mark();
 }
 
 void QlenMonitor::add(uint64_t samples) {

@@ -111,13 +111,14 @@ void WorkloadDriver::finish_report(Time until) {
                                        double(dry ? last : until) / kSec, pending, describe_pending());
     }
   }
+  // The iteration a GPU is in: a MICRO GPU counts the next from its collective's end, but is in the
+  // collective's update delay till the delay is over.
+  const auto began = [&](const Gpu& G) {
+    return G.iter - (w_.header.micro && G.timer_pending && G.stage == kMicroIssue ? 1 : 0);
+  };
   Time prev = o_.start;
   for (uint32_t i = 0; i < o_.iterations; ++i) {
     // An iteration no GPU began (the run stopped before) is not reported: it has no time at all.
-    // A MICRO GPU counts its next iteration from its collective's end, but is in its update delay till then.
-    const auto began = [&](const Gpu& G) {
-      return G.iter - (w_.header.micro && G.timer_pending && G.stage == kMicroIssue ? 1 : 0);
-    };
     const bool started =
         i == 0 || std::any_of(gpus_.begin(), gpus_.end(), [&](const Gpu& G) { return G.stage == kDone || began(G) >= i; });
     if (!started) break;
@@ -126,12 +127,8 @@ void WorkloadDriver::finish_report(Time until) {
     bool complete = true;
     for (const Gpu& G : gpus_) {
       if (G.stage == kDone) continue;
-      if (G.iter <= i) complete = false;
-      if (w_.header.micro) {
-        // Its update delay is part of the iteration: one still running when the run ended leaves it open.
-        if (G.timer_pending && G.iter == i + 1) complete = false;
-        continue;
-      }
+      if (began(G) <= i) complete = false;  // a MICRO iteration's update delay is part of it
+      if (w_.header.micro) continue;
       for (int32_t d : G.wg_done_iter) complete = complete && d >= static_cast<int32_t>(i);
       // Without flows: every row's backward step in its stage's program, none of them past the limit.
       const std::vector<bool>& bwd = bwd_rows_[G.pp_stage];

@@ -58,9 +58,11 @@ class QlenMonitor final : public SampleHook {
   const std::string& path() const { return path_; }
   /// Blocks written to the file so far (a distributed run's: rank 0's, which writes them all).
   uint64_t blocks_written() const { return written_; }
-  /// The instant (ps) of the first block it would write: the first multiple of 100 ms among its
-  /// samples (START + k·100 ns before END); kTimeMax when none is (START not a multiple of 100 ns, or
-  /// END before the mark).
+  /// The first multiple of 100 ms at or after START (ps): when a block is written if a sample falls on it.
+  Time first_mark() const;
+  /// The instant (ps) of the first block it would write: first_mark() if it is among its samples
+  /// (START + k·100 ns before END); kTimeMax when it is not (START not a multiple of 100 ns, or END
+  /// before the mark).
   Time first_block() const;
 
   // --- deferred (a distributed run) ---

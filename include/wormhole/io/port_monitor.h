@@ -52,8 +52,6 @@ class PortMonitorFile {
   static size_t block_for(size_t ports);
   /// Appends `rows` (rows.cols == cols()). Throws OutputError if it cannot be written.
   void append(const PortRows& rows);
-  /// Rows written so far.
-  size_t rows() const { return rows_; }
   /// Keeps the first `rows` rows written (no-op if there are no more). Throws OutputError if the file
   /// cannot be written.
   void truncate(size_t rows);
